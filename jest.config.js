@@ -1,0 +1,37 @@
+// Nest 12 and a few of its dependencies ship ES modules only; jest (unlike Node 20.19+) cannot
+// require() them, so everything, node_modules included, goes through SWC to CommonJS (cached).
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+      target: 'es2022',
+      keepClassNames: true,
+    },
+    module: { type: 'commonjs' },
+  },
+];
+
+const moduleNameMapper = { '^@switchboard/([a-z-]+)$': '<rootDir>/libs/$1/src' };
+const common = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.(t|j|mj|cj)s$': swc },
+  transformIgnorePatterns: [],
+  moduleNameMapper,
+  watchman: false,
+};
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,workflows}/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+      testTimeout: 30000,
+    },
+  ],
+};
