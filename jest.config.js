@@ -13,7 +13,10 @@ const swc = [
   },
 ];
 
-const moduleNameMapper = { '^@switchboard/([a-z-]+)$': '<rootDir>/libs/$1/src' };
+const moduleNameMapper = {
+  '^@switchboard/([a-z-]+)$': '<rootDir>/libs/$1/src',
+  '^@switchboard/core/(.*)$': '<rootDir>/libs/core/src/$1',
+};
 const common = {
   testEnvironment: 'node',
   transform: { '^.+\\.(t|j|mj|cj)s$': swc },

@@ -1,0 +1,96 @@
+import 'reflect-metadata';
+import { createClient, provisionAccount } from '@switchboard/accounts';
+import { GRANTS, isGrant } from '@switchboard/auth';
+import { loadConfigOrExit, SecretBox } from '@switchboard/core';
+import { dataSourceOptions } from '@switchboard/core/database';
+import { parseArgs } from 'node:util';
+import { DataSource } from 'typeorm';
+
+const USAGE = `Switchboard operator CLI
+
+  npm run admin -- create-account --name NAME [--json]
+      creates an account, one client with every grant and one phone number connected to WHATSAPP_API_BASE_URL
+  npm run admin -- create-client --account ACCOUNT_ID [--json]
+  npm run admin -- set-grants CLIENT_ID GRANT[,GRANT...] [--json]
+      grants: ${GRANTS.join(' ')}  (takes effect at the client's next authentication or refresh)
+  npm run admin -- list-accounts [--json]
+`;
+
+class UsageError extends Error {}
+
+async function main() {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { name: { type: 'string' }, account: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+  });
+  const [command, ...args] = positionals;
+  if (!command || values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+
+  const config = loadConfigOrExit();
+  const db = new DataSource(dataSourceOptions(config.DATABASE_URL, { extra: { max: 2 } }));
+  await db.initialize();
+  try {
+    const result = await run(db, config, command, args, values);
+    print(result, values.json ?? false);
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, command: string, args: string[], values: { name?: string; account?: string }) {
+  switch (command) {
+    case 'create-account': {
+      if (!values.name) throw new UsageError('create-account needs --name NAME');
+      return provisionAccount(db, new SecretBox(config.ENCRYPTION_KEY), {
+        name: values.name,
+        apiBaseUrl: config.WHATSAPP_API_BASE_URL,
+        apiVersion: config.WHATSAPP_API_VERSION,
+      });
+    }
+    case 'create-client': {
+      if (!values.account || !/^\d+$/.test(values.account)) throw new UsageError('create-client needs --account ACCOUNT_ID (a number)');
+      const [account] = await db.query('SELECT id FROM accounts WHERE id = $1', [values.account]);
+      if (!account) throw new UsageError(`No account with id ${values.account}`);
+      return { accountId: values.account, ...(await createClient(db, values.account)) };
+    }
+    case 'set-grants': {
+      const [clientId, list] = args;
+      if (!clientId || list === undefined) throw new UsageError('set-grants needs CLIENT_ID and a comma-separated list of grants');
+      const grants = list.split(',').map((g) => g.trim()).filter(Boolean);
+      const unknown = grants.filter((g) => !isGrant(g));
+      if (unknown.length) throw new UsageError(`Unknown grant(s): ${unknown.join(', ')}. Known: ${GRANTS.join(', ')}`);
+      const [rows] = await db.query('UPDATE api_clients SET grants = $2 WHERE client_id = $1 RETURNING client_id', [clientId, grants]);
+      if (!rows.length) throw new UsageError(`No client with id ${clientId}`);
+      return { clientId, grants };
+    }
+    case 'list-accounts': {
+      return db.query(`
+        SELECT a.id::text AS "accountId", a.name, a.created_at AS "createdAt",
+               COALESCE((SELECT array_agg(c.client_id ORDER BY c.id) FROM api_clients c WHERE c.account_id = a.id), '{}') AS "clientIds",
+               COALESCE((SELECT array_agg(p.messaging_phone_id ORDER BY p.id) FROM phone_numbers p WHERE p.account_id = a.id), '{}') AS "messagingPhoneIds"
+        FROM accounts a ORDER BY a.id`);
+    }
+    default:
+      throw new UsageError(`Unknown command "${command}"\n\n${USAGE}`);
+  }
+}
+
+function print(result: unknown, json: boolean) {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return;
+  }
+  const rows = Array.isArray(result) ? result : [result];
+  for (const row of rows) {
+    for (const [key, value] of Object.entries(row as object)) process.stdout.write(`${key.padEnd(18)} ${Array.isArray(value) ? value.join(', ') : value instanceof Date ? value.toISOString() : value}\n`);
+    if (rows.length > 1) process.stdout.write('\n');
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof UsageError ? error.message : (error as Error).stack}\n`);
+  process.exit(error instanceof UsageError ? 2 : 1);
+});

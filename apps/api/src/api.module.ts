@@ -1,0 +1,19 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { AccountsModule } from '@switchboard/accounts';
+import { AuthModule } from '@switchboard/auth';
+import { AppConfig, ConfigModule, RedisModule } from '@switchboard/core';
+import { DatabaseModule } from '@switchboard/core/database';
+import { HealthController } from './health/health.controller';
+
+/** The REST API process: every domain module's controllers behind the global auth and rate-limit guards. */
+@Module({})
+export class ApiModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: ApiModule,
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, TerminusModule, AuthModule, AccountsModule],
+      controllers: [HealthController],
+    };
+  }
+}

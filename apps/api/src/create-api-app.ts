@@ -1,0 +1,38 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { AllExceptionsFilter, AppConfig, createLogger, createValidationPipe } from '@switchboard/core';
+import { randomUUID } from 'node:crypto';
+import { ApiModule } from './api.module';
+
+/** Builds the API application (not listening yet): used by main.ts and by the e2e tests. */
+export async function createApiApp(config: AppConfig): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    // Structured JSON request logs with a request id (taken from X-Request-Id when the caller sends one).
+    logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    bodyLimit: 1024 * 1024,
+    trustProxy: true,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
+    logger: createLogger(config),
+    rawBody: true,
+  });
+  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalFilters(new AllExceptionsFilter());
+  app.enableShutdownHooks();
+
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Switchboard API')
+      .setDescription('Messaging business API and workflow automation on the WhatsApp Business Platform. Send the access token from POST /v1/authenticate in the Authorization header.')
+      .setVersion('1')
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization' }, 'access-token')
+      .addSecurityRequirements('access-token')
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document);
+  return app;
+}

@@ -1,0 +1,46 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
+import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { Public } from '@switchboard/auth';
+import { AppConfig, REDIS } from '@switchboard/core';
+import type Redis from 'ioredis';
+
+@ApiTags('Health')
+@Public()
+@SkipThrottle()
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly db: TypeOrmHealthIndicator,
+    private readonly indicators: HealthIndicatorService,
+    private readonly config: AppConfig,
+    @Inject(REDIS) private readonly redis: Redis,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Liveness: the process answers' })
+  live() {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @HealthCheck()
+  @ApiOperation({ summary: 'Readiness: PostgreSQL, Redis and the workflow engine driver' })
+  ready() {
+    return this.health.check([
+      () => this.db.pingCheck('postgres', { timeout: 2000 }),
+      async () => {
+        const redis = this.indicators.check('redis');
+        try {
+          await this.redis.ping();
+          return redis.up();
+        } catch (error) {
+          return redis.down({ message: (error as Error).message });
+        }
+      },
+      () => this.indicators.check('workflowEngine').up({ driver: this.config.TEMPORAL_ADDRESS ? 'temporal' : 'embedded' }),
+    ]);
+  }
+}

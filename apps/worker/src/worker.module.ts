@@ -1,0 +1,17 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
+import { DatabaseModule } from '@switchboard/core/database';
+
+/**
+ * The background process: BullMQ processors of every domain (webhook ingestion, sends, callbacks,
+ * campaign fan-out, automation steps) are registered here as their modules land.
+ */
+@Module({})
+export class WorkerModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: WorkerModule,
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, QueueModule.forRoot()],
+    };
+  }
+}

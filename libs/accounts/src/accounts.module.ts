@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Account } from './account.entity';
+import { AccountsController } from './accounts.controller';
+import { AccountsService } from './accounts.service';
+import { PhoneNumber } from './phone-number.entity';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Account, PhoneNumber])],
+  controllers: [AccountsController],
+  providers: [AccountsService],
+  exports: [AccountsService],
+})
+export class AccountsModule {}

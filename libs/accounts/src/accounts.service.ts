@@ -1,0 +1,56 @@
+import { Injectable, NotFoundException } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { AppConfig, SecretBox } from '@switchboard/core';
+import { Repository } from 'typeorm';
+import { Account } from './account.entity';
+import { PhoneNumber } from './phone-number.entity';
+
+/** What the Cloud API client needs to act for one connected number. */
+export interface PlatformConnection {
+  baseUrl: string;
+  apiVersion: string;
+  accessToken: string;
+  phoneNumberId: string;
+  businessAccountId: string;
+}
+
+@Injectable()
+export class AccountsService {
+  private readonly secretBox: SecretBox;
+
+  constructor(
+    @InjectRepository(Account) private readonly accounts: Repository<Account>,
+    @InjectRepository(PhoneNumber) private readonly phoneNumbers: Repository<PhoneNumber>,
+    config: AppConfig,
+  ) {
+    this.secretBox = new SecretBox(config.ENCRYPTION_KEY);
+  }
+
+  async getAccount(accountId: string) {
+    const account = await this.accounts.findOneBy({ id: accountId });
+    if (!account) throw new NotFoundException({ message: 'Account not found' });
+    const phoneNumbers = await this.phoneNumbers.find({ where: { accountId }, order: { id: 'ASC' } });
+    return { account, phoneNumbers };
+  }
+
+  /** The caller's number by its messagingPhoneId, or null when it is not this account's. */
+  findPhoneNumber(accountId: string, messagingPhoneId: string): Promise<PhoneNumber | null> {
+    return this.phoneNumbers.findOneBy({ accountId, messagingPhoneId });
+  }
+
+  /** Decrypts the stored access token; use only to call the platform. */
+  async connectionFor(phoneNumberId: string): Promise<PlatformConnection> {
+    const phone = await this.phoneNumbers
+      .createQueryBuilder('p')
+      .addSelect('p.accessTokenEncrypted')
+      .where('p.id = :id', { id: phoneNumberId })
+      .getOneOrFail();
+    return {
+      baseUrl: phone.apiBaseUrl,
+      apiVersion: phone.apiVersion,
+      accessToken: this.secretBox.decrypt(phone.accessTokenEncrypted),
+      phoneNumberId: phone.messagingPhoneId,
+      businessAccountId: phone.businessAccountId,
+    };
+  }
+}

@@ -1,0 +1,5 @@
+export * from './account.entity';
+export * from './accounts.module';
+export * from './accounts.service';
+export * from './phone-number.entity';
+export * from './provision-account';

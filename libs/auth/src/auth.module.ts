@@ -1,0 +1,40 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { JwtModule } from '@nestjs/jwt';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig, REDIS } from '@switchboard/core';
+import type Redis from 'ioredis';
+import { ApiClient } from './api-client.entity';
+import { AuthController } from './auth.controller';
+import { AuthGuard } from './auth.guard';
+import { AuthService } from './auth.service';
+import { RateLimitGuard, RedisThrottlerStorage } from './rate-limit';
+
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([ApiClient]),
+    JwtModule.registerAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({ secret: config.JWT_SECRET, signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
+    }),
+    ThrottlerModule.forRootAsync({
+      inject: [AppConfig, REDIS],
+      useFactory: (config: AppConfig, redis: Redis) => ({
+        throttlers: [{ name: 'rest', ttl: config.RATE_LIMIT_WINDOW_MS, limit: config.RATE_LIMIT_PER_MINUTE }],
+        storage: new RedisThrottlerStorage(redis, config.REDIS_PREFIX),
+        errorMessage: (_context, detail) =>
+          `Rate limit exceeded: ${detail.limit} requests per ${Math.round(detail.ttl / 1000)} seconds. Retry after ${detail.timeToBlockExpire} seconds.`,
+      }),
+    }),
+  ],
+  controllers: [AuthController],
+  providers: [
+    AuthService,
+    // Order matters: identify the client first, then count the request against its limit.
+    { provide: APP_GUARD, useClass: AuthGuard },
+    { provide: APP_GUARD, useClass: RateLimitGuard },
+  ],
+  exports: [AuthService],
+})
+export class AuthModule {}

@@ -1,0 +1,90 @@
+import { ForbiddenException, Injectable, UnauthorizedException } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { InjectRepository } from '@nestjs/typeorm';
+import { AppConfig } from '@switchboard/core';
+import { randomUUID } from 'node:crypto';
+import { Repository } from 'typeorm';
+import { ApiClient } from './api-client.entity';
+import { secretMatches } from './credentials';
+import type { AccessClaims, RefreshClaims } from './token-claims';
+
+export interface TokenPair {
+  token: string;
+  refreshToken: string;
+}
+
+/** SPEC §5: access tokens (1 h) and rotating refresh tokens (7 d, only the newest is valid). */
+@Injectable()
+export class AuthService {
+  constructor(
+    @InjectRepository(ApiClient) private readonly clients: Repository<ApiClient>,
+    private readonly jwt: JwtService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async authenticate(clientId: string | undefined, clientSecret: string | undefined): Promise<TokenPair> {
+    if (!clientId || !clientSecret) throw new UnauthorizedException({ error: 'Missing credentials' });
+    const client = await this.clients.findOneBy({ clientId });
+    if (!client || !secretMatches(clientSecret, client.secretHash)) throw new UnauthorizedException({ error: 'Invalid credentials' });
+
+    // A new authentication replaces whichever refresh token was valid before.
+    const jti = randomUUID();
+    await this.clients.update({ id: client.id }, { refreshTokenId: jti });
+    return this.issuePair(client, jti);
+  }
+
+  async refresh(refreshToken: string | undefined): Promise<TokenPair> {
+    if (!refreshToken) throw new UnauthorizedException({ message: 'Refresh token required' });
+    const claims = this.verifyRefreshToken(refreshToken, false);
+
+    // Compare-and-swap, so two concurrent refreshes with the same token cannot both win.
+    const jti = randomUUID();
+    const [rows] = (await this.clients.query(
+      `UPDATE api_clients SET refresh_token_id = $1 WHERE client_id = $2 AND refresh_token_id = $3
+       RETURNING id, account_id AS "accountId", client_id AS "clientId", grants`,
+      [jti, claims.sub, claims.jti],
+    )) as [Pick<ApiClient, 'id' | 'accountId' | 'clientId' | 'grants'>[], number];
+    const client = rows[0];
+    if (!client) throw new ForbiddenException({ message: 'Refresh token not recognized' });
+    return this.issuePair(client, jti);
+  }
+
+  /** Revokes the refresh token if it is the current one. Issued access tokens stay valid until they expire. */
+  async logout(refreshToken: string): Promise<void> {
+    const claims = this.verifyRefreshToken(refreshToken, true);
+    await this.clients.update({ clientId: claims.sub, refreshTokenId: claims.jti }, { refreshTokenId: null });
+  }
+
+  /** Verifies an access token; the message of a failure is jsonwebtoken's (`jwt expired`, `invalid signature`…). */
+  verifyAccessToken(token: string): AccessClaims {
+    let claims: AccessClaims;
+    try {
+      claims = this.jwt.verify<AccessClaims>(token);
+    } catch (error) {
+      throw new UnauthorizedException({ message: (error as Error).message });
+    }
+    if (claims.typ !== 'access') throw new UnauthorizedException({ message: 'invalid token type' });
+    return claims;
+  }
+
+  private verifyRefreshToken(token: string, ignoreExpiration: boolean): RefreshClaims {
+    let claims: RefreshClaims;
+    try {
+      claims = this.jwt.verify<RefreshClaims>(token, { ignoreExpiration });
+    } catch {
+      throw new ForbiddenException({ message: 'Invalid refresh token' });
+    }
+    if (claims.typ !== 'refresh' || !claims.jti || !claims.sub) throw new ForbiddenException({ message: 'Invalid refresh token' });
+    return claims;
+  }
+
+  private issuePair(client: Pick<ApiClient, 'accountId' | 'clientId' | 'grants'>, jti: string): TokenPair {
+    const access: AccessClaims = { typ: 'access', sub: client.clientId, acc: String(client.accountId), grants: client.grants };
+    const refresh: RefreshClaims = { typ: 'refresh', sub: client.clientId, jti };
+    return {
+      token: this.jwt.sign(access, { expiresIn: this.config.ACCESS_TOKEN_TTL_SECONDS }),
+      refreshToken: this.jwt.sign(refresh, { expiresIn: this.config.REFRESH_TOKEN_TTL_SECONDS }),
+    };
+  }
+}
+

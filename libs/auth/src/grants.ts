@@ -1,0 +1,18 @@
+import { SetMetadata } from '@nestjs/common';
+
+/** SPEC §2: the areas a Client ID can be granted. A new account's client has all of them. */
+export const GRANTS = ['/send-message', '/templates', '/contacts', '/conversations', '/account', '/campaigns', '/workflows', '/flow'] as const;
+export type Grant = (typeof GRANTS)[number];
+
+export function isGrant(value: string): value is Grant {
+  return (GRANTS as readonly string[]).includes(value);
+}
+
+export const GRANT_KEY = 'switchboard:grant';
+export const PUBLIC_KEY = 'switchboard:public';
+
+/** The grant a controller or route needs (SPEC §5.8). Every authenticated endpoint declares one. */
+export const RequireGrant = (grant: Grant) => SetMetadata(GRANT_KEY, grant);
+
+/** No access token needed (authentication endpoints, health, inbound webhooks). */
+export const Public = () => SetMetadata(PUBLIC_KEY, true);

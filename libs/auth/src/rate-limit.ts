@@ -1,0 +1,40 @@
+import { ExecutionContext, Injectable } from '@nestjs/common';
+import { ThrottlerGuard, ThrottlerStorage } from '@nestjs/throttler';
+import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
+import type Redis from 'ioredis';
+
+// One round trip: count the hit and start the window on the first one.
+const INCREMENT = `
+local hits = redis.call('INCR', KEYS[1])
+if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return { hits, redis.call('PTTL', KEYS[1]) }`;
+
+/** Fixed-window counters in Redis, so every API process shares one limit per client. */
+export class RedisThrottlerStorage implements ThrottlerStorage {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
+    const [hits, pttl] = (await this.redis.eval(INCREMENT, 1, `${this.prefix}:rl:${key}`, ttl)) as [number, number];
+    const timeToExpire = Math.max(1, Math.ceil(pttl / 1000));
+    const isBlocked = hits > limit;
+    return { totalHits: hits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };
+  }
+}
+
+/**
+ * SPEC §8: requests per minute per client. Counted per Client ID once the AuthGuard has identified the caller,
+ * per IP address for the unauthenticated authentication endpoints; one counter across all routes.
+ */
+@Injectable()
+export class RateLimitGuard extends ThrottlerGuard {
+  protected async getTracker(req: Record<string, any>): Promise<string> {
+    return req.client?.clientId ? `client:${req.client.clientId}` : `ip:${req.ip}`;
+  }
+
+  protected generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {
+    return `${throttlerName}:${tracker}`;
+  }
+}

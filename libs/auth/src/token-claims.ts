@@ -1,0 +1,19 @@
+/** What an access token says about its bearer; attached to the request by the AuthGuard. */
+export interface AccessClaims {
+  typ: 'access';
+  sub: string; // client id
+  acc: string; // account id
+  grants: string[];
+}
+
+export interface RefreshClaims {
+  typ: 'refresh';
+  sub: string;
+  jti: string;
+}
+
+export interface AuthenticatedClient {
+  clientId: string;
+  accountId: string;
+  grants: string[];
+}

@@ -1,0 +1,154 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { loadOrCreateDevSecrets } from './dev-secrets';
+
+const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+const urlOptions = { require_tld: false, require_protocol: true };
+
+/**
+ * Every setting of every process, read from the environment once at start-up.
+ * Names are the environment variable names; see the README's configuration table.
+ */
+export class AppConfig {
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/switchboard';
+
+  @IsString()
+  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
+  REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /** Prefix of every Redis key (queues, rate limits); lets several deployments or test files share one Redis. */
+  @IsString()
+  REDIS_PREFIX = 'sb';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  @IsOptional()
+  @IsUrl(urlOptions)
+  APP_URL?: string;
+
+  @IsOptional()
+  @IsUrl(urlOptions)
+  INBOUND_WEBHOOK_URL?: string;
+
+  @IsString()
+  @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
+  JWT_SECRET: string;
+
+  /** 32 bytes, hex or base64: encrypts platform access tokens at rest. */
+  @IsString()
+  @MinLength(32, { message: 'ENCRYPTION_KEY must be 32 bytes in hex (64 chars) or base64 (44 chars)' })
+  ENCRYPTION_KEY: string;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  REFRESH_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
+
+  @IsOptional()
+  @IsString()
+  TEMPORAL_ADDRESS?: string;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_PER_MINUTE = 105;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  RATE_LIMIT_WINDOW_MS = 60_000;
+
+  /** Where `create-account` points new phone numbers: the local sandbox by default. */
+  @IsUrl(urlOptions)
+  WHATSAPP_API_BASE_URL = 'http://127.0.0.1:3100';
+
+  @IsString()
+  @Matches(/^v\d+\.\d+$/, { message: 'WHATSAPP_API_VERSION must look like v21.0' })
+  WHATSAPP_API_VERSION = 'v21.0';
+
+  /** Meta app secret: verifies X-Hub-Signature-256 of platform webhooks. */
+  @IsString()
+  @MinLength(1)
+  WHATSAPP_APP_SECRET = 'sandbox-app-secret';
+
+  /** Token Meta sends back in the GET verification handshake of the webhook receiver. */
+  @IsString()
+  @MinLength(1)
+  WHATSAPP_VERIFY_TOKEN = 'switchboard-verify-token';
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+
+  @IsIn(['json', 'pretty'])
+  LOG_FORMAT = 'json';
+
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV = 'development';
+
+  get isProduction(): boolean {
+    return this.NODE_ENV === 'production';
+  }
+
+  /** {base_url}: where clients reach the REST API. */
+  get baseUrl(): string {
+    return (this.APP_URL ?? `http://127.0.0.1:${this.PORT}`).replace(/\/$/, '');
+  }
+
+  /** {inbound_webhook_url}: origin of the inbound workflow webhooks. */
+  get inboundWebhookUrl(): string {
+    return (this.INBOUND_WEBHOOK_URL ?? this.baseUrl).replace(/\/$/, '');
+  }
+}
+
+export class ConfigError extends Error {}
+
+/**
+ * Builds the configuration from `env` (process.env by default). Outside production, JWT_SECRET and
+ * ENCRYPTION_KEY default to values generated once and kept in `.secrets/dev.json`.
+ * Throws ConfigError naming each bad variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const raw: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined && value !== '') raw[key] = value;
+
+  if (env.NODE_ENV !== 'production' && (!raw.JWT_SECRET || !raw.ENCRYPTION_KEY)) {
+    const secrets = loadOrCreateDevSecrets();
+    raw.JWT_SECRET ??= secrets.JWT_SECRET;
+    raw.ENCRYPTION_KEY ??= secrets.ENCRYPTION_KEY;
+  }
+
+  const config = plainToInstance(AppConfig, raw, { exposeDefaultValues: true });
+  const errors = validateSync(config, { whitelist: false, forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const lines = errors.map((e) => {
+      const constraints = Object.values(e.constraints ?? {});
+      return `  ${e.property}: ${constraints[0] ?? 'is invalid'}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return config;
+}
+
+/** For process entry points: load the configuration or print what is wrong and exit non-zero. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+}

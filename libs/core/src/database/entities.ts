@@ -1,0 +1,8 @@
+import { Account, PhoneNumber } from '@switchboard/accounts';
+import { ApiClient } from '@switchboard/auth';
+
+/**
+ * Every entity, listed once for the DataSource. This file (and data-source.ts) is imported as
+ * `@switchboard/core/database`, never through libs/core's index, because the domain libraries import libs/core.
+ */
+export const ALL_ENTITIES = [Account, PhoneNumber, ApiClient];

@@ -1,0 +1,4 @@
+import { Foundation1763780000000 } from './1763780000000-foundation';
+
+/** In order. A new migration is a new file here, never an edit of an applied one. */
+export const MIGRATIONS = [Foundation1763780000000];

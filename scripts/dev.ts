@@ -1,0 +1,91 @@
+import 'reflect-metadata';
+import { provisionAccount } from '@switchboard/accounts';
+import { loadConfigOrExit, SecretBox } from '@switchboard/core';
+import { dataSourceOptions, runMigrations } from '@switchboard/core/database';
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { ensureLocalServices } from './local-services';
+
+/**
+ * `npm run dev`: PostgreSQL and Redis (started locally when not reachable), migrations, a demo account
+ * (created once; its credentials kept in .data/demo-account.json), then api, worker and sandbox as child processes.
+ */
+const DEMO_FILE = join(process.cwd(), '.data', 'demo-account.json');
+const DIST = join(process.cwd(), 'dist');
+
+async function main() {
+  const services = await ensureLocalServices();
+  const config = loadConfigOrExit();
+  const ran = await runMigrations(config.DATABASE_URL);
+  if (ran.length) console.log(`Applied migrations: ${ran.join(', ')}`);
+  const demo = await demoAccount(config);
+
+  const children: ChildProcess[] = [];
+  const start = (name: string, entry: string) => {
+    if (!existsSync(entry)) return console.log(`(${name}: ${entry} not built, skipped)`);
+    const child = spawn(process.execPath, ['--enable-source-maps', entry], { stdio: 'inherit', env: process.env });
+    child.on('exit', (code, signal) => {
+      if (!stopping) console.error(`${name} exited (${signal ?? code}); stopping everything`);
+      void shutdown(code ?? 1);
+    });
+    children.push(child);
+  };
+  let stopping = false;
+  const shutdown = async (code = 0) => {
+    if (stopping) return;
+    stopping = true;
+    for (const child of children) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    await services.stop();
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  start('sandbox', join(DIST, 'apps/sandbox/src/main.js'));
+  start('api', join(DIST, 'apps/api/src/main.js'));
+  start('worker', join(DIST, 'apps/worker/src/main.js'));
+
+  const sandboxPort = process.env.SANDBOX_PORT ?? '3100';
+  console.log(`
+Switchboard is starting:
+  REST API          ${config.baseUrl}        (OpenAPI: ${config.baseUrl}/docs)
+  Inbound webhooks  ${config.inboundWebhookUrl}/webhook/workflow/{identifier}
+  Sandbox (Meta)    http://127.0.0.1:${sandboxPort}   (control API: /_sandbox/)
+  Demo account      id ${demo.accountId}
+    Client ID       ${demo.clientId}
+    Client Secret   ${demo.clientSecret}
+    messagingPhoneId ${demo.messagingPhoneIds.join(', ')}
+
+  curl -s -X POST ${config.baseUrl}/v1/authenticate -H "clientid: ${demo.clientId}" -H "clientsecret: ${demo.clientSecret}"
+`);
+}
+
+async function demoAccount(config: ReturnType<typeof loadConfigOrExit>) {
+  const db = new DataSource(dataSourceOptions(config.DATABASE_URL, { extra: { max: 2 } }));
+  await db.initialize();
+  try {
+    if (existsSync(DEMO_FILE)) {
+      const saved = JSON.parse(readFileSync(DEMO_FILE, 'utf8'));
+      const [row] = await db.query('SELECT 1 FROM api_clients WHERE client_id = $1', [saved.clientId]);
+      if (row) return saved;
+    }
+    const demo = await provisionAccount(db, new SecretBox(config.ENCRYPTION_KEY), {
+      name: 'Demo Shop',
+      apiBaseUrl: config.WHATSAPP_API_BASE_URL,
+      apiVersion: config.WHATSAPP_API_VERSION,
+    });
+    mkdirSync(join(process.cwd(), '.data'), { recursive: true });
+    writeFileSync(DEMO_FILE, JSON.stringify(demo, null, 2), { mode: 0o600 });
+    return demo;
+  } finally {
+    await db.destroy();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
