@@ -22,10 +22,11 @@ const common = {
   transform: { '^.+\\.(t|j|mj|cj)s$': swc },
   transformIgnorePatterns: [],
   moduleNameMapper,
-  watchman: false,
 };
 
 module.exports = {
+  watchman: false,
+  reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,workflows}/**/*.spec.ts'] },
     {

@@ -13,6 +13,7 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
+    routerOptions: { maxParamLength: 2048 }, // refresh tokens travel in the logout path
     trustProxy: true,
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {

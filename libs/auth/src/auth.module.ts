@@ -21,7 +21,7 @@ import { RateLimitGuard, RedisThrottlerStorage } from './rate-limit';
     ThrottlerModule.forRootAsync({
       inject: [AppConfig, REDIS],
       useFactory: (config: AppConfig, redis: Redis) => ({
-        throttlers: [{ name: 'rest', ttl: config.RATE_LIMIT_WINDOW_MS, limit: config.RATE_LIMIT_PER_MINUTE }],
+        throttlers: [{ name: 'default', ttl: config.RATE_LIMIT_WINDOW_MS, limit: config.RATE_LIMIT_PER_MINUTE }],
         storage: new RedisThrottlerStorage(redis, config.REDIS_PREFIX),
         errorMessage: (_context, detail) =>
           `Rate limit exceeded: ${detail.limit} requests per ${Math.round(detail.ttl / 1000)} seconds. Retry after ${detail.timeToBlockExpire} seconds.`,

@@ -18,6 +18,12 @@ export class AppConfig {
   @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
   REDIS_URL = 'redis://127.0.0.1:6379';
 
+  /** Connections per process. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  DATABASE_POOL_SIZE = 20;
+
   /** Prefix of every Redis key (queues, rate limits); lets several deployments or test files share one Redis. */
   @IsString()
   REDIS_PREFIX = 'sb';

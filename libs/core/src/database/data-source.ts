@@ -14,7 +14,7 @@ export function dataSourceOptions(databaseUrl: string, overrides: Partial<DataSo
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,
-    extra: { max: Number(process.env.DATABASE_POOL_SIZE ?? 20) },
+    extra: { max: 10 },
     ...overrides,
   } as DataSourceOptions;
 }

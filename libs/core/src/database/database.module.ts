@@ -12,7 +12,11 @@ export class DatabaseModule {
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],
-          useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.DATABASE_URL), migrationsRun: false, logging: ['error'] }),
+          useFactory: (config: AppConfig) => ({
+            ...dataSourceOptions(config.DATABASE_URL, { extra: { max: config.DATABASE_POOL_SIZE } }),
+            migrationsRun: false,
+            logging: ['error'],
+          }),
         }),
       ],
     };

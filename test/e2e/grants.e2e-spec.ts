@@ -1,0 +1,51 @@
+import { GRANTS } from '@switchboard/auth';
+import { startTestApp, TestApp } from '../helpers/test-app';
+
+/**
+ * SPEC §5.8: each endpoint needs the grant of its area. One row per protected route: every module adds its own,
+ * and each row is checked both ways (with every grant but that one: 403 naming it; with only that one: not 403).
+ */
+export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; grant: (typeof GRANTS)[number] }> = [
+  { method: 'GET', path: '/account/get', grant: '/account' },
+];
+
+describe('Grants', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  async function tokenWithGrants(grants: string[]) {
+    const account = await t.createAccount();
+    await t.db.query('UPDATE api_clients SET grants = $2 WHERE client_id = $1', [account.clientId, grants]);
+    const auth = await t.http.post('/v1/authenticate', undefined, { headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+    return auth.body.token as string;
+  }
+
+  it('a new account client has every grant', async () => {
+    const account = await t.createAccount();
+    const [row] = await t.db.query('SELECT grants FROM api_clients WHERE client_id = $1', [account.clientId]);
+    expect([...row.grants].sort()).toEqual([...GRANTS].sort());
+  });
+
+  it.each(PROTECTED_ROUTES)('$method $path needs $grant', async ({ method, path, grant }) => {
+    const without = await tokenWithGrants(GRANTS.filter((g) => g !== grant));
+    const denied = await t.http.request(method, path, { token: without });
+    expect(denied.status).toBe(403);
+    expect(denied.body).toEqual({ message: 'Unauthorized to make this request', required_grant: grant });
+
+    const only = await tokenWithGrants([grant]);
+    const allowed = await t.http.request(method, path, { token: only });
+    expect(allowed.status).not.toBe(403);
+    expect(allowed.status).not.toBe(401);
+  });
+
+  it('every grant of SPEC §2 is exercised by at least one protected route', () => {
+    // Grows with the modules; the grants not yet served by any route are listed so the gap stays visible.
+    const covered = new Set(PROTECTED_ROUTES.map((r) => r.grant));
+    const missing = GRANTS.filter((g) => !covered.has(g));
+    if (missing.length) process.stdout.write(`Grants without an endpoint yet: ${missing.join(', ')}\n`);
+    expect(covered.has('/account')).toBe(true);
+  });
+});

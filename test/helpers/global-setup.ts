@@ -1,0 +1,23 @@
+import 'reflect-metadata';
+import { runMigrations } from '@switchboard/core/database';
+import { Client } from 'pg';
+import { ensureLocalServices, withDatabase } from '../../scripts/local-services';
+
+/**
+ * Once per `jest` run: make sure PostgreSQL and Redis answer (starting local ones if not), then build a
+ * migrated template database. Every test file clones it (CREATE DATABASE ... TEMPLATE), so files are isolated
+ * and none pays for migrations. The template's name is unique to this run, so parallel runs do not collide.
+ */
+export default async function globalSetup() {
+  const services = await ensureLocalServices((line) => process.stderr.write(`${line}\n`));
+  const template = `sbt_template_${process.pid}`;
+  const admin = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${template}`);
+  await admin.query(`CREATE DATABASE ${template}`);
+  await admin.end();
+  await runMigrations(withDatabase(services.databaseUrl, template));
+
+  process.env.SWITCHBOARD_TEST_TEMPLATE_DB = template;
+  (globalThis as Record<string, unknown>).__switchboardServices = services;
+}
