@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
@@ -16,7 +17,12 @@ import { RateLimitGuard, RedisThrottlerStorage } from './rate-limit';
     TypeOrmModule.forFeature([ApiClient]),
     JwtModule.registerAsync({
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({ secret: config.JWT_SECRET, signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
+      useFactory: (config: AppConfig) => {
+        // A KeyObject, not the string: given a string, jsonwebtoken first tries (and fails) to parse it as a
+        // public key on every call, which cost more than everything else in an authenticated request.
+        const key = createSecretKey(Buffer.from(config.JWT_SECRET, 'utf8'));
+        return { secretOrKeyProvider: () => key, signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } };
+      },
     }),
     ThrottlerModule.forRootAsync({
       inject: [AppConfig, REDIS],

@@ -1,0 +1,86 @@
+import { provisionAccount, type ProvisionedAccount } from '@switchboard/accounts';
+import { loadConfig, SecretBox } from '@switchboard/core';
+import { dataSourceOptions, runMigrations } from '@switchboard/core/database';
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { ensureLocalServices, withDatabase } from '../../scripts/local-services';
+
+/** What every benchmark scenario gets: a fresh migrated database, Redis, and helpers to run the real processes. */
+export interface BenchContext {
+  databaseUrl: string;
+  redisUrl: string;
+  db: DataSource;
+  env: Record<string, string>;
+  startProcess(name: string, entry: string, env?: Record<string, string>, waitForUrl?: string): Promise<ChildProcess>;
+  createAccount(): Promise<ProvisionedAccount>;
+  record(scenario: string, figures: Record<string, string | number>): void;
+}
+
+export const DIST = join(__dirname, '..', '..');
+
+export async function createBenchContext(): Promise<BenchContext & { results: Array<{ scenario: string; figures: Record<string, string | number> }>; close(): Promise<void> }> {
+  const services = await ensureLocalServices((line) => console.error(line));
+  const databaseUrl = withDatabase(services.databaseUrl, 'switchboard_bench');
+  const admin = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
+  await admin.connect();
+  await admin.query('DROP DATABASE IF EXISTS switchboard_bench WITH (FORCE)');
+  await admin.query('CREATE DATABASE switchboard_bench');
+  await admin.end();
+  await runMigrations(databaseUrl);
+
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: services.redisUrl,
+    REDIS_PREFIX: 'sbbench',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+    ENCRYPTION_KEY: '0'.repeat(64),
+  };
+  const config = loadConfig(env);
+  const db = new DataSource(dataSourceOptions(databaseUrl, { extra: { max: 4 } }));
+  await db.initialize();
+  const children: ChildProcess[] = [];
+  const results: Array<{ scenario: string; figures: Record<string, string | number> }> = [];
+
+  return {
+    databaseUrl,
+    redisUrl: services.redisUrl,
+    db,
+    env,
+    results,
+    async startProcess(name, entry, extraEnv = {}, waitForUrl) {
+      const child = spawn(process.execPath, [entry], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'inherit', 'inherit'] });
+      children.push(child);
+      child.on('exit', (code) => code && code !== 143 && console.error(`${name} exited with ${code}`));
+      if (waitForUrl) {
+        for (let i = 0; i < 100; i++) {
+          if (await fetch(waitForUrl).then((r) => r.ok, () => false)) return child;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        throw new Error(`${name} did not answer at ${waitForUrl}`);
+      }
+      return child;
+    },
+    createAccount: () =>
+      provisionAccount(db, new SecretBox(config.ENCRYPTION_KEY), {
+        name: 'Bench',
+        apiBaseUrl: config.WHATSAPP_API_BASE_URL,
+        apiVersion: config.WHATSAPP_API_VERSION,
+      }),
+    record(scenario, figures) {
+      results.push({ scenario, figures });
+      console.log(`\n[${scenario}]`);
+      for (const [key, value] of Object.entries(figures)) console.log(`  ${key.padEnd(34)} ${value}`);
+    },
+    async close() {
+      for (const child of children) child.kill('SIGTERM');
+      await db.destroy();
+      await services.stop();
+    },
+  };
+}

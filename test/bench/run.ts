@@ -1,0 +1,29 @@
+import 'reflect-metadata';
+import { createBenchContext } from './bench-context';
+import { authenticatedReads } from './scenarios/authenticated-reads';
+
+/**
+ * `npm run bench [scenario...]`: builds, then runs each scenario against real processes, PostgreSQL and Redis,
+ * printing figures and their ratio to the targets of ARCHITECTURE.md. Nothing here asserts: it measures.
+ */
+const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchContext>>) => Promise<void>> = {
+  reads: (ctx) => authenticatedReads(ctx),
+};
+
+async function main() {
+  const wanted = process.argv.slice(2);
+  const names = wanted.length ? wanted : Object.keys(SCENARIOS);
+  const unknown = names.filter((n) => !SCENARIOS[n]);
+  if (unknown.length) throw new Error(`Unknown scenario(s) ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}`);
+  const ctx = await createBenchContext();
+  try {
+    for (const name of names) await SCENARIOS[name](ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
