@@ -278,6 +278,20 @@ describe('wait_for_reply', () => {
     expect(r.state.history.at(-1)!.outcome).toBe('timeout');
   });
 
+  it('a timeout clears the reply of an earlier wait', () => {
+    const two = def([
+      { id: 'w1', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'any' }, next: 'w2' }], onTimeout: 'end' },
+      { id: 'w2', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'any' }, next: 'end' }], onTimeout: 'say' },
+      { id: 'say', type: 'send_session_message', text: 'last reply: [{{reply.text}}]', next: 'end' },
+      END,
+    ]);
+    const r1 = advance(two, start(two, { contact }).state, { type: 'reply_received', reply: { text: 'first' } });
+    expect(r1.state.context.reply).toEqual({ text: 'first' });
+    const r2 = advance(two, r1.state, { type: 'timer_fired', seq: 2 });
+    expect(r2.state.context.reply).toBeNull();
+    expect(r2.effects).toEqual([expect.objectContaining({ text: 'last reply: []' })]);
+  });
+
   it('ignores a timer of another seq and effect events', () => {
     const r0 = waiting();
     for (const event of [
