@@ -1,5 +1,5 @@
 import type { WorkflowDefinition, WorkflowNode } from './definition';
-import { advance, isFinished, start } from './interpreter';
+import { advance, effectIdempotencyKey, isFinished, start } from './interpreter';
 import { HISTORY_LIMIT, type EngineEvent, type RunState, type StepResult } from './protocol';
 
 function def(nodes: unknown[], startNodeId = (nodes[0] as { id: string }).id): WorkflowDefinition {
@@ -675,5 +675,31 @@ describe('runaway guards and broken definitions', () => {
     expect(r.state.status).toBe('failed');
     expect(r.state.error).toMatchObject({ code: 'invalid_definition', nodeId: 'c' });
     expect(r.effects).toEqual([expect.objectContaining({ type: 'fail' })]);
+  });
+});
+
+describe('effectIdempotencyKey', () => {
+  it('is derived from the run id and the step seq only', () => {
+    expect(effectIdempotencyKey('r-1', 3)).toBe('run:r-1:step:3');
+    expect(effectIdempotencyKey('r-1', 3)).not.toBe(effectIdempotencyKey('r-1', 4));
+    expect(effectIdempotencyKey('r-1', 3)).not.toBe(effectIdempotencyKey('r-2', 3));
+  });
+});
+
+describe('defensive copies', () => {
+  it('mutating an emitted effect does not change the stored pending effect', () => {
+    const d = def([{ id: 's', type: 'send_template', templateName: 't', variables: { name: 'a' }, next: 'end' }, END]);
+    const r = start(d, { contact });
+    (r.effects[0] as any).variables.name = 'tampered';
+    expect((r.state.waitingFor as any).effect.variables.name).toBe('a');
+  });
+
+  it('a tampered state cannot write vars.__proto__', () => {
+    const d = def([{ id: 'h', type: 'http_request', method: 'GET', url: 'https://x', saveAs: 'res', next: 'end' }, END]);
+    const state = JSON.parse(JSON.stringify(start(d).state).replace('"saveAs":"res"', '"saveAs":"__proto__"')) as RunState;
+    const r = advance(d, state, { type: 'effect_completed', seq: 1, result: { status: 200, body: { polluted: true } } });
+    expect(Object.getPrototypeOf(r.state.context.vars)).toBe(Object.prototype);
+    expect((r.state.context.vars as any).polluted).toBeUndefined();
+    expect(r.state.status).toBe('completed');
   });
 });

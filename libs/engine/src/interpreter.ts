@@ -27,7 +27,7 @@ import {
   type StepResult,
 } from './protocol';
 import { matchReplyBranch, type InboundReply } from './reply-matching';
-import { renderJson, renderTemplateDetailed, type TemplateScope } from './template-binding';
+import { FORBIDDEN_SEGMENTS, renderJson, renderTemplateDetailed, type TemplateScope } from './template-binding';
 import { formatValidationErrors, validateDefinition } from './validate';
 
 /** Thrown while building an effect; turned into a failed run. */
@@ -90,6 +90,7 @@ function bindMap(map: Record<string, string> | undefined, scope: TemplateScope, 
   const out: Record<string, string> = {};
   if (!map) return out;
   for (const key of Object.keys(map)) {
+    if (FORBIDDEN_SEGMENTS.includes(key)) continue;
     const value = bindOptional(map[key], scope);
     if (dropEmpty && value === '') continue;
     out[key] = value;
@@ -231,7 +232,7 @@ function runFrom(run: Run, nodeId: string): void {
           return;
         }
         state.status = 'waiting';
-        state.waitingFor = { kind: 'effect', seq, nodeId: node.id, effect };
+        state.waitingFor = { kind: 'effect', seq, nodeId: node.id, effect: cloneJson(effect) };
         effects.push(effect);
         return;
       }
@@ -339,7 +340,9 @@ export function advance(
       apply = (run, node) => {
         const effect = (run.state.waitingFor as Extract<typeof waiting, { kind: 'effect' }>).effect;
         const ctx = run.state.context;
-        if (effect.type === 'http_request' && effect.saveAs) ctx.vars[effect.saveAs] = httpResultOf(event.result);
+        if (effect.type === 'http_request' && effect.saveAs && !FORBIDDEN_SEGMENTS.includes(effect.saveAs)) {
+          ctx.vars[effect.saveAs] = httpResultOf(event.result);
+        }
         if (effect.type === 'update_contact') ctx.contact = { ...ctx.contact, ...effect.fields };
         pushHistory(run.state, node, waiting.seq, 'completed');
         runFrom(run, (node as EffectNode).next);
@@ -433,4 +436,12 @@ export function advance(
 /** True when the run will not change any more. */
 export function isFinished(state: RunState): boolean {
   return state.status === 'completed' || state.status === 'failed';
+}
+
+/**
+ * The idempotency key of a step's effect. Both drivers (Temporal and embedded) must use this so a run
+ * moved between them, or re-executed after a crash, never performs an effect twice.
+ */
+export function effectIdempotencyKey(runId: string, seq: number): string {
+  return `run:${runId}:step:${seq}`;
 }
