@@ -5,7 +5,10 @@ import { AppConfig, createRedis, loadConfig, SecretBox } from '@switchboard/core
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { createApiApp } from '../../apps/api/src/create-api-app';
+import { WorkerModule } from '../../apps/worker/src/worker.module';
 import { withDatabase } from '../../scripts/local-services';
 import { HttpClient } from './http';
 
@@ -20,6 +23,8 @@ export interface TestApp {
   url: string;
   config: AppConfig;
   app: NestFastifyApplication;
+  /** The worker (BullMQ processors) in this process, when started with `worker: true`. */
+  worker?: INestApplicationContext;
   db: DataSource;
   http: HttpClient;
   /** Provisions an account (client with every grant, one number) and authenticates it: one line per test. */
@@ -29,9 +34,10 @@ export interface TestApp {
 
 /**
  * Boots the real API on a random port against its own database (cloned from the migrated template)
- * and its own Redis key prefix. `env` overrides configuration (e.g. a 1-second token lifetime).
+ * and its own Redis key prefix. `env` overrides configuration (e.g. a 1-second token lifetime);
+ * `worker: true` also runs the worker's processors in this process.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: { worker?: boolean } = {}): Promise<TestApp> {
   const template = process.env.SWITCHBOARD_TEST_TEMPLATE_DB;
   if (!template) throw new Error('Run e2e tests through jest: the global setup prepares the template database');
   const suffix = randomBytes(6).toString('hex');
@@ -56,6 +62,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   });
   const app = await createApiApp(config);
   await app.listen(0, '127.0.0.1');
+  const worker = options.worker ? await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: ['error', 'warn'] }) : undefined;
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
   const http = new HttpClient(url);
@@ -66,6 +73,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     url,
     config,
     app,
+    worker,
     db,
     http,
     async createAccount(input = {}) {
@@ -80,6 +88,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       return { ...account, token: auth.body.token, refreshToken: auth.body.refreshToken, messagingPhoneId: account.messagingPhoneIds[0] };
     },
     async close() {
+      await worker?.close();
       await app.close();
       const redis = createRedis(config.REDIS_URL);
       const keys = await redis.keys(`${config.REDIS_PREFIX}:*`);
