@@ -80,6 +80,22 @@ export class WebhookDispatcher {
     }
   }
 
+  private lastFailureLog = 0;
+  private suppressedFailures = 0;
+
+  /** At most one failure line every 5 s (a receiver that is down must not flood the console). */
+  private logFailure(line: string): void {
+    const now = Date.now();
+    if (now - this.lastFailureLog < 5000) {
+      this.suppressedFailures++;
+      return;
+    }
+    const more = this.suppressedFailures ? ` (+${this.suppressedFailures} more failures since the last report)` : '';
+    this.lastFailureLog = now;
+    this.suppressedFailures = 0;
+    this.log(line + more);
+  }
+
   private async deliver(item: PendingDelivery): Promise<DeliveryResult> {
     const { config } = this.state;
     const raw = JSON.stringify(item.body);
@@ -106,7 +122,7 @@ export class WebhookDispatcher {
     }
     if (result.error) {
       this.state.stats.webhooksFailed++;
-      this.log(`webhook ${item.field} to ${url ?? '(none)'} failed: ${result.error}`);
+      this.logFailure(`webhook ${item.field} to ${url ?? '(none)'} failed: ${result.error}`);
     } else {
       this.state.stats.webhooksDelivered++;
     }
