@@ -77,7 +77,7 @@ beforeEach(async () => {
     quiet: true,
     webhookUrl: receiver.url,
     appSecret: APP_SECRET,
-    statusDelaysMs: { sent: 20, delivered: 60, read: 100 },
+    statusDelaysMs: { sent: 20, delivered: 120, read: 220 }, // far enough apart that arrival order is stable on a busy machine
     tickMs: 10,
     templateReviewDelayMs: 50,
     phoneNumbers: { [PHONE]: { wabaId: WABA, displayPhoneNumber: '15550001111' } },
