@@ -253,3 +253,18 @@ describe('RateLimiter (sliding 1 s window)', () => {
     expect(r.tryTake('p', 0, 1010)).toBe(true); // 0 = unlimited
   });
 });
+
+describe('CappedLog', () => {
+  it('keeps the newest entries in order, also when the limit changes after wrapping', () => {
+    const { CappedLog } = jest.requireActual('./state') as typeof import('./state');
+    const log = new CappedLog<number>(3);
+    [1, 2, 3, 4, 5].forEach((n) => log.add(n));
+    expect(log.toArray()).toEqual([3, 4, 5]);
+    log.limit = 5;
+    [6, 7].forEach((n) => log.add(n));
+    expect(log.toArray()).toEqual([3, 4, 5, 6, 7]);
+    log.limit = 2;
+    log.add(8);
+    expect(log.toArray()).toEqual([7, 8]);
+  });
+});

@@ -188,6 +188,7 @@ export class CappedLog<T> {
     if (limit === 0) return;
     if (this.ring.length > limit) this.shrink(limit);
     if (this.ring.length < limit) {
+      if (this.start !== 0) this.shrink(limit); // the limit grew after wrapping: straighten first
       this.ring.push(item);
     } else {
       this.ring[this.start] = item;
