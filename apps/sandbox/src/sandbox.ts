@@ -1,0 +1,204 @@
+/**
+ * Switchboard sandbox: a local emulator of Meta's WhatsApp Cloud API (a Graph API subset, signed
+ * webhooks) with a control API under /_sandbox/. In-memory state only. See ../README.md.
+ */
+import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AddressInfo } from 'node:net';
+import { Catalog, flowView, unknownObject } from './catalog';
+import { registerControlRoutes } from './control';
+import { cloudError, GraphError } from './errors';
+import { handleSendMessage } from './messages';
+import { parseMultipart, MultipartPart } from './multipart';
+import { SandboxConfig, SandboxState } from './state';
+import { StatusScheduler, WebhookDispatcher } from './webhooks';
+
+export type { SandboxConfig, FailureRule, PhoneNumberConfig } from './state';
+export { sign as signWebhookBody } from './webhooks';
+
+export interface SandboxOptions extends Partial<SandboxConfig> {
+  /** log lines (webhook failures, listen address); default: console.warn unless quiet */
+  log?: (message: string) => void;
+  quiet?: boolean;
+}
+
+export interface Sandbox {
+  app: FastifyInstance;
+  state: SandboxState;
+  /** start listening (port 0 = any free port); resolves to the base URL, e.g. http://127.0.0.1:41234 */
+  listen(port?: number, host?: string): Promise<string>;
+  /** base URL once listening */
+  url: string | null;
+  /** emit the statuses due now and wait until every queued webhook was delivered */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Params = { version: string; id: string };
+type Json = Record<string, unknown>;
+
+const VERSION = /^v\d+\.\d+$/;
+
+export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  const { log: logOption, quiet, ...config } = options;
+  const log = logOption ?? (quiet ? () => undefined : (m: string) => console.warn(`[sandbox] ${m}`));
+  const state = new SandboxState(config);
+  const initialConfig = structuredClone(state.config);
+  const dispatcher = new WebhookDispatcher(state, log);
+  const scheduler = new StatusScheduler(state, dispatcher);
+  const catalog = new Catalog(state, dispatcher);
+
+  const app = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024 });
+
+  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (req, body, done) => {
+    try {
+      done(null, { __multipart: parseMultipart(body as Buffer, String(req.headers['content-type'])) });
+    } catch (err) {
+      done(cloudError(100, `Invalid multipart body: ${(err as Error).message}`), undefined);
+    }
+  });
+
+  app.setErrorHandler((err: unknown, _req, reply) => {
+    if (err instanceof GraphError) {
+      const code = String(err.body.error.code);
+      state.stats.rejected[code] = (state.stats.rejected[code] ?? 0) + 1;
+      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      return reply.status(err.httpStatus).send(err.body);
+    }
+    const e = err as { statusCode?: number; message?: string; code?: string };
+    if (e.statusCode && e.statusCode < 500) {
+      const g = cloudError(100, e.message ?? 'Invalid request');
+      return reply.status(400).send(g.body);
+    }
+    log(`internal error: ${(err as Error)?.stack ?? String(err)}`);
+    const g = cloudError(1, (err as Error)?.message, { transient: true });
+    return reply.status(500).send(g.body);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const g = cloudError(2500, undefined, { message: `Unknown path components: ${req.url.split('?')[0]}` });
+    return reply.status(400).send(g.body);
+  });
+
+  // Graph API authentication: any non-empty bearer token (or access_token query parameter).
+  app.addHook('onRequest', async (req: FastifyRequest) => {
+    if (req.url.startsWith('/_sandbox')) return;
+    const header = req.headers.authorization;
+    const bearer = typeof header === 'string' && /^Bearer\s+\S+/i.test(header) ? header.replace(/^Bearer\s+/i, '').trim() : '';
+    const query = (req.query ?? {}) as Json;
+    const token = bearer || (typeof query.access_token === 'string' ? query.access_token : '');
+    if (!token) {
+      throw cloudError(190, undefined, {
+        message: 'An active access token must be used to query information about the current user.',
+      });
+    }
+    if (state.config.invalidTokens.includes(token)) {
+      throw cloudError(190, undefined, {
+        subcode: 463,
+        message: 'Error validating access token: Session has expired.',
+      });
+    }
+  });
+
+  const checkVersion = async (req: FastifyRequest) => {
+    const { version } = req.params as Params;
+    if (!VERSION.test(version)) {
+      throw cloudError(2500, undefined, { message: `Unknown path components: /${version}` });
+    }
+  };
+  const route = <T>(handler: (req: FastifyRequest, id: string) => T | Promise<T>) => ({
+    preHandler: checkVersion,
+    handler: async (req: FastifyRequest, reply: FastifyReply) => reply.send(await handler(req, (req.params as Params).id)),
+  });
+  const flowOf = (id: string) => {
+    const flow = state.flows.get(id);
+    if (!flow) throw unknownObject(id);
+    return flow;
+  };
+
+  // messages
+  app.post('/:version/:id/messages', route((req, id) => handleSendMessage(state, scheduler, id, req.body)));
+
+  // message templates
+  app.post('/:version/:id/message_templates', route((req, id) => catalog.createTemplate(id, req.body)));
+  app.get('/:version/:id/message_templates', route((req, id) => catalog.listTemplates(id, req.query as Json)));
+  app.delete('/:version/:id/message_templates', route((req, id) => catalog.deleteTemplate(id, req.query as Json)));
+
+  // flows
+  app.post('/:version/:id/flows', route((req, id) => catalog.createFlow(id, req.body)));
+  app.get('/:version/:id/flows', route((_req, id) => catalog.listFlows(id)));
+  app.post('/:version/:id/assets', route((req, id) => catalog.uploadAsset(flowOf(id), assetFromBody(req.body))));
+  app.post('/:version/:id/publish', route((_req, id) => catalog.publishFlow(flowOf(id))));
+  app.post('/:version/:id/deprecate', route((_req, id) => catalog.deprecateFlow(flowOf(id))));
+
+  // objects by id: templates and flows
+  app.get('/:version/:id', route((_req, id) => {
+    const template = catalog.getTemplate(id);
+    if (template) return template;
+    const flow = state.flows.get(id);
+    if (flow) return flowView(flow);
+    throw unknownObject(id);
+  }));
+  app.post('/:version/:id', route((req, id) => {
+    if (state.templates.has(id)) return catalog.editTemplate(id, req.body);
+    if (state.flows.has(id)) return catalog.updateFlowMetadata(state.flows.get(id)!, req.body);
+    throw unknownObject(id);
+  }));
+  app.delete('/:version/:id', route((_req, id) => {
+    if (state.flows.has(id)) return catalog.deleteFlow(state.flows.get(id)!);
+    const t = state.templates.get(id);
+    if (t) {
+      state.templates.delete(id);
+      return { success: true };
+    }
+    throw unknownObject(id);
+  }));
+
+  registerControlRoutes(app, { state, initialConfig, dispatcher, scheduler, catalog });
+
+  const sandbox: Sandbox = {
+    app,
+    state,
+    url: null,
+    async listen(port = 0, host = '127.0.0.1') {
+      await app.listen({ port, host });
+      const addr = app.server.address() as AddressInfo;
+      sandbox.url = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
+      scheduler.start();
+      return sandbox.url;
+    },
+    async flush() {
+      scheduler.tick();
+      await dispatcher.whenIdle();
+    },
+    async close() {
+      scheduler.stop();
+      catalog.close();
+      dispatcher.close();
+      await app.close();
+    },
+  };
+  return sandbox;
+}
+
+/** The flow asset upload: Meta's multipart form (name, asset_type, file) or the JSON equivalent. */
+function assetFromBody(body: unknown): { name?: string; asset_type?: string; file?: string } {
+  if (body && typeof body === 'object' && '__multipart' in body) {
+    const parts = (body as { __multipart: MultipartPart[] }).__multipart;
+    const field = (n: string) => parts.find((p) => p.name === n);
+    return {
+      name: field('name')?.data.toString('utf8'),
+      asset_type: field('asset_type')?.data.toString('utf8'),
+      file: field('file')?.data.toString('utf8'),
+    };
+  }
+  if (body && typeof body === 'object') {
+    const b = body as Json;
+    const file = b.file === undefined ? undefined : typeof b.file === 'string' ? b.file : JSON.stringify(b.file);
+    return {
+      name: typeof b.name === 'string' ? b.name : undefined,
+      asset_type: typeof b.asset_type === 'string' ? b.asset_type : undefined,
+      file,
+    };
+  }
+  return {};
+}

@@ -1,0 +1,308 @@
+import { createHmac } from 'node:crypto';
+import { Fifo, SandboxState, WebhookLogEntry } from './state';
+
+export interface DeliveryResult {
+  statusCode: number | null;
+  error: string | null;
+}
+
+interface PendingDelivery {
+  field: string;
+  body: unknown;
+  resolve: (result: DeliveryResult) => void;
+}
+
+/** `sha256=` + hex HMAC-SHA256 of the exact bytes sent, keyed with the app secret (Meta's X-Hub-Signature-256). */
+export function sign(rawBody: string | Buffer, appSecret: string): string {
+  return 'sha256=' + createHmac('sha256', appSecret).update(rawBody).digest('hex');
+}
+
+/**
+ * Sends signed webhooks with bounded concurrency (FIFO). A failed delivery is logged and counted,
+ * never thrown: the receiver may not be up yet. Meta retries failed deliveries; the sandbox does not.
+ */
+export class WebhookDispatcher {
+  private queue = new Fifo<PendingDelivery>();
+  private inFlight = 0;
+  private seq = 0;
+  private closed = false;
+  private idle: Array<() => void> = [];
+
+  constructor(
+    private readonly state: SandboxState,
+    private readonly log: (msg: string) => void,
+  ) {}
+
+  get pending(): number {
+    return this.queue.length + this.inFlight;
+  }
+
+  /** Queue one webhook; the promise settles when it was delivered (or failed, or dropped). */
+  send(field: string, body: unknown): Promise<DeliveryResult> {
+    return new Promise((resolve) => {
+      if (this.closed) return resolve({ statusCode: null, error: 'sandbox closed' });
+      if (this.queue.length >= this.state.config.maxPendingWebhooks) {
+        this.state.stats.webhooksDropped++;
+        return resolve({ statusCode: null, error: 'dropped: too many pending webhooks' });
+      }
+      this.queue.push({ field, body, resolve });
+      this.pump();
+    });
+  }
+
+  /** Resolves when nothing is queued or in flight. */
+  whenIdle(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  close(): void {
+    this.closed = true;
+    let item: PendingDelivery | undefined;
+    while ((item = this.queue.shift())) item.resolve({ statusCode: null, error: 'sandbox closed' });
+  }
+
+  reset(): void {
+    this.queue.clear();
+  }
+
+  private pump(): void {
+    while (this.inFlight < Math.max(1, this.state.config.webhookConcurrency) && this.queue.length > 0) {
+      const item = this.queue.shift()!;
+      this.inFlight++;
+      this.deliver(item)
+        .then(item.resolve)
+        .finally(() => {
+          this.inFlight--;
+          this.pump();
+          if (this.pending === 0) this.idle.splice(0).forEach((fn) => fn());
+        });
+    }
+  }
+
+  private lastFailureLog = 0;
+  private suppressedFailures = 0;
+
+  /** At most one failure line every 5 s (a receiver that is down must not flood the console). */
+  private logFailure(line: string): void {
+    const now = Date.now();
+    if (now - this.lastFailureLog < 5000) {
+      this.suppressedFailures++;
+      return;
+    }
+    const more = this.suppressedFailures ? ` (+${this.suppressedFailures} more failures since the last report)` : '';
+    this.lastFailureLog = now;
+    this.suppressedFailures = 0;
+    this.log(line + more);
+  }
+
+  private async deliver(item: PendingDelivery): Promise<DeliveryResult> {
+    const { config } = this.state;
+    const raw = JSON.stringify(item.body);
+    const signature = sign(raw, config.appSecret);
+    const url = config.webhookUrl;
+    const started = Date.now();
+    let result: DeliveryResult;
+    if (!url) {
+      result = { statusCode: null, error: 'no webhookUrl configured' };
+    } else {
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+          body: raw,
+          signal: AbortSignal.timeout(config.webhookTimeoutMs),
+        });
+        await res.arrayBuffer().catch(() => undefined);
+        result = { statusCode: res.status, error: res.ok ? null : `HTTP ${res.status}` };
+      } catch (err) {
+        const cause = (err as { cause?: { code?: string } }).cause?.code;
+        result = { statusCode: null, error: cause ?? (err as Error).message };
+      }
+    }
+    if (result.error) {
+      this.state.stats.webhooksFailed++;
+      this.logFailure(`webhook ${item.field} to ${url ?? '(none)'} failed: ${result.error}`);
+    } else {
+      this.state.stats.webhooksDelivered++;
+    }
+    const entry: WebhookLogEntry = {
+      id: ++this.seq,
+      at: new Date(started).toISOString(),
+      url,
+      field: item.field,
+      body: item.body,
+      signature,
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: Date.now() - started,
+    };
+    this.state.webhooks.add(entry);
+    return result;
+  }
+}
+
+/** Meta's envelope around one change. */
+export function envelope(wabaId: string, field: string, value: unknown): unknown {
+  return {
+    object: 'whatsapp_business_account',
+    entry: [{ id: wabaId, changes: [{ value, field }] }],
+  };
+}
+
+type Stage = 'sent' | 'delivered' | 'read' | 'failed';
+
+interface ScheduledStatus {
+  acceptedAt: number;
+  dueAt: number;
+  wamid: string;
+  phoneNumberId: string;
+  recipientId: string;
+  stage: Stage;
+  category: string;
+  failure?: { code: number; details?: string };
+}
+
+/**
+ * Emits the status webhooks of accepted messages from one ticker (no timer per message).
+ * One FIFO per stage: the delay of a stage is the same for every message, so each FIFO stays
+ * ordered by due time and a tick only looks at the heads. sent -> delivered -> read, or
+ * sent -> failed for recipients a failure rule matches. Due statuses of one phone number are
+ * grouped into webhooks of up to `statusBatchSize` statuses.
+ */
+export class StatusScheduler {
+  private queues: Record<Stage, Fifo<ScheduledStatus>> = {
+    sent: new Fifo(),
+    delivered: new Fifo(),
+    read: new Fifo(),
+    failed: new Fifo(),
+  };
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly state: SandboxState,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get pending(): number {
+    return Object.values(this.queues).reduce((n, q) => n + q.length, 0);
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.tick(), Math.max(1, this.state.config.tickMs));
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  restart(): void {
+    if (!this.timer) return;
+    this.stop();
+    this.start();
+  }
+
+  reset(): void {
+    for (const q of Object.values(this.queues)) q.clear();
+  }
+
+  schedule(msg: { wamid: string; phoneNumberId: string; recipientId: string; category: string; failure?: { code: number; details?: string } }, acceptedAt: number): void {
+    if (!this.state.config.statusWebhooks) return;
+    this.queues.sent.push({ ...msg, acceptedAt, stage: 'sent', dueAt: acceptedAt + this.state.config.statusDelaysMs.sent });
+  }
+
+  /** Emit every status that is due (called by the ticker; tests may call it directly). */
+  tick(): void {
+    const now = this.now();
+    const { statusDelaysMs } = this.state.config;
+    const due: ScheduledStatus[] = [];
+    for (const stage of ['sent', 'delivered', 'read', 'failed'] as Stage[]) {
+      const q = this.queues[stage];
+      while (q.length > 0 && q.peek()!.dueAt <= now) due.push(q.shift()!);
+    }
+    if (due.length === 0) return;
+    for (const s of due) {
+      // each stage is due `delay` after acceptance, never before the previous stage
+      const at = (delay: number) => Math.max(s.dueAt, s.acceptedAt + delay);
+      if (s.stage === 'sent') {
+        if (s.failure) this.queues.failed.push({ ...s, stage: 'failed', dueAt: at(statusDelaysMs.delivered) });
+        else this.queues.delivered.push({ ...s, stage: 'delivered', dueAt: at(statusDelaysMs.delivered) });
+      } else if (s.stage === 'delivered' && statusDelaysMs.read !== null) {
+        this.queues.read.push({ ...s, stage: 'read', dueAt: at(statusDelaysMs.read) });
+      }
+    }
+    this.emit(due, now);
+  }
+
+  private emit(due: ScheduledStatus[], now: number): void {
+    const byPhone = new Map<string, ScheduledStatus[]>();
+    for (const s of due) {
+      const list = byPhone.get(s.phoneNumberId);
+      if (list) list.push(s);
+      else byPhone.set(s.phoneNumberId, [s]);
+    }
+    const batch = Math.max(1, this.state.config.statusBatchSize);
+    const timestamp = String(Math.floor(now / 1000));
+    for (const [phoneNumberId, list] of byPhone) {
+      for (let i = 0; i < list.length; i += batch) {
+        const statuses = list.slice(i, i + batch).map((s) => statusObject(s, timestamp));
+        const value = {
+          messaging_product: 'whatsapp',
+          metadata: {
+            display_phone_number: this.state.displayPhoneNumber(phoneNumberId),
+            phone_number_id: phoneNumberId,
+          },
+          statuses,
+        };
+        void this.dispatcher.send('messages', envelope(this.state.wabaOf(phoneNumberId), 'messages', value));
+      }
+    }
+  }
+}
+
+function statusObject(s: ScheduledStatus, timestamp: string): Record<string, unknown> {
+  const base: Record<string, unknown> = {
+    id: s.wamid,
+    status: s.stage,
+    timestamp,
+    recipient_id: s.recipientId,
+  };
+  if (s.stage === 'failed' && s.failure) {
+    const title = FAILURE_TITLES[s.failure.code] ?? 'Message failed to send';
+    base.errors = [
+      {
+        code: s.failure.code,
+        title,
+        message: title,
+        error_data: { details: s.failure.details ?? title },
+        href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/',
+      },
+    ];
+    return base;
+  }
+  if (s.stage === 'sent' || s.stage === 'delivered') {
+    base.conversation = {
+      id: conversationId(s.phoneNumberId, s.recipientId),
+      ...(s.stage === 'sent' ? { expiration_timestamp: String(Number(timestamp) + 24 * 3600) } : {}),
+      origin: { type: s.category },
+    };
+    base.pricing = { billable: true, pricing_model: 'PMP', category: s.category, type: 'regular' };
+  }
+  return base;
+}
+
+const FAILURE_TITLES: Record<number, string> = {
+  131026: 'Message undeliverable',
+  131049: 'This message was not delivered to maintain healthy ecosystem engagement.',
+  131050: 'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business.',
+  131047: 'Re-engagement message',
+  131000: 'Something went wrong',
+};
+
+function conversationId(phoneNumberId: string, recipient: string): string {
+  return createHmac('md5', 'conversation').update(`${phoneNumberId}:${recipient}`).digest('hex');
+}

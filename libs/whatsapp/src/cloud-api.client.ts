@@ -1,0 +1,320 @@
+import { CloudApiError } from './cloud-api.error';
+import {
+  CloudApiConnection,
+  CreateFlowRequest,
+  CreateFlowResponse,
+  CreateTemplateRequest,
+  CreateTemplateResponse,
+  EditTemplateRequest,
+  FlowActionParameters,
+  FlowDetails,
+  InteractiveHeader,
+  ListResponse,
+  ListTemplatesQuery,
+  MediaType,
+  MessageTemplate,
+  SendMessageRequest,
+  SendMessageResponse,
+  SuccessResponse,
+  TemplateSendComponent,
+  UploadFlowJsonResponse,
+} from './cloud-api.types';
+
+export interface CloudApiClientOptions {
+  /** per-request timeout (default 15 s) */
+  timeoutMs?: number;
+  /** injectable fetch (default: the global fetch, whose undici agent keeps connections alive) */
+  fetch?: typeof fetch;
+}
+
+export interface SendOptions {
+  /** reply to this wamid (`context.message_id`) */
+  replyTo?: string;
+  /** echoed back in status webhooks by Meta */
+  bizOpaqueCallbackData?: string;
+}
+
+export interface InteractiveCommon extends SendOptions {
+  body: string;
+  header?: InteractiveHeader;
+  footer?: string;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+/**
+ * The one Cloud API client: one instance per connected phone number. Throws `CloudApiError` on
+ * any failure (API error, network, timeout); never retries (see `classifyCloudApiError`).
+ */
+export class CloudApiClient {
+  private readonly base: string;
+  private readonly timeoutMs: number;
+  private readonly fetchFn: typeof fetch;
+
+  constructor(
+    readonly connection: CloudApiConnection,
+    options: CloudApiClientOptions = {},
+  ) {
+    if (!connection.baseUrl) throw new Error('CloudApiClient: baseUrl is required');
+    if (!/^v\d+\.\d+$/.test(connection.apiVersion)) throw new Error(`CloudApiClient: bad apiVersion ${connection.apiVersion}`);
+    this.base = `${connection.baseUrl.replace(/\/+$/, '')}/${connection.apiVersion}`;
+    this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.fetchFn = options.fetch ?? fetch;
+  }
+
+  // ------------------------------------------------------------ messages
+
+  sendMessage(payload: SendMessageRequest): Promise<SendMessageResponse> {
+    return this.request('POST', `${this.connection.phoneNumberId}/messages`, { json: payload });
+  }
+
+  sendText(to: string, body: string, opts: SendOptions & { previewUrl?: boolean } = {}): Promise<SendMessageResponse> {
+    return this.sendMessage({
+      ...this.envelope(to, opts),
+      type: 'text',
+      text: { body, ...(opts.previewUrl !== undefined ? { preview_url: opts.previewUrl } : {}) },
+    });
+  }
+
+  /** Media by public URL (`link`). `filename` applies to documents; audio has no caption. */
+  sendMedia(
+    to: string,
+    type: MediaType,
+    link: string,
+    opts: SendOptions & { caption?: string; filename?: string } = {},
+  ): Promise<SendMessageResponse> {
+    const media: { link: string; caption?: string; filename?: string } = { link };
+    if (opts.caption !== undefined) media.caption = opts.caption;
+    if (opts.filename !== undefined) media.filename = opts.filename;
+    return this.sendMessage({ ...this.envelope(to, opts), type, [type]: media } as SendMessageRequest);
+  }
+
+  sendTemplate(
+    to: string,
+    name: string,
+    languageCode: string,
+    components?: TemplateSendComponent[],
+    opts: SendOptions = {},
+  ): Promise<SendMessageResponse> {
+    return this.sendMessage({
+      ...this.envelope(to, opts),
+      type: 'template',
+      template: { name, language: { code: languageCode }, ...(components?.length ? { components } : {}) },
+    });
+  }
+
+  /** Reply buttons (1 to 3, titles up to 20 characters). */
+  sendButtons(to: string, args: InteractiveCommon & { buttons: Array<{ id: string; title: string }> }): Promise<SendMessageResponse> {
+    return this.sendMessage({
+      ...this.envelope(to, args),
+      type: 'interactive',
+      interactive: {
+        type: 'button',
+        ...this.interactiveParts(args),
+        action: { buttons: args.buttons.map((b) => ({ type: 'reply' as const, reply: { id: b.id, title: b.title } })) },
+      },
+    });
+  }
+
+  sendCtaUrl(to: string, args: InteractiveCommon & { displayText: string; url: string }): Promise<SendMessageResponse> {
+    return this.sendMessage({
+      ...this.envelope(to, args),
+      type: 'interactive',
+      interactive: {
+        type: 'cta_url',
+        ...this.interactiveParts(args),
+        action: { name: 'cta_url', parameters: { display_text: args.displayText, url: args.url } },
+      },
+    });
+  }
+
+  /** An interactive Flow message (by flowId or flowName). */
+  sendFlow(
+    to: string,
+    args: InteractiveCommon & {
+      flowId?: string;
+      flowName?: string;
+      flowCta: string;
+      flowToken?: string;
+      mode?: 'draft' | 'published';
+      flowAction?: 'navigate' | 'data_exchange';
+      screen?: string;
+      data?: Record<string, unknown>;
+    },
+  ): Promise<SendMessageResponse> {
+    if (!args.flowId && !args.flowName) throw new Error('sendFlow: flowId or flowName is required');
+    const parameters: FlowActionParameters = { flow_message_version: '3', flow_cta: args.flowCta };
+    if (args.flowId) parameters.flow_id = args.flowId;
+    if (args.flowName) parameters.flow_name = args.flowName;
+    if (args.flowToken) parameters.flow_token = args.flowToken;
+    if (args.mode) parameters.mode = args.mode;
+    if (args.flowAction) parameters.flow_action = args.flowAction;
+    if (args.screen || args.data) {
+      parameters.flow_action_payload = { ...(args.screen ? { screen: args.screen } : {}), ...(args.data ? { data: args.data } : {}) };
+    }
+    return this.sendMessage({
+      ...this.envelope(to, args),
+      type: 'interactive',
+      interactive: { type: 'flow', ...this.interactiveParts(args), action: { name: 'flow', parameters } },
+    });
+  }
+
+  /** Mark an inbound message as read (blue ticks). */
+  markAsRead(wamid: string): Promise<SuccessResponse> {
+    return this.request('POST', `${this.connection.phoneNumberId}/messages`, {
+      json: { messaging_product: 'whatsapp', status: 'read', message_id: wamid },
+    });
+  }
+
+  // ------------------------------------------------------------ templates
+
+  createTemplate(template: CreateTemplateRequest): Promise<CreateTemplateResponse> {
+    return this.request('POST', `${this.connection.businessAccountId}/message_templates`, { json: template });
+  }
+
+  listTemplates(query: ListTemplatesQuery = {}): Promise<ListResponse<MessageTemplate>> {
+    return this.request('GET', `${this.connection.businessAccountId}/message_templates`, { query: { ...query } });
+  }
+
+  /** Every template of the WABA, following `paging.cursors.after`. */
+  async listAllTemplates(query: Omit<ListTemplatesQuery, 'after' | 'before'> = {}): Promise<MessageTemplate[]> {
+    const out: MessageTemplate[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < 1000; page++) {
+      const res = await this.listTemplates({ limit: 100, ...query, after });
+      out.push(...res.data);
+      if (!res.paging?.next || !res.paging.cursors?.after || res.data.length === 0) break;
+      after = res.paging.cursors.after;
+    }
+    return out;
+  }
+
+  getTemplate(templateId: string): Promise<MessageTemplate> {
+    return this.request('GET', encodeURIComponent(templateId));
+  }
+
+  /** Edit category and/or components: the template goes back to review (PENDING). */
+  editTemplate(templateId: string, edit: EditTemplateRequest): Promise<SuccessResponse> {
+    return this.request('POST', encodeURIComponent(templateId), { json: edit });
+  }
+
+  /** Delete all languages of a template by name (or one, with its hsm_id). */
+  deleteTemplate(name: string, hsmId?: string): Promise<SuccessResponse> {
+    return this.request('DELETE', `${this.connection.businessAccountId}/message_templates`, {
+      query: { name, hsm_id: hsmId },
+    });
+  }
+
+  // ------------------------------------------------------------ flows
+
+  createFlow(flow: CreateFlowRequest): Promise<CreateFlowResponse> {
+    return this.request('POST', `${this.connection.businessAccountId}/flows`, { json: flow });
+  }
+
+  /** Upload flow.json (multipart, as Meta requires); answers the validation errors. */
+  uploadFlowJson(flowId: string, flowJson: string | object): Promise<UploadFlowJsonResponse> {
+    const text = typeof flowJson === 'string' ? flowJson : JSON.stringify(flowJson);
+    const form = new FormData();
+    form.set('name', 'flow.json');
+    form.set('asset_type', 'FLOW_JSON');
+    form.set('file', new Blob([text], { type: 'application/json' }), 'flow.json');
+    return this.request('POST', `${encodeURIComponent(flowId)}/assets`, { form });
+  }
+
+  publishFlow(flowId: string): Promise<SuccessResponse> {
+    return this.request('POST', `${encodeURIComponent(flowId)}/publish`);
+  }
+
+  deprecateFlow(flowId: string): Promise<SuccessResponse> {
+    return this.request('POST', `${encodeURIComponent(flowId)}/deprecate`);
+  }
+
+  deleteFlow(flowId: string): Promise<SuccessResponse> {
+    return this.request('DELETE', encodeURIComponent(flowId));
+  }
+
+  getFlow(flowId: string): Promise<FlowDetails> {
+    return this.request('GET', encodeURIComponent(flowId), {
+      query: { fields: 'id,name,status,categories,validation_errors,json_version' },
+    });
+  }
+
+  // ------------------------------------------------------------ plumbing
+
+  private envelope(to: string, opts: SendOptions) {
+    return {
+      messaging_product: 'whatsapp' as const,
+      recipient_type: 'individual' as const,
+      to,
+      ...(opts.replyTo ? { context: { message_id: opts.replyTo } } : {}),
+      ...(opts.bizOpaqueCallbackData ? { biz_opaque_callback_data: opts.bizOpaqueCallbackData } : {}),
+    };
+  }
+
+  private interactiveParts(args: InteractiveCommon) {
+    return {
+      ...(args.header ? { header: args.header } : {}),
+      body: { text: args.body },
+      ...(args.footer ? { footer: { text: args.footer } } : {}),
+    };
+  }
+
+  private async request<T>(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    opts: { json?: unknown; form?: FormData; query?: Query } = {},
+  ): Promise<T> {
+    let url = `${this.base}/${path}`;
+    if (opts.query) {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(opts.query)) if (v !== undefined) q.set(k, String(v));
+      const s = q.toString();
+      if (s) url += `?${s}`;
+    }
+    const headers: Record<string, string> = { authorization: `Bearer ${this.connection.accessToken}` };
+    let body: string | FormData | undefined;
+    if (opts.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(opts.json);
+    } else if (opts.form) {
+      body = opts.form; // fetch sets the multipart content-type with its boundary
+    }
+
+    let res: Response;
+    try {
+      res = await this.fetchFn(url, { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch (err) {
+      const name = (err as Error)?.name;
+      const timeout = name === 'TimeoutError' || name === 'AbortError';
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new CloudApiError({
+        kind: timeout ? 'timeout' : 'network',
+        code: 0,
+        message: timeout
+          ? `Cloud API request timed out after ${this.timeoutMs} ms: ${method} ${path}`
+          : `Cloud API unreachable: ${cause?.code ?? cause?.message ?? (err as Error)?.message}`,
+        cause: err,
+      });
+    }
+
+    const text = await res.text().catch(() => '');
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!res.ok || (parsed && typeof parsed === 'object' && 'error' in parsed)) {
+      throw CloudApiError.fromResponse(res.status, parsed, res.headers.get('retry-after'));
+    }
+    if (parsed === undefined) {
+      throw new CloudApiError({
+        kind: 'invalid_response',
+        code: 0,
+        httpStatus: res.status,
+        message: `Cloud API answered HTTP ${res.status} with a body that is not JSON`,
+      });
+    }
+    return parsed as T;
+  }
+}

@@ -1,0 +1,202 @@
+import { GraphApiErrorBody } from './cloud-api.types';
+
+/** Cloud API error codes Switchboard acts on. */
+export const CloudApiErrorCode = {
+  /** generic Graph errors, usually transient */
+  Unknown: 1,
+  Service: 2,
+  TooManyCalls: 4,
+  InvalidParameter: 100,
+  /** access token invalid or expired */
+  AccessToken: 190,
+  /** Cloud API throughput (messages per second per number) reached */
+  Throughput: 130429,
+  /** something went wrong on the platform, retry */
+  SomethingWentWrong: 131000,
+  /** the recipient cannot receive the message */
+  MessageUndeliverable: 131026,
+  /** more than 24 h since the customer's last message: only templates allowed */
+  ReEngagement: 131047,
+  /** spam rate limit */
+  SpamRateLimit: 131048,
+  /** sending too fast to one recipient (business, consumer) pair */
+  PairRateLimit: 131056,
+  ServiceUnavailable: 131016,
+  /** template body/header parameter count differs from the template */
+  ParameterMismatch: 132000,
+  /** template (name, language) missing or not approved */
+  TemplateMissing: 132001,
+  ParameterFormatMismatch: 132012,
+  ServerUnavailable: 133004,
+  FlowCantBeUpdated: 139001,
+  FlowPublishInvalidState: 139002,
+  FlowCantBeDeprecated: 139003,
+  FlowCantBeDeleted: 139004,
+} as const;
+
+export type CloudApiErrorKind = 'api' | 'network' | 'timeout' | 'invalid_response';
+
+const RETRYABLE_CODES = new Set<number>([
+  1, 2, 4, 17, 32, 341, 613, 80007,
+  CloudApiErrorCode.Throughput,
+  CloudApiErrorCode.SomethingWentWrong,
+  CloudApiErrorCode.ServiceUnavailable,
+  CloudApiErrorCode.PairRateLimit,
+  CloudApiErrorCode.ServerUnavailable,
+]);
+
+/** Default wait before retrying when the platform gives no Retry-After. */
+const DEFAULT_RETRY_AFTER_MS: Record<number, number> = {
+  [CloudApiErrorCode.Throughput]: 1_000,
+  [CloudApiErrorCode.PairRateLimit]: 6_000,
+  4: 60_000,
+  80007: 60_000,
+};
+
+export interface CloudApiErrorInit {
+  kind: CloudApiErrorKind;
+  code: number;
+  message: string;
+  httpStatus?: number;
+  type?: string;
+  title?: string;
+  details?: string;
+  subcode?: number;
+  userTitle?: string;
+  userMessage?: string;
+  fbtraceId?: string;
+  isTransient?: boolean;
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+/**
+ * An error answered by the Cloud API (or a failure to reach it). The client never retries;
+ * `retryable` and `retryAfterMs` tell the caller (the send queue) whether and when to.
+ */
+export class CloudApiError extends Error {
+  readonly kind: CloudApiErrorKind;
+  /** Meta's error code (0 for network/timeout errors) */
+  readonly code: number;
+  /** Graph error `type`, e.g. OAuthException */
+  readonly type?: string;
+  /** the title part of Meta's message: "(#131047) Re-engagement message" -> "Re-engagement message" */
+  readonly title?: string;
+  /** `error_data.details` */
+  readonly details?: string;
+  readonly subcode?: number;
+  readonly userTitle?: string;
+  readonly userMessage?: string;
+  /** 0 when no HTTP response was received */
+  readonly httpStatus: number;
+  readonly fbtraceId?: string;
+  readonly retryable: boolean;
+  readonly retryAfterMs?: number;
+
+  constructor(init: CloudApiErrorInit) {
+    super(init.message, init.cause !== undefined ? { cause: init.cause } : undefined);
+    this.name = 'CloudApiError';
+    this.kind = init.kind;
+    this.code = init.code;
+    this.type = init.type;
+    this.title = init.title;
+    this.details = init.details;
+    this.subcode = init.subcode;
+    this.userTitle = init.userTitle;
+    this.userMessage = init.userMessage;
+    this.httpStatus = init.httpStatus ?? 0;
+    this.fbtraceId = init.fbtraceId;
+    this.retryable =
+      init.kind === 'network' ||
+      init.kind === 'timeout' ||
+      this.httpStatus === 429 ||
+      this.httpStatus >= 500 ||
+      init.isTransient === true ||
+      RETRYABLE_CODES.has(init.code);
+    this.retryAfterMs = this.retryable ? init.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS[init.code] : undefined;
+  }
+
+  is(code: number): boolean {
+    return this.code === code;
+  }
+
+  /** Build from an HTTP response whose body is (maybe) a Graph error. */
+  static fromResponse(httpStatus: number, body: unknown, retryAfterHeader?: string | null): CloudApiError {
+    const retryAfterMs = parseRetryAfter(retryAfterHeader);
+    const err = (body as GraphApiErrorBody | undefined)?.error;
+    if (!err || typeof err !== 'object' || typeof err.code !== 'number') {
+      return new CloudApiError({
+        kind: 'invalid_response',
+        code: 0,
+        httpStatus,
+        message: `Cloud API answered HTTP ${httpStatus} without a Graph error body`,
+        retryAfterMs,
+      });
+    }
+    const details = typeof err.error_data === 'string' ? err.error_data : err.error_data?.details;
+    const title = /^\(#\d+\)\s*(.*)$/.exec(err.message ?? '')?.[1] ?? err.message;
+    return new CloudApiError({
+      kind: 'api',
+      code: err.code,
+      httpStatus,
+      message: err.message ?? `Cloud API error ${err.code}`,
+      type: err.type,
+      title,
+      details,
+      subcode: err.error_subcode,
+      userTitle: err.error_user_title,
+      userMessage: err.error_user_msg,
+      fbtraceId: err.fbtrace_id,
+      isTransient: err.is_transient,
+      retryAfterMs,
+    });
+  }
+}
+
+/** `Retry-After`: seconds or an HTTP date. */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+export type CloudApiErrorClass =
+  | 'throughput' // 130429, 4, 80007, HTTP 429: slow down and retry
+  | 'pair_rate' // 131056: retry this recipient later
+  | 'transient' // 5xx, network, timeout, platform hiccups: retry with backoff
+  | 'auth' // 190: fix the token, do not retry
+  | 'window_closed' // 131047: send a template instead
+  | 'template' // 132000, 132001, 132012: fix the template or parameters
+  | 'recipient' // 131026 and other per-recipient failures
+  | 'invalid_request' // 100 and other client errors
+  | 'unknown';
+
+export interface ErrorClassification {
+  class: CloudApiErrorClass;
+  retryable: boolean;
+  retryAfterMs?: number;
+}
+
+/** Classify any error thrown by the client (or anything else) for the send queue. */
+export function classifyCloudApiError(err: unknown): ErrorClassification {
+  if (!(err instanceof CloudApiError)) return { class: 'unknown', retryable: false };
+  const c = CloudApiErrorCode;
+  const cls: CloudApiErrorClass = (() => {
+    if (err.code === c.Throughput || err.code === 4 || err.code === 80007 || err.httpStatus === 429) return 'throughput';
+    if (err.code === c.PairRateLimit) return 'pair_rate';
+    if (err.code === c.AccessToken) return 'auth';
+    if (err.code === c.ReEngagement) return 'window_closed';
+    if (err.code === c.ParameterMismatch || err.code === c.TemplateMissing || err.code === c.ParameterFormatMismatch) return 'template';
+    if (err.code === c.MessageUndeliverable || err.code === c.SpamRateLimit || err.code === 131049 || err.code === 131050) return 'recipient';
+    if (err.retryable) return 'transient';
+    if (err.kind === 'api') return 'invalid_request';
+    return 'unknown';
+  })();
+  return { class: cls, retryable: err.retryable, retryAfterMs: err.retryAfterMs };
+}
+
+export function isRetryableCloudApiError(err: unknown): boolean {
+  return err instanceof CloudApiError && err.retryable;
+}

@@ -1,0 +1,4 @@
+export * from './cloud-api.types';
+export * from './cloud-api.error';
+export * from './cloud-api.client';
+export * from './webhook';

@@ -1,0 +1,3 @@
+export * from './signature';
+export * from './parse-webhook';
+export * from './webhook.types';
