@@ -26,6 +26,7 @@ const common = {
 
 module.exports = {
   watchman: false,
+  testTimeout: 30000,
   reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,workflows}/**/*.spec.ts'] },
@@ -35,7 +36,6 @@ module.exports = {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
-      testTimeout: 30000,
     },
   ],
 };

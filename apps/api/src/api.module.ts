@@ -2,8 +2,9 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { AccountsModule } from '@switchboard/accounts';
 import { AuthModule } from '@switchboard/auth';
-import { AppConfig, ConfigModule, RedisModule } from '@switchboard/core';
+import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
+import { MessagingModule } from '@switchboard/messaging';
 import { HealthController } from './health/health.controller';
 
 /** The REST API process: every domain module's controllers behind the global auth and rate-limit guards. */
@@ -12,7 +13,16 @@ export class ApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: ApiModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, TerminusModule, AuthModule, AccountsModule],
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(),
+        RedisModule,
+        QueueModule.forRoot(),
+        TerminusModule,
+        AuthModule,
+        AccountsModule,
+        MessagingModule,
+      ],
       controllers: [HealthController],
     };
   }

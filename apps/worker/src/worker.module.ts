@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
+import { MessagingWorkerModule } from '@switchboard/messaging';
 
 /**
  * The background process: BullMQ processors of every domain (webhook ingestion, sends, callbacks,
@@ -11,7 +12,7 @@ export class WorkerModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, QueueModule.forRoot()],
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, QueueModule.forRoot(), MessagingWorkerModule],
     };
   }
 }

@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { MessageEvent, StatusEvent } from '@switchboard/whatsapp';
+import { DataSource } from 'typeorm';
+
+/** What changed when a platform status was applied to a stored message. */
+export interface AppliedStatus {
+  messageId: string;
+  accountId: string;
+  status: string;
+  /** true the first time the message reaches this status (drives once-only callbacks). */
+  firstTime: boolean;
+}
+
+export interface RecordedInbound {
+  messageId: string;
+  accountId: string;
+  phoneNumberId: string;
+  /** the outbound message this one answers (context id, or the latest message to that customer) */
+  repliedMessageId: string | null;
+}
+
+const TIMESTAMP_COLUMN: Record<string, string> = { sent: 'sent_at', delivered: 'delivered_at', read: 'read_at', failed: 'failed_at' };
+
+/**
+ * Applies platform webhooks to the message store. Both operations are idempotent, so duplicate or
+ * concurrent deliveries of the same webhook leave one consistent state.
+ */
+@Injectable()
+export class MessageEventsService {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * Moves the message forward (never backwards: a late `delivered` does not undo `read`; `failed` is final) and
+   * records the time of each status the first time it is seen. Returns null when no message has that wamid yet.
+   */
+  async applyStatus(event: StatusEvent): Promise<AppliedStatus | null> {
+    const column = TIMESTAMP_COLUMN[event.status];
+    if (!column) return null; // 'deleted', 'warning', ...: nothing to track
+    const error = event.errors?.[0];
+    const [rows] = (await this.db.query(
+      `WITH previous AS (SELECT id, ${column} AS seen_at FROM messages WHERE wamid = $1 FOR UPDATE)
+       UPDATE messages m SET
+         status = CASE WHEN message_status_rank($2) > message_status_rank(m.status) THEN $2 ELSE m.status END,
+         ${column} = COALESCE(m.${column}, to_timestamp($3)),
+         error_code = CASE WHEN $2 = 'failed' THEN $4::int ELSE m.error_code END,
+         error_title = CASE WHEN $2 = 'failed' THEN $5 ELSE m.error_title END,
+         error_message = CASE WHEN $2 = 'failed' THEN $6 ELSE m.error_message END,
+         updated_at = now()
+       FROM previous WHERE m.id = previous.id
+       RETURNING m.id, m.account_id, m.status, previous.seen_at IS NULL AS first_time`,
+      [event.wamid, event.status, event.timestamp, error?.code ?? null, error?.title ?? null, error?.details ?? error?.message ?? null],
+    )) as [Array<{ id: string; account_id: string; status: string; first_time: boolean }>, number];
+    const row = rows[0];
+    return row ? { messageId: row.id, accountId: String(row.account_id), status: event.status, firstTime: row.first_time } : null;
+  }
+
+  /**
+   * Stores a customer's message once (by wamid), opens or extends the 24-hour window of that customer on that
+   * number, and marks the outbound message it answers as replied. Returns null for duplicates and unknown numbers.
+   */
+  async recordInbound(event: MessageEvent): Promise<RecordedInbound | null> {
+    return this.db.transaction(async (tx) => {
+      const [phone] = await tx.query(`SELECT id, account_id FROM phone_numbers WHERE messaging_phone_id = $1`, [event.phoneNumberId]);
+      if (!phone) return null;
+      const text = event.text ?? event.buttonText ?? null;
+      const [inserted] = await tx.query(
+        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid, context_wamid, created_at)
+         VALUES ($1, $2, 'inbound', $3, $4, $5, $6, 'received', $7, $8, to_timestamp($9))
+         ON CONFLICT (wamid) DO NOTHING RETURNING id`,
+        [phone.account_id, phone.id, event.from, event.interactiveType ?? event.type, text, JSON.stringify(event), event.wamid, event.contextWamid ?? null, event.timestamp],
+      );
+      if (!inserted) return null;
+
+      await tx.query(
+        `INSERT INTO customer_windows (phone_number_id, customer, last_inbound_at) VALUES ($1, $2, to_timestamp($3))
+         ON CONFLICT (phone_number_id, customer) DO UPDATE SET last_inbound_at = GREATEST(customer_windows.last_inbound_at, EXCLUDED.last_inbound_at)`,
+        [phone.id, event.from, event.timestamp],
+      );
+
+      const [[replied]] = (await tx.query(
+        `UPDATE messages SET replied_at = to_timestamp($4), updated_at = now()
+         WHERE id = (
+           SELECT id FROM messages
+           WHERE phone_number_id = $1 AND recipient = $2 AND direction = 'outbound'
+           ORDER BY (wamid = $3) DESC NULLS LAST, created_at DESC LIMIT 1
+         ) AND replied_at IS NULL
+         RETURNING id`,
+        [phone.id, event.from, event.contextWamid ?? null, event.timestamp],
+      )) as [Array<{ id: string }>, number];
+
+      return { messageId: inserted.id, accountId: String(phone.account_id), phoneNumberId: String(phone.id), repliedMessageId: replied?.id ?? null };
+    });
+  }
+}

@@ -1,0 +1,93 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+export type MessageDirection = 'outbound' | 'inbound';
+/** queued → accepted (by the platform) → sent → delivered → read; failed is final. Inbound messages are `received`. */
+export type MessageStatus = 'queued' | 'accepted' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
+
+/** Every message, both directions, stored before any platform call (outbound) or as it arrives (inbound). */
+@Entity('messages')
+export class Message {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'account_id', type: 'bigint' })
+  accountId: string;
+
+  @Column({ name: 'phone_number_id', type: 'bigint' })
+  phoneNumberId: string;
+
+  @Column({ name: 'contact_id', type: 'bigint', nullable: true })
+  contactId: string | null;
+
+  @Column({ type: 'text' })
+  direction: MessageDirection;
+
+  /** The customer's number, digits only (the recipient of outbound, the sender of inbound messages). */
+  @Column()
+  recipient: string;
+
+  /** template, text, image, interactive, button, ... */
+  @Column()
+  kind: string;
+
+  @Column({ name: 'template_name', type: 'text', nullable: true })
+  templateName: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  body: string | null;
+
+  /** Outbound: the Cloud API request body. Inbound: the platform's message object. */
+  @Column({ type: 'jsonb' })
+  payload: Record<string, unknown>;
+
+  @Column({ type: 'text' })
+  status: MessageStatus;
+
+  @Column({ type: 'text', nullable: true })
+  wamid: string | null;
+
+  @Column({ name: 'context_wamid', type: 'text', nullable: true })
+  contextWamid: string | null;
+
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey: string | null;
+
+  @Column({ name: 'callback_url', type: 'text', nullable: true })
+  callbackUrl: string | null;
+
+  @Column({ name: 'callback_events', type: 'text', array: true })
+  callbackEvents: string[];
+
+  @Column({ name: 'error_code', type: 'int', nullable: true })
+  errorCode: number | null;
+
+  @Column({ name: 'error_title', type: 'text', nullable: true })
+  errorTitle: string | null;
+
+  @Column({ name: 'error_message', type: 'text', nullable: true })
+  errorMessage: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'accepted_at', type: 'timestamptz', nullable: true })
+  acceptedAt: Date | null;
+
+  @Column({ name: 'sent_at', type: 'timestamptz', nullable: true })
+  sentAt: Date | null;
+
+  @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true })
+  deliveredAt: Date | null;
+
+  @Column({ name: 'read_at', type: 'timestamptz', nullable: true })
+  readAt: Date | null;
+
+  @Column({ name: 'failed_at', type: 'timestamptz', nullable: true })
+  failedAt: Date | null;
+
+  @Column({ name: 'replied_at', type: 'timestamptz', nullable: true })
+  repliedAt: Date | null;
+}

@@ -1,0 +1,77 @@
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { QUEUES } from '@switchboard/core';
+import { parseWebhook, type TemplateStatusEvent, type WebhookEvent } from '@switchboard/whatsapp';
+import { Job } from 'bullmq';
+import { Repository } from 'typeorm';
+import { MessageEventsService } from '../message-events.service';
+import { PlatformWebhookEvent } from './platform-webhook-event.entity';
+import { PlatformWebhooksService } from './platform-webhooks.service';
+
+/** Receives template status changes; provided by the templates module. */
+export interface TemplateStatusSink {
+  applyPlatformStatus(event: TemplateStatusEvent): Promise<unknown>;
+}
+export const TEMPLATE_STATUS_SINK = Symbol('TEMPLATE_STATUS_SINK');
+
+/** Thrown when a status names a wamid we have not stored yet (the send's response may still be in flight). */
+class StatusBeforeMessageError extends Error {}
+
+@Processor(QUEUES.platformWebhooks, { concurrency: 16 })
+export class PlatformWebhookProcessor extends WorkerHost implements OnApplicationBootstrap {
+  private readonly logger = new Logger(PlatformWebhookProcessor.name);
+
+  constructor(
+    @InjectRepository(PlatformWebhookEvent) private readonly events: Repository<PlatformWebhookEvent>,
+    private readonly webhooks: PlatformWebhooksService,
+    private readonly messages: MessageEventsService,
+    @Optional() @Inject(TEMPLATE_STATUS_SINK) private readonly templates?: TemplateStatusSink,
+  ) {
+    super();
+  }
+
+  async onApplicationBootstrap() {
+    const requeued = await this.webhooks.requeueUnprocessed();
+    if (requeued) this.logger.log(`Re-queued ${requeued} unprocessed platform webhooks`);
+  }
+
+  async process(job: Job<{ eventId: string }>): Promise<void> {
+    const stored = await this.events.findOneBy({ id: job.data.eventId });
+    if (!stored || stored.processedAt) return;
+    for (const event of parseWebhook(stored.payload)) await this.dispatch(event);
+    await this.events.update({ id: stored.id }, { processedAt: new Date(), error: null });
+  }
+
+  @OnWorkerEvent('failed')
+  async onFailed(job: Job<{ eventId: string }>, error: Error) {
+    if (job.attemptsMade < (job.opts.attempts ?? 1)) return;
+    this.logger.warn(`Platform webhook ${job.data.eventId} not processed: ${error.message}`);
+    await this.events.update({ id: job.data.eventId }, { error: error.message });
+  }
+
+  private async dispatch(event: WebhookEvent): Promise<void> {
+    switch (event.kind) {
+      case 'status': {
+        const applied = await this.messages.applyStatus(event);
+        if (!applied && ['sent', 'delivered', 'read', 'failed'].includes(event.status) && (await this.isOurNumber(event.phoneNumberId))) {
+          throw new StatusBeforeMessageError(`No message with wamid ${event.wamid} yet`);
+        }
+        return;
+      }
+      case 'message':
+        await this.messages.recordInbound(event);
+        return;
+      case 'template_status':
+        await this.templates?.applyPlatformStatus(event);
+        return;
+      default:
+        return; // stored, not acted upon
+    }
+  }
+
+  private async isOurNumber(messagingPhoneId: string): Promise<boolean> {
+    const [row] = await this.events.query('SELECT 1 FROM phone_numbers WHERE messaging_phone_id = $1', [messagingPhoneId]);
+    return Boolean(row);
+  }
+}

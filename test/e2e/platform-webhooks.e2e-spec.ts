@@ -1,0 +1,210 @@
+import { computeSignature, CloudApiClient } from '@switchboard/whatsapp';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
+import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+
+const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', 'whatsapp', `${name}.json`), 'utf8');
+
+/** Meta's webhooks: verified over the raw body, stored, answered fast, processed idempotently by the worker. */
+describe('Platform webhooks (/webhooks/whatsapp)', () => {
+  let t: TestApp;
+  let sandbox: TestSandbox;
+  let account: TestAccount;
+
+  beforeAll(async () => {
+    t = await startTestApp({}, { worker: true });
+    sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 } });
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    await t.close();
+  });
+  beforeEach(async () => {
+    account = await t.createAccount({ apiBaseUrl: sandbox.url });
+  });
+
+  /** Posts a payload as Meta would, signed with the app secret (or `signature` when given). */
+  const deliver = (body: string, signature = computeSignature(Buffer.from(body), t.config.WHATSAPP_APP_SECRET)) =>
+    t.http.request('POST', '/webhooks/whatsapp', { body, headers: { 'content-type': 'application/json', ...(signature ? { 'x-hub-signature-256': signature } : {}) } });
+
+  /** A fixture re-targeted at this test's phone number (and optionally another wamid / status / sender). */
+  function payload(name: string, change: (value: any) => void = () => {}) {
+    const body = JSON.parse(fixture(name));
+    const value = body.entry[0].changes[0].value;
+    if (value.metadata) value.metadata.phone_number_id = account.messagingPhoneId;
+    change(value);
+    return JSON.stringify(body);
+  }
+
+  async function storedOutbound(wamid: string, recipient = '15550001111') {
+    const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+    const [row] = await t.db.query(
+      `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, wamid) VALUES ($1, $2, 'outbound', $3, 'text', 'accepted', $4) RETURNING id`,
+      [account.accountId, phone.id, recipient, wamid],
+    );
+    return row.id as string;
+  }
+
+  const messageRow = async (id: string) => (await t.db.query('SELECT * FROM messages WHERE id = $1', [id]))[0];
+  /** Waits until the worker has processed these stored events. */
+  const processed = (eventIds: string[]) =>
+    eventually(async () => {
+      const [{ count }] = await t.db.query('SELECT count(*) FROM platform_webhook_events WHERE id = ANY($1) AND processed_at IS NOT NULL', [eventIds]);
+      return Number(count) === eventIds.length;
+    }, 20_000, `${eventIds.length} webhooks processed`);
+
+  describe('GET verification handshake', () => {
+    it('echoes hub.challenge for the right verify token', async () => {
+      const res = await t.http.get(`/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=${t.config.WHATSAPP_VERIFY_TOKEN}&hub.challenge=1158201444`);
+      expect(res.status).toBe(200);
+      expect(res.body).toBe(1158201444);
+    });
+
+    it('refuses a wrong verify token with 403', async () => {
+      const res = await t.http.get('/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1');
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ message: 'Webhook verification failed' });
+    });
+  });
+
+  describe('POST signature check', () => {
+    it('answers 401 and stores nothing for a wrong or missing signature, another secret, or a tampered body', async () => {
+      const before = Number((await t.db.query('SELECT count(*) FROM platform_webhook_events'))[0].count);
+      const body = payload('message-text');
+      for (const signature of ['sha256=' + '0'.repeat(64), '', computeSignature(Buffer.from(body), 'another-secret')]) {
+        const res = await deliver(body, signature);
+        expect(res.status).toBe(401);
+        expect(res.body).toMatchObject({ message: 'Invalid signature' });
+      }
+      // signed body, then one byte changed
+      const tampered = await deliver(body.replace('"text"', '"text" '), computeSignature(Buffer.from(body), t.config.WHATSAPP_APP_SECRET));
+      expect(tampered.status).toBe(401);
+      expect(Number((await t.db.query('SELECT count(*) FROM platform_webhook_events'))[0].count)).toBe(before);
+    });
+
+    it('accepts each Meta sample payload and stores it', async () => {
+      for (const name of ['message-text', 'message-button', 'message-interactive-button-reply', 'message-nfm-reply', 'status-sent', 'template-status-update', 'account-update']) {
+        const res = await deliver(payload(name, (v) => v.messages && (v.messages[0].id = `wamid.fixture-${name}-${account.accountId}`)));
+        expect(res.status).toBe(200);
+        const [row] = await t.db.query('SELECT payload FROM platform_webhook_events WHERE id = $1', [res.body.eventId]);
+        expect(row.payload.object).toBe('whatsapp_business_account');
+      }
+    });
+  });
+
+  describe('processing', () => {
+    it('stores an inbound customer message once and opens the 24-hour window', async () => {
+      const wamid = `wamid.inbound-${account.accountId}`;
+      const body = payload('message-text', (v) => {
+        v.messages[0].id = wamid;
+        v.messages[0].from = '4915112345678';
+        v.messages[0].timestamp = String(Math.floor(Date.now() / 1000));
+      });
+      expect((await deliver(body)).status).toBe(200);
+      expect((await deliver(body)).status).toBe(200); // Meta retries: same wamid
+
+      const rows = await eventually(async () => {
+        const found = await t.db.query(`SELECT * FROM messages WHERE wamid = $1`, [wamid]);
+        return found.length ? found : null;
+      });
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ direction: 'inbound', recipient: '4915112345678', status: 'received', account_id: account.accountId });
+      const [window] = await t.db.query(
+        `SELECT last_inbound_at FROM customer_windows w JOIN phone_numbers p ON p.id = w.phone_number_id WHERE p.messaging_phone_id = $1 AND w.customer = $2`,
+        [account.messagingPhoneId, '4915112345678'],
+      );
+      expect(Date.now() - new Date(window.last_inbound_at).getTime()).toBeLessThan(60_000);
+    });
+
+    it('a duplicate status delivery changes nothing; delivered after read leaves read; failed is final', async () => {
+      const wamid = `wamid.mono-${account.accountId}`;
+      const id = await storedOutbound(wamid);
+      const status = (s: string, ts: number) =>
+        payload('status-sent', (v) => {
+          v.statuses[0].id = wamid;
+          v.statuses[0].status = s;
+          v.statuses[0].timestamp = String(ts);
+        });
+      const now = Math.floor(Date.now() / 1000);
+      await deliver(status('read', now + 2));
+      await eventually(async () => (await messageRow(id)).status === 'read');
+      const readAt = (await messageRow(id)).read_at;
+
+      const duplicate = await deliver(status('read', now + 5)); // same status again, later time
+      const late = await deliver(status('delivered', now + 1));
+      await processed([duplicate.body.eventId, late.body.eventId]);
+      const row = await messageRow(id);
+      expect(row.status).toBe('read');
+      expect(row.read_at).toEqual(readAt);
+      expect(new Date(row.delivered_at).getTime()).toBe((now + 1) * 1000);
+    });
+
+    it('100 concurrent webhooks for one message leave one consistent final state', async () => {
+      const wamid = `wamid.burst-${account.accountId}`;
+      const id = await storedOutbound(wamid);
+      const now = Math.floor(Date.now() / 1000);
+      const statuses = ['sent', 'delivered', 'read'];
+      const responses = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          deliver(
+            payload('status-sent', (v) => {
+              v.statuses[0].id = wamid;
+              v.statuses[0].status = statuses[i % 3];
+              v.statuses[0].timestamp = String(now + (i % 3));
+            }),
+          ),
+        ),
+      );
+      expect(responses.every((r) => r.status === 200)).toBe(true);
+      await processed(responses.map((r) => r.body.eventId));
+      const row = await messageRow(id);
+      expect(row.status).toBe('read');
+      expect(new Date(row.sent_at).getTime()).toBe(now * 1000);
+      expect(new Date(row.delivered_at).getTime()).toBe((now + 1) * 1000);
+      expect(new Date(row.read_at).getTime()).toBe((now + 2) * 1000);
+    });
+
+    it('a failed status stores Meta error code and reason and is final', async () => {
+      const wamid = `wamid.failed-${account.accountId}`;
+      const id = await storedOutbound(wamid);
+      await deliver(payload('status-failed', (v) => (v.statuses[0].id = wamid)));
+      await eventually(async () => (await messageRow(id)).status === 'failed');
+      await deliver(payload('status-sent', (v) => ((v.statuses[0].id = wamid), (v.statuses[0].status = 'read'))));
+      await eventually(async () => (await messageRow(id)).read_at);
+      const row = await messageRow(id);
+      expect(row.status).toBe('failed');
+      expect(row.error_code).toEqual(expect.any(Number));
+      expect(row.error_title).toEqual(expect.any(String));
+    });
+  });
+
+  it('end to end: a message sent through the sandbox reaches read from its status webhooks; an inbound message marks it replied', async () => {
+    const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+    const accounts = t.app.get((await import('@switchboard/accounts')).AccountsService);
+    const client = new CloudApiClient(await accounts.connectionFor(phone.id));
+    const customer = '4915100000001';
+
+    // the sandbox enforces the 24-hour window for session messages: the customer writes first
+    const inbound = await sandbox.control.post('/_sandbox/inbound', { from: customer, phone_number_id: account.messagingPhoneId, text: 'hi' });
+    expect(inbound.status).toBe(200);
+    await eventually(async () => (await t.db.query(`SELECT 1 FROM messages WHERE wamid = $1`, [inbound.body.wamid])).length);
+
+    const [row] = await t.db.query(
+      `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status) VALUES ($1, $2, 'outbound', $3, 'text', 'queued') RETURNING id`,
+      [account.accountId, phone.id, customer],
+    );
+    const sent = await client.sendText(customer, 'Your order has shipped');
+    await t.db.query(`UPDATE messages SET wamid = $2, status = 'accepted' WHERE id = $1`, [row.id, sent.messages[0].id]);
+
+    const final = await eventually(async () => {
+      const m = await messageRow(row.id);
+      return m.status === 'read' ? m : null;
+    });
+    expect(final.sent_at).not.toBeNull();
+    expect(final.delivered_at).not.toBeNull();
+
+    await sandbox.control.post('/_sandbox/inbound', { from: customer, phone_number_id: account.messagingPhoneId, text: 'thanks!', context_message_id: sent.messages[0].id });
+    await eventually(async () => (await messageRow(row.id)).replied_at);
+  });
+});

@@ -1,0 +1,35 @@
+import { createSandbox, type Sandbox } from '../../apps/sandbox/src/sandbox';
+import type { SandboxConfig } from '../../apps/sandbox/src/state';
+import { HttpClient } from './http';
+import type { TestApp } from './test-app';
+
+export interface TestSandbox {
+  sandbox: Sandbox;
+  url: string;
+  /** The sandbox's control API (`/_sandbox/...`) over HTTP. */
+  control: HttpClient;
+  close(): Promise<void>;
+}
+
+/** A Cloud API sandbox on a random port whose signed webhooks go to the test app's receiver. */
+export async function startTestSandbox(t: TestApp, config: Partial<SandboxConfig> = {}): Promise<TestSandbox> {
+  const sandbox = createSandbox({ webhookUrl: `${t.url}/webhooks/whatsapp`, appSecret: t.config.WHATSAPP_APP_SECRET, quiet: true, ...config });
+  const url = await sandbox.listen(0, '127.0.0.1');
+  return { sandbox, url, control: new HttpClient(url), close: () => sandbox.close() };
+}
+
+/** Polls until `check` returns a truthy value (webhooks and queues are asynchronous), or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`Timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
