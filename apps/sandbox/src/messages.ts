@@ -8,9 +8,15 @@ type Json = Record<string, unknown>;
 const MEDIA_TYPES = ['image', 'video', 'document', 'audio', 'sticker'];
 const SESSION_TYPES = ['text', ...MEDIA_TYPES, 'interactive', 'reaction', 'location', 'contacts'];
 
+const WAMID_PREFIX = randomBytes(9);
+let wamidCounter = 0;
+
+/** Unique per process run: a random prefix and a counter, base64url (real wamids are base64 too). */
 export function newWamid(): string {
-  // real wamids are base64 of an internal id; ours are unique and start with "wamid."
-  return 'wamid.' + randomBytes(24).toString('base64url');
+  const buf = Buffer.allocUnsafe(15);
+  WAMID_PREFIX.copy(buf, 0);
+  buf.writeUIntBE(++wamidCounter, 9, 6);
+  return 'wamid.' + buf.toString('base64url');
 }
 
 const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
