@@ -26,6 +26,7 @@ export function registerControlRoutes(app: FastifyInstance, deps: ControlDeps): 
   app.post('/_sandbox/inbound', async (req) => {
     const { value, wamid, from, phoneNumberId, at } = buildInbound(state, req.body);
     state.lastInbound.set(`${phoneNumberId}:${from}`, at);
+    state.knownPhones.add(phoneNumberId);
     state.stats.inbound++;
     const delivery = await dispatcher.send('messages', envelope(state.wabaOf(phoneNumberId), 'messages', value));
     return { wamid, messages: [{ id: wamid }], webhook: delivery };
@@ -142,6 +143,7 @@ const CONFIG_TYPES: Record<keyof SandboxConfig, string> = {
   messagesPerSecond: 'object',
   enforceCustomerCareWindow: 'boolean',
   customerCareWindowMs: 'number',
+  pairRateLimit: 'object|null',
   failureRules: 'array',
   messageLogLimit: 'number',
   webhookLogLimit: 'number',
@@ -170,6 +172,10 @@ export function applyConfig(state: SandboxState, patch: unknown): void {
     }
   }
   const cfg = next as unknown as SandboxConfig;
+  const pair = cfg.pairRateLimit;
+  if (pair && !(Number.isInteger(pair.messages) && pair.messages > 0 && Number.isFinite(pair.windowMs) && pair.windowMs > 0)) {
+    throw invalidParam('pairRateLimit must be null or {messages: integer > 0, windowMs: number > 0}');
+  }
   for (const r of cfg.failureRules) {
     if (!isObj(r) || typeof r.toSuffix !== 'string' || typeof r.code !== 'number') {
       throw invalidParam('failureRules items must be {toSuffix: string, code: number, details?: string}');

@@ -62,9 +62,17 @@ export function handleSendMessage(
 
   const now = Date.now();
   const limit = state.config.messagesPerSecond[phoneNumberId] ?? state.config.defaultMessagesPerSecond;
-  // throughput first: the platform refuses before looking at content rules
-  if (!state.rate.tryTake(phoneNumberId, limit, now)) {
+  // throughput first: the platform refuses before looking at content rules; only accepted sends count
+  if (!state.rate.fits(phoneNumberId, limit, now)) {
     throw cloudError(130429, `Cloud API message throughput has been reached (${limit} messages per second for this phone number).`);
+  }
+  const pair = state.config.pairRateLimit;
+  const pairKey = `${phoneNumberId}:${waId}`;
+  if (pair && !state.pairRate.fits(pairKey, pair.messages, now, pair.windowMs)) {
+    throw cloudError(
+      131056,
+      'Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time.',
+    );
   }
 
   let category = 'service';
@@ -80,6 +88,9 @@ export function handleSendMessage(
     }
   }
 
+  state.rate.take(phoneNumberId, limit, now);
+  if (pair) state.pairRate.take(pairKey, pair.messages, now);
+  state.knownPhones.add(phoneNumberId);
   const wamid = newWamid();
   state.stats.accepted++;
   state.messages.add({

@@ -136,7 +136,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     if (template) return template;
     const flow = state.flows.get(id);
     if (flow) return flowView(flow);
-    throw unknownObject(id);
+    // any other id is a phone number (auto-registered), except ids of deleted templates and flows
+    if (state.mintedIds.has(id)) throw unknownObject(id);
+    return phoneNumberView(state, id);
   }));
   app.post('/:version/:id', route((req, id) => {
     if (state.templates.has(id)) return catalog.editTemplate(id, req.body);
@@ -178,6 +180,21 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     },
   };
   return sandbox;
+}
+
+/** `GET /{phone_number_id}`: what Meta answers for a registered Cloud API number. */
+function phoneNumberView(state: SandboxState, id: string): Json {
+  const limit = state.config.messagesPerSecond[id] ?? state.config.defaultMessagesPerSecond;
+  return {
+    id,
+    display_phone_number: state.displayPhoneNumber(id),
+    verified_name: state.config.phoneNumbers[id]?.verifiedName ?? 'Switchboard Sandbox',
+    code_verification_status: 'VERIFIED',
+    quality_rating: 'GREEN',
+    platform_type: 'CLOUD_API',
+    throughput: { level: limit === 0 || limit > 80 ? 'HIGH' : 'STANDARD' },
+    messaging_limit_tier: 'TIER_UNLIMITED',
+  };
 }
 
 /** The flow asset upload: Meta's multipart form (name, asset_type, file) or the JSON equivalent. */
