@@ -1,14 +1,12 @@
 /** The control API under /_sandbox/: play the customer and the reviewer, read what happened, configure. */
 import type { FastifyInstance } from 'fastify';
 import { invalidParam } from './errors';
+import { isObj, Json, nonEmpty } from './json';
 import { Catalog, flowView, templateView } from './catalog';
 import { newWamid } from './messages';
 import { SandboxConfig, SandboxState, TemplateStatus } from './state';
 import { envelope, StatusScheduler, WebhookDispatcher } from './webhooks';
 
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0;
 
 export interface ControlDeps {
   state: SandboxState;
@@ -16,6 +14,8 @@ export interface ControlDeps {
   dispatcher: WebhookDispatcher;
   scheduler: StatusScheduler;
   catalog: Catalog;
+  /** emit the statuses due now and wait until every queued webhook was delivered */
+  flush: () => Promise<void>;
 }
 
 export function registerControlRoutes(app: FastifyInstance, deps: ControlDeps): void {
@@ -93,8 +93,7 @@ export function registerControlRoutes(app: FastifyInstance, deps: ControlDeps): 
 
   /** Emit every status that is due now and wait until all queued webhooks are delivered. */
   app.post('/_sandbox/webhooks/flush', async () => {
-    scheduler.tick();
-    await dispatcher.whenIdle();
+    await deps.flush();
     return { pendingStatuses: scheduler.pending };
   });
 

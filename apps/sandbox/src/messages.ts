@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { cloudError, GraphError, invalidParam } from './errors';
+import { cloudError, invalidParam } from './errors';
+import { isObj, Json, nonEmpty } from './json';
 import { SandboxState, Template } from './state';
 import { StatusScheduler } from './webhooks';
 
-type Json = Record<string, unknown>;
 
 const MEDIA_TYPES = ['image', 'video', 'document', 'audio', 'sticker'];
 const SESSION_TYPES = ['text', ...MEDIA_TYPES, 'interactive', 'reaction', 'location', 'contacts'];
@@ -19,8 +19,6 @@ export function newWamid(): string {
   return 'wamid.' + buf.toString('base64url');
 }
 
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0;
 
 /**
  * POST /{version}/{phone_number_id}/messages: validation, throughput limit, customer-care window,
@@ -270,8 +268,4 @@ export function variablesOf(text: unknown): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(/\{\{\s*([a-z0-9_]+)\s*\}\}/gi)) if (!out.includes(m[1])) out.push(m[1]);
   return out;
-}
-
-export function isGraphError(err: unknown): err is GraphError {
-  return err instanceof GraphError;
 }

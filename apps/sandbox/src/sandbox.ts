@@ -7,6 +7,7 @@ import { AddressInfo } from 'node:net';
 import { Catalog, flowView, unknownObject } from './catalog';
 import { registerControlRoutes } from './control';
 import { cloudError, GraphError } from './errors';
+import { Json } from './json';
 import { handleSendMessage } from './messages';
 import { parseMultipart, MultipartPart } from './multipart';
 import { SandboxConfig, SandboxState } from './state';
@@ -34,7 +35,6 @@ export interface Sandbox {
 }
 
 type Params = { version: string; id: string };
-type Json = Record<string, unknown>;
 
 const VERSION = /^v\d+\.\d+$/;
 
@@ -155,7 +155,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     throw unknownObject(id);
   }));
 
-  registerControlRoutes(app, { state, initialConfig, dispatcher, scheduler, catalog });
+  const flush = async () => {
+    scheduler.tick();
+    await dispatcher.whenIdle();
+  };
+  registerControlRoutes(app, { state, initialConfig, dispatcher, scheduler, catalog, flush });
 
   const sandbox: Sandbox = {
     app,
@@ -168,10 +172,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       scheduler.start();
       return sandbox.url;
     },
-    async flush() {
-      scheduler.tick();
-      await dispatcher.whenIdle();
-    },
+    flush,
     async close() {
       scheduler.stop();
       catalog.close();

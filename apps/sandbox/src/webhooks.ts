@@ -1,6 +1,7 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { titleOf } from './errors';
 import { Fifo, SandboxState, WebhookLogEntry } from './state';
 
 export interface DeliveryResult {
@@ -62,12 +63,17 @@ export class WebhookDispatcher {
     this.closed = true;
     this.agents.http.destroy();
     this.agents.https.destroy();
-    let item: PendingDelivery | undefined;
-    while ((item = this.queue.shift())) item.resolve({ statusCode: null, error: 'sandbox closed' });
+    this.drop('sandbox closed');
   }
 
+  /** Forget queued (not yet started) deliveries; their senders get an error result. */
   reset(): void {
-    this.queue.clear();
+    this.drop('sandbox reset');
+  }
+
+  private drop(reason: string): void {
+    let item: PendingDelivery | undefined;
+    while ((item = this.queue.shift())) item.resolve({ statusCode: null, error: reason });
   }
 
   private pump(): void {
@@ -304,7 +310,7 @@ function statusObject(s: ScheduledStatus, timestamp: string): Record<string, unk
     recipient_id: s.recipientId,
   };
   if (s.stage === 'failed' && s.failure) {
-    const title = FAILURE_TITLES[s.failure.code] ?? 'Message failed to send';
+    const title = titleOf(s.failure.code);
     base.errors = [
       {
         code: s.failure.code,
@@ -327,14 +333,6 @@ function statusObject(s: ScheduledStatus, timestamp: string): Record<string, unk
   return base;
 }
 
-const FAILURE_TITLES: Record<number, string> = {
-  131026: 'Message undeliverable',
-  131049: 'This message was not delivered to maintain healthy ecosystem engagement.',
-  131050: 'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business.',
-  131047: 'Re-engagement message',
-  131000: 'Something went wrong',
-};
-
 function conversationId(phoneNumberId: string, recipient: string): string {
-  return createHmac('md5', 'conversation').update(`${phoneNumberId}:${recipient}`).digest('hex');
+  return createHash('md5').update(`${phoneNumberId}:${recipient}`).digest('hex');
 }
