@@ -57,10 +57,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     }
   });
 
-  app.setErrorHandler((err: unknown, _req, reply) => {
+  app.setErrorHandler((err: unknown, req, reply) => {
     if (err instanceof GraphError) {
-      const code = String(err.body.error.code);
-      state.stats.rejected[code] = (state.stats.rejected[code] ?? 0) + 1;
+      if (!req.url.startsWith('/_sandbox')) {
+        const code = String(err.body.error.code);
+        state.stats.rejected[code] = (state.stats.rejected[code] ?? 0) + 1;
+      }
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
       return reply.status(err.httpStatus).send(err.body);
     }
