@@ -1,12 +1,10 @@
 /** Message templates and Flows: the WABA-level objects of the sandbox. */
+import { isObj, Json, nonEmpty } from './json';
 import { cloudError, GraphError, fbtraceId, invalidParam } from './errors';
 import { variablesOf } from './messages';
 import { Flow, FlowValidationError, SandboxState, Template, TemplateComponent, TemplateStatus } from './state';
 import { envelope, WebhookDispatcher, DeliveryResult } from './webhooks';
 
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0;
 
 const CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'];
 const COMPONENT_TYPES = ['HEADER', 'BODY', 'FOOTER', 'BUTTONS', 'CAROUSEL'];

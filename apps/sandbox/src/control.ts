@@ -1,14 +1,12 @@
 /** The control API under /_sandbox/: play the customer and the reviewer, read what happened, configure. */
 import type { FastifyInstance } from 'fastify';
 import { invalidParam } from './errors';
+import { isObj, Json, nonEmpty } from './json';
 import { Catalog, flowView, templateView } from './catalog';
 import { newWamid } from './messages';
 import { SandboxConfig, SandboxState, TemplateStatus } from './state';
 import { envelope, StatusScheduler, WebhookDispatcher } from './webhooks';
 
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0;
 
 export interface ControlDeps {
   state: SandboxState;
@@ -16,6 +14,8 @@ export interface ControlDeps {
   dispatcher: WebhookDispatcher;
   scheduler: StatusScheduler;
   catalog: Catalog;
+  /** emit the statuses due now and wait until every queued webhook was delivered */
+  flush: () => Promise<void>;
 }
 
 export function registerControlRoutes(app: FastifyInstance, deps: ControlDeps): void {
@@ -26,6 +26,7 @@ export function registerControlRoutes(app: FastifyInstance, deps: ControlDeps): 
   app.post('/_sandbox/inbound', async (req) => {
     const { value, wamid, from, phoneNumberId, at } = buildInbound(state, req.body);
     state.lastInbound.set(`${phoneNumberId}:${from}`, at);
+    state.knownPhones.add(phoneNumberId);
     state.stats.inbound++;
     const delivery = await dispatcher.send('messages', envelope(state.wabaOf(phoneNumberId), 'messages', value));
     return { wamid, messages: [{ id: wamid }], webhook: delivery };
@@ -92,8 +93,7 @@ export function registerControlRoutes(app: FastifyInstance, deps: ControlDeps): 
 
   /** Emit every status that is due now and wait until all queued webhooks are delivered. */
   app.post('/_sandbox/webhooks/flush', async () => {
-    scheduler.tick();
-    await dispatcher.whenIdle();
+    await deps.flush();
     return { pendingStatuses: scheduler.pending };
   });
 
@@ -142,6 +142,7 @@ const CONFIG_TYPES: Record<keyof SandboxConfig, string> = {
   messagesPerSecond: 'object',
   enforceCustomerCareWindow: 'boolean',
   customerCareWindowMs: 'number',
+  pairRateLimit: 'object|null',
   failureRules: 'array',
   messageLogLimit: 'number',
   webhookLogLimit: 'number',
@@ -170,6 +171,10 @@ export function applyConfig(state: SandboxState, patch: unknown): void {
     }
   }
   const cfg = next as unknown as SandboxConfig;
+  const pair = cfg.pairRateLimit;
+  if (pair && !(Number.isInteger(pair.messages) && pair.messages > 0 && Number.isFinite(pair.windowMs) && pair.windowMs > 0)) {
+    throw invalidParam('pairRateLimit must be null or {messages: integer > 0, windowMs: number > 0}');
+  }
   for (const r of cfg.failureRules) {
     if (!isObj(r) || typeof r.toSuffix !== 'string' || typeof r.code !== 'number') {
       throw invalidParam('failureRules items must be {toSuffix: string, code: number, details?: string}');

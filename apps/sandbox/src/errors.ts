@@ -49,6 +49,7 @@ export const ERRORS: Record<number, ErrorSpec> = {
   190: { status: 401, title: 'Invalid OAuth access token', type: 'OAuthException' },
   2500: { status: 400, title: 'Unknown path components', type: 'OAuthException' },
   130429: { status: 400, title: 'Rate limit hit' },
+  131000: { status: 500, title: 'Something went wrong' },
   131026: { status: 400, title: 'Message Undeliverable' },
   131047: { status: 400, title: 'Re-engagement message' },
   131049: { status: 400, title: 'This message was not delivered to maintain healthy ecosystem engagement.' },

@@ -1,20 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { cloudError, GraphError, invalidParam } from './errors';
+import { cloudError, invalidParam } from './errors';
+import { isObj, Json, nonEmpty } from './json';
 import { SandboxState, Template } from './state';
 import { StatusScheduler } from './webhooks';
 
-type Json = Record<string, unknown>;
 
 const MEDIA_TYPES = ['image', 'video', 'document', 'audio', 'sticker'];
 const SESSION_TYPES = ['text', ...MEDIA_TYPES, 'interactive', 'reaction', 'location', 'contacts'];
 
+const WAMID_PREFIX = randomBytes(9);
+let wamidCounter = 0;
+
+/** Unique per process run: a random prefix and a counter, base64url (real wamids are base64 too). */
 export function newWamid(): string {
-  // real wamids are base64 of an internal id; ours are unique and start with "wamid."
-  return 'wamid.' + randomBytes(24).toString('base64url');
+  const buf = Buffer.allocUnsafe(15);
+  WAMID_PREFIX.copy(buf, 0);
+  buf.writeUIntBE(++wamidCounter, 9, 6);
+  return 'wamid.' + buf.toString('base64url');
 }
 
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0;
 
 /**
  * POST /{version}/{phone_number_id}/messages: validation, throughput limit, customer-care window,
@@ -56,9 +60,17 @@ export function handleSendMessage(
 
   const now = Date.now();
   const limit = state.config.messagesPerSecond[phoneNumberId] ?? state.config.defaultMessagesPerSecond;
-  // throughput first: the platform refuses before looking at content rules
-  if (!state.rate.tryTake(phoneNumberId, limit, now)) {
+  // throughput first: the platform refuses before looking at content rules; only accepted sends count
+  if (!state.rate.fits(phoneNumberId, limit, now)) {
     throw cloudError(130429, `Cloud API message throughput has been reached (${limit} messages per second for this phone number).`);
+  }
+  const pair = state.config.pairRateLimit;
+  const pairKey = `${phoneNumberId}:${waId}`;
+  if (pair && !state.pairRate.fits(pairKey, pair.messages, now, pair.windowMs)) {
+    throw cloudError(
+      131056,
+      'Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time.',
+    );
   }
 
   let category = 'service';
@@ -74,6 +86,9 @@ export function handleSendMessage(
     }
   }
 
+  state.rate.take(phoneNumberId, limit, now);
+  if (pair) state.pairRate.take(pairKey, pair.messages, now);
+  state.knownPhones.add(phoneNumberId);
   const wamid = newWamid();
   state.stats.accepted++;
   state.messages.add({
@@ -253,8 +268,4 @@ export function variablesOf(text: unknown): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(/\{\{\s*([a-z0-9_]+)\s*\}\}/gi)) if (!out.includes(m[1])) out.push(m[1]);
   return out;
-}
-
-export function isGraphError(err: unknown): err is GraphError {
-  return err instanceof GraphError;
 }

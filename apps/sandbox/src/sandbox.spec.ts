@@ -120,6 +120,7 @@ describe('webhooks', () => {
     expect(down.body.webhook.error).toBeTruthy();
     const stats = (await call('GET', '/_sandbox/stats')).body;
     expect(stats.webhooksFailed).toBe(2);
+    expect(stats.rejected).toEqual({}); // only Graph API refusals are counted
     // and the sandbox keeps working
     expect((await call('POST', `/v21.0/${PHONE}/messages`, text('4911111'))).status).toBe(200);
   });
@@ -187,6 +188,8 @@ describe('control API', () => {
     const data = (await call('GET', '/_sandbox/messages')).body.data;
     expect(data.map((m: any) => m.payload.text.body)).toEqual(['m4', 'm5', 'm6']);
     expect((await call('GET', '/_sandbox/stats')).body.accepted).toBe(7);
+    await call('POST', `/v21.0/${PHONE}/messages`, text('4933333'));
+    expect((await call('GET', '/_sandbox/stats')).body.rejected).toEqual({ 131047: 1 });
   });
 
   it('validates config and resets state', async () => {

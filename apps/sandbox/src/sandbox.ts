@@ -7,6 +7,7 @@ import { AddressInfo } from 'node:net';
 import { Catalog, flowView, unknownObject } from './catalog';
 import { registerControlRoutes } from './control';
 import { cloudError, GraphError } from './errors';
+import { Json } from './json';
 import { handleSendMessage } from './messages';
 import { parseMultipart, MultipartPart } from './multipart';
 import { SandboxConfig, SandboxState } from './state';
@@ -34,7 +35,6 @@ export interface Sandbox {
 }
 
 type Params = { version: string; id: string };
-type Json = Record<string, unknown>;
 
 const VERSION = /^v\d+\.\d+$/;
 
@@ -57,10 +57,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     }
   });
 
-  app.setErrorHandler((err: unknown, _req, reply) => {
+  app.setErrorHandler((err: unknown, req, reply) => {
     if (err instanceof GraphError) {
-      const code = String(err.body.error.code);
-      state.stats.rejected[code] = (state.stats.rejected[code] ?? 0) + 1;
+      if (!req.url.startsWith('/_sandbox')) {
+        const code = String(err.body.error.code);
+        state.stats.rejected[code] = (state.stats.rejected[code] ?? 0) + 1;
+      }
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
       return reply.status(err.httpStatus).send(err.body);
     }
@@ -136,7 +138,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     if (template) return template;
     const flow = state.flows.get(id);
     if (flow) return flowView(flow);
-    throw unknownObject(id);
+    // any other id is a phone number (auto-registered), except ids of deleted templates and flows
+    if (state.mintedIds.has(id)) throw unknownObject(id);
+    return phoneNumberView(state, id);
   }));
   app.post('/:version/:id', route((req, id) => {
     if (state.templates.has(id)) return catalog.editTemplate(id, req.body);
@@ -153,7 +157,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     throw unknownObject(id);
   }));
 
-  registerControlRoutes(app, { state, initialConfig, dispatcher, scheduler, catalog });
+  const flush = async () => {
+    scheduler.tick();
+    await dispatcher.whenIdle();
+  };
+  registerControlRoutes(app, { state, initialConfig, dispatcher, scheduler, catalog, flush });
 
   const sandbox: Sandbox = {
     app,
@@ -166,10 +174,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       scheduler.start();
       return sandbox.url;
     },
-    async flush() {
-      scheduler.tick();
-      await dispatcher.whenIdle();
-    },
+    flush,
     async close() {
       scheduler.stop();
       catalog.close();
@@ -178,6 +183,21 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     },
   };
   return sandbox;
+}
+
+/** `GET /{phone_number_id}`: what Meta answers for a registered Cloud API number. */
+function phoneNumberView(state: SandboxState, id: string): Json {
+  const limit = state.config.messagesPerSecond[id] ?? state.config.defaultMessagesPerSecond;
+  return {
+    id,
+    display_phone_number: state.displayPhoneNumber(id),
+    verified_name: state.config.phoneNumbers[id]?.verifiedName ?? 'Switchboard Sandbox',
+    code_verification_status: 'VERIFIED',
+    quality_rating: 'GREEN',
+    platform_type: 'CLOUD_API',
+    throughput: { level: limit === 0 || limit > 80 ? 'HIGH' : 'STANDARD' },
+    messaging_limit_tier: 'TIER_UNLIMITED',
+  };
 }
 
 /** The flow asset upload: Meta's multipart form (name, asset_type, file) or the JSON equivalent. */

@@ -12,6 +12,7 @@ export interface FailureRule {
 export interface PhoneNumberConfig {
   wabaId?: string;
   displayPhoneNumber?: string;
+  verifiedName?: string;
 }
 
 export interface SandboxConfig {
@@ -35,6 +36,8 @@ export interface SandboxConfig {
   messagesPerSecond: Record<string, number>;
   enforceCustomerCareWindow: boolean;
   customerCareWindowMs: number;
+  /** per (phone number, recipient) limit, error 131056; null = off (Meta: about 1 message per 6 s, with bursts) */
+  pairRateLimit: { messages: number; windowMs: number } | null;
   /** recipients that get a `failed` status instead of delivered */
   failureRules: FailureRule[];
   /** caps of the logs readable through the control API */
@@ -66,6 +69,7 @@ export function defaultConfig(): SandboxConfig {
     messagesPerSecond: {},
     enforceCustomerCareWindow: true,
     customerCareWindowMs: 24 * 60 * 60 * 1000,
+    pairRateLimit: null,
     failureRules: [{ toSuffix: '0000', code: 131026, details: 'Message Undeliverable.' }],
     messageLogLimit: 10_000,
     webhookLogLimit: 2_000,
@@ -212,23 +216,36 @@ export class CappedLog<T> {
 }
 
 /**
- * Sliding one-second window per phone number: a ring buffer of the last `limit` acceptance times.
- * A send is allowed when fewer than `limit` sends were accepted in the last 1000 ms. O(1).
+ * Sliding window per key (phone number, or phone number + recipient): a ring buffer of the last
+ * `limit` acceptance times. A send fits when fewer than `limit` were accepted in the last
+ * `windowMs`. `fits` only looks; `take` records an accepted send. O(1).
  */
 export class RateLimiter {
   private rings = new Map<string, { times: number[]; next: number }>();
 
-  tryTake(key: string, limit: number, now: number): boolean {
+  fits(key: string, limit: number, now: number, windowMs = 1000): boolean {
     if (!limit || limit <= 0) return true;
+    const ring = this.rings.get(key);
+    if (!ring || ring.times.length !== limit) return true;
+    // the slot `take` would overwrite holds the oldest of the last `limit` acceptances
+    return now - ring.times[ring.next] >= windowMs;
+  }
+
+  take(key: string, limit: number, now: number): void {
+    if (!limit || limit <= 0) return;
     let ring = this.rings.get(key);
     if (!ring || ring.times.length !== limit) {
       ring = { times: new Array<number>(limit).fill(-Infinity), next: 0 };
       this.rings.set(key, ring);
     }
-    // the slot we would overwrite holds the oldest of the last `limit` acceptances
-    if (now - ring.times[ring.next] < 1000) return false;
     ring.times[ring.next] = now;
     ring.next = (ring.next + 1) % limit;
+  }
+
+  /** fits + take */
+  tryTake(key: string, limit: number, now: number, windowMs = 1000): boolean {
+    if (!this.fits(key, limit, now, windowMs)) return false;
+    this.take(key, limit, now);
     return true;
   }
 
@@ -257,7 +274,12 @@ export class SandboxState {
   /** phone_number_id -> WABA learnt from a template send (when not configured) */
   learntWaba = new Map<string, string>();
   rate = new RateLimiter();
+  pairRate = new RateLimiter();
+  /** phone numbers seen (configured, sent from, or written to by an inbound message) */
+  knownPhones = new Set<string>();
   stats: SandboxStats = emptyStats();
+  /** every id the sandbox minted (templates, flows), so GET of a deleted one is not mistaken for a phone number */
+  mintedIds = new Set<string>();
   private nextId = 1_000_000_000_000_000n;
 
   constructor(config: Partial<SandboxConfig> = {}) {
@@ -269,7 +291,9 @@ export class SandboxState {
   /** numeric ids like Meta's (templates and flows share one id space, as on the Graph) */
   newId(): string {
     this.nextId += 1n + BigInt(Math.floor(Math.random() * 1000));
-    return this.nextId.toString();
+    const id = this.nextId.toString();
+    this.mintedIds.add(id);
+    return id;
   }
 
   wabaOf(phoneNumberId: string): string {
@@ -303,6 +327,9 @@ export class SandboxState {
     this.lastInbound.clear();
     this.learntWaba.clear();
     this.rate.clear();
+    this.pairRate.clear();
+    this.knownPhones.clear();
+    this.mintedIds.clear();
     this.stats = emptyStats();
   }
 }

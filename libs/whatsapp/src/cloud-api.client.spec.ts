@@ -218,6 +218,26 @@ describe('errors', () => {
     await expect(client.sendTemplate(CUSTOMER, 'ping', 'en')).resolves.toBeDefined();
   });
 
+  it('sends refused for other reasons do not use up the throughput', async () => {
+    await control('config', { messagesPerSecond: { [PHONE]: 2 } });
+    for (let i = 0; i < 4; i++) expect((await expectCloudError(client.sendText(CUSTOMER, 'closed window'))).code).toBe(131047);
+    await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'hi' });
+    await client.sendText(CUSTOMER, 'one');
+    await client.sendText(CUSTOMER, 'two');
+    expect((await expectCloudError(client.sendText(CUSTOMER, 'three'))).code).toBe(130429);
+  });
+
+  it('131056 when the (opt-in) pair rate limit is hit, per recipient', async () => {
+    await control('config', { pairRateLimit: { messages: 1, windowMs: 6000 } });
+    await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'hi' });
+    await control('inbound', { from: '4915199999999', phone_number_id: PHONE, text: 'hi' });
+    await client.sendText(CUSTOMER, 'one');
+    const err = await expectCloudError(client.sendText(CUSTOMER, 'two'));
+    expect(err.code).toBe(CloudApiErrorCode.PairRateLimit);
+    expect(classifyCloudApiError(err)).toEqual({ class: 'pair_rate', retryable: true, retryAfterMs: 6000 });
+    await expect(client.sendText('4915199999999', 'other recipient')).resolves.toBeDefined();
+  });
+
   it('132000 when template parameters do not match', async () => {
     await approvedTemplate();
     const err = await expectCloudError(
@@ -285,6 +305,18 @@ describe('errors', () => {
     expect(err.retryable).toBe(true);
     await control('templates/fail', { name: 'order_update', fail: false });
     await expect(client.getTemplate(id)).resolves.toMatchObject({ id, status: 'APPROVED' });
+  });
+});
+
+describe('phone number', () => {
+  it('reads the connected number', async () => {
+    await expect(client.getPhoneNumber()).resolves.toMatchObject({
+      id: PHONE,
+      display_phone_number: '15550001111',
+      verified_name: expect.any(String),
+      quality_rating: 'GREEN',
+      throughput: { level: 'STANDARD' },
+    });
   });
 });
 

@@ -13,6 +13,7 @@ import {
   ListTemplatesQuery,
   MediaType,
   MessageTemplate,
+  PhoneNumberDetails,
   SendMessageRequest,
   SendMessageResponse,
   SuccessResponse,
@@ -163,6 +164,15 @@ export class CloudApiClient {
   markAsRead(wamid: string): Promise<SuccessResponse> {
     return this.request('POST', `${this.connection.phoneNumberId}/messages`, {
       json: { messaging_product: 'whatsapp', status: 'read', message_id: wamid },
+    });
+  }
+
+  // ------------------------------------------------------------ phone number
+
+  /** The connected number's details (display number, verified name, quality, throughput level). */
+  getPhoneNumber(): Promise<PhoneNumberDetails> {
+    return this.request('GET', encodeURIComponent(this.connection.phoneNumberId), {
+      query: { fields: 'id,display_phone_number,verified_name,quality_rating,code_verification_status,platform_type,throughput,messaging_limit_tier' },
     });
   }
 

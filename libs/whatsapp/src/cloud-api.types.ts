@@ -150,6 +150,20 @@ export interface SuccessResponse {
   success: boolean;
 }
 
+// ------------------------------------------------------------------ phone number
+
+export interface PhoneNumberDetails {
+  id: string;
+  display_phone_number: string;
+  verified_name: string;
+  quality_rating?: 'GREEN' | 'YELLOW' | 'RED' | 'UNKNOWN' | (string & {});
+  code_verification_status?: string;
+  platform_type?: string;
+  throughput?: { level: 'STANDARD' | 'HIGH' | 'NOT_APPLICABLE' | (string & {}) };
+  messaging_limit_tier?: string;
+  [key: string]: unknown;
+}
+
 // ------------------------------------------------------------------ templates
 
 export type TemplateCategory = 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';

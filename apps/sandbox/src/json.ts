@@ -1,0 +1,6 @@
+/** Small guards for request bodies (the sandbox validates by hand, like the platform it imitates). */
+export type Json = Record<string, unknown>;
+
+export const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0;
