@@ -1,14 +1,21 @@
 import 'reflect-metadata';
 import { runMigrations } from '@switchboard/core/database';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { ensureLocalServices, withDatabase } from '../../scripts/local-services';
 
 /**
- * Once per `jest` run: make sure PostgreSQL and Redis answer (starting local ones if not), then build a
+ * Once per `jest` run: compile to dist/, make sure PostgreSQL and Redis answer (starting local ones if not), then build a
  * migrated template database. Every test file clones it (CREATE DATABASE ... TEMPLATE), so files are isolated
  * and none pays for migrations. The template's name is unique to this run, so parallel runs do not collide.
  */
 export default async function globalSetup() {
+  // Tests that run real processes (CLI, worker crash tests) use the compiled output; SWC takes about a second.
+  execFileSync(process.execPath, [join(__dirname, '..', '..', 'node_modules', '@swc', 'cli', 'bin', 'swc.js'), 'apps', 'libs', 'scripts', 'test/bench', '--ignore', '**/*.spec.ts', '-d', 'dist', '--config-file', '.swcrc', '--quiet'], {
+    cwd: join(__dirname, '..', '..'),
+    stdio: 'inherit',
+  });
   const services = await ensureLocalServices((line) => process.stderr.write(`${line}\n`));
   const template = `sbt_template_${process.pid}`;
   const admin = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
