@@ -4,6 +4,7 @@ import { AccountsModule } from '@switchboard/accounts';
 import { AuthModule } from '@switchboard/auth';
 import { AppConfig, ConfigModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
+import { TemplatesModule } from '@switchboard/templates';
 import { HealthController } from './health/health.controller';
 
 /** The REST API process: every domain module's controllers behind the global auth and rate-limit guards. */
@@ -12,7 +13,7 @@ export class ApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: ApiModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, TerminusModule, AuthModule, AccountsModule],
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, TerminusModule, AuthModule, AccountsModule, TemplatesModule],
       controllers: [HealthController],
     };
   }
