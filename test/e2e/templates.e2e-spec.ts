@@ -201,6 +201,14 @@ describe('Templates', () => {
       expect(count).toBe(1);
     });
 
+    it('two identical creates at once: one template, one string answer, one submission', async () => {
+      const a = await account();
+      const results = await Promise.all([1, 2].map(() => t.http.post('/templates/create', simple(a, 'manual_race'), { token: a.token })));
+      expect(results.map((r) => r.status)).toEqual([200, 200]);
+      expect(results.map((r) => typeof r.body.data).sort()).toEqual(['object', 'string']);
+      expect(await platformTemplates('manual_race')).toHaveLength(1);
+    });
+
     it('a name that already exists on the platform (made outside Switchboard) is reported the same way', async () => {
       const a = await account();
       await create(a, simple(a, 'manual_outside'));
@@ -420,6 +428,18 @@ describe('Templates', () => {
       }
       const retry = await t.http.post('/v2/templates/sync', undefined, { token: a.token });
       expect(retry.body.data).toEqual({ updated: [{ name: 'manual_sync_b', language: 'en', status: 'APPROVED', rejected_reason: null }], errors: [] });
+    });
+
+    it('repairs a template whose platform id was never saved (crash after submission) by finding it by name', async () => {
+      const a = await account();
+      await create(a, simple(a, 'manual_orphan'));
+      const [platform] = await platformTemplates('manual_orphan');
+      await t.db.query('UPDATE templates SET platform_template_id = NULL WHERE account_id = $1', [a.accountId]);
+      await review('manual_orphan', 'APPROVED');
+      const res = await t.http.post('/v2/templates/sync', undefined, { token: a.token });
+      expect(res.body.data).toEqual({ updated: [{ name: 'manual_orphan', language: 'en', status: 'APPROVED', rejected_reason: null }], errors: [] });
+      const [row] = await t.db.query('SELECT platform_template_id FROM templates WHERE account_id = $1', [a.accountId]);
+      expect(row.platform_template_id).toBe(platform.id);
     });
 
     it('an account without templates syncs to empty lists', async () => {
