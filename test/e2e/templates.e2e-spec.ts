@@ -369,6 +369,19 @@ describe('Templates', () => {
       expect(rows.map((r: any) => r.status)).toEqual(['REJECTED', 'APPROVED', 'REJECTED', 'APPROVED']);
     });
 
+    it('an event for a template whose platform id was never saved is matched by WABA, name and language', async () => {
+      const a = await account();
+      await create(a, simple(a, 'manual_by_waba'));
+      const [platform] = await platformTemplates('manual_by_waba');
+      await t.db.query('UPDATE templates SET platform_template_id = NULL WHERE account_id = $1', [a.accountId]);
+      await review('manual_by_waba', 'APPROVED');
+      const [event] = await statusEvents('manual_by_waba');
+      expect(event.wabaId).toBe(platform.waba_id);
+      expect(await service().applyPlatformStatus(event)).toHaveLength(1);
+      const [row] = await t.db.query('SELECT status, platform_template_id FROM templates WHERE account_id = $1', [a.accountId]);
+      expect(row).toEqual({ status: 'APPROVED', platform_template_id: platform.id });
+    });
+
     it('GET /templates/status observes an automatic approval by itself (no webhook needed)', async () => {
       const a = await account();
       await create(a, simple(a, 'auto_welcome'));

@@ -128,6 +128,7 @@ export class TemplatesService {
     const phone = await this.accounts.findPhoneNumber(accountId, body.messagingPhoneId);
     if (!phone) return PHONE_NUMBER_NOT_FOUND;
     if (await this.templates.existsBy({ accountId, name: body.template_name })) return TEMPLATE_NAME_TAKEN;
+    const client = await this.clientFor(phone.id);
 
     // Reserve the name first (the unique key settles concurrent creates), then submit; undo the reservation if the platform refuses.
     let row: Template;
@@ -152,7 +153,6 @@ export class TemplatesService {
       throw err;
     }
 
-    const client = await this.clientFor(phone.id);
     let created;
     try {
       created = await client.createTemplate({
@@ -326,6 +326,7 @@ export class TemplatesService {
     }
     const changes: StatusChange[] = [];
     for (const row of rows) {
+      if (!row.platformTemplateId && event.templateId) await this.templates.update({ id: row.id }, { platformTemplateId: String(event.templateId) });
       const change = await this.transition(row.id, mapped, 'webhook');
       if (change) changes.push(change);
     }
