@@ -8,15 +8,16 @@ export const TEMPLATE_NAME = /^[a-z0-9_]{1,512}$/;
 export const LANGUAGE_CODE = /^[a-z]{2,3}(_[A-Z]{2}|_[0-9]{3})?$/;
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 50;
+/** keeps OFFSET a plain integer */
+export const MAX_PAGE = 1_000_000_000;
 
 /** One check, one message: an integer from min to max (a query string converted by @Type(() => Number)). */
-function IsIntBetween(min: number, max = Number.MAX_SAFE_INTEGER) {
+function IsIntBetween(min: number, max: number) {
   return ValidateBy({
     name: 'isIntBetween',
     validator: {
       validate: (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max,
-      defaultMessage: (args) =>
-        max === Number.MAX_SAFE_INTEGER ? `${args?.property} must be an integer of at least ${min}` : `${args?.property} must be an integer from ${min} to ${max}`,
+      defaultMessage: (args) => `${args?.property} must be an integer from ${min} to ${max}`,
     },
   });
 }
@@ -86,7 +87,7 @@ export class ListTemplatesQuery {
   @ApiPropertyOptional({ default: 1, minimum: 1 })
   @IsOptional()
   @Type(() => Number)
-  @IsIntBetween(1)
+  @IsIntBetween(1, MAX_PAGE)
   page?: number;
 
   @ApiPropertyOptional({ default: DEFAULT_PAGE_SIZE, minimum: 1, maximum: MAX_PAGE_SIZE })
