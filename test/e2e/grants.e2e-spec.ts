@@ -7,6 +7,13 @@ import { startTestApp, TestApp } from '../helpers/test-app';
  */
 export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; grant: (typeof GRANTS)[number] }> = [
   { method: 'GET', path: '/account/get', grant: '/account' },
+  { method: 'POST', path: '/templates/create', grant: '/templates' },
+  { method: 'GET', path: '/v2/templates', grant: '/templates' },
+  { method: 'GET', path: '/templates/get-templates', grant: '/templates' },
+  { method: 'GET', path: '/v2/templates/some_template', grant: '/templates' },
+  { method: 'GET', path: '/templates/status?template_name=some_template', grant: '/templates' },
+  { method: 'POST', path: '/v2/templates/sync', grant: '/templates' },
+  { method: 'PUT', path: '/templates/update?template_name=some_template', grant: '/templates' },
 ];
 
 describe('Grants', () => {

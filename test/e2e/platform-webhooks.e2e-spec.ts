@@ -14,7 +14,7 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
 
   beforeAll(async () => {
     t = await startTestApp({}, { worker: true });
-    sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 } });
+    sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, templateReviewDelayMs: 100 });
   });
   afterAll(async () => {
     await sandbox.close();
@@ -177,6 +177,30 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
       expect(row.error_code).toEqual(expect.any(Number));
       expect(row.error_title).toEqual(expect.any(String));
     });
+  });
+
+  it('end to end: the sandbox reviewer approves a template, its webhook makes it APPROVED', async () => {
+    const name = `welcome_${account.accountId}`;
+    const created = await t.http.post(
+      '/templates/create',
+      {
+        template_name: name,
+        category: 'UTILITY',
+        language: 'en_US',
+        messagingPhoneId: account.messagingPhoneId,
+        components: [{ type: 'body', parameters: [{ type: 'text', text: 'Hello {{name}}, welcome!' }, { type: 'variable', variable: { text: 'name', value: 'Ann' } }] }],
+      },
+      { token: account.token },
+    );
+    expect(created.body).toMatchObject({ success: true, data: { status: 'PENDING' } });
+    // the sandbox approves after its review delay and posts message_template_status_update
+    const approved = await eventually(async () => {
+      const res = await t.http.get(`/templates/status?template_name=${name}`, { token: account.token });
+      return res.body.data?.status === 'APPROVED' ? res : null;
+    }, 15_000, 'the template to be approved');
+    expect(approved.status).toBe(200);
+    const [event] = await t.db.query(`SELECT type FROM account_events WHERE account_id = $1 AND type = 'template_status_update'`, [account.accountId]);
+    expect(event).toBeDefined();
   });
 
   it('end to end: a message sent through the sandbox reaches read from its status webhooks; an inbound message marks it replied', async () => {

@@ -5,6 +5,7 @@ import { AuthModule } from '@switchboard/auth';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { MessagingModule } from '@switchboard/messaging';
+import { TemplatesModule } from '@switchboard/templates';
 import { HealthController } from './health/health.controller';
 
 /** The REST API process: every domain module's controllers behind the global auth and rate-limit guards. */
@@ -22,6 +23,7 @@ export class ApiModule {
         AuthModule,
         AccountsModule,
         MessagingModule,
+        TemplatesModule,
       ],
       controllers: [HealthController],
     };

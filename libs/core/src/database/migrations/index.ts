@@ -1,8 +1,6 @@
 import { Foundation1763780000000 } from './1763780000000-foundation';
 import { MessagesAndPlatformWebhooks1763783000000 } from './1763783000000-messages-and-platform-webhooks';
+import { Templates1763785000000 } from './1763785000000-templates';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
-export const MIGRATIONS = [
-  Foundation1763780000000,
-  MessagesAndPlatformWebhooks1763783000000,
-];
+export const MIGRATIONS = [Foundation1763780000000, MessagesAndPlatformWebhooks1763783000000, Templates1763785000000];
