@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { AccountsModule } from '@switchboard/accounts';
 import { AuthModule } from '@switchboard/auth';
+import { ContactsModule } from '@switchboard/contacts';
 import { AppConfig, ConfigModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { HealthController } from './health/health.controller';
@@ -12,7 +13,7 @@ export class ApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: ApiModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, TerminusModule, AuthModule, AccountsModule],
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, TerminusModule, AuthModule, AccountsModule, ContactsModule],
       controllers: [HealthController],
     };
   }

@@ -1,4 +1,5 @@
 import { Foundation1763780000000 } from './1763780000000-foundation';
+import { Contacts1763780100000 } from './1763780100000-contacts';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
-export const MIGRATIONS = [Foundation1763780000000];
+export const MIGRATIONS = [Foundation1763780000000, Contacts1763780100000];
