@@ -1,28 +1,20 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { PaginationQuery } from '@switchboard/core';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsInt, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { MAX_ID } from './validators';
+import { IsIdList, IsText } from './validators';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
 export class CreateContactGroupBody {
   @ApiProperty({ example: 'VIP customers', minLength: 1, maxLength: 200, description: 'unique within the account (case-insensitive)' })
   @Transform(trim)
-  @IsString()
-  @MinLength(1, { message: 'name must not be empty' })
-  @MaxLength(200)
+  @IsText(200, 1)
   name: string;
 }
 
 export class GroupMembersBody {
   @ApiProperty({ type: [Number], example: [42, 43], description: "ids of this account's contacts (1 to 1000)" })
-  @IsArray()
-  @ArrayNotEmpty()
-  @ArrayMaxSize(1000)
-  @IsInt({ each: true, message: 'contact_ids must hold integer contact ids' })
-  @Min(1, { each: true, message: 'contact_ids must hold positive contact ids' })
-  @Max(MAX_ID, { each: true, message: 'contact_ids must hold positive contact ids' })
+  @IsIdList(1, 1000, 'contact')
   contact_ids: number[];
 }
 

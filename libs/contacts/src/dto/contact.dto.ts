@@ -1,10 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PaginationQuery } from '@switchboard/core';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsEmail, IsInt, IsOptional, IsString, IsUrl, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import { IsDateOfBirth, IsPhone, MAX_ID, trimToNull } from './validators';
+import { IsBoolean, IsOptional, ValidateIf } from 'class-validator';
+import { IsDateOfBirth, IsEmailAddress, IsIdList, IsPhone, IsText, IsWebUrl, trimToNull } from './validators';
 
-const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: false };
 /** A JSON number of digits is accepted as a phone number (it has no `+` or formatting to lose). */
 const numberToString = ({ value }: { value: unknown }) => (typeof value === 'number' ? String(value) : value);
 
@@ -13,15 +12,13 @@ class ContactProfileFields {
   @ApiPropertyOptional({ example: 'Ada Lovelace', maxLength: 200 })
   @Transform(trimToNull)
   @IsOptional()
-  @IsString()
-  @MaxLength(200)
+  @IsText(200)
   name?: string | null;
 
   @ApiPropertyOptional({ example: 'ada@example.com', maxLength: 320 })
   @Transform(trimToNull)
   @IsOptional()
-  @IsEmail({}, { message: 'email must be an email address' })
-  @MaxLength(320)
+  @IsEmailAddress()
   email?: string | null;
 
   @ApiPropertyOptional({ example: '1990-12-10', description: 'YYYY-MM-DD' })
@@ -33,29 +30,25 @@ class ContactProfileFields {
   @ApiPropertyOptional({ example: 'female', maxLength: 50, description: 'free text' })
   @Transform(trimToNull)
   @IsOptional()
-  @IsString()
-  @MaxLength(50)
+  @IsText(50)
   gender?: string | null;
 
   @ApiPropertyOptional({ example: 'https://instagram.com/ada' })
   @Transform(trimToNull)
   @IsOptional()
-  @IsUrl(URL_OPTIONS, { message: 'instagramUrl must be an http(s) URL' })
-  @MaxLength(2048)
+  @IsWebUrl()
   instagramUrl?: string | null;
 
   @ApiPropertyOptional({ example: 'https://facebook.com/ada' })
   @Transform(trimToNull)
   @IsOptional()
-  @IsUrl(URL_OPTIONS, { message: 'facebookUrl must be an http(s) URL' })
-  @MaxLength(2048)
+  @IsWebUrl()
   facebookUrl?: string | null;
 
   @ApiPropertyOptional({ example: 'https://www.linkedin.com/in/ada' })
   @Transform(trimToNull)
   @IsOptional()
-  @IsUrl(URL_OPTIONS, { message: 'linkedinUrl must be an http(s) URL' })
-  @MaxLength(2048)
+  @IsWebUrl()
   linkedinUrl?: string | null;
 }
 
@@ -70,11 +63,7 @@ export class CreateContactBody extends ContactProfileFields {
 
   @ApiPropertyOptional({ type: [Number], example: [3, 7], description: "ids of this account's contact groups to add the contact to (at most 100)" })
   @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(100)
-  @IsInt({ each: true, message: 'group_ids must hold integer group ids' })
-  @Min(1, { each: true, message: 'group_ids must hold positive group ids' })
-  @Max(MAX_ID, { each: true, message: 'group_ids must hold positive group ids' })
+  @IsIdList(0, 100, 'group')
   group_ids?: number[];
 }
 
@@ -92,8 +81,7 @@ export class ListContactsQuery extends PaginationQuery({ defaultPageSize: 20, ma
   @ApiPropertyOptional({ description: 'case-insensitive substring of the name, number or email', maxLength: 100 })
   @Transform(trimToNull)
   @IsOptional()
-  @IsString()
-  @MaxLength(100)
+  @IsText(100)
   search?: string | null;
 
   @ApiPropertyOptional({ description: 'exact number with country code; `+`, `00` and formatting optional', example: '15550102030' })
