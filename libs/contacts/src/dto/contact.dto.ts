@@ -9,43 +9,43 @@ const numberToString = ({ value }: { value: unknown }) => (typeof value === 'num
 
 /** The optional profile fields shared by create and update (SPEC §4: input-only on creation). */
 class ContactProfileFields {
-  @ApiPropertyOptional({ example: 'Ada Lovelace', maxLength: 200 })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'Ada Lovelace', maxLength: 200 })
   @Transform(trimToNull)
   @IsOptional()
   @IsText(200)
   name?: string | null;
 
-  @ApiPropertyOptional({ example: 'ada@example.com', maxLength: 320 })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'ada@example.com', maxLength: 320 })
   @Transform(trimToNull)
   @IsOptional()
   @IsEmailAddress()
   email?: string | null;
 
-  @ApiPropertyOptional({ example: '1990-12-10', description: 'YYYY-MM-DD' })
+  @ApiPropertyOptional({ type: String, nullable: true, example: '1990-12-10', description: 'YYYY-MM-DD' })
   @Transform(trimToNull)
   @IsOptional()
   @IsDateOfBirth()
   dateOfBirth?: string | null;
 
-  @ApiPropertyOptional({ example: 'female', maxLength: 50, description: 'free text' })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'female', maxLength: 50, description: 'free text' })
   @Transform(trimToNull)
   @IsOptional()
   @IsText(50)
   gender?: string | null;
 
-  @ApiPropertyOptional({ example: 'https://instagram.com/ada' })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'https://instagram.com/ada' })
   @Transform(trimToNull)
   @IsOptional()
   @IsWebUrl()
   instagramUrl?: string | null;
 
-  @ApiPropertyOptional({ example: 'https://facebook.com/ada' })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'https://facebook.com/ada' })
   @Transform(trimToNull)
   @IsOptional()
   @IsWebUrl()
   facebookUrl?: string | null;
 
-  @ApiPropertyOptional({ example: 'https://www.linkedin.com/in/ada' })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'https://www.linkedin.com/in/ada' })
   @Transform(trimToNull)
   @IsOptional()
   @IsWebUrl()
@@ -61,7 +61,7 @@ export class CreateContactBody extends ContactProfileFields {
   @IsPhone()
   contact_number: string;
 
-  @ApiPropertyOptional({ type: [Number], example: [3, 7], description: "ids of this account's contact groups to add the contact to (at most 100)" })
+  @ApiPropertyOptional({ type: 'integer', isArray: true, example: [3, 7], description: "ids of this account's contact groups to add the contact to (at most 100)" })
   @IsOptional()
   @IsIdList(0, 100, 'group')
   group_ids?: number[];
@@ -69,7 +69,7 @@ export class CreateContactBody extends ContactProfileFields {
 
 /** PATCH: every field optional; `null` (or an empty string) clears a profile field. */
 export class UpdateContactBody extends ContactProfileFields {
-  @ApiPropertyOptional({ description: 'true: the contact opted out; nothing is sent to a blocked contact' })
+  @ApiPropertyOptional({ type: Boolean, description: 'true: the contact opted out; nothing is sent to a blocked contact' })
   @ValidateIf((o) => o.isBlocked !== undefined)
   @IsBoolean({ message: 'isBlocked must be true or false' })
   isBlocked?: boolean;
@@ -78,7 +78,7 @@ export class UpdateContactBody extends ContactProfileFields {
 export const UPDATABLE_CONTACT_FIELDS = ['name', 'email', 'isBlocked', 'dateOfBirth', 'gender', 'instagramUrl', 'facebookUrl', 'linkedinUrl'] as const;
 
 export class ListContactsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {
-  @ApiPropertyOptional({ description: 'case-insensitive substring of the name, number or email', maxLength: 100 })
+  @ApiPropertyOptional({ type: String, description: 'case-insensitive substring of the name, number or email', maxLength: 100 })
   @Transform(trimToNull)
   @IsOptional()
   @IsText(100)
@@ -93,7 +93,7 @@ export class ListContactsQuery extends PaginationQuery({ defaultPageSize: 20, ma
 // ---- responses (for Swagger) ----
 
 export class ContactSummary {
-  @ApiProperty({ example: 42 }) contact_id: number;
+  @ApiProperty({ type: 'integer', example: 42 }) contact_id: number;
   @ApiProperty({ example: 'Ada Lovelace', nullable: true, type: String }) name: string | null;
   @ApiProperty({ example: '15550102030', description: 'digits with country code, no +' }) contact_number: string;
 }
@@ -133,7 +133,7 @@ export class ContactDetail extends ContactListItem {
   @ApiProperty({ nullable: true, type: String }) instagramUrl: string | null;
   @ApiProperty({ nullable: true, type: String }) facebookUrl: string | null;
   @ApiProperty({ nullable: true, type: String }) linkedinUrl: string | null;
-  @ApiProperty({ type: [Number], description: 'groups the contact belongs to' }) group_ids: number[];
+  @ApiProperty({ type: 'integer', isArray: true, description: 'groups the contact belongs to' }) group_ids: number[];
   @ApiProperty({ example: '2026-11-22T04:00:00.000Z' }) updated_at: string;
 }
 
@@ -148,7 +148,7 @@ export class ContactDetailResponse {
 
 export class MissingGroupsResponse {
   @ApiProperty({ example: 'Not all groups exist in the database for this account.' }) message: string;
-  @ApiProperty({ type: [Number], example: [99] }) missingGroups: number[];
+  @ApiProperty({ type: 'integer', isArray: true, example: [99] }) missingGroups: number[];
 }
 
 export class MessageResponse {
