@@ -349,6 +349,14 @@ describe('Contacts', () => {
 
       const res = await list(a, '?search=grace');
       expect(res.body.data).toMatchObject({ total: 1, page: 1, pageSize: 20 });
+
+      // a search paginates like the full list, newest first, with the total of all matches
+      const second = await list(a, '?search=a&pageSize=1&page=2');
+      expect(second.body.data).toEqual({ contacts: [expect.objectContaining({ contact_id: adaId, email: 'countess@analytical.org' })], page: 2, pageSize: 1, total: 2 });
+      const beyond = await list(a, '?search=a&page=5');
+      expect(beyond.body.data).toEqual({ contacts: [], page: 5, pageSize: 20, total: 2 });
+      const none = await list(a, '?search=nobody');
+      expect(none.body.data).toEqual({ contacts: [], page: 1, pageSize: 20, total: 0 });
     });
 
     it('matches %, _ and \\ in a search literally', async () => {
