@@ -46,6 +46,14 @@ describe('Contact groups', () => {
       expect(await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE account_id = $1', [a.accountId])).toEqual([{ n: 1 }]);
     });
 
+    it('creates one group when five requests for one name race', async () => {
+      const results = await Promise.all(['Launch', 'launch', 'LAUNCH', 'Launch', ' launch '].map((name) => createGroup(a, { name })));
+      expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
+      const winner = results.find((r) => r.status === 201)!.body.data.group.group_id;
+      for (const r of results.filter((x) => x.status === 409)) expect(r.body.group_id).toBe(winner);
+      expect(await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE account_id = $1', [a.accountId])).toEqual([{ n: 1 }]);
+    });
+
     it('lets two accounts use the same group name', async () => {
       const b = await t.createAccount();
       expect((await createGroup(a, { name: 'VIP' })).status).toBe(201);
