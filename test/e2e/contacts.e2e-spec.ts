@@ -384,6 +384,8 @@ describe('Contacts', () => {
 
       const none = await list(a, '?phone=15550102039');
       expect(none.body.data).toEqual({ contacts: [], page: 1, pageSize: 20, total: 0 });
+      // an empty phone (or search) is no filter
+      expect((await list(a, '?phone=&search=')).body.data.total).toBe(2);
     });
 
     it('answers 400 naming phone for an implausible phone query', async () => {

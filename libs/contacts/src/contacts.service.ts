@@ -122,12 +122,13 @@ export class ContactsService {
   /**
    * For messaging: the account's contact with this number, created (with `name`) when there is none.
    * Race-safe (INSERT … ON CONFLICT DO NOTHING, then SELECT). `number` may be in any accepted format;
-   * an implausible number is a 400 naming `contact_number`. Pass `manager` to take part in a transaction.
+   * an implausible number is a 400 naming `contact_number`; the name is cut to 200 characters. Pass `manager` to take
+   * part in a transaction (READ COMMITTED, the default: the SELECT after a lost insert must see the winner's row).
    */
   async findOrCreateByNumber(accountId: string, number: string, name?: string | null, manager?: EntityManager): Promise<{ contact: Contact; created: boolean }> {
     const contactNumber = normalizePhone(number);
     if (!contactNumber) throw validationException([{ field: 'contact_number', message: `contact_number must be ${PHONE_FORMAT_HINT}` }]);
-    const trimmed = name?.trim() || null;
+    const trimmed = name?.trim().slice(0, 200) || null;
     return this.insertOrGet(manager ?? this.contacts.manager, accountId, { contactNumber, name: trimmed });
   }
 

@@ -85,9 +85,10 @@ export class ListContactsQuery extends PaginationQuery({ defaultPageSize: 20, ma
   search?: string | null;
 
   @ApiPropertyOptional({ description: 'exact number with country code; `+`, `00` and formatting optional', example: '15550102030' })
+  @Transform(trimToNull)
   @IsOptional()
   @IsPhone()
-  phone?: string;
+  phone?: string | null;
 }
 
 // ---- responses (for Swagger) ----
