@@ -225,6 +225,15 @@ describe('Contacts', () => {
       expect(await members(vip)).toEqual([Number(stored[0].id)]);
     });
 
+    it('keeps the list total exact through racing creates of new and existing numbers', async () => {
+      const numbers = Array.from({ length: 30 }, (_, i) => `+49 151 0000 ${String(i % 20).padStart(4, '0')}`); // 20 distinct
+      const results = await Promise.all(numbers.map((n) => create(a, { contact_number: n })));
+      expect(results.every((r) => r.status === 200)).toBe(true);
+      const list = await t.http.get('/v2/contacts', { token: a.token });
+      expect(list.body.data.total).toBe(20);
+      expect(list.body.data.total).toBe((await rows(a.accountId)).length);
+    });
+
     it('lets two accounts have a contact with the same number', async () => {
       const b = await t.createAccount();
       const ra = await create(a, { contact_number: '15550102030', name: 'A’s Ada' });

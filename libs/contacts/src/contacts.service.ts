@@ -367,7 +367,10 @@ export function contactListSql(accountId: string, query: ContactSearch): Contact
       kind: 'separate',
       pageSql: `SELECT ${contactColumns()} FROM contacts WHERE ${filter} ORDER BY created_at DESC, id DESC ${limit}`,
       pageParams,
-      countSql: `SELECT count(*)::int AS total FROM contacts WHERE ${filter}`,
+      // Unfiltered: the trigger-maintained count (contact_counts) instead of counting every row of the account.
+      countSql: query.phone
+        ? `SELECT count(*)::int AS total FROM contacts WHERE ${filter}`
+        : `SELECT COALESCE((SELECT total::int FROM contact_counts WHERE account_id = $1), 0) AS total`,
       countParams: params,
     };
   }
