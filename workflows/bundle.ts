@@ -10,8 +10,9 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { BundleOptions } from '@temporalio/worker';
 
-type WebpackConfig = { resolve?: { alias?: unknown } & Record<string, unknown> } & Record<string, unknown>;
+type WebpackConfigHook = NonNullable<BundleOptions['webpackConfigHook']>;
 
 /** The workflow entry point: workflows/index.ts from the sources, dist/workflows/index.js after `npm run build`. */
 export const automationWorkflowsPath: string = ['index.ts', 'index.js']
@@ -22,26 +23,25 @@ export const automationWorkflowsPath: string = ['index.ts', 'index.js']
 export const engineSourcePath: string = resolve(__dirname, '..', 'libs', 'engine', 'src');
 
 /** Adds the `@switchboard/engine` alias to Temporal's webpack configuration. */
-export function automationWebpackConfigHook<C extends WebpackConfig>(config: C): C {
-  const resolveOptions = (config.resolve ?? {}) as Record<string, unknown>;
+export const automationWebpackConfigHook: WebpackConfigHook = (config) => {
+  const resolveOptions = config.resolve ?? {};
   const alias = resolveOptions.alias;
-  const engine = { '@switchboard/engine$': engineSourcePath };
   return {
     ...config,
     resolve: {
       ...resolveOptions,
       alias: Array.isArray(alias)
         ? [...alias, { name: '@switchboard/engine', alias: engineSourcePath, onlyModule: true }]
-        : { ...(alias as Record<string, unknown> | undefined), ...engine },
+        : { ...alias, '@switchboard/engine$': engineSourcePath },
     },
   };
-}
+};
 
 /**
  * Options for `bundleWorkflowCode` (prebuilt bundle) or, as `bundlerOptions`, for `Worker.create` /
  * `Worker.runReplayHistory` with `workflowsPath: automationWorkflowsPath`.
  */
-export const automationBundlerOptions = {
+export const automationBundlerOptions: { webpackConfigHook: WebpackConfigHook } = {
   webpackConfigHook: automationWebpackConfigHook,
 };
 

@@ -336,3 +336,5 @@ export class HistoryBuilder {
     return JSON.parse(JSON.stringify({ events: this.events })) as HistoryJson;
   }
 }
+
+export type { RecordedCommand, ReplayRecorderSinks } from './replay-recorder';
