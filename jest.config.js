@@ -24,6 +24,10 @@ const common = {
   moduleNameMapper,
 };
 
+// The live Temporal suite is not part of `npm test`: its project exists only when selected
+// (`npm run test:temporal` = `jest --selectProjects temporal`), and it skips itself without TEMPORAL_ADDRESS.
+const temporalSelected = process.argv.some((arg) => arg === 'temporal' || arg === '--selectProjects=temporal');
+
 module.exports = {
   watchman: false,
   testTimeout: 30000,
@@ -37,5 +41,8 @@ module.exports = {
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
     },
+    ...(temporalSelected
+      ? [{ ...common, displayName: 'temporal', testMatch: ['<rootDir>/test/temporal/**/*.live-spec.ts'], testTimeout: 120000 }]
+      : []),
   ],
 };
