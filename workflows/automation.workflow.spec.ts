@@ -503,3 +503,52 @@ describe('(e) what replay does not check, asserted on the interpreter', () => {
     expect(workflowIdForRun(RUN_ID)).toBe(`automation-run-${RUN_ID}`);
   });
 });
+
+describe('history builder (test/helpers/temporal-history.ts)', () => {
+  it('writes Temporal JSON that historyFromJSON accepts, with linked event ids and base64 json/plain payloads', () => {
+    const { historyFromJSON } = require('@temporalio/common/lib/proto-utils') as typeof import('@temporalio/common/lib/proto-utils');
+    const input = inputFor(delayDefinition('1h'));
+    const json = history(input)
+      .workflowTask()
+      .scheduleActivity('recordRunState')
+      .completeActivity()
+      .workflowTask()
+      .startTimer(HOUR)
+      .signal('reply', { reply: { text: 'hi' } })
+      .workflowTask()
+      .cancelTimer()
+      .completeWorkflow({ done: true })
+      .toJSON();
+    expect(json.events.map((e) => e.eventType.replace('EVENT_TYPE_', ''))).toEqual([
+      'WORKFLOW_EXECUTION_STARTED',
+      'WORKFLOW_TASK_SCHEDULED',
+      'WORKFLOW_TASK_STARTED',
+      'WORKFLOW_TASK_COMPLETED',
+      'ACTIVITY_TASK_SCHEDULED',
+      'ACTIVITY_TASK_STARTED',
+      'ACTIVITY_TASK_COMPLETED',
+      'WORKFLOW_TASK_SCHEDULED',
+      'WORKFLOW_TASK_STARTED',
+      'WORKFLOW_TASK_COMPLETED',
+      'TIMER_STARTED',
+      'WORKFLOW_EXECUTION_SIGNALED',
+      'WORKFLOW_TASK_SCHEDULED',
+      'WORKFLOW_TASK_STARTED',
+      'WORKFLOW_TASK_COMPLETED',
+      'TIMER_CANCELED',
+      'WORKFLOW_EXECUTION_COMPLETED',
+    ]);
+    const byId = (id: number) => json.events[id - 1] as Record<string, any>;
+    expect(byId(5).activityTaskScheduledEventAttributes).toMatchObject({ activityId: '1', workflowTaskCompletedEventId: '4' });
+    expect(byId(7).activityTaskCompletedEventAttributes).toMatchObject({ scheduledEventId: '5', startedEventId: '6' });
+    expect(byId(11).timerStartedEventAttributes).toMatchObject({ timerId: '1', startToFireTimeout: '3600s' });
+    expect(byId(16).timerCanceledEventAttributes).toMatchObject({ timerId: '1', startedEventId: '11', workflowTaskCompletedEventId: '15' });
+    const started = byId(1).workflowExecutionStartedEventAttributes;
+    expect(started.input.payloads[0].metadata.encoding).toBe(Buffer.from('json/plain').toString('base64'));
+    expect(decodePayload(started.input.payloads[0])).toEqual(JSON.parse(JSON.stringify(input)));
+
+    const parsed = historyFromJSON(json);
+    expect(parsed.events).toHaveLength(17);
+    expect(parsed.events?.[10].timerStartedEventAttributes?.timerId).toBe('1');
+  });
+});
