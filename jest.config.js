@@ -24,10 +24,6 @@ const common = {
   moduleNameMapper,
 };
 
-// The live Temporal suite is not part of `npm test`: its project exists only when selected
-// (`npm run test:temporal` = `jest --selectProjects temporal`), and it skips itself without TEMPORAL_ADDRESS.
-const temporalSelected = process.argv.some((arg) => arg === 'temporal' || arg === '--selectProjects=temporal');
-
 module.exports = {
   watchman: false,
   testTimeout: 30000,
@@ -41,8 +37,16 @@ module.exports = {
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
     },
-    ...(temporalSelected
-      ? [{ ...common, displayName: 'temporal', testMatch: ['<rootDir>/test/temporal/**/*.live-spec.ts'], testTimeout: 120000 }]
-      : []),
   ],
 };
+
+// The live Temporal suite (test/temporal/*.live-spec.ts) is not part of `npm test`: its project exists only when
+// selected (`npm run test:temporal` = `jest --selectProjects temporal`), and it skips itself without TEMPORAL_ADDRESS.
+if (process.argv.some((arg) => arg === 'temporal' || arg === '--selectProjects=temporal')) {
+  module.exports.projects.push({
+    ...common,
+    displayName: 'temporal',
+    testMatch: ['<rootDir>/test/temporal/**/*.live-spec.ts'],
+    testTimeout: 120000,
+  });
+}
