@@ -413,6 +413,29 @@ describe('automationWorkflow replay', () => {
     });
   });
 
+  describe('failed runs', () => {
+    it('an invalid definition fails the run: recorded, then the workflow completes with status failed', async () => {
+      const broken = { ...delayDefinition('1h'), startNodeId: 'nowhere' };
+      const json = history(inputFor(broken)).workflowTask().scheduleActivity('recordRunState').completeActivity().workflowTask().completeWorkflow().toJSON();
+      const commands = await replayHistory(bundle, json);
+      expect(shape(commands)).toEqual(['recordRunState:failed', 'result:failed']);
+      expect(finalState(commands).error).toMatchObject({ code: 'invalid_definition' });
+    });
+
+    it('a binding error fails the run without performing anything', async () => {
+      const json = history({ ...inputFor(replyDefinition()), payload: { order: { id: 'A-17' } } })
+        .workflowTask()
+        .scheduleActivity('recordRunState')
+        .completeActivity()
+        .workflowTask()
+        .completeWorkflow()
+        .toJSON();
+      const commands = await replayHistory(bundle, json);
+      expect(shape(commands)).toEqual(['recordRunState:failed', 'result:failed']);
+      expect(finalState(commands).error).toMatchObject({ code: 'binding_error', nodeId: 'ask', field: 'to' });
+    });
+  });
+
   describe('continue-as-new', () => {
     it('continues as new past the history threshold, carrying the state and the buffered replies', async () => {
       const input = inputFor(replyDefinition('1d'), { continueAsNewAfterEvents: 9 });
