@@ -39,3 +39,14 @@ module.exports = {
     },
   ],
 };
+
+// The live Temporal suite (test/temporal/*.live-spec.ts) is not part of `npm test`: its project exists only when
+// selected (`npm run test:temporal` = `jest --selectProjects temporal`), and it skips itself without TEMPORAL_ADDRESS.
+if (process.argv.some((arg) => arg === 'temporal' || arg === '--selectProjects=temporal')) {
+  module.exports.projects.push({
+    ...common,
+    displayName: 'temporal',
+    testMatch: ['<rootDir>/test/temporal/**/*.live-spec.ts'],
+    testTimeout: 120000,
+  });
+}

@@ -1,0 +1,146 @@
+/**
+ * The Temporal live suite: the automation workflow on a real Temporal server, with stub activities that record
+ * their calls. Runs only when TEMPORAL_ADDRESS is set (e.g. `temporal server start-dev` → TEMPORAL_ADDRESS=
+ * localhost:7233 npm run test:temporal); otherwise it says so and skips. Not part of `npm test`.
+ *
+ * Env: TEMPORAL_ADDRESS (host:port), TEMPORAL_NAMESPACE (default `default`).
+ */
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { RunState } from '@switchboard/engine';
+import type { AutomationActivities, PerformEffectInput, PerformEffectResult, RecordRunStateInput } from '../../workflows/activities';
+import type { AutomationWorkflowInput } from '../../workflows/automation.workflow';
+import { automationWorkflowOptions } from '../../workflows/bundle';
+import { queryRunState, signalReply, startAutomationRun } from '../../workflows/client';
+import { workflowIdForRun } from '../../workflows/ids';
+import { customerPayload, delayDefinition, replyDefinition } from '../fixtures/automation-scenarios';
+
+const address = process.env.TEMPORAL_ADDRESS?.trim();
+const namespace = process.env.TEMPORAL_NAMESPACE?.trim() || 'default';
+
+if (!address) {
+  process.stdout.write('\nTemporal live suite skipped: TEMPORAL_ADDRESS is not set\n\n');
+}
+const describeLive = address ? describe : describe.skip;
+
+describeLive(`Temporal live suite (${address ?? 'TEMPORAL_ADDRESS is not set'}, namespace ${namespace})`, () => {
+  const taskQueue = `switchboard-live-${process.pid}-${Date.now()}`;
+  const performed: PerformEffectInput[] = [];
+  const recorded: RecordRunStateInput[] = [];
+  const outcomesByKey = new Map<string, PerformEffectResult>();
+
+  /** Stub activities, idempotent by idempotencyKey like the real ones must be. */
+  const activities: AutomationActivities = {
+    async performEffect(input) {
+      const seen = outcomesByKey.get(input.idempotencyKey);
+      if (seen) return seen;
+      performed.push(input);
+      const outcome: PerformEffectResult = { ok: true, result: { messageId: `wamid.live.${input.runId}.${input.seq}` } };
+      outcomesByKey.set(input.idempotencyKey, outcome);
+      return outcome;
+    },
+    async recordRunState(input) {
+      recorded.push(input);
+    },
+  };
+
+  let nativeConnection: NativeConnection | undefined;
+  let connection: Connection | undefined;
+  let client: Client;
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+
+  beforeAll(async () => {
+    try {
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+    } catch {
+      // already installed
+    }
+    nativeConnection = await NativeConnection.connect({ address });
+    worker = await Worker.create({ connection: nativeConnection, namespace, taskQueue, activities, ...automationWorkflowOptions() });
+    running = worker.run();
+    connection = await Connection.connect({ address });
+    client = new Client({ connection, namespace });
+  }, 120_000);
+
+  afterAll(async () => {
+    if (worker && worker.getState() === 'RUNNING') worker.shutdown();
+    await running?.catch(() => undefined);
+    await connection?.close();
+    await nativeConnection?.close();
+  }, 60_000);
+
+  const inputFor = (definition: AutomationWorkflowInput['definition']): AutomationWorkflowInput => ({
+    runId: randomUUID(),
+    accountId: '42',
+    definition,
+    version: 1,
+    payload: customerPayload,
+    contact: { phone: customerPayload.customer.phone, name: customerPayload.customer.name },
+  });
+  const sentBy = (runId: string) =>
+    performed.filter((p) => p.runId === runId).map((p) => (p.effect.type === 'send_template' ? p.effect.templateName : p.effect.type));
+  const outcomes = (state: RunState) => state.history.map((h) => `${h.nodeId}:${h.outcome}`);
+
+  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe().catch(() => undefined);
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('reply path: send → wait_for_reply → signal "yes" → condition → send → end', async () => {
+    const input = inputFor(replyDefinition('60s'));
+    const { handle } = await startAutomationRun(client, input, { taskQueue });
+    expect(handle.workflowId).toBe(workflowIdForRun(input.runId));
+    const waiting = await until('the run to wait for a reply', async () => {
+      const state = await queryRunState(client, input.runId);
+      return state.waitingFor?.kind === 'reply' ? state : undefined;
+    });
+    expect(waiting.waitingFor).toMatchObject({ nodeId: 'wait', timeoutMs: 60_000 });
+
+    expect(await signalReply(client, input.runId, { reply: { text: 'Yes', messageId: `wamid.in.${input.runId}` } })).toBe(true);
+    const state = await handle.result();
+    expect(state.status).toBe('completed');
+    expect(outcomes(state)).toEqual(['ask:completed', 'wait:branch:1', 'check:rule:0', 'vip_thanks:completed', 'done:end']);
+    expect(sentBy(input.runId)).toEqual(['order_confirm', 'vip_thanks']);
+    const idempotencyKeys = performed.filter((p) => p.runId === input.runId).map((p) => p.idempotencyKey);
+    expect(idempotencyKeys).toEqual([`run:${input.runId}:step:1`, `run:${input.runId}:step:4`]);
+    const states = recorded.filter((r) => r.runId === input.runId).map((r) => r.state.status);
+    expect(states.at(-1)).toBe('completed');
+
+    // The execution is closed: a late reply is nobody's, and a retried start does not run it again.
+    expect(await signalReply(client, input.runId, { reply: { text: 'yes again' } })).toBe(false);
+    const again = await startAutomationRun(client, input, { taskQueue });
+    expect(again.alreadyClosed).toBe(true);
+    expect(sentBy(input.runId)).toHaveLength(2);
+  }, 60_000);
+
+  it('timeout path: no reply → the timeout branch after the wait', async () => {
+    const input = inputFor(replyDefinition(2));
+    const startedAt = Date.now();
+    const { handle } = await startAutomationRun(client, input, { taskQueue });
+    const state = await handle.result();
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(2000);
+    expect(outcomes(state)).toEqual(['ask:completed', 'wait:timeout', 'reminder:completed', 'done:end']);
+    expect(sentBy(input.runId)).toEqual(['order_confirm', 'order_reminder']);
+  }, 60_000);
+
+  it('delay path: delay 1s → send → end; a retried start while running joins the same execution', async () => {
+    const input = inputFor(delayDefinition(1));
+    const startedAt = Date.now();
+    const first = await startAutomationRun(client, input, { taskQueue });
+    const second = await startAutomationRun(client, input, { taskQueue });
+    expect(second.alreadyClosed).toBe(false);
+    const [a, b] = await Promise.all([first.handle.describe(), second.handle.describe()]);
+    expect(b.runId).toBe(a.runId);
+    const state = await first.handle.result();
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1000);
+    expect(outcomes(state)).toEqual(['pause:timer_fired', 'follow_up:completed', 'done:end']);
+    expect(sentBy(input.runId)).toEqual(['follow_up']);
+  }, 60_000);
+});

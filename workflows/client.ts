@@ -1,0 +1,75 @@
+/**
+ * Node-side helpers for the API's Temporal client (NOT part of the workflow bundle). They use the workflow's
+ * names, not its module, so importing them does not load workflow code.
+ *
+ * Id policy: the workflow id is `automation-run-<runId>` (one execution per run).
+ * - `workflowIdConflictPolicy: 'USE_EXISTING'`: starting a run that is already running returns the running
+ *   execution (a retried webhook/queue job does not fail and does not start a second execution).
+ * - `workflowIdReusePolicy: 'REJECT_DUPLICATE'`: a run whose execution has closed (completed, failed,
+ *   terminated) is never started again; the start throws `WorkflowExecutionAlreadyStartedError`, which
+ *   `startAutomationRun` turns into `{ alreadyClosed: true }` with a handle to the closed execution.
+ * Create the run row (and its runId) BEFORE starting, in the same request that accepts the webhook, so a retry
+ * reuses the same runId and therefore the same workflow id.
+ */
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import type { RunState } from '@switchboard/engine';
+import type { AutomationWorkflowInput, ReplyEvent, automationWorkflow } from './automation.workflow';
+import { AUTOMATION_WORKFLOW_TYPE, GET_STATE_QUERY_NAME, REPLY_SIGNAL_NAME, workflowIdForRun } from './ids';
+
+export type AutomationWorkflowHandle = WorkflowHandle<typeof automationWorkflow>;
+
+export interface StartAutomationRunOptions {
+  taskQueue: string;
+}
+
+/**
+ * Starts the run's workflow, idempotently: a second call for a running run returns that execution (server-side
+ * USE_EXISTING); for a closed one it returns a handle to it (REJECT_DUPLICATE refused the start). Either way the
+ * run executes at most once. `alreadyClosed` is true in the second case.
+ */
+export async function startAutomationRun(
+  client: Client,
+  input: AutomationWorkflowInput,
+  options: StartAutomationRunOptions,
+): Promise<{ handle: AutomationWorkflowHandle; alreadyClosed: boolean }> {
+  const workflowId = workflowIdForRun(input.runId);
+  try {
+    const handle = await client.workflow.start<typeof automationWorkflow>(AUTOMATION_WORKFLOW_TYPE, {
+      taskQueue: options.taskQueue,
+      workflowId,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+    return { handle, alreadyClosed: false };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      return { handle: client.workflow.getHandle<typeof automationWorkflow>(workflowId), alreadyClosed: true };
+    }
+    throw err;
+  }
+}
+
+/**
+ * Delivers a customer reply to a waiting run. Resolves false when the run's execution does not exist or has
+ * closed (the reply is then nobody's: the run finished or timed out). Pass the inbound `messageId` in `reply`.
+ */
+export async function signalReply(client: Client, runId: string, event: ReplyEvent): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(workflowIdForRun(runId)).signal<[ReplyEvent]>(REPLY_SIGNAL_NAME, event);
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+/** The run's current engine state, from the workflow (works on closed executions too, while retained). */
+export async function queryRunState(client: Client, runId: string): Promise<RunState> {
+  return client.workflow.getHandle(workflowIdForRun(runId)).query<RunState>(GET_STATE_QUERY_NAME);
+}
