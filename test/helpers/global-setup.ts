@@ -12,10 +12,7 @@ import { ensureLocalServices, withDatabase } from '../../scripts/local-services'
  */
 export default async function globalSetup() {
   // Tests that run real processes (CLI, worker crash tests) use the compiled output; SWC takes about a second.
-  execFileSync(process.execPath, [join(__dirname, '..', '..', 'node_modules', '@swc', 'cli', 'bin', 'swc.js'), 'apps', 'libs', 'scripts', 'test/bench', '--ignore', '**/*.spec.ts', '-d', 'dist', '--config-file', '.swcrc', '--quiet'], {
-    cwd: join(__dirname, '..', '..'),
-    stdio: 'inherit',
-  });
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: join(__dirname, '..', '..'), stdio: 'inherit' });
   const services = await ensureLocalServices((line) => process.stderr.write(`${line}\n`));
   const template = `sbt_template_${process.pid}`;
   const admin = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
