@@ -2,7 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { AccountsModule } from '@switchboard/accounts';
 import { AuthModule } from '@switchboard/auth';
-import { AppConfig, ConfigModule, RedisModule } from '@switchboard/core';
+import { AutomationsModule } from '@switchboard/automations';
+import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { HealthController } from './health/health.controller';
 
@@ -12,7 +13,16 @@ export class ApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: ApiModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, TerminusModule, AuthModule, AccountsModule],
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(),
+        RedisModule,
+        QueueModule.forRoot(),
+        TerminusModule,
+        AuthModule,
+        AccountsModule,
+        AutomationsModule.forRoot(),
+      ],
       controllers: [HealthController],
     };
   }
