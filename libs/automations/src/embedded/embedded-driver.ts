@@ -123,7 +123,10 @@ export class EmbeddedDriver {
   private startContact(run: LockedRun) {
     const bound = contactFromPayload(run.payload);
     const contact: Record<string, string> = {};
-    if (bound.name) contact.name = bound.name;
+    const top = (run.payload ?? {}) as Record<string, unknown>;
+    // Keyword runs: the payload is the inbound message, `name` is the sender's profile name.
+    const name = bound.name ?? (!bound.phone && typeof top.name === 'string' && top.name.trim() ? top.name.trim() : undefined);
+    if (name) contact.name = name;
     if (bound.email) contact.email = bound.email;
     if (run.contact_phone) contact.phone = run.contact_phone;
     if (run.contact_id) contact.id = run.contact_id;
@@ -175,7 +178,7 @@ export class EmbeddedDriver {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const code = (error as { code?: unknown })?.code;
-      this.logger.warn({ msg: 'step failed', runId: run.id, seq: effect.seq, effect: effect.type, error: message });
+      this.logger.log({ msg: 'step failed', runId: run.id, seq: effect.seq, effect: effect.type, error: message });
       return { type: 'effect_failed', seq: effect.seq, error: typeof code === 'string' ? { message, code } : { message } };
     }
   }
