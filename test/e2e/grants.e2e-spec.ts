@@ -7,6 +7,11 @@ import { startTestApp, TestApp } from '../helpers/test-app';
  */
 export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; grant: (typeof GRANTS)[number] }> = [
   { method: 'GET', path: '/account/get', grant: '/account' },
+  { method: 'GET', path: '/workflows/active', grant: '/workflows' },
+  { method: 'POST', path: '/v1/workflows', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflows/1', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflows/1/runs', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflow-runs/00000000-0000-4000-8000-000000000000', grant: '/workflows' },
 ];
 
 describe('Grants', () => {
