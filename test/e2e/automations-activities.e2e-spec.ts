@@ -4,6 +4,7 @@ import {
   AutomationsWorkerModule,
   DefaultAutomationActivities,
   EmbeddedDriver,
+  WorkflowRunsService,
   type SendSessionMessageInput,
   type SendTemplateInput,
   type TriggerCampaignInput,
@@ -129,5 +130,24 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
       { seq: 1, nodeId: 'hello', type: 'send_session_message', outcome: 'completed' },
       { seq: 2, nodeId: 'done', type: 'end', outcome: 'end' },
     ]);
+  });
+
+  it('a run whose payload names no phone is bound to the recipient of its first message, so replies reach it', async () => {
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'ask',
+      nodes: [
+        { id: 'ask', type: 'send_session_message', to: '{{payload.customer.mobile}}', text: 'Still interested?', buttons: [{ text: 'Yes', payload: 'YES' }], next: 'wait' },
+        { id: 'wait', type: 'wait_for_reply', timeout: '1d', branches: [{ match: { type: 'button', payload: 'YES' }, next: 'done' }], onTimeout: 'done' },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { customer: { mobile: '+44 7700 900777' } })).body;
+    await waitForRun(t, account.token, runId, ['waiting']);
+    const [row] = await t.db.query('SELECT contact_phone FROM workflow_runs WHERE id = $1', [runId]);
+    expect(row.contact_phone).toBe('447700900777');
+    expect(await worker.get(WorkflowRunsService).deliverReply(account.accountId, null, '447700900777', { buttonPayload: 'YES', messageId: 'w1' })).toEqual([runId]);
+    const run = await waitForRun(t, account.token, runId, ['completed']);
+    expect(run.history.map((h: any) => h.outcome)).toEqual(['completed', 'branch:0', 'end']);
   });
 });
