@@ -91,4 +91,16 @@ describe('Embedded driver recovery', () => {
     const [run] = await t.db.query(`SELECT id FROM workflow_runs WHERE workflow_id = $1 LIMIT 1`, [wf.id]);
     expect(ids).toContain(`${run.id}:1:timer`);
   });
+
+  it('the periodic sweep leaves future timers alone and fires overdue ones whose job is lost', async () => {
+    const wf = await delayWorkflow(3600);
+    const [runId] = await startRuns(wf.identifier, 1);
+    await waitFor(async () => (await statuses(wf.id)).waiting === 1, 10_000, 'a waiting run');
+    const driver = (restarted ?? t.worker!).get(EmbeddedDriver);
+    await queue.queue.obliterate({ force: true });
+    expect(await driver.recover({ full: false })).toEqual({ started: 0, resumed: 0, timers: 0 });
+    await t.db.query(`UPDATE workflow_runs SET wake_at = now() - interval '10 seconds' WHERE id = $1`, [runId]);
+    expect(await driver.recover({ full: false })).toEqual({ started: 0, resumed: 0, timers: 1 });
+    await waitFor(async () => (await statuses(wf.id)).completed === 1, 10_000, 'the overdue run to complete');
+  });
 });
