@@ -434,6 +434,7 @@ describe('Contacts', () => {
             instagramUrl: null,
             facebookUrl: null,
             linkedinUrl: null,
+            customFields: {},
             group_ids: [vip],
           },
         },

@@ -24,6 +24,11 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
   { method: 'DELETE', path: '/v2/contact-groups/1', grant: '/contacts' },
   { method: 'POST', path: '/v2/contact-groups/1/members', grant: '/contacts' },
   { method: 'DELETE', path: '/v2/contact-groups/1/members', grant: '/contacts' },
+  { method: 'GET', path: '/workflows/active', grant: '/workflows' },
+  { method: 'POST', path: '/v1/workflows', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflows/1', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflows/1/runs', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflow-runs/00000000-0000-4000-8000-000000000000', grant: '/workflows' },
 ];
 
 describe('Grants', () => {

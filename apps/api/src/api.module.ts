@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { AccountsModule } from '@switchboard/accounts';
 import { AuthModule } from '@switchboard/auth';
+import { AutomationsModule } from '@switchboard/automations';
 import { ContactsModule } from '@switchboard/contacts';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
@@ -26,6 +27,7 @@ export class ApiModule {
         ContactsModule,
         MessagingModule,
         TemplatesModule,
+        AutomationsModule.forRoot(),
       ],
       controllers: [HealthController],
     };

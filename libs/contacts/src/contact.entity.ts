@@ -37,6 +37,10 @@ export class Contact {
   @Column({ name: 'linkedin_url', type: 'text', nullable: true })
   linkedinUrl: string | null;
 
+  /** Free-form fields set by automations (`update_contact`), e.g. `{"last_order": "A-1"}`. */
+  @Column({ name: 'custom_fields', type: 'jsonb', default: {} })
+  customFields: Record<string, unknown>;
+
   @Column({ name: 'is_blocked', type: 'boolean', default: false })
   isBlocked: boolean;
 

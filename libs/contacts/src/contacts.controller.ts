@@ -48,6 +48,7 @@ function contactDetail(c: ContactWithGroups) {
     instagramUrl: c.instagramUrl,
     facebookUrl: c.facebookUrl,
     linkedinUrl: c.linkedinUrl,
+    customFields: c.customFields,
     group_ids: c.groupIds.map(Number),
     updated_at: c.updatedAt.toISOString(),
   };

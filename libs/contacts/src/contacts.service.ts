@@ -52,6 +52,7 @@ const CONTACT_FIELDS: Array<[keyof Contact, string]> = [
   ['instagramUrl', 'instagram_url'],
   ['facebookUrl', 'facebook_url'],
   ['linkedinUrl', 'linkedin_url'],
+  ['customFields', 'custom_fields'],
   ['isBlocked', 'is_blocked'],
   ['platform', 'platform'],
   ['createdAt', 'created_at'],

@@ -2,7 +2,17 @@ import { Foundation1763780000000 } from './1763780000000-foundation';
 import { Contacts1763780100000 } from './1763780100000-contacts';
 import { MessagesAndPlatformWebhooks1763783000000 } from './1763783000000-messages-and-platform-webhooks';
 import { Templates1763785000000 } from './1763785000000-templates';
+import { Automations1763790000000 } from './1763790000000-automations';
 import { ContactCounts1763791000000 } from './1763791000000-contact-counts';
+import { ContactCustomFields1763792000000 } from './1763792000000-contact-custom-fields';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
-export const MIGRATIONS = [Foundation1763780000000, Contacts1763780100000, MessagesAndPlatformWebhooks1763783000000, Templates1763785000000, ContactCounts1763791000000];
+export const MIGRATIONS = [
+  Foundation1763780000000,
+  Contacts1763780100000,
+  MessagesAndPlatformWebhooks1763783000000,
+  Templates1763785000000,
+  Automations1763790000000,
+  ContactCounts1763791000000,
+  ContactCustomFields1763792000000,
+];
