@@ -5,6 +5,7 @@ import { AuthModule } from '@switchboard/auth';
 import { ContactsModule } from '@switchboard/contacts';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
+import { FlowsModule } from '@switchboard/flows';
 import { MessagingModule } from '@switchboard/messaging';
 import { TemplatesModule } from '@switchboard/templates';
 import { HealthController } from './health/health.controller';
@@ -26,6 +27,7 @@ export class ApiModule {
         ContactsModule,
         MessagingModule,
         TemplatesModule,
+        FlowsModule,
       ],
       controllers: [HealthController],
     };

@@ -1,6 +1,7 @@
 import { Account, PhoneNumber } from '@switchboard/accounts';
 import { ApiClient } from '@switchboard/auth';
 import { Contact, ContactGroup, ContactGroupMember } from '@switchboard/contacts';
+import { Flow, FlowResponse } from '@switchboard/flows';
 import { Message, PlatformWebhookEvent } from '@switchboard/messaging';
 import { Template } from '@switchboard/templates';
 
@@ -18,4 +19,6 @@ export const ALL_ENTITIES = [
   Message,
   PlatformWebhookEvent,
   Template,
+  Flow,
+  FlowResponse,
 ];
