@@ -24,6 +24,13 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
   { method: 'DELETE', path: '/v2/contact-groups/1', grant: '/contacts' },
   { method: 'POST', path: '/v2/contact-groups/1/members', grant: '/contacts' },
   { method: 'DELETE', path: '/v2/contact-groups/1/members', grant: '/contacts' },
+  { method: 'POST', path: '/flow/create', grant: '/flow' },
+  { method: 'PUT', path: '/flow/update', grant: '/flow' },
+  { method: 'DELETE', path: '/flow/delete', grant: '/flow' },
+  { method: 'GET', path: '/v2/flows', grant: '/flow' },
+  { method: 'GET', path: '/v2/flows/1', grant: '/flow' },
+  { method: 'GET', path: '/v2/flows/1/responses', grant: '/flow' },
+  { method: 'POST', path: '/v2/flows/1/send', grant: '/flow' },
 ];
 
 describe('Grants', () => {
