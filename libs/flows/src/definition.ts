@@ -18,6 +18,8 @@ export const INPUT_TYPES = ['text', 'email', 'number', 'phone', 'passcode', 'pas
 export const SCREEN_ID = /^[A-Z][A-Z_]{0,99}$/;
 /** Field names end up in `${form.<name>}` bindings and as keys of the completed form's reply. */
 export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,79}$/;
+/** Meta: at most 50 components per screen. */
+export const MAX_CHILDREN = 50;
 /** Reserved: the completed form's reply carries the flow_token next to the fields. */
 const RESERVED_FIELD_NAMES = new Set(['flow_token']);
 
@@ -140,6 +142,7 @@ export function validateDefinition(input: unknown, options: ValidateOptions = {}
       for (const key of Object.keys(layout)) if (!['type', 'children'].includes(key)) err(`${sp}.layout.${key}`, 'is not a layout member (type, children)');
       if (layout.type !== undefined && layout.type !== 'SingleColumnLayout') err(`${sp}.layout.type`, 'must be SingleColumnLayout');
       if (!Array.isArray(layout.children) || layout.children.length === 0) return err(`${sp}.layout.children`, 'must be a non-empty array of field objects');
+      if (layout.children.length > MAX_CHILDREN) return err(`${sp}.layout.children`, `must have at most ${MAX_CHILDREN} field objects (the platform's limit per screen)`);
 
       const namesHere = new Set<string>();
       let footers = 0;
