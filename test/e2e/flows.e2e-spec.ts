@@ -60,7 +60,6 @@ describe('Flows', () => {
             { type: 'TextArea', name: 'comments', label: 'Comments' },
             { type: 'OptIn', name: 'marketing', label: 'Send me offers' },
             { type: 'PhotoPicker', name: 'avatar', label: 'Your photo' },
-            { type: 'DocumentPicker', name: 'cv', label: 'Your CV' },
             { type: 'Footer', label: 'Sign up' },
           ],
         },
@@ -167,7 +166,6 @@ describe('Flows', () => {
                 { type: 'TextArea', name: 'comments', label: 'Comments' },
                 { type: 'OptIn', name: 'marketing', label: 'Send me offers' },
                 { type: 'PhotoPicker', name: 'avatar', label: 'Your photo' },
-                { type: 'DocumentPicker', name: 'cv', label: 'Your CV' },
                 // the client's Footer label, with the completing action carrying every field of the flow
                 {
                   type: 'Footer',
@@ -184,7 +182,6 @@ describe('Flows', () => {
                       comments: '${form.comments}',
                       marketing: '${form.marketing}',
                       avatar: '${form.avatar}',
-                      cv: '${form.cv}',
                     },
                   },
                 },
@@ -248,6 +245,11 @@ describe('Flows', () => {
       ],
       ['a name already used on an earlier screen', twoScreens({ id: 'TWO', title: 'Two', layout: { children: [{ type: 'TextArea', name: 'a', label: 'A again' }] } }), at(1, 0, 'name')],
       ['a PhotoPicker before the last screen', { ...twoScreens({ id: 'TWO', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }), screens: [{ id: 'ONE', title: 'One', layout: { children: [{ type: 'PhotoPicker', name: 'p', label: 'Photo' }] } }, { id: 'TWO', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }] }, at(0, 0, 'type')],
+      [
+        'a PhotoPicker and a DocumentPicker on one screen',
+        { ...withField({}), screens: [{ id: 'ONE', title: 'One', layout: { children: [{ type: 'PhotoPicker', name: 'p', label: 'P' }, { type: 'TextBody', text: 'x' }, { type: 'DocumentPicker', name: 'd', label: 'D' }] } }] },
+        at(0, 2, 'type'),
+      ],
       ['a lower-case screen id', twoScreens({ id: 'two', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }), 'flow.screens[1].id'],
       ['a repeated screen id', twoScreens({ id: 'ONE', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }), 'flow.screens[1].id'],
       ['the reserved screen id SUCCESS', twoScreens({ id: 'SUCCESS', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }), 'flow.screens[1].id'],

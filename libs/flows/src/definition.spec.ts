@@ -20,12 +20,13 @@ describe('validateDefinition', () => {
         { type: 'RadioButtonsGroup', name: 'r', label: 'R', options: [{ id: '1', title: 'One' }] },
         { type: 'CheckboxGroup', name: 'c', label: 'C', options: [{ id: '1', title: 'One' }] },
         { type: 'PhotoPicker', name: 'p', label: 'P' },
-        { type: 'DocumentPicker', name: 'doc', label: 'Doc', description: 'PDF' },
         { type: 'Footer', label: 'Go' },
       ]),
     ]);
     const checked = validateDefinition(def);
     expect(checked).toEqual({ ok: true, value: def });
+    const doc = flow([screen('A', [{ type: 'DocumentPicker', name: 'doc', label: 'Doc', description: 'PDF' }])]);
+    expect(validateDefinition(doc)).toEqual({ ok: true, value: doc });
   });
 
   it('collects every error with its path', () => {

@@ -146,6 +146,7 @@ export function validateDefinition(input: unknown, options: ValidateOptions = {}
 
       const namesHere = new Set<string>();
       let footers = 0;
+      let mediaPickers = 0;
       const children: FieldObject[] = [];
       layout.children.forEach((f: unknown, fi: number) => {
         const fp = `${sp}.layout.children[${fi}]`;
@@ -207,8 +208,9 @@ export function validateDefinition(input: unknown, options: ValidateOptions = {}
           }
         }
         if (type === 'Footer' && ++footers > 1) err(`${fp}.type`, 'a screen has at most one Footer');
-        if ((MEDIA_TYPES as readonly string[]).includes(type) && si !== last) {
-          err(`${fp}.type`, `${type} is only allowed on the last screen (the platform passes media only with the completed form)`);
+        if ((MEDIA_TYPES as readonly string[]).includes(type)) {
+          if (si !== last) err(`${fp}.type`, `${type} is only allowed on the last screen (the platform passes media only with the completed form)`);
+          else if (++mediaPickers > 1) err(`${fp}.type`, 'a screen has at most one PhotoPicker or DocumentPicker (the platform allows one media picker per screen)');
         }
         children.push(f as FieldObject);
       });
