@@ -397,6 +397,35 @@ describe('Flows', () => {
       expect((await publish(a, flowId)).status).toBe(200);
     });
 
+    it('action update: renaming to the name of another flow of the account is a 400 naming flow.name; nothing changes', async () => {
+      const a = await account();
+      const taken = contactUs();
+      await create(a, taken);
+      const flowId = await create(a);
+      const before = (await get(a, flowId)).body.data;
+      const platformBefore = await platformFlow(flowId);
+      const res = await update(a, { flow_id: flowId, action: 'update', flow: { ...signUp(), name: taken.name } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([{ field: 'flow.name', message: 'flow.name is already used by another flow of this account' }]);
+      expect((await get(a, flowId)).body.data).toEqual(before);
+      expect(await platformFlow(flowId)).toEqual(platformBefore);
+    });
+
+    it('Meta’s flow-state errors (139001, 139002) answer 409 with the platform’s message', async () => {
+      const a = await account();
+      const flowId = await create(a);
+      // published behind our back (e.g. in Meta's Flow Builder)
+      const graph = await fetch(`${sandbox.url}/v21.0/${flowId}/publish`, { method: 'POST', headers: { authorization: 'Bearer x' } });
+      expect(graph.status).toBe(200);
+      const edit = await update(a, { flow_id: flowId, action: 'update', flow: { screens: signUp().screens } });
+      expect(edit.status).toBe(409);
+      expect(edit.body).toMatchObject({ message: expect.stringMatching(/^The platform refused/), platform_error: { code: 139001 } });
+      const pub = await publish(a, flowId);
+      expect(pub.status).toBe(409);
+      expect(pub.body).toMatchObject({ platform_error: { code: 139002 } });
+      expect((await get(a, flowId)).body.data.status).toBe('draft');
+    });
+
     it('400 for an unknown action or without flow_id', async () => {
       const a = await account();
       const flowId = await create(a);

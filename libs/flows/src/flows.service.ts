@@ -157,17 +157,32 @@ export class FlowsService {
         const flow = await this.editable(accountId, body.flow_id);
         const { name, categories, screens } = checked.value;
         const flowJson = toFlowJson(screens);
-        await this.replaceJson(flow, flowJson);
         const metadata = {
           ...(name !== undefined && name !== flow.name ? { name } : {}),
           ...(categories !== undefined && categories.join() !== flow.categories.join() ? { categories } : {}),
         };
+        if (metadata.name !== undefined && (await this.flows.existsBy({ accountId, name: metadata.name }))) {
+          // Meta wants flow names unique within the WhatsApp Business Account; checked here too for renames
+          throw validationException([{ field: 'flow.name', message: 'flow.name is already used by another flow of this account' }]);
+        }
+        // metadata first (the platform checks the name), then the JSON; a refused JSON puts the old metadata back
+        const client = await this.clientFor(flow.phoneNumberId);
         if (Object.keys(metadata).length) {
           try {
-            await (await this.clientFor(flow.phoneNumberId)).updateFlowMetadata(flow.platformFlowId, metadata);
+            await client.updateFlowMetadata(flow.platformFlowId, metadata);
           } catch (err) {
             throw platformFailure(err);
           }
+        }
+        try {
+          await this.replaceJson(flow, flowJson);
+        } catch (err) {
+          if (Object.keys(metadata).length) {
+            await client
+              .updateFlowMetadata(flow.platformFlowId, { name: flow.name, categories: flow.categories })
+              .catch((e) => this.logger.warn({ msg: 'could not restore the flow metadata', flowId: flow.platformFlowId, err: platformMessage(e) }));
+          }
+          throw err;
         }
         return { flow: await this.saveDraft(flow, { ...metadata, screens, flowJson }), message: 'Flow updated successfully' };
       }
