@@ -29,12 +29,19 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
   { method: 'GET', path: '/v1/workflows/1', grant: '/workflows' },
   { method: 'GET', path: '/v1/workflows/1/runs', grant: '/workflows' },
   { method: 'GET', path: '/v1/workflow-runs/00000000-0000-4000-8000-000000000000', grant: '/workflows' },
+  { method: 'POST', path: '/flow/create', grant: '/flow' },
+  { method: 'PUT', path: '/flow/update', grant: '/flow' },
+  { method: 'DELETE', path: '/flow/delete', grant: '/flow' },
+  { method: 'GET', path: '/v2/flows', grant: '/flow' },
+  { method: 'GET', path: '/v2/flows/1', grant: '/flow' },
+  { method: 'GET', path: '/v2/flows/1/responses', grant: '/flow' },
+  { method: 'POST', path: '/v2/flows/1/send', grant: '/flow' },
 ];
 
 describe('Grants', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' }); // each row authenticates twice; limits are tested in rate-limit.e2e-spec.ts
   });
   afterAll(() => t.close());
 

@@ -6,6 +6,7 @@ import { AutomationsModule } from '@switchboard/automations';
 import { ContactsModule } from '@switchboard/contacts';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
+import { FlowsModule } from '@switchboard/flows';
 import { MessagingModule } from '@switchboard/messaging';
 import { TemplatesModule } from '@switchboard/templates';
 import { HealthController } from './health/health.controller';
@@ -28,6 +29,7 @@ export class ApiModule {
         MessagingModule,
         TemplatesModule,
         AutomationsModule.forRoot(),
+        FlowsModule,
       ],
       controllers: [HealthController],
     };

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { recordFlowResponse } from '@switchboard/flows';
 import type { MessageEvent, StatusEvent } from '@switchboard/whatsapp';
 import { DataSource } from 'typeorm';
 
@@ -71,6 +72,11 @@ export class MessageEventsService {
         [phone.account_id, phone.id, event.from, event.interactiveType ?? event.type, text, JSON.stringify(event), event.wamid, event.contextWamid ?? null, event.timestamp],
       );
       if (!inserted) return null;
+
+      // a completed form (WhatsApp Flow) answering a flow we sent: stored for GET /v2/flows/{flow_id}/responses
+      if (event.interactiveType === 'nfm_reply' && event.flowResponse) {
+        await recordFlowResponse(tx, { accountId: String(phone.account_id), messageId: inserted.id, from: event.from, flowResponse: event.flowResponse, timestamp: event.timestamp });
+      }
 
       await tx.query(
         `INSERT INTO customer_windows (phone_number_id, customer, last_inbound_at) VALUES ($1, $2, to_timestamp($3))

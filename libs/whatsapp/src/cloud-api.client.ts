@@ -7,6 +7,7 @@ import {
   CreateTemplateResponse,
   EditTemplateRequest,
   FlowActionParameters,
+  FlowCategory,
   FlowDetails,
   InteractiveHeader,
   ListResponse,
@@ -229,6 +230,11 @@ export class CloudApiClient {
     form.set('asset_type', 'FLOW_JSON');
     form.set('file', new Blob([text], { type: 'application/json' }), 'flow.json');
     return this.request('POST', `${encodeURIComponent(flowId)}/assets`, { form });
+  }
+
+  /** Update a DRAFT flow's metadata (name, categories, endpoint_uri). */
+  updateFlowMetadata(flowId: string, update: { name?: string; categories?: FlowCategory[]; endpoint_uri?: string }): Promise<SuccessResponse> {
+    return this.request('POST', encodeURIComponent(flowId), { json: update });
   }
 
   publishFlow(flowId: string): Promise<SuccessResponse> {

@@ -2,6 +2,7 @@ import { Account, PhoneNumber } from '@switchboard/accounts';
 import { ApiClient } from '@switchboard/auth';
 import { AUTOMATION_ENTITIES } from '@switchboard/automations';
 import { Contact, ContactGroup, ContactGroupMember } from '@switchboard/contacts';
+import { Flow, FlowResponse } from '@switchboard/flows';
 import { Message, PlatformWebhookEvent } from '@switchboard/messaging';
 import { Template } from '@switchboard/templates';
 
@@ -20,4 +21,6 @@ export const ALL_ENTITIES = [
   PlatformWebhookEvent,
   Template,
   ...AUTOMATION_ENTITIES,
+  Flow,
+  FlowResponse,
 ];

@@ -2,6 +2,7 @@ import { Foundation1763780000000 } from './1763780000000-foundation';
 import { Contacts1763780100000 } from './1763780100000-contacts';
 import { MessagesAndPlatformWebhooks1763783000000 } from './1763783000000-messages-and-platform-webhooks';
 import { Templates1763785000000 } from './1763785000000-templates';
+import { Flows1763787000000 } from './1763787000000-flows';
 import { Automations1763790000000 } from './1763790000000-automations';
 import { ContactCounts1763791000000 } from './1763791000000-contact-counts';
 import { ContactCustomFields1763792000000 } from './1763792000000-contact-custom-fields';
@@ -12,6 +13,7 @@ export const MIGRATIONS = [
   Contacts1763780100000,
   MessagesAndPlatformWebhooks1763783000000,
   Templates1763785000000,
+  Flows1763787000000,
   Automations1763790000000,
   ContactCounts1763791000000,
   ContactCustomFields1763792000000,

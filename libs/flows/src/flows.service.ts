@@ -1,0 +1,453 @@
+import { BadGatewayException, BadRequestException, ConflictException, HttpException, Injectable, InternalServerErrorException, Logger, NotFoundException } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { AccountsService, PhoneNumber } from '@switchboard/accounts';
+import { normalizePhone, pageMeta, pageOffset, PHONE_FORMAT_HINT, validationException } from '@switchboard/core';
+import { CloudApiClient, CloudApiError, FlowValidationError } from '@switchboard/whatsapp';
+import { randomUUID } from 'node:crypto';
+import { DataSource, Repository } from 'typeorm';
+import { FlowCategoryValue, FlowScreen, toFlowJson, validateDefinition } from './definition';
+import { Flow, FlowResponse, FlowStatusValue } from './flow.entity';
+import { CreateFlowBody, ListFlowResponsesQuery, ListFlowsQuery, SendFlowBody, UpdateFlowBody } from './flows.dto';
+
+export const FLOW_NOT_FOUND = 'Flow not found';
+export const PHONE_NUMBER_NOT_FOUND = 'Phone number not found';
+export const FLOW_NOT_EDITABLE = 'Flow is published and can no longer be edited';
+export const FLOW_ALREADY_PUBLISHED = 'Flow is already published';
+export const FLOW_DEPRECATED_NOT_EDITABLE = 'Flow is deprecated and can no longer be edited or published';
+export const FLOW_DRAFT_NOT_SENDABLE = 'Flow is a draft: publish it before sending';
+export const FLOW_DEPRECATED_NOT_SENDABLE = 'Flow is deprecated and can no longer be sent';
+
+/** Meta's Flows error codes for "not in a state that allows this" (139001 update, 139002 publish, 139003 deprecate, 139004 delete). */
+const FLOW_STATE_CODES = new Set([139001, 139002, 139003, 139004]);
+
+function platformMessage(err: unknown): string {
+  if (err instanceof CloudApiError) {
+    const parts = [err.userTitle, err.userMessage ?? err.details ?? err.title ?? err.message].filter(Boolean);
+    return parts.join(': ') || err.message;
+  }
+  return (err as Error)?.message ?? String(err);
+}
+
+function platformError(err: unknown) {
+  return err instanceof CloudApiError
+    ? { code: err.code, ...(err.subcode ? { subcode: err.subcode } : {}), message: err.message, ...(err.details ? { details: err.details } : {}) }
+    : undefined;
+}
+
+/** A platform failure of a flow operation: 409 for Meta's flow-state errors, 400 when Meta refused the request, else 502. */
+function platformFailure(err: unknown): HttpException {
+  const platform_error = platformError(err);
+  if (err instanceof CloudApiError && FLOW_STATE_CODES.has(err.code)) {
+    return new ConflictException({ statusCode: 409, message: `The platform refused: ${platformMessage(err)}`, platform_error });
+  }
+  if (err instanceof CloudApiError && err.kind === 'api' && err.httpStatus >= 400 && err.httpStatus < 500 && !err.retryable && err.code !== 190) {
+    return new BadRequestException({ statusCode: 400, message: `The platform rejected the flow: ${platformMessage(err)}`, platform_error });
+  }
+  return new BadGatewayException({ statusCode: 502, message: `The platform did not accept the request: ${platformMessage(err)}`, platform_error });
+}
+
+/** The platform's validation_errors of an uploaded Flow JSON, as our 400. */
+function flowJsonRejected(errors: FlowValidationError[]): BadRequestException {
+  return new BadRequestException({
+    statusCode: 400,
+    message: `The platform rejected the Flow JSON: ${errors[0]?.message ?? 'validation failed'}`,
+    validation_errors: errors,
+  });
+}
+
+/** Meta's "object does not exist" (already deleted on the platform). */
+const isUnknownObject = (err: unknown) => err instanceof CloudApiError && err.code === 100 && err.subcode === 33;
+
+export interface UpdateResult {
+  flow: Flow;
+  message: string;
+}
+
+export interface DeleteResult {
+  flowId: string;
+  status: FlowStatusValue | 'deleted';
+  message: string;
+}
+
+export interface SendResult {
+  flowId: string;
+  flowToken: string;
+  messageId: string;
+  wamid: string;
+}
+
+/** What one flow message send needs: the stored message row and the platform request. */
+export interface FlowMessageDispatch {
+  messageId: string;
+  phoneNumberRowId: string;
+  to: string;
+  platformFlowId: string;
+  cta: string;
+  body: string;
+  header?: string;
+  footer?: string;
+  flowToken: string;
+  screen?: string;
+}
+
+@Injectable()
+export class FlowsService {
+  private readonly logger = new Logger('FlowsService');
+
+  constructor(
+    @InjectRepository(Flow) private readonly flows: Repository<Flow>,
+    @InjectRepository(FlowResponse) private readonly responses: Repository<FlowResponse>,
+    private readonly accounts: AccountsService,
+    @InjectDataSource() private readonly db: DataSource,
+  ) {}
+
+  // ------------------------------------------------------------------ create
+
+  /** POST /flow/create: validates, translates to Flow JSON, creates the flow on the platform, uploads the JSON, stores it as a draft. */
+  async create(accountId: string, body: CreateFlowBody): Promise<Flow> {
+    const checked = validateDefinition(body.flow);
+    if (!checked.ok) throw validationException(checked.errors);
+    const { name, categories, screens } = checked.value as { name: string; categories: FlowCategoryValue[]; screens: FlowScreen[] };
+    const phone = await this.accounts.findPhoneNumber(accountId, body.messagingPhoneId);
+    if (!phone) throw new NotFoundException({ statusCode: 404, message: PHONE_NUMBER_NOT_FOUND });
+    const flowJson = toFlowJson(screens);
+    const client = await this.clientFor(phone.id);
+
+    let platformFlowId: string;
+    try {
+      platformFlowId = String((await client.createFlow({ name, categories })).id);
+    } catch (err) {
+      this.logger.warn({ msg: 'flow create refused by the platform', accountId, name, err: platformMessage(err) });
+      throw platformFailure(err);
+    }
+    try {
+      const upload = await client.uploadFlowJson(platformFlowId, flowJson);
+      if (upload.validation_errors?.length) throw flowJsonRejected(upload.validation_errors);
+    } catch (err) {
+      // nothing half-written: the platform's draft goes too
+      await client.deleteFlow(platformFlowId).catch((e) => this.logger.warn({ msg: 'could not delete the refused draft flow', platformFlowId, err: platformMessage(e) }));
+      if (err instanceof HttpException) throw err;
+      throw platformFailure(err);
+    }
+    return this.flows.save(
+      this.flows.create({
+        accountId,
+        phoneNumberId: phone.id,
+        platformFlowId,
+        name,
+        categories,
+        status: 'draft',
+        screens,
+        flowJson,
+        publishedAt: null,
+        deprecatedAt: null,
+      }),
+    );
+  }
+
+  // ------------------------------------------------------------------ update / publish
+
+  /** PUT /flow/update: `update` (new definition in `flow`), `update_json` (raw Flow JSON in `flow_json`), `publish`. */
+  async update(accountId: string, body: UpdateFlowBody): Promise<UpdateResult> {
+    switch (body.action) {
+      case 'update': {
+        if (body.flow === undefined) throw validationException([{ field: 'flow', message: 'flow is required for action update: {name?, categories?, screens}' }]);
+        const checked = validateDefinition(body.flow, { partial: true });
+        if (!checked.ok) throw validationException(checked.errors);
+        const flow = await this.editable(accountId, body.flow_id);
+        const { name, categories, screens } = checked.value;
+        const flowJson = toFlowJson(screens);
+        const metadata = {
+          ...(name !== undefined && name !== flow.name ? { name } : {}),
+          ...(categories !== undefined && categories.join() !== flow.categories.join() ? { categories } : {}),
+        };
+        if (metadata.name !== undefined && (await this.flows.existsBy({ accountId, name: metadata.name }))) {
+          // Meta wants flow names unique within the WhatsApp Business Account; checked here too for renames
+          throw validationException([{ field: 'flow.name', message: 'flow.name is already used by another flow of this account' }]);
+        }
+        // metadata first (the platform checks the name), then the JSON; a refused JSON puts the old metadata back
+        const client = await this.clientFor(flow.phoneNumberId);
+        if (Object.keys(metadata).length) {
+          try {
+            await client.updateFlowMetadata(flow.platformFlowId, metadata);
+          } catch (err) {
+            throw platformFailure(err);
+          }
+        }
+        try {
+          await this.replaceJson(flow, flowJson);
+        } catch (err) {
+          if (Object.keys(metadata).length) {
+            await client
+              .updateFlowMetadata(flow.platformFlowId, { name: flow.name, categories: flow.categories })
+              .catch((e) => this.logger.warn({ msg: 'could not restore the flow metadata', flowId: flow.platformFlowId, err: platformMessage(e) }));
+          }
+          throw err;
+        }
+        return { flow: await this.saveDraft(flow, { ...metadata, screens, flowJson }), message: 'Flow updated successfully' };
+      }
+      case 'update_json': {
+        const flowJson = this.parseFlowJson(body.flow_json);
+        const flow = await this.editable(accountId, body.flow_id);
+        await this.replaceJson(flow, flowJson);
+        return { flow: await this.saveDraft(flow, { screens: null, flowJson }), message: 'Flow updated successfully' };
+      }
+      case 'publish': {
+        const flow = await this.getOwned(accountId, body.flow_id);
+        if (flow.status === 'published') throw new ConflictException({ statusCode: 409, message: FLOW_ALREADY_PUBLISHED });
+        if (flow.status === 'deprecated') throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_EDITABLE });
+        try {
+          await (await this.clientFor(flow.phoneNumberId)).publishFlow(flow.platformFlowId);
+        } catch (err) {
+          this.logger.warn({ msg: 'flow publish refused by the platform', accountId, flowId: flow.platformFlowId, err: platformMessage(err) });
+          throw platformFailure(err);
+        }
+        await this.flows.update({ id: flow.id, status: 'draft' }, { status: 'published', publishedAt: () => 'now()' } as never);
+        return { flow: await this.flows.findOneByOrFail({ id: flow.id }), message: 'Flow published successfully' };
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ delete
+
+  /** DELETE /flow/delete: a draft is deleted (platform and here); a published flow is deprecated and kept; deprecated: idempotent. */
+  async delete(accountId: string, flowId: string): Promise<DeleteResult> {
+    const flow = await this.getOwned(accountId, flowId);
+    const client = await this.clientFor(flow.phoneNumberId);
+    switch (flow.status) {
+      case 'draft':
+        try {
+          await client.deleteFlow(flow.platformFlowId);
+        } catch (err) {
+          if (!isUnknownObject(err)) throw platformFailure(err);
+        }
+        await this.flows.delete({ id: flow.id });
+        return { flowId, status: 'deleted', message: 'Flow deleted successfully' };
+      case 'published':
+        try {
+          await client.deprecateFlow(flow.platformFlowId);
+        } catch (err) {
+          throw platformFailure(err);
+        }
+        await this.flows.update({ id: flow.id }, { status: 'deprecated', deprecatedAt: () => 'now()' } as never);
+        return { flowId, status: 'deprecated', message: 'Flow is published: it was deprecated, not deleted' };
+      case 'deprecated':
+        return { flowId, status: 'deprecated', message: 'Flow is already deprecated' };
+    }
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  async list(accountId: string, query: ListFlowsQuery) {
+    const where = { accountId, ...(query.status ? { status: query.status } : {}) };
+    const [rows, total] = await this.flows.findAndCount({ where, order: { createdAt: 'DESC', id: 'DESC' }, skip: pageOffset(query), take: query.pageSize });
+    return { flows: rows, ...pageMeta(query, total) };
+  }
+
+  /** The caller's flow by its flow_id, or 404 `Flow not found` (also for another account's flow). */
+  async getOwned(accountId: string, flowId: string): Promise<Flow> {
+    const flow = await this.flows.findOneBy({ accountId, platformFlowId: String(flowId) });
+    if (!flow) throw new NotFoundException({ statusCode: 404, message: FLOW_NOT_FOUND });
+    return flow;
+  }
+
+  /** messagingPhoneId of each of the account's numbers, by phone_numbers.id. */
+  async phoneIds(accountId: string): Promise<Map<string, string>> {
+    const { phoneNumbers } = await this.accounts.getAccount(accountId);
+    return new Map(phoneNumbers.map((p) => [p.id, p.messagingPhoneId]));
+  }
+
+  async listResponses(accountId: string, flowId: string, query: ListFlowResponsesQuery) {
+    const flow = await this.getOwned(accountId, flowId);
+    const [rows, total] = await this.responses.findAndCount({
+      where: { accountId, flowId: flow.id },
+      order: { receivedAt: 'DESC', id: 'DESC' },
+      skip: pageOffset(query),
+      take: query.pageSize,
+    });
+    return { responses: rows, ...pageMeta(query, total) };
+  }
+
+  // ------------------------------------------------------------------ send
+
+  /**
+   * POST /v2/flows/{flow_id}/send: stores the outbound `flow` message (queued) and its flow_token, then dispatches it.
+   * Only published flows are sent (a draft is 409). The platform enforces the 24-hour window: a closed window is a 500
+   * carrying the platform's reason, as for session messages.
+   */
+  async send(accountId: string, flowId: string, body: SendFlowBody): Promise<SendResult> {
+    const to = normalizePhone(body.to);
+    if (!to) throw validationException([{ field: 'to', message: `to must be ${PHONE_FORMAT_HINT}` }]);
+    const flow = await this.getOwned(accountId, flowId);
+    if (flow.status === 'draft') throw new ConflictException({ statusCode: 409, message: FLOW_DRAFT_NOT_SENDABLE });
+    if (flow.status === 'deprecated') throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_SENDABLE });
+    const phone = await this.sendingNumber(accountId, flow, body.messagingPhoneId);
+    const flowToken = body.flowToken ?? `sb_${randomUUID()}`;
+    const screens = (flow.flowJson as { screens?: Array<{ id?: unknown }> }).screens;
+    const screen = Array.isArray(screens) && typeof screens[0]?.id === 'string' ? (screens[0].id as string) : undefined;
+
+    const dispatch: Omit<FlowMessageDispatch, 'messageId'> = {
+      phoneNumberRowId: phone.id,
+      to,
+      platformFlowId: flow.platformFlowId,
+      cta: body.cta,
+      body: body.body,
+      ...(body.header ? { header: body.header } : {}),
+      ...(body.footer ? { footer: body.footer } : {}),
+      flowToken,
+      ...(screen ? { screen } : {}),
+    };
+    const messageId = await this.db.transaction(async (tx) => {
+      const [used] = await tx.query(`SELECT flow_id FROM flow_sends WHERE account_id = $1 AND flow_token = $2`, [accountId, flowToken]);
+      if (used && String(used.flow_id) !== flow.id) {
+        throw validationException([{ field: 'flowToken', message: 'flowToken is already used for another flow of this account' }]);
+      }
+      const [row] = await tx.query(
+        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status)
+         VALUES ($1, $2, 'outbound', $3, 'flow', $4, $5, 'queued') RETURNING id`,
+        [accountId, phone.id, to, body.body, JSON.stringify(flowMessagePayload(dispatch))],
+      );
+      await tx.query(
+        `INSERT INTO flow_sends (account_id, flow_token, flow_id, message_id) VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, flow_token) DO NOTHING`,
+        [accountId, flowToken, flow.id, row.id],
+      );
+      return String(row.id);
+    });
+    const wamid = await this.dispatchFlowMessage({ ...dispatch, messageId });
+    return { flowId: flow.platformFlowId, flowToken, messageId, wamid };
+  }
+
+  /**
+   * The one place a flow message goes to the platform: sends it and records accepted + wamid, or failed + the
+   * platform's error. (When the messaging module's paced send queue lands, this becomes "enqueue the stored message".)
+   */
+  async dispatchFlowMessage(d: FlowMessageDispatch): Promise<string> {
+    try {
+      const client = await this.clientFor(d.phoneNumberRowId);
+      const res = await client.sendFlow(d.to, {
+        flowId: d.platformFlowId,
+        flowCta: d.cta,
+        flowToken: d.flowToken,
+        flowAction: 'navigate',
+        ...(d.screen ? { screen: d.screen } : {}),
+        body: d.body,
+        ...(d.header ? { header: { type: 'text' as const, text: d.header } } : {}),
+        ...(d.footer ? { footer: d.footer } : {}),
+      });
+      const wamid = res.messages[0].id;
+      await this.db.query(`UPDATE messages SET status = 'accepted', wamid = $2, accepted_at = now(), updated_at = now() WHERE id = $1`, [d.messageId, wamid]);
+      return wamid;
+    } catch (err) {
+      const e = err instanceof CloudApiError ? err : null;
+      await this.db.query(
+        `UPDATE messages SET status = 'failed', failed_at = now(), error_code = $2, error_title = $3, error_message = $4, updated_at = now() WHERE id = $1`,
+        [d.messageId, e?.code ?? null, e?.title ?? null, platformMessage(err)],
+      );
+      this.logger.warn({ msg: 'flow message refused by the platform', messageId: d.messageId, err: platformMessage(err) });
+      if (e && e.kind === 'api') {
+        throw new InternalServerErrorException({ statusCode: 500, success: false, message: platformMessage(err), message_id: d.messageId, platform_error: platformError(err) });
+      }
+      throw new BadGatewayException({ statusCode: 502, success: false, message: `The platform did not answer: ${platformMessage(err)}`, message_id: d.messageId });
+    }
+  }
+
+  // ------------------------------------------------------------------ plumbing
+
+  /** The caller's draft flow, or 404 / 409 (published or deprecated flows can no longer be edited). */
+  private async editable(accountId: string, flowId: string): Promise<Flow> {
+    const flow = await this.getOwned(accountId, flowId);
+    if (flow.status === 'published') throw new ConflictException({ statusCode: 409, message: FLOW_NOT_EDITABLE });
+    if (flow.status === 'deprecated') throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_EDITABLE });
+    return flow;
+  }
+
+  /**
+   * Uploads `flowJson` as the flow's asset. When the platform answers validation errors, the previous JSON is uploaded
+   * again (so the platform keeps what we store) and the errors are the caller's 400.
+   */
+  private async replaceJson(flow: Flow, flowJson: Record<string, unknown>): Promise<void> {
+    const client = await this.clientFor(flow.phoneNumberId);
+    let errors: FlowValidationError[];
+    try {
+      errors = (await client.uploadFlowJson(flow.platformFlowId, flowJson)).validation_errors ?? [];
+    } catch (err) {
+      throw platformFailure(err);
+    }
+    if (!errors.length) return;
+    await client
+      .uploadFlowJson(flow.platformFlowId, flow.flowJson)
+      .catch((e) => this.logger.warn({ msg: 'could not restore the previous Flow JSON', flowId: flow.platformFlowId, err: platformMessage(e) }));
+    throw flowJsonRejected(errors);
+  }
+
+  /** Stores an edit of a draft (only while it is still a draft: a concurrent publish wins). */
+  private async saveDraft(flow: Flow, changes: Partial<Pick<Flow, 'name' | 'categories' | 'screens' | 'flowJson'>>): Promise<Flow> {
+    const result = await this.flows.update({ id: flow.id, status: 'draft' }, changes as never);
+    if (!result.affected) throw new ConflictException({ statusCode: 409, message: FLOW_NOT_EDITABLE });
+    return this.flows.findOneByOrFail({ id: flow.id });
+  }
+
+  /** flow_json: a JSON string or an object; anything else is a 400 naming flow_json. */
+  private parseFlowJson(raw: unknown): Record<string, unknown> {
+    if (raw === undefined || raw === null) throw validationException([{ field: 'flow_json', message: 'flow_json is required for action update_json (the Flow JSON, a string or an object)' }]);
+    let value = raw;
+    if (typeof raw === 'string') {
+      try {
+        value = JSON.parse(raw);
+      } catch (err) {
+        throw validationException([{ field: 'flow_json', message: `flow_json is not valid JSON: ${(err as Error).message}` }]);
+      }
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw validationException([{ field: 'flow_json', message: 'flow_json must be a JSON object (Meta\'s Flow JSON: {version, screens})' }]);
+    }
+    return value as Record<string, unknown>;
+  }
+
+  /** The number a flow message goes from: the given one (the caller's, in the flow's WhatsApp Business Account) or the flow's own. */
+  private async sendingNumber(accountId: string, flow: Flow, messagingPhoneId?: string): Promise<PhoneNumber> {
+    const { phoneNumbers } = await this.accounts.getAccount(accountId);
+    const own = phoneNumbers.find((p) => p.id === flow.phoneNumberId);
+    if (!messagingPhoneId) {
+      if (!own) throw new NotFoundException({ statusCode: 404, message: PHONE_NUMBER_NOT_FOUND });
+      return own;
+    }
+    const phone = phoneNumbers.find((p) => p.messagingPhoneId === messagingPhoneId);
+    if (!phone) throw new NotFoundException({ statusCode: 404, message: PHONE_NUMBER_NOT_FOUND });
+    if (own && phone.businessAccountId !== own.businessAccountId) {
+      throw validationException([{ field: 'messagingPhoneId', message: 'messagingPhoneId belongs to another WhatsApp Business Account than the flow' }]);
+    }
+    return phone;
+  }
+
+  private async clientFor(phoneNumberRowId: string): Promise<CloudApiClient> {
+    return new CloudApiClient(await this.accounts.connectionFor(phoneNumberRowId));
+  }
+}
+
+/** The Cloud API request body of a flow message, as stored in messages.payload (what sendFlow sends). */
+export function flowMessagePayload(d: Omit<FlowMessageDispatch, 'messageId'>): Record<string, unknown> {
+  return {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    to: d.to,
+    type: 'interactive',
+    interactive: {
+      type: 'flow',
+      ...(d.header ? { header: { type: 'text', text: d.header } } : {}),
+      body: { text: d.body },
+      ...(d.footer ? { footer: { text: d.footer } } : {}),
+      action: {
+        name: 'flow',
+        parameters: {
+          flow_message_version: '3',
+          flow_id: d.platformFlowId,
+          flow_cta: d.cta,
+          flow_token: d.flowToken,
+          flow_action: 'navigate',
+          ...(d.screen ? { flow_action_payload: { screen: d.screen } } : {}),
+        },
+      },
+    },
+  };
+}
