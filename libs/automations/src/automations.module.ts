@@ -31,7 +31,7 @@ export function automationDriverKind(config: Pick<AppConfig, 'TEMPORAL_ADDRESS'>
  * The AUTOMATION_DRIVER provider and both implementations (the unused one costs nothing: the Temporal client
  * connects lazily). `driver` forces one (tests).
  */
-function driverProviders(driver?: AutomationDriverKind): Provider[] {
+export function automationDriverProviders(driver?: AutomationDriverKind): Provider[] {
   return [
     AutomationQueue,
     EmbeddedAutomationDriver,
@@ -64,7 +64,7 @@ export class AutomationsModule {
       providers: [
         WorkflowsService,
         WorkflowRunsService,
-        ...driverProviders(options.driver),
+        ...automationDriverProviders(options.driver),
         { provide: TEMPLATE_CATALOG, useClass: options.templateCatalog ?? TableTemplateCatalog },
       ],
       exports: [WorkflowsService, WorkflowRunsService, AUTOMATION_DRIVER, TemporalClientService],
@@ -88,7 +88,7 @@ export class AutomationsWorkerModule {
       module: AutomationsWorkerModule,
       imports: [...shared, ...(options.imports ?? [])],
       providers: [
-        ...driverProviders(options.driver),
+        ...automationDriverProviders(options.driver),
         WorkflowRunsService,
         EmbeddedDriver,
         AutomationsWorker,
