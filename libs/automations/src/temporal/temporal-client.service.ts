@@ -62,11 +62,22 @@ export class TemporalClientService implements OnApplicationShutdown {
     if (!this.connecting) {
       const address = this.config.TEMPORAL_ADDRESS;
       if (!address) return Promise.reject(new Error('TEMPORAL_ADDRESS is not set'));
-      const attempt = (async () => {
-        const connection = await Connection.connect({ address, connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS });
-        if (this.closed) {
-          await connection.close();
-          throw new Error('the Temporal client is closed (shutting down)');
+      // eslint-disable-next-line prefer-const
+      let attempt!: Promise<{ client: Client; connection?: Connection }>;
+      attempt = (async () => {
+        // lazy + ensureConnected (not Connection.connect) so a failed attempt's channel can be closed.
+        const connection = Connection.lazy({ address, connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS });
+        try {
+          await connection.ensureConnected();
+        } catch (error) {
+          await connection.close().catch(() => undefined);
+          throw error;
+        }
+        if (this.closed || this.connecting !== attempt) {
+          // Shut down, or replaced (useClient) while connecting.
+          await connection.close().catch(() => undefined);
+          if (this.closed) throw new Error('the Temporal client is closed (shutting down)');
+          return this.connecting!;
         }
         this.logger.log({ msg: 'connected to Temporal', address, namespace: this.config.TEMPORAL_NAMESPACE });
         return { client: new Client({ connection, namespace: this.config.TEMPORAL_NAMESPACE }), connection };

@@ -128,11 +128,14 @@ export class TemporalAutomationDriver implements AutomationDriver {
       if (rows.length === 0) break;
       after = rows[rows.length - 1].id;
       for (const row of rows) {
-        if (await this.tryStart(row.id)) counts.started++;
-        else counts.failed++;
+        if (await this.tryStart(row.id)) {
+          counts.started++;
+        } else {
+          counts.failed++;
+          // Nothing started in this sweep: Temporal is most likely down. Stop here; the next sweep tries again.
+          if (counts.started === 0) return counts;
+        }
       }
-      // Temporal is down: stop here, the next sweep tries again.
-      if (counts.failed > 0 && counts.started === 0) break;
       if (rows.length < SWEEP_BATCH) break;
     }
     return counts;
