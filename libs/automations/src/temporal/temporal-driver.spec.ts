@@ -8,7 +8,7 @@ import { automationDriverKind, automationDriverProviders } from '../automations.
 import { AutomationQueue } from '../embedded/automation-queue';
 import { TemporalClientService } from './temporal-client.service';
 import { TemporalAutomationDriver } from './temporal-driver';
-import { TemporalAutomationWorker, type TemporalWorkerFactory } from './temporal-worker';
+import { createTemporalWorker, TemporalAutomationWorker, type TemporalWorkerFactory } from './temporal-worker';
 import type { TemporalActivities } from './temporal-activities';
 
 const base = { NODE_ENV: 'test', JWT_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: 'a'.repeat(64) };
@@ -59,7 +59,7 @@ describe('driver selection', () => {
 });
 
 describe('TemporalClientService', () => {
-  it('does not connect until used; an unreachable server rejects and the next call tries again', async () => {
+  it('an unreachable server rejects getClient and check (2 s health deadline); after shutdown the client refuses', async () => {
     const config = loadConfig({ ...base, TEMPORAL_ADDRESS: '127.0.0.1:1' });
     const service = new TemporalClientService(config);
     await expect(service.getClient()).rejects.toThrow();
@@ -150,4 +150,11 @@ describe('TemporalAutomationWorker', () => {
     await service.onApplicationShutdown();
     expect(factory).not.toHaveBeenCalled();
   });
+});
+
+describe('createTemporalWorker (the real factory)', () => {
+  it('loads the worker SDK and the workflow bundle options, and rejects at once when no server answers', async () => {
+    const activities = { performEffect: async () => ({ ok: true as const }), recordRunState: async () => undefined };
+    await expect(createTemporalWorker({ address: '127.0.0.1:1', namespace: 'default', taskQueue: 'q', activities })).rejects.toThrow(/refused|connect/i);
+  }, 20_000);
 });
