@@ -152,19 +152,24 @@ describeLive(`Temporal live suite (${address ?? 'TEMPORAL_ADDRESS is not set'}, 
  * delivered through WorkflowRunsService.deliverReply (the `reply` signal).
  */
 describeLive('Temporal driver through the app (webhook → run → reply)', () => {
+  // Loaded only when the suite runs (a skipped describe still executes its body): the app is heavy to import.
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { startTestApp } = require('../helpers/test-app') as typeof import('../helpers/test-app');
-  const { createWorkflow, waitForRun } = require('../helpers/automations') as typeof import('../helpers/automations');
-  const { WorkflowRunsService, AUTOMATION_DRIVER, TemporalAutomationWorker } = require('@switchboard/automations') as typeof import('@switchboard/automations');
+  const load = () => ({
+    ...(require('../helpers/test-app') as typeof import('../helpers/test-app')),
+    ...(require('../helpers/automations') as typeof import('../helpers/automations')),
+    ...(require('@switchboard/automations') as typeof import('@switchboard/automations')),
+  });
   /* eslint-enable @typescript-eslint/no-require-imports */
+  let m: ReturnType<typeof load>;
   const http = require('node:http') as typeof import('node:http');
 
-  let t: Awaited<ReturnType<typeof startTestApp>>;
+  let t: Awaited<ReturnType<ReturnType<typeof load>['startTestApp']>>;
   let receiver: import('node:http').Server;
   let receiverUrl: string;
   const received: Array<{ url?: string; key?: string | string[] }> = [];
 
   beforeAll(async () => {
+    m = load();
     receiver = http.createServer((req, res) => {
       received.push({ url: req.url, key: req.headers['idempotency-key'] });
       req.resume();
@@ -173,7 +178,7 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
-    t = await startTestApp(
+    t = await m.startTestApp(
       {
         TEMPORAL_ADDRESS: address!,
         TEMPORAL_NAMESPACE: namespace,
@@ -183,7 +188,7 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
       },
       { worker: true },
     );
-    const worker = t.worker!.get(TemporalAutomationWorker);
+    const worker = t.worker!.get(m.TemporalAutomationWorker);
     await until('the app worker to run', async () => (worker.isRunning ? true : undefined), 60_000);
   }, 120_000);
 
@@ -203,13 +208,13 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
   }
 
   it('webhook → http_request → wait_for_reply → reply → end, visible in GET /v1/workflow-runs/{id}', async () => {
-    expect(t.app.get(AUTOMATION_DRIVER).kind).toBe('temporal');
-    expect(t.worker!.get(AUTOMATION_DRIVER).kind).toBe('temporal');
+    expect(t.app.get(m.AUTOMATION_DRIVER).kind).toBe('temporal');
+    expect(t.worker!.get(m.AUTOMATION_DRIVER).kind).toBe('temporal');
     const ready = await t.http.get('/health/ready');
     expect(ready.body.info.workflowEngine).toEqual({ status: 'up', driver: 'temporal' });
 
     const account = await t.createAccount();
-    const wf = await createWorkflow(t, account.token, {
+    const wf = await m.createWorkflow(t, account.token, {
       trigger: { type: 'webhook' },
       startNodeId: 'lookup',
       nodes: [
@@ -224,13 +229,13 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
     const retry = await t.http.post(`/webhook/workflow/${wf.identifier}`, { customer: { phone: '+447700900901', name: 'Ada' } }, { headers: { 'Idempotency-Key': 'live-1' } });
     expect(retry.body.runId).toBe(runId);
 
-    const waiting = await waitForRun(t, account.token, runId, ['waiting'], 30_000);
+    const waiting = await m.waitForRun(t, account.token, runId, ['waiting'], 30_000);
     expect(waiting).toMatchObject({ currentNodeId: 'wait', waitingFor: { kind: 'reply', nodeId: 'wait' }, vars: { crm: { status: 200, body: { tier: 'gold' } } } });
     expect(received.filter((r) => r.url === '/tier').map((r) => r.key)).toEqual([`run:${runId}:step:1`]);
 
-    const delivered = await t.worker!.get(WorkflowRunsService).deliverReply(account.accountId, null, '447700900901', { text: 'Yes', messageId: `wamid.live.${runId}` });
+    const delivered = await t.worker!.get(m.WorkflowRunsService).deliverReply(account.accountId, null, '447700900901', { text: 'Yes', messageId: `wamid.live.${runId}` });
     expect(delivered).toEqual([runId]);
-    const done = await waitForRun(t, account.token, runId, ['completed', 'failed'], 30_000);
+    const done = await m.waitForRun(t, account.token, runId, ['completed', 'failed'], 30_000);
     expect(done.status).toBe('completed');
     expect(done.history.map((h: { nodeId: string; outcome: string }) => `${h.nodeId}:${h.outcome}`)).toEqual(['lookup:completed', 'wait:branch:0', 'done:end']);
     expect(done.finishedAt).toEqual(expect.any(String));
