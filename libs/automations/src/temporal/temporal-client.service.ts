@@ -25,6 +25,8 @@ export class TemporalClientService implements OnApplicationShutdown {
   private readonly logger = new Logger('TemporalClient');
   private connecting?: Promise<{ client: Client; connection?: Connection }>;
   private closed = false;
+  /** Connection attempts in flight (also ones replaced by useClient), awaited on shutdown so none leaks. */
+  private readonly attempts = new Set<Promise<unknown>>();
 
   constructor(private readonly config: AppConfig) {}
 
@@ -83,6 +85,8 @@ export class TemporalClientService implements OnApplicationShutdown {
         return { client: new Client({ connection, namespace: this.config.TEMPORAL_NAMESPACE }), connection };
       })();
       this.connecting = attempt;
+      const settled = attempt.catch(() => undefined).finally(() => this.attempts.delete(settled));
+      this.attempts.add(settled);
       attempt.catch(() => {
         if (this.connecting === attempt) this.connecting = undefined; // the next call tries again
       });
@@ -94,6 +98,7 @@ export class TemporalClientService implements OnApplicationShutdown {
     this.closed = true;
     const current = this.connecting;
     this.connecting = undefined;
+    await Promise.all([...this.attempts]);
     const connected = await current?.catch(() => undefined);
     await connected?.connection?.close().catch((error: Error) => this.logger.warn({ msg: 'closing the Temporal connection failed', error: error.message }));
   }
