@@ -48,5 +48,9 @@ if (process.argv.some((arg) => arg === 'temporal' || arg === '--selectProjects=t
     displayName: 'temporal',
     testMatch: ['<rootDir>/test/temporal/**/*.live-spec.ts'],
     testTimeout: 120000,
+    // The app-driven part of the live suite boots the real API + worker (Postgres, Redis); only with a server.
+    ...(process.env.TEMPORAL_ADDRESS
+      ? { globalSetup: '<rootDir>/test/helpers/global-setup.ts', globalTeardown: '<rootDir>/test/helpers/global-teardown.ts' }
+      : {}),
   });
 }

@@ -144,3 +144,100 @@ describeLive(`Temporal live suite (${address ?? 'TEMPORAL_ADDRESS is not set'}, 
     expect(sentBy(input.runId)).toEqual(['follow_up']);
   }, 60_000);
 });
+
+/**
+ * The same server, driven through the real application: API + worker booted with TEMPORAL_ADDRESS (so both select
+ * the Temporal driver), a webhook accepted by the API, the workflow run by the app's Temporal worker with the real
+ * activities (an SSRF-guarded http_request to a local receiver), progress recorded into workflow_runs, and a reply
+ * delivered through WorkflowRunsService.deliverReply (the `reply` signal).
+ */
+describeLive('Temporal driver through the app (webhook → run → reply)', () => {
+  // Loaded only when the suite runs (a skipped describe still executes its body): the app is heavy to import.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const load = () => ({
+    ...(require('../helpers/test-app') as typeof import('../helpers/test-app')),
+    ...(require('../helpers/automations') as typeof import('../helpers/automations')),
+    ...(require('@switchboard/automations') as typeof import('@switchboard/automations')),
+  });
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  let m: ReturnType<typeof load>;
+  const http = require('node:http') as typeof import('node:http');
+
+  let t: Awaited<ReturnType<ReturnType<typeof load>['startTestApp']>>;
+  let receiver: import('node:http').Server;
+  let receiverUrl: string;
+  const received: Array<{ url?: string; key?: string | string[] }> = [];
+
+  beforeAll(async () => {
+    m = load();
+    receiver = http.createServer((req, res) => {
+      received.push({ url: req.url, key: req.headers['idempotency-key'] });
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ tier: 'gold' }));
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+    t = await m.startTestApp(
+      {
+        TEMPORAL_ADDRESS: address!,
+        TEMPORAL_NAMESPACE: namespace,
+        TEMPORAL_TASK_QUEUE: `switchboard-live-app-${process.pid}-${Date.now()}`,
+        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+        RATE_LIMIT_PER_MINUTE: '100000',
+      },
+      { worker: true },
+    );
+    const worker = t.worker!.get(m.TemporalAutomationWorker);
+    await until('the app worker to run', async () => (worker.isRunning ? true : undefined), 60_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await new Promise((resolve) => receiver?.close(resolve));
+  }, 60_000);
+
+  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe().catch(() => undefined);
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('webhook → http_request → wait_for_reply → reply → end, visible in GET /v1/workflow-runs/{id}', async () => {
+    expect(t.app.get(m.AUTOMATION_DRIVER).kind).toBe('temporal');
+    expect(t.worker!.get(m.AUTOMATION_DRIVER).kind).toBe('temporal');
+    const ready = await t.http.get('/health/ready');
+    expect(ready.body.info.workflowEngine).toEqual({ status: 'up', driver: 'temporal' });
+
+    const account = await t.createAccount();
+    const wf = await m.createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'lookup',
+      nodes: [
+        { id: 'lookup', type: 'http_request', method: 'POST', url: `${receiverUrl}/tier`, body: { phone: '{{contact.phone}}' }, saveAs: 'crm', next: 'wait' },
+        { id: 'wait', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'keyword', keywords: ['yes'] }, next: 'done' }], onTimeout: 'done' },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const res = await t.http.post(`/webhook/workflow/${wf.identifier}`, { customer: { phone: '+447700900901', name: 'Ada' } }, { headers: { 'Idempotency-Key': 'live-1' } });
+    expect(res.status).toBe(200);
+    const runId = res.body.runId;
+    const retry = await t.http.post(`/webhook/workflow/${wf.identifier}`, { customer: { phone: '+447700900901', name: 'Ada' } }, { headers: { 'Idempotency-Key': 'live-1' } });
+    expect(retry.body.runId).toBe(runId);
+
+    const waiting = await m.waitForRun(t, account.token, runId, ['waiting'], 30_000);
+    expect(waiting).toMatchObject({ currentNodeId: 'wait', waitingFor: { kind: 'reply', nodeId: 'wait' }, vars: { crm: { status: 200, body: { tier: 'gold' } } } });
+    expect(received.filter((r) => r.url === '/tier').map((r) => r.key)).toEqual([`run:${runId}:step:1`]);
+
+    const delivered = await t.worker!.get(m.WorkflowRunsService).deliverReply(account.accountId, null, '447700900901', { text: 'Yes', messageId: `wamid.live.${runId}` });
+    expect(delivered).toEqual([runId]);
+    const done = await m.waitForRun(t, account.token, runId, ['completed', 'failed'], 30_000);
+    expect(done.status).toBe('completed');
+    expect(done.history.map((h: { nodeId: string; outcome: string }) => `${h.nodeId}:${h.outcome}`)).toEqual(['lookup:completed', 'wait:branch:0', 'done:end']);
+    expect(done.finishedAt).toEqual(expect.any(String));
+  }, 90_000);
+});

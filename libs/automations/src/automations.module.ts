@@ -1,13 +1,19 @@
 import { BullModule } from '@nestjs/bullmq';
-import { DynamicModule, Module, type ModuleMetadata, type Type } from '@nestjs/common';
+import { DynamicModule, Module, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { QUEUES } from '@switchboard/core';
+import { AppConfig, QUEUES } from '@switchboard/core';
 import { AUTOMATION_ACTIVITIES, type AutomationActivities } from './activities/activities';
 import { DefaultAutomationActivities } from './activities/default-activities';
 import { AutomationQueue } from './embedded/automation-queue';
 import { AutomationsWorker } from './embedded/automations-worker';
 import { EmbeddedDriver } from './embedded/embedded-driver';
+import { AUTOMATION_DRIVER, type AutomationDriver, type AutomationDriverKind } from './driver/automation-driver';
+import { EmbeddedAutomationDriver } from './driver/embedded-automation-driver';
 import { AUTOMATION_ENTITIES } from './entities';
+import { TemporalActivities } from './temporal/temporal-activities';
+import { TemporalClientService } from './temporal/temporal-client.service';
+import { TemporalAutomationDriver } from './temporal/temporal-driver';
+import { TemporalAutomationWorker } from './temporal/temporal-worker';
 import { TableTemplateCatalog, TEMPLATE_CATALOG, type TemplateCatalog } from './template-catalog';
 import { WorkflowRunsService } from './workflow-runs.service';
 import { WorkflowWebhookController } from './workflow-webhook.controller';
@@ -16,14 +22,41 @@ import { WorkflowsService } from './workflows.service';
 
 const shared = [TypeOrmModule.forFeature(AUTOMATION_ENTITIES), BullModule.registerQueue({ name: QUEUES.automations })];
 
+/** Which driver runs automations: `driver` when given, else Temporal when `TEMPORAL_ADDRESS` is set, else embedded. */
+export function automationDriverKind(config: Pick<AppConfig, 'TEMPORAL_ADDRESS'>, driver?: AutomationDriverKind): AutomationDriverKind {
+  return driver ?? (config.TEMPORAL_ADDRESS ? 'temporal' : 'embedded');
+}
+
+/**
+ * The AUTOMATION_DRIVER provider and both implementations (the unused one costs nothing: the Temporal client
+ * connects lazily). `driver` forces one (tests).
+ */
+export function automationDriverProviders(driver?: AutomationDriverKind): Provider[] {
+  return [
+    AutomationQueue,
+    EmbeddedAutomationDriver,
+    TemporalClientService,
+    TemporalAutomationDriver,
+    {
+      provide: AUTOMATION_DRIVER,
+      inject: [AppConfig, EmbeddedAutomationDriver, TemporalAutomationDriver],
+      useFactory: (config: AppConfig, embedded: EmbeddedAutomationDriver, temporal: TemporalAutomationDriver): AutomationDriver =>
+        automationDriverKind(config, driver) === 'temporal' ? temporal : embedded,
+    },
+  ];
+}
+
 /**
  * API side: workflow definitions (grant /workflows), runs read-out and the inbound webhook. Needs
  * QueueModule.forRoot() in the process. `templateCatalog` replaces the default template-name check
- * (the templates module passes its own, with the module providing it in `imports`).
+ * (the templates module passes its own, with the module providing it in `imports`). Runs are started through
+ * AUTOMATION_DRIVER: Temporal when `TEMPORAL_ADDRESS` is set (or `driver: 'temporal'`), else embedded.
  */
 @Module({})
 export class AutomationsModule {
-  static forRoot(options: { imports?: ModuleMetadata['imports']; templateCatalog?: Type<TemplateCatalog> } = {}): DynamicModule {
+  static forRoot(
+    options: { imports?: ModuleMetadata['imports']; templateCatalog?: Type<TemplateCatalog>; driver?: AutomationDriverKind } = {},
+  ): DynamicModule {
     return {
       module: AutomationsModule,
       imports: [...shared, ...(options.imports ?? [])],
@@ -31,37 +64,50 @@ export class AutomationsModule {
       providers: [
         WorkflowsService,
         WorkflowRunsService,
-        AutomationQueue,
+        ...automationDriverProviders(options.driver),
         { provide: TEMPLATE_CATALOG, useClass: options.templateCatalog ?? TableTemplateCatalog },
       ],
-      exports: [WorkflowsService, WorkflowRunsService],
+      exports: [WorkflowsService, WorkflowRunsService, AUTOMATION_DRIVER, TemporalClientService],
     };
   }
 }
 
 /**
- * Worker side: the embedded driver (BullMQ worker of the `automations` queue, recovery sweep) and the
- * activities it calls. `activities` replaces DefaultAutomationActivities under AUTOMATION_ACTIVITIES (the
+ * Worker side: the embedded driver (BullMQ worker of the `automations` queue, recovery sweep) or, when
+ * `TEMPORAL_ADDRESS` is set, the Temporal worker (TemporalAutomationWorker: workflow + TemporalActivities, and the
+ * sweep that starts runs left pending), and the activities both call. `activities` replaces DefaultAutomationActivities under AUTOMATION_ACTIVITIES (the
  * messaging/campaign modules pass a class implementing AutomationActivities, with its dependencies in `imports`).
  * Exports WorkflowRunsService: `deliverReply` and `startFromInboundMessage` for inbound messages.
  */
 @Module({})
 export class AutomationsWorkerModule {
-  static forRoot(options: { imports?: ModuleMetadata['imports']; activities?: Type<AutomationActivities> } = {}): DynamicModule {
+  static forRoot(
+    options: { imports?: ModuleMetadata['imports']; activities?: Type<AutomationActivities>; driver?: AutomationDriverKind } = {},
+  ): DynamicModule {
     return {
       module: AutomationsWorkerModule,
       imports: [...shared, ...(options.imports ?? [])],
       providers: [
-        AutomationQueue,
+        ...automationDriverProviders(options.driver),
         WorkflowRunsService,
         EmbeddedDriver,
         AutomationsWorker,
+        TemporalActivities,
+        TemporalAutomationWorker,
         DefaultAutomationActivities,
         options.activities
           ? { provide: AUTOMATION_ACTIVITIES, useClass: options.activities }
           : { provide: AUTOMATION_ACTIVITIES, useExisting: DefaultAutomationActivities },
       ],
-      exports: [WorkflowRunsService, EmbeddedDriver, AutomationsWorker, DefaultAutomationActivities],
+      exports: [
+        WorkflowRunsService,
+        EmbeddedDriver,
+        AutomationsWorker,
+        DefaultAutomationActivities,
+        AUTOMATION_DRIVER,
+        TemporalActivities,
+        TemporalAutomationWorker,
+      ],
     };
   }
 }

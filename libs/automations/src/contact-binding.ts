@@ -60,3 +60,20 @@ export function contactFromPayload(payload: unknown): BoundContact {
   }
   return {};
 }
+
+/**
+ * The contact a run starts with (`start(definition, { payload, contact })`), from its row: the payload's bound
+ * contact (name, email), the row's phone and contact id. Keyword runs: the payload is the inbound message and
+ * its top-level `name` is the sender's profile name. Used by both drivers.
+ */
+export function startContactOf(run: { payload: unknown; contact_phone: string | null; contact_id: string | null }): Record<string, string> {
+  const bound = contactFromPayload(run.payload);
+  const contact: Record<string, string> = {};
+  const top = (run.payload ?? {}) as Record<string, unknown>;
+  const name = bound.name ?? (!bound.phone && typeof top.name === 'string' && top.name.trim() ? top.name.trim() : undefined);
+  if (name) contact.name = name;
+  if (bound.email) contact.email = bound.email;
+  if (run.contact_phone) contact.phone = run.contact_phone;
+  if (run.contact_id) contact.id = run.contact_id;
+  return contact;
+}

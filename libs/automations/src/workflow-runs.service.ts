@@ -1,10 +1,10 @@
-import { Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { triggerMatchesMessage, type InboundReply, type RunState, type Trigger } from '@switchboard/engine';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { contactFromPayload, digitsOnly } from './contact-binding';
 import type { ListRunsQuery } from './dto';
-import { AutomationQueue } from './embedded/automation-queue';
+import { AUTOMATION_DRIVER, type AutomationDriver } from './driver/automation-driver';
 import type { WorkflowRunStatus } from './entities';
 import { parseId, WORKFLOW_NOT_FOUND } from './workflows.service';
 
@@ -52,15 +52,13 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
  * - `startFromWebhook`: the inbound workflow webhook;
  * - `startFromInboundMessage`: keyword-triggered workflows, for the messaging module's inbound messages;
  * - `deliverReply`: a customer message resumes the runs waiting for that contact's reply.
- * A run row is committed before any job is enqueued; the embedded driver (worker) does the rest.
+ * A run row is committed before the driver (AUTOMATION_DRIVER: embedded or Temporal) is asked to start it.
  */
 @Injectable()
 export class WorkflowRunsService {
-  private readonly logger = new Logger('WorkflowRuns');
-
   constructor(
     private readonly dataSource: DataSource,
-    private readonly queue: AutomationQueue,
+    @Inject(AUTOMATION_DRIVER) private readonly driver: AutomationDriver,
   ) {}
 
   /**
@@ -134,17 +132,21 @@ export class WorkflowRunsService {
   async deliverReply(accountId: string, messagingPhoneId: string | null | undefined, contactPhone: string, reply: InboundReply): Promise<string[]> {
     const phone = digitsOnly(contactPhone);
     if (!phone) return [];
-    const runs: Array<{ id: string; waiting_seq: number }> = await this.dataSource.query(
-      `SELECT id, waiting_seq FROM workflow_runs
-        WHERE account_id = $1 AND contact_phone = $2 AND waiting_kind = 'reply'
+    // Embedded: the runs whose row waits for a reply. Temporal: every running/waiting run of the contact (the
+    // workflow buffers a reply that arrives while it still performs the send before its wait).
+    const targets = this.driver.replyTargets === 'active' ? `status IN ('running', 'waiting')` : `waiting_kind = 'reply'`;
+    const runs: Array<{ id: string; status: string; waiting_kind: string | null; waiting_seq: number | null }> = await this.dataSource.query(
+      `SELECT id, status, waiting_kind, waiting_seq FROM workflow_runs
+        WHERE account_id = $1 AND contact_phone = $2 AND ${targets}
           AND ($3::text IS NULL OR messaging_phone_id IS NULL OR messaging_phone_id = $3)`,
       [accountId, phone, messagingPhoneId ?? null],
     );
-    const messageId = typeof reply.messageId === 'string' && reply.messageId ? reply.messageId : undefined;
+    const delivered: string[] = [];
     for (const run of runs) {
-      await this.queue.reply(run.id, run.waiting_seq, { type: 'reply_received', reply, seq: run.waiting_seq }, messageId);
+      const target = { id: run.id, status: run.status, waitingKind: run.waiting_kind, waitingSeq: run.waiting_seq };
+      if (await this.driver.deliverReply(target, reply)) delivered.push(run.id);
     }
-    return runs.map((r) => r.id);
+    return delivered;
   }
 
   private async insertRun(db: EntityManager, run: NewRun): Promise<{ runId: string; created: boolean }> {
@@ -164,13 +166,9 @@ export class WorkflowRunsService {
     return { runId: existing.id, created: false };
   }
 
-  /** The run is committed: a failed enqueue is logged, and the worker's recovery sweep starts the run later. */
+  /** The run is committed: the driver starts it (a failure is logged by the driver; the recovery sweep retries). */
   private async enqueueStart(runId: string): Promise<void> {
-    try {
-      await this.queue.start(runId);
-    } catch (error) {
-      this.logger.error({ msg: 'could not enqueue run start; the recovery sweep will start it', runId, error: (error as Error).message });
-    }
+    await this.driver.startRun({ id: runId });
   }
 
   async listRuns(accountId: string, workflowId: string, query: ListRunsQuery) {

@@ -3,7 +3,8 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '@switchboard/auth';
-import { AppConfig, REDIS } from '@switchboard/core';
+import { AUTOMATION_DRIVER, type AutomationDriver } from '@switchboard/automations';
+import { REDIS } from '@switchboard/core';
 import type Redis from 'ioredis';
 
 @ApiTags('Health')
@@ -15,8 +16,8 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly db: TypeOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
-    private readonly config: AppConfig,
     @Inject(REDIS) private readonly redis: Redis,
+    @Inject(AUTOMATION_DRIVER) private readonly automations: AutomationDriver,
   ) {}
 
   @Get()
@@ -40,7 +41,12 @@ export class HealthController {
           return redis.down({ message: (error as Error).message });
         }
       },
-      () => this.indicators.check('workflowEngine').up({ driver: this.config.TEMPORAL_ADDRESS ? 'temporal' : 'embedded' }),
+      async () => {
+        // Embedded: up with Postgres and Redis. Temporal: the frontend answers (connecting lazily if needed).
+        const engine = this.indicators.check('workflowEngine');
+        const { driver, status, message } = await this.automations.health();
+        return status === 'up' ? engine.up({ driver }) : engine.down({ driver, message });
+      },
     ]);
   }
 }

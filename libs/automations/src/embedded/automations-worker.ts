@@ -1,14 +1,15 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig, QUEUES } from '@switchboard/core';
 import { Worker, type Job } from 'bullmq';
 import { JOB_RESUME_RUN, JOB_START_RUN, JOB_TIMER_FIRED, type ResumeRunJob, type StartRunJob, type TimerFiredJob } from './automation-queue';
+import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
 import { EmbeddedDriver } from './embedded-driver';
 
 /** How often a worker re-runs the recovery sweep (besides once at start). */
 export const RECOVERY_INTERVAL_MS = 60_000;
 
 /**
- * The BullMQ worker of the `automations` queue (embedded driver), started with the worker process: runs the
+ * The BullMQ worker of the `automations` queue (embedded driver; off when the Temporal driver is selected), started with the worker process: runs the
  * recovery sweep at start and every minute, then processes start-run, resume-run and timer-fired jobs.
  */
 @Injectable()
@@ -20,11 +21,14 @@ export class AutomationsWorker implements OnApplicationBootstrap, OnApplicationS
   constructor(
     private readonly config: AppConfig,
     private readonly driver: EmbeddedDriver,
+    @Inject(AUTOMATION_DRIVER) private readonly selected: AutomationDriver,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.config.TEMPORAL_ADDRESS) {
-      this.logger.warn('TEMPORAL_ADDRESS is set but the Temporal driver is not installed yet: automations run on the embedded driver');
+    if (this.selected.kind !== 'embedded') {
+      // Temporal driver: this worker and its sweep stay off, or they would start the pending runs a second time.
+      this.logger.log('automations run on Temporal (TEMPORAL_ADDRESS is set): the embedded automation worker is off');
+      return;
     }
     this.worker = new Worker(QUEUES.automations, (job) => this.process(job), {
       connection: { url: this.config.REDIS_URL, maxRetriesPerRequest: null },

@@ -12,7 +12,7 @@ import {
 } from '@switchboard/engine';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AUTOMATION_ACTIVITIES, type ActivityContext, type AutomationActivities } from '../activities/activities';
-import { contactFromPayload } from '../contact-binding';
+import { startContactOf } from '../contact-binding';
 import { AutomationQueue } from './automation-queue';
 
 /** What a job asks the driver to do with a run. */
@@ -126,16 +126,7 @@ export class EmbeddedDriver {
   }
 
   private startContact(run: LockedRun) {
-    const bound = contactFromPayload(run.payload);
-    const contact: Record<string, string> = {};
-    const top = (run.payload ?? {}) as Record<string, unknown>;
-    // Keyword runs: the payload is the inbound message, `name` is the sender's profile name.
-    const name = bound.name ?? (!bound.phone && typeof top.name === 'string' && top.name.trim() ? top.name.trim() : undefined);
-    if (name) contact.name = name;
-    if (bound.email) contact.email = bound.email;
-    if (run.contact_phone) contact.phone = run.contact_phone;
-    if (run.contact_id) contact.id = run.contact_id;
-    return contact;
+    return startContactOf(run);
   }
 
   private async persist(tx: EntityManager, runId: string, state: RunState): Promise<void> {

@@ -63,9 +63,21 @@ export class AppConfig {
   @Min(1)
   REFRESH_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
 
+  /** host:port of a Temporal frontend: when set, automations run on the Temporal driver, else on the embedded one. */
   @IsOptional()
   @IsString()
+  @Matches(/^\S+:\d{1,5}$/, { message: 'TEMPORAL_ADDRESS must be host:port (e.g. localhost:7233)' })
   TEMPORAL_ADDRESS?: string;
+
+  /** Temporal namespace of the automation workflows (Temporal driver only). */
+  @IsString()
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/, { message: 'TEMPORAL_NAMESPACE must be a Temporal namespace name (letters, digits, . _ -)' })
+  TEMPORAL_NAMESPACE = 'default';
+
+  /** Task queue the automation worker polls and the API starts runs on (Temporal driver only). */
+  @IsString()
+  @Matches(/^\S{1,1000}$/, { message: 'TEMPORAL_TASK_QUEUE must be a non-empty name without spaces' })
+  TEMPORAL_TASK_QUEUE = 'switchboard-automations';
 
   @Transform(toInt)
   @IsInt()

@@ -1,0 +1,163 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { BlockedTargetError, OutboundHttpError } from '@switchboard/core';
+import { isFinished, type ActionEffect, type RunState } from '@switchboard/engine';
+import { DataSource } from 'typeorm';
+import type {
+  AutomationActivities as WorkflowActivities,
+  PerformEffectInput,
+  PerformEffectResult,
+  RecordRunStateInput,
+} from '../../../../workflows/activities';
+import { ActivityNotAvailableError, AUTOMATION_ACTIVITIES, type AutomationActivities } from '../activities/activities';
+
+/** The AutomationActivities method of each action effect (the embedded driver uses the same table). */
+export const ACTIVITY_METHOD: Record<ActionEffect['type'], keyof AutomationActivities> = {
+  send_template: 'sendTemplate',
+  send_session_message: 'sendSessionMessage',
+  trigger_campaign: 'triggerCampaign',
+  http_request: 'httpRequest',
+  update_contact: 'updateContact',
+};
+
+/**
+ * Thrown by an AutomationActivities implementation for a failure worth retrying (platform unavailable, rate
+ * limited...). On Temporal the activity is retried with backoff; the embedded driver fails the step at once.
+ */
+export class TransientActivityError extends Error {
+  readonly transient = true;
+  constructor(message: string, readonly code?: string) {
+    super(message);
+    this.name = 'TransientActivityError';
+  }
+}
+
+/** Node/network error codes of infrastructure the worker depends on (database, Redis, the platform API). */
+const TRANSIENT_SYSTEM_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** PostgreSQL SQLSTATEs that go away by themselves: connection exceptions, serialization/deadlock, resources, shutdown. */
+function isTransientSqlState(code: string): boolean {
+  return /^(08|53|57P0[123])/.test(code) || code === '40001' || code === '40P01';
+}
+
+/**
+ * Transient (throw: Temporal retries) or permanent (`{ ok: false }`: the step fails at once, like the embedded
+ * driver). Permanent: ActivityNotAvailableError, SSRF refusals and every outbound-HTTP failure of an http_request
+ * node (BlockedTargetError, OutboundHttpError), and any error not known to be transient (validation, a missing
+ * contact...). Transient: TransientActivityError (or `transient`/`retryable: true`), database connection /
+ * serialization errors, network errors of our own dependencies, and errors carrying an HTTP status 429 or 5xx.
+ */
+export function isTransientActivityError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error instanceof ActivityNotAvailableError || error instanceof BlockedTargetError || error instanceof OutboundHttpError) return false;
+  const e = error as Error & { transient?: unknown; retryable?: unknown; code?: unknown; status?: unknown; statusCode?: unknown; driverError?: { code?: unknown } };
+  if (e.transient === true || e.retryable === true) return true;
+  const code = typeof e.code === 'string' ? e.code : typeof e.driverError?.code === 'string' ? e.driverError.code : undefined;
+  if (code && (TRANSIENT_SYSTEM_CODES.has(code) || isTransientSqlState(code))) return true;
+  const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  if (status !== undefined && (status === 429 || status >= 500)) return true;
+  return false;
+}
+
+/**
+ * The Temporal worker's activities, bound to Nest services:
+ * - `performEffect` dispatches by effect type to the AUTOMATION_ACTIVITIES implementation (the one the embedded
+ *   driver calls), with the step's idempotency key, so sends, campaigns, HTTP calls and contact updates behave
+ *   identically and at most once per key on both drivers;
+ * - `recordRunState` writes the engine state into the run's `workflow_runs` row, monotonically, so
+ *   `GET /v1/workflow-runs/{id}` shows Temporal runs exactly like embedded ones.
+ */
+@Injectable()
+export class TemporalActivities implements WorkflowActivities {
+  private readonly logger = new Logger('TemporalActivities');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(AUTOMATION_ACTIVITIES) private readonly activities: AutomationActivities,
+  ) {}
+
+  /** `{ performEffect, recordRunState }` as plain functions, for `Worker.create({ activities })`. */
+  forWorker(): WorkflowActivities {
+    return {
+      performEffect: (input) => this.performEffect(input),
+      recordRunState: (input) => this.recordRunState(input),
+    };
+  }
+
+  async performEffect(input: PerformEffectInput): Promise<PerformEffectResult> {
+    // The same input the embedded driver passes: the context, then the effect's fields without its type.
+    const { type, ...fields } = input.effect;
+    const name = ACTIVITY_METHOD[type];
+    if (!name) return { ok: false, error: { message: `unknown effect type ${String(type)}`, code: 'invalid_effect' } };
+    const context = {
+      accountId: input.accountId,
+      runId: input.runId,
+      seq: input.seq,
+      idempotencyKey: input.idempotencyKey,
+      messagingPhoneId: input.messagingPhoneId ?? null,
+    };
+    try {
+      const method = this.activities[name] as (arg: unknown) => Promise<unknown>;
+      const result = await method.call(this.activities, { ...context, ...fields });
+      return result === undefined ? { ok: true } : { ok: true, result: JSON.parse(JSON.stringify(result)) };
+    } catch (error) {
+      if (isTransientActivityError(error)) {
+        this.logger.warn({ msg: 'effect failed, will be retried', runId: input.runId, seq: input.seq, effect: type, error: (error as Error).message });
+        throw error;
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      const code = (error as { code?: unknown })?.code;
+      this.logger.log({ msg: 'step failed', runId: input.runId, seq: input.seq, effect: type, error: message });
+      return { ok: false, error: typeof code === 'string' ? { message, code } : { message } };
+    }
+  }
+
+  async recordRunState(input: RecordRunStateInput): Promise<void> {
+    await this.record(input.runId, input.accountId, input.state);
+  }
+
+  /**
+   * Writes `state` into the run row unless the row is ahead: a lower `seq` than the stored state's is ignored
+   * (a retried or late activity), and a finished run (completed/failed) is never changed again. Columns are
+   * derived exactly like the embedded driver's (status, current node, waiting kind/seq, wake_at, contact binding,
+   * finished_at). Returns whether the row was written. The row always exists (the API writes it before the start).
+   */
+  async record(runId: string, accountId: string, state: RunState): Promise<boolean> {
+    const waiting = state.waitingFor;
+    const finished = isFinished(state);
+    const status = finished ? state.status : waiting?.kind === 'effect' ? 'running' : 'waiting';
+    const wakeInMs = waiting?.kind === 'timer' ? waiting.durationMs : waiting?.kind === 'reply' ? waiting.timeoutMs : null;
+    const contact = state.context.contact ?? {};
+    const effect = waiting?.kind === 'effect' ? waiting.effect : null;
+    const recipient = effect && (effect.type === 'send_template' || effect.type === 'send_session_message') ? effect.to : null;
+    const phone = typeof contact.phone === 'string' && contact.phone ? contact.phone : null;
+    const updated: [unknown[], number] = await this.dataSource.query(
+      `UPDATE workflow_runs
+          SET status = $2, state = $3, current_node_id = $4, waiting_kind = $5, waiting_seq = $6,
+              wake_at = CASE WHEN $7::bigint IS NULL THEN NULL ELSE clock_timestamp() + make_interval(secs => $7::bigint / 1000.0) END,
+              contact_id = COALESCE($8, contact_id), contact_phone = COALESCE($9, contact_phone, $11),
+              updated_at = now(), finished_at = CASE WHEN $10 THEN COALESCE(finished_at, now()) ELSE NULL END
+        WHERE id = $1 AND account_id = $12
+          AND status NOT IN ('completed', 'failed')
+          AND (state IS NULL OR COALESCE((state->>'seq')::int, 0) <= $13)
+        RETURNING id`,
+      [
+        runId,
+        status,
+        JSON.stringify(state),
+        state.currentNodeId,
+        waiting?.kind ?? null,
+        waiting?.seq ?? null,
+        wakeInMs,
+        typeof contact.id === 'string' ? contact.id : null,
+        phone ? phone.replace(/\D/g, '') || null : null,
+        finished,
+        recipient ? recipient.replace(/\D/g, '') || null : null,
+        accountId,
+        state.seq,
+      ],
+    );
+    const written = updated[1] > 0;
+    if (!written) this.logger.debug?.({ msg: 'run state not recorded (row ahead, finished or missing)', runId, seq: state.seq });
+    return written;
+  }
+}

@@ -1,0 +1,143 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '@switchboard/core';
+import type { InboundReply, WorkflowDefinition } from '@switchboard/engine';
+import { DataSource } from 'typeorm';
+import type { AutomationWorkflowInput } from '../../../../workflows/automation.workflow';
+import { signalReply, startAutomationRun } from '../../../../workflows/client';
+import { startContactOf } from '../contact-binding';
+import type { AutomationDriver, DriverHealth, ReplyTarget, RunRef } from '../driver/automation-driver';
+import { TemporalClientService } from './temporal-client.service';
+
+/** A `pending` run older than this is (re)started by the Temporal recovery sweep. */
+export const TEMPORAL_PENDING_RETRY_MS = 30_000;
+const SWEEP_BATCH = 500;
+
+interface PendingRunRow {
+  id: string;
+  account_id: string;
+  status: string;
+  workflow_version: number;
+  payload: unknown;
+  contact_phone: string | null;
+  contact_id: string | null;
+  messaging_phone_id: string | null;
+  definition: WorkflowDefinition;
+}
+
+/**
+ * The Temporal driver (`TEMPORAL_ADDRESS` set): one workflow execution per run, id `workflowIdForRun(runId)`.
+ * - startRun: the row is committed by WorkflowRunsService; the run's pinned definition version is read and the
+ *   execution started with `startAutomationRun` (USE_EXISTING: a retry joins the running execution;
+ *   REJECT_DUPLICATE: a closed one is never run again). If Temporal is unreachable the error is logged and the
+ *   row stays `pending`: `recoverPending` (the worker's sweep) starts it later.
+ * - deliverReply: the `reply` signal (with the platform's messageId, so a redelivered webhook is ignored).
+ * The workflow reports progress through the worker's `recordRunState` activity into the same row.
+ */
+@Injectable()
+export class TemporalAutomationDriver implements AutomationDriver {
+  readonly kind = 'temporal' as const;
+  readonly replyTargets = 'active' as const;
+  private readonly logger = new Logger('TemporalAutomationDriver');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+    private readonly clients: TemporalClientService,
+  ) {}
+
+  async startRun(run: RunRef): Promise<void> {
+    await this.tryStart(run.id);
+  }
+
+  /** Starts the run; false when it could not (logged; the row stays pending for the sweep). */
+  async tryStart(runId: string): Promise<boolean> {
+    let row: PendingRunRow | undefined;
+    try {
+      [row] = await this.dataSource.query(
+        `SELECT r.id, r.account_id, r.status, r.workflow_version, r.payload, r.contact_phone, r.contact_id, r.messaging_phone_id, v.definition
+           FROM workflow_runs r JOIN workflow_versions v ON v.workflow_id = r.workflow_id AND v.version = r.workflow_version
+          WHERE r.id = $1`,
+        [runId],
+      );
+    } catch (error) {
+      this.logger.error({ msg: 'could not read the run to start it on Temporal; the recovery sweep will retry', runId, error: (error as Error).message });
+      return false;
+    }
+    if (!row) return false;
+    // Started already (the workflow recorded a step): nothing to do. A pending row may or may not have an execution
+    // yet; starting it again joins the existing one.
+    if (row.status !== 'pending') return true;
+    const input: AutomationWorkflowInput = {
+      runId: row.id,
+      accountId: String(row.account_id),
+      definition: row.definition,
+      version: row.workflow_version,
+      payload: row.payload,
+      contact: startContactOf(row),
+      messagingPhoneId: row.messaging_phone_id,
+    };
+    try {
+      const client = await this.clients.getClient();
+      const { alreadyClosed } = await startAutomationRun(client, input, { taskQueue: this.config.TEMPORAL_TASK_QUEUE });
+      if (alreadyClosed) this.logger.warn({ msg: 'run is still pending but its Temporal execution is closed', runId });
+      return true;
+    } catch (error) {
+      this.logger.error({
+        msg: 'could not start the run on Temporal; it stays pending and the recovery sweep will retry',
+        runId,
+        address: this.config.TEMPORAL_ADDRESS,
+        namespace: this.config.TEMPORAL_NAMESPACE,
+        error: (error as Error).message,
+      });
+      return false;
+    }
+  }
+
+  async deliverReply(run: ReplyTarget, reply: InboundReply): Promise<boolean> {
+    try {
+      return await signalReply(await this.clients.getClient(), run.id, { reply });
+    } catch (error) {
+      this.logger.error({ msg: 'could not signal the reply to the run on Temporal', runId: run.id, error: (error as Error).message });
+      return false;
+    }
+  }
+
+  async health(): Promise<DriverHealth> {
+    try {
+      await this.clients.check();
+      return { driver: 'temporal', status: 'up' };
+    } catch (error) {
+      return { driver: 'temporal', status: 'down', message: (error as Error).message };
+    }
+  }
+
+  /**
+   * Recovery: starts the runs still `pending` after `olderThanMs` (their start failed, or the process died between
+   * the commit and the start). Idempotent: a run whose execution exists is joined, not started twice.
+   */
+  async recoverPending(olderThanMs = TEMPORAL_PENDING_RETRY_MS): Promise<{ started: number; failed: number }> {
+    const counts = { started: 0, failed: 0 };
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const rows: Array<{ id: string }> = await this.dataSource.query(
+        `SELECT id FROM workflow_runs
+          WHERE status = 'pending' AND created_at < now() - make_interval(secs => $2 / 1000.0) AND id > $1
+          ORDER BY id LIMIT ${SWEEP_BATCH}`,
+        [after, olderThanMs],
+      );
+      if (rows.length === 0) break;
+      after = rows[rows.length - 1].id;
+      for (const row of rows) {
+        if (await this.tryStart(row.id)) {
+          counts.started++;
+        } else {
+          counts.failed++;
+          // Nothing started in this sweep: Temporal is most likely down. Stop here; the next sweep tries again.
+          if (counts.started === 0) return counts;
+        }
+      }
+      if (rows.length < SWEEP_BATCH) break;
+    }
+    return counts;
+  }
+}

@@ -1,0 +1,123 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '@switchboard/core';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
+import { TemporalActivities } from './temporal-activities';
+import { TemporalAutomationDriver } from './temporal-driver';
+
+/** How often the worker re-runs the Temporal recovery sweep (pending runs whose start failed). */
+export const TEMPORAL_RECOVERY_INTERVAL_MS = 60_000;
+/** Backoff between attempts to reach Temporal at worker start (doubles up to the maximum). */
+const CONNECT_RETRY_MS = 1_000;
+const CONNECT_RETRY_MAX_MS = 30_000;
+
+/** Creates the Temporal worker; replaced in tests. Loads @temporalio/worker (native) only when called. */
+export type TemporalWorkerFactory = (options: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  activities: ReturnType<TemporalActivities['forWorker']>;
+}) => Promise<{ worker: Pick<Worker, 'run' | 'shutdown' | 'getState'>; connection: Pick<NativeConnection, 'close'> }>;
+
+export const createTemporalWorker: TemporalWorkerFactory = async ({ address, namespace, taskQueue, activities }) => {
+  const { NativeConnection, Worker } = await import('@temporalio/worker');
+  const { automationWorkflowOptions } = await import('../../../../workflows/bundle');
+  const connection = await NativeConnection.connect({ address });
+  try {
+    const worker = await Worker.create({ connection, namespace, taskQueue, activities, ...automationWorkflowOptions() });
+    return { worker, connection };
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    throw error;
+  }
+};
+
+/**
+ * The Temporal worker of the worker process (only when `TEMPORAL_ADDRESS` is set): polls TEMPORAL_TASK_QUEUE
+ * for the automation workflow and its activities (TemporalActivities), and runs the recovery sweep that starts
+ * runs left `pending` (at start and every minute). Temporal being unreachable at start does not stop the process
+ * (its BullMQ processors keep working): the worker retries with backoff and logs each failure. Shutdown drains the
+ * worker (in-flight activities finish) and closes its connection.
+ */
+@Injectable()
+export class TemporalAutomationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('TemporalAutomationWorker');
+  private worker?: Pick<Worker, 'run' | 'shutdown' | 'getState'>;
+  private connection?: Pick<NativeConnection, 'close'>;
+  private running?: Promise<void>;
+  private starting?: Promise<void>;
+  private stopped = false;
+  private sweepTimer?: NodeJS.Timeout;
+  private retryTimer?: NodeJS.Timeout;
+  /** Replaceable (tests). */
+  factory: TemporalWorkerFactory = createTemporalWorker;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly activities: TemporalActivities,
+    private readonly driver: TemporalAutomationDriver,
+    @Inject(AUTOMATION_DRIVER) private readonly selected: AutomationDriver,
+  ) {}
+
+  get isRunning(): boolean {
+    return this.worker?.getState() === 'RUNNING';
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.selected.kind !== 'temporal' || !this.config.TEMPORAL_ADDRESS) return;
+    this.starting = this.start(CONNECT_RETRY_MS);
+    void this.sweep();
+    this.sweepTimer = setInterval(() => void this.sweep(), TEMPORAL_RECOVERY_INTERVAL_MS);
+    this.sweepTimer.unref();
+  }
+
+  private async start(retryMs: number): Promise<void> {
+    if (this.stopped) return;
+    const address = this.config.TEMPORAL_ADDRESS!;
+    try {
+      const { worker, connection } = await this.factory({
+        address,
+        namespace: this.config.TEMPORAL_NAMESPACE,
+        taskQueue: this.config.TEMPORAL_TASK_QUEUE,
+        activities: this.activities.forWorker(),
+      });
+      this.worker = worker;
+      this.connection = connection;
+      if (this.stopped) return this.stop();
+      this.running = worker.run().catch((error: Error) => this.logger.error({ msg: 'Temporal worker stopped with an error', error: error.message }));
+      this.logger.log({ msg: 'Temporal worker running', address, namespace: this.config.TEMPORAL_NAMESPACE, taskQueue: this.config.TEMPORAL_TASK_QUEUE });
+    } catch (error) {
+      this.logger.error({ msg: `could not start the Temporal worker; retrying in ${retryMs} ms`, address, error: (error as Error).message });
+      if (this.stopped) return;
+      this.retryTimer = setTimeout(() => {
+        this.starting = this.start(Math.min(retryMs * 2, CONNECT_RETRY_MAX_MS));
+      }, retryMs);
+      this.retryTimer.unref();
+    }
+  }
+
+  async sweep(): Promise<void> {
+    try {
+      const counts = await this.driver.recoverPending();
+      if (counts.started + counts.failed > 0) this.logger.log({ msg: 'Temporal recovery sweep', ...counts });
+    } catch (error) {
+      this.logger.error({ msg: 'Temporal recovery sweep failed', error: (error as Error).message });
+    }
+  }
+
+  private async stop(): Promise<void> {
+    if (this.worker && this.worker.getState() === 'RUNNING') this.worker.shutdown();
+    await this.running;
+    await this.connection?.close().catch((error: Error) => this.logger.warn({ msg: 'closing the Temporal worker connection failed', error: error.message }));
+    this.worker = undefined;
+    this.connection = undefined;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.starting?.catch(() => undefined);
+    await this.stop();
+  }
+}
