@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { AccountsModule } from '@switchboard/accounts';
 import { AuthModule } from '@switchboard/auth';
+import { ContactsModule } from '@switchboard/contacts';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { MessagingModule } from '@switchboard/messaging';
@@ -21,6 +22,7 @@ export class ApiModule {
         TerminusModule,
         AuthModule,
         AccountsModule,
+        ContactsModule,
         MessagingModule,
       ],
       controllers: [HealthController],

@@ -9,3 +9,5 @@ export * from './queues';
 export * from './redis/redis.module';
 export * from './queue.module';
 export * from './logging';
+export * from './http/pagination';
+export * from './phone';

@@ -1,8 +1,10 @@
 import { Foundation1763780000000 } from './1763780000000-foundation';
+import { Contacts1763780100000 } from './1763780100000-contacts';
 import { MessagesAndPlatformWebhooks1763783000000 } from './1763783000000-messages-and-platform-webhooks';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
   Foundation1763780000000,
+  Contacts1763780100000,
   MessagesAndPlatformWebhooks1763783000000,
 ];

@@ -1,0 +1,51 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+/**
+ * A person the account talks to (SPEC §2 Contact). `contactNumber` is E.164 digits without `+`, unique per
+ * account. `isBlocked` is the opt-out flag: messaging and campaigns must not send to a blocked contact.
+ */
+@Entity('contacts')
+export class Contact {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'account_id', type: 'bigint' })
+  accountId: string;
+
+  @Column({ type: 'text', nullable: true })
+  name: string | null;
+
+  @Column({ name: 'contact_number', type: 'text' })
+  contactNumber: string;
+
+  @Column({ type: 'text', nullable: true })
+  email: string | null;
+
+  /** `YYYY-MM-DD` (a PostgreSQL date, read as a string). */
+  @Column({ name: 'date_of_birth', type: 'date', nullable: true })
+  dateOfBirth: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  gender: string | null;
+
+  @Column({ name: 'instagram_url', type: 'text', nullable: true })
+  instagramUrl: string | null;
+
+  @Column({ name: 'facebook_url', type: 'text', nullable: true })
+  facebookUrl: string | null;
+
+  @Column({ name: 'linkedin_url', type: 'text', nullable: true })
+  linkedinUrl: string | null;
+
+  @Column({ name: 'is_blocked', type: 'boolean', default: false })
+  isBlocked: boolean;
+
+  @Column({ type: 'text', default: 'whatsapp' })
+  platform: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,144 @@
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiHeader,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import { AccountId, RequireGrant } from '@switchboard/auth';
+import { normalizePhone, pageMeta, validationException } from '@switchboard/core';
+import type { FastifyRequest } from 'fastify';
+import type { Contact } from './contact.entity';
+import { CONTACT_CREATED, CONTACT_EXISTS, ContactsService, ContactWithGroups } from './contacts.service';
+import {
+  ContactDetailResponse,
+  ContactListResponse,
+  CreateContactBody,
+  CreateContactResponse,
+  ListContactsQuery,
+  MessageResponse,
+  MissingGroupsResponse,
+  UPDATABLE_CONTACT_FIELDS,
+  UpdateContactBody,
+} from './dto/contact.dto';
+import { ParseIdPipe } from './dto/validators';
+
+/** SPEC §2 list shape: contact_id, name, contact_number, email, isBlocked, platform, created_at (ISO 8601 UTC). */
+export function contactListItem(c: Contact) {
+  return {
+    contact_id: Number(c.id),
+    name: c.name,
+    contact_number: c.contactNumber,
+    email: c.email,
+    isBlocked: c.isBlocked,
+    platform: c.platform,
+    created_at: c.createdAt.toISOString(),
+  };
+}
+
+function contactDetail(c: ContactWithGroups) {
+  return {
+    ...contactListItem(c),
+    dateOfBirth: c.dateOfBirth,
+    gender: c.gender,
+    instagramUrl: c.instagramUrl,
+    facebookUrl: c.facebookUrl,
+    linkedinUrl: c.linkedinUrl,
+    group_ids: c.groupIds.map(Number),
+    updated_at: c.updatedAt.toISOString(),
+  };
+}
+
+@ApiTags('Contacts')
+@ApiHeader({ name: 'Authorization', description: 'access token as issued', required: true })
+@RequireGrant('/contacts')
+@Controller()
+export class ContactsController {
+  constructor(private readonly contacts: ContactsService) {}
+
+  @Post('contacts/create-contact')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Create a contact, or return the existing one with that number (idempotent)',
+    description:
+      'contact_number is normalised to digits (country code required). When group_ids are given, all must be groups of this account; ' +
+      'otherwise 400 with missingGroups and nothing is written. The contact (new or existing) is added to the groups.',
+  })
+  @ApiOkResponse({ type: CreateContactResponse })
+  @ApiBadRequestResponse({ type: MissingGroupsResponse, description: 'unknown group ids, or a field at fault (statusCode, message, errors[])' })
+  async create(@AccountId() accountId: string, @Body() body: CreateContactBody) {
+    const { contact, created } = await this.contacts.createContact(
+      accountId,
+      {
+        contactNumber: normalizePhone(body.contact_number)!, // validated by IsPhone
+        name: body.name,
+        email: body.email,
+        dateOfBirth: body.dateOfBirth,
+        gender: body.gender,
+        instagramUrl: body.instagramUrl,
+        facebookUrl: body.facebookUrl,
+        linkedinUrl: body.linkedinUrl,
+      },
+      body.group_ids,
+    );
+    return {
+      success: true,
+      data: {
+        contact: { contact_id: Number(contact.id), name: contact.name, contact_number: contact.contactNumber },
+        message: created ? CONTACT_CREATED : CONTACT_EXISTS,
+      },
+    };
+  }
+
+  @Get('v2/contacts')
+  @ApiOperation({ summary: 'List contacts, newest first; search by name, number or email; exact phone lookup' })
+  @ApiOkResponse({ type: ContactListResponse })
+  @ApiBadRequestResponse({ description: 'a query parameter at fault (e.g. pageSize above 100), named in errors[].field' })
+  async list(@AccountId() accountId: string, @Query() query: ListContactsQuery) {
+    const { contacts, total } = await this.contacts.listContacts(accountId, query);
+    return { success: true, data: { contacts: contacts.map(contactListItem), ...pageMeta(query, total) } };
+  }
+
+  @Get('v2/contacts/:contact_id')
+  @ApiOperation({ summary: 'One contact with its profile fields and group ids' })
+  @ApiParam({ name: 'contact_id', type: 'integer' })
+  @ApiOkResponse({ type: ContactDetailResponse })
+  @ApiNotFoundResponse({ type: MessageResponse, description: '`Contact not found` (also for another account\'s contact)' })
+  async get(@AccountId() accountId: string, @Param('contact_id', new ParseIdPipe('contact_id')) contactId: string) {
+    return { success: true, data: { contact: contactDetail(await this.contacts.getContact(accountId, contactId)) } };
+  }
+
+  @Patch('v2/contacts/:contact_id')
+  @ApiOperation({
+    summary: 'Update a contact: name, email, isBlocked (opt-out) and profile fields',
+    description: 'Only the fields sent change; null clears a profile field. The number cannot be changed. Unknown fields are a 400.',
+  })
+  @ApiParam({ name: 'contact_id', type: 'integer' })
+  @ApiBody({ type: UpdateContactBody })
+  @ApiOkResponse({ type: ContactDetailResponse })
+  @ApiNotFoundResponse({ type: MessageResponse, description: '`Contact not found`' })
+  async update(
+    @AccountId() accountId: string,
+    @Param('contact_id', new ParseIdPipe('contact_id')) contactId: string,
+    @Body() body: UpdateContactBody,
+    @Req() request: FastifyRequest,
+  ) {
+    // The global pipe strips unknown fields silently; for an opt-out a typo (`is_blocked`) must not look like success.
+    const raw = request.body;
+    const sent = raw && typeof raw === 'object' && !Array.isArray(raw) ? Object.keys(raw) : [];
+    const allowed = UPDATABLE_CONTACT_FIELDS as readonly string[];
+    const unknown = sent.filter((key) => !allowed.includes(key));
+    if (unknown.length) {
+      throw validationException(unknown.map((field) => ({ field, message: `${field} cannot be updated; allowed fields: ${allowed.join(', ')}` })));
+    }
+    if (!sent.length) {
+      throw validationException([{ field: 'body', message: `send at least one of: ${allowed.join(', ')}` }]);
+    }
+    const changes = Object.fromEntries(UPDATABLE_CONTACT_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
+    return { success: true, data: { contact: contactDetail(await this.contacts.updateContact(accountId, contactId, changes)) } };
+  }
+}

@@ -1,0 +1,347 @@
+import { BadRequestException, ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { normalizePhone, pageOffset, PageRequest, PHONE_FORMAT_HINT, validationException } from '@switchboard/core';
+import { EntityManager, Repository } from 'typeorm';
+import { ContactGroup } from './contact-group.entity';
+import { Contact } from './contact.entity';
+
+export const CONTACT_CREATED = 'Created a new contact';
+export const CONTACT_EXISTS = 'The contact is already existing';
+export const GROUPS_MISSING = 'Not all groups exist in the database for this account.';
+export const CONTACTS_MISSING = 'Not all contacts exist in the database for this account.';
+export const CONTACT_NOT_FOUND = 'Contact not found';
+export const GROUP_NOT_FOUND = 'Contact group not found';
+
+/** The fields a contact can be created with (contact_number already normalised to digits). */
+export interface NewContact {
+  contactNumber: string;
+  name?: string | null;
+  email?: string | null;
+  dateOfBirth?: string | null;
+  gender?: string | null;
+  instagramUrl?: string | null;
+  facebookUrl?: string | null;
+  linkedinUrl?: string | null;
+}
+
+export type ContactChanges = Partial<Omit<NewContact, 'contactNumber'>> & { isBlocked?: boolean };
+
+export interface ContactWithGroups extends Contact {
+  groupIds: string[];
+}
+
+export interface ContactGroupWithCount extends ContactGroup {
+  memberCount: number;
+}
+
+export interface ContactSearch extends PageRequest {
+  /** Case-insensitive substring of name, number or email. */
+  search?: string | null;
+  /** Exact number, any accepted format (normalised here). */
+  phone?: string | null;
+}
+
+const CONTACT_FIELDS: Array<[keyof Contact, string]> = [
+  ['id', 'id'],
+  ['accountId', 'account_id'],
+  ['name', 'name'],
+  ['contactNumber', 'contact_number'],
+  ['email', 'email'],
+  ['dateOfBirth', 'date_of_birth'],
+  ['gender', 'gender'],
+  ['instagramUrl', 'instagram_url'],
+  ['facebookUrl', 'facebook_url'],
+  ['linkedinUrl', 'linkedin_url'],
+  ['isBlocked', 'is_blocked'],
+  ['platform', 'platform'],
+  ['createdAt', 'created_at'],
+  ['updatedAt', 'updated_at'],
+];
+const COLUMN_OF = new Map(CONTACT_FIELDS);
+
+/** The select list of a contact row, camelCase aliases (dates as `YYYY-MM-DD` text, not a local-midnight Date). */
+function contactColumns(alias?: string): string {
+  const p = alias ? `${alias}.` : '';
+  return CONTACT_FIELDS.map(([field, column]) => (column === 'date_of_birth' ? `${p}${column}::text AS "${field}"` : `${p}${column} AS "${field}"`)).join(', ');
+}
+
+function toContact(row: Record<string, unknown>): Contact {
+  return Object.assign(new Contact(), row);
+}
+
+/** `%`, `_` and `\` match literally in a LIKE pattern. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, '\\$&');
+}
+
+const unique = (ids: Array<number | string>) => [...new Set(ids.map(String))];
+
+/**
+ * Contacts and contact groups. Every method takes the caller's account id and touches nothing outside it:
+ * an id of another account behaves exactly like an id that does not exist.
+ */
+@Injectable()
+export class ContactsService {
+  constructor(
+    @InjectRepository(Contact) private readonly contacts: Repository<Contact>,
+    @InjectRepository(ContactGroup) private readonly groups: Repository<ContactGroup>,
+  ) {}
+
+  // ---------------------------------------------------------------- contacts
+
+  /**
+   * POST /contacts/create-contact. Idempotent by number: an existing contact is returned unchanged (its other
+   * fields are not overwritten). The group ids must all be this account's groups, or nothing is written (400);
+   * the contact, new or existing, is then a member of each of them. Race-safe: concurrent creates of one number
+   * make one row.
+   */
+  async createContact(accountId: string, input: NewContact, groupIds: Array<number | string> = []): Promise<{ contact: Contact; created: boolean }> {
+    const wanted = unique(groupIds);
+    return this.contacts.manager.transaction(async (tx) => {
+      if (wanted.length) {
+        // KEY SHARE: a concurrent group deletion waits for this transaction instead of breaking the membership insert.
+        const found: Array<{ id: string }> = await tx.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND id = ANY($2::bigint[]) FOR KEY SHARE`, [
+          accountId,
+          wanted,
+        ]);
+        const have = new Set(found.map((g) => String(g.id)));
+        const missing = wanted.filter((id) => !have.has(id));
+        if (missing.length) throw new BadRequestException({ message: GROUPS_MISSING, missingGroups: missing.map(Number) });
+      }
+      const result = await this.insertOrGet(tx, accountId, input);
+      if (wanted.length) {
+        await tx.query(
+          `INSERT INTO contact_group_members (group_id, contact_id) SELECT g, $2 FROM unnest($1::bigint[]) AS g ON CONFLICT DO NOTHING`,
+          [wanted, result.contact.id],
+        );
+      }
+      return result;
+    });
+  }
+
+  /**
+   * For messaging: the account's contact with this number, created (with `name`) when there is none.
+   * Race-safe (INSERT … ON CONFLICT DO NOTHING, then SELECT). `number` may be in any accepted format;
+   * an implausible number is a 400 naming `contact_number`. Pass `manager` to take part in a transaction.
+   */
+  async findOrCreateByNumber(accountId: string, number: string, name?: string | null, manager?: EntityManager): Promise<{ contact: Contact; created: boolean }> {
+    const contactNumber = normalizePhone(number);
+    if (!contactNumber) throw validationException([{ field: 'contact_number', message: `contact_number must be ${PHONE_FORMAT_HINT}` }]);
+    const trimmed = name?.trim() || null;
+    return this.insertOrGet(manager ?? this.contacts.manager, accountId, { contactNumber, name: trimmed });
+  }
+
+  /** The account's contact with this number (any accepted format), or null. */
+  async findByNumber(accountId: string, number: string): Promise<Contact | null> {
+    const contactNumber = normalizePhone(number);
+    if (!contactNumber) return null;
+    const rows = await this.contacts.query(`SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND contact_number = $2`, [accountId, contactNumber]);
+    return rows[0] ? toContact(rows[0]) : null;
+  }
+
+  /** The account's contact, or null (also for another account's id). */
+  async findById(accountId: string, contactId: string): Promise<Contact | null> {
+    const rows = await this.contacts.query(`SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND id = $2`, [accountId, contactId]);
+    return rows[0] ? toContact(rows[0]) : null;
+  }
+
+  /** GET /v2/contacts/{id}: the contact with the ids of its groups; 404 `Contact not found`. */
+  async getContact(accountId: string, contactId: string): Promise<ContactWithGroups> {
+    const rows = await this.contacts.query(
+      `SELECT ${contactColumns('c')},
+              COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM contact_group_members m WHERE m.contact_id = c.id), '{}') AS "groupIds"
+         FROM contacts c WHERE c.account_id = $1 AND c.id = $2`,
+      [accountId, contactId],
+    );
+    if (!rows[0]) throw new NotFoundException({ message: CONTACT_NOT_FOUND });
+    return Object.assign(toContact(rows[0]), { groupIds: (rows[0].groupIds as unknown[]).map(String) });
+  }
+
+  /** PATCH /v2/contacts/{id}: sets the given fields (`null` clears a profile field); 404 `Contact not found`. */
+  async updateContact(accountId: string, contactId: string, changes: ContactChanges): Promise<ContactWithGroups> {
+    const sets: string[] = [];
+    const params: unknown[] = [accountId, contactId];
+    for (const [field, value] of Object.entries(changes)) {
+      const column = COLUMN_OF.get(field as keyof Contact);
+      if (value === undefined || !column || field === 'contactNumber' || field === 'id' || field === 'accountId') continue;
+      params.push(value);
+      sets.push(`${column} = $${params.length}`);
+    }
+    sets.push('updated_at = now()');
+    const [, affected] = await this.contacts.query(`UPDATE contacts SET ${sets.join(', ')} WHERE account_id = $1 AND id = $2`, params);
+    if (!affected) throw new NotFoundException({ message: CONTACT_NOT_FOUND });
+    return this.getContact(accountId, contactId);
+  }
+
+  /** GET /v2/contacts: newest first, filtered by `search` (substring of name, number or email) and `phone` (exact). */
+  async listContacts(accountId: string, query: ContactSearch): Promise<{ contacts: Contact[]; total: number }> {
+    const where = ['account_id = $1'];
+    const params: unknown[] = [accountId];
+    if (query.phone) {
+      const digits = normalizePhone(query.phone);
+      if (!digits) throw validationException([{ field: 'phone', message: `phone must be ${PHONE_FORMAT_HINT}` }]);
+      params.push(digits);
+      where.push(`contact_number = $${params.length}`);
+    }
+    if (query.search) {
+      params.push(`%${escapeLike(query.search)}%`);
+      const text = `$${params.length}`;
+      const anyOf = [`name ILIKE ${text}`, `email ILIKE ${text}`];
+      // A search that looks like (part of) a phone number also matches the stored digits: "+1 555-01" → "%155501%".
+      if (/^[+\d\s().-]+$/.test(query.search)) {
+        const digits = query.search.replace(/\D/g, '');
+        if (digits) {
+          params.push(`%${digits}%`);
+          anyOf.push(`contact_number LIKE $${params.length}`);
+        }
+      }
+      where.push(`(${anyOf.join(' OR ')})`);
+    }
+    const filter = where.join(' AND ');
+    const [rows, [{ total }]] = await Promise.all([
+      this.contacts.query(
+        `SELECT ${contactColumns()} FROM contacts WHERE ${filter} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+        [...params, query.pageSize, pageOffset(query)],
+      ),
+      this.contacts.query(`SELECT count(*)::int AS total FROM contacts WHERE ${filter}`, params),
+    ]);
+    return { contacts: rows.map(toContact), total };
+  }
+
+  /**
+   * For campaign fan-out: the next `limit` members of a group after `afterContactId` (keyset on contact id,
+   * ascending; start with '0'). Blocked (opted-out) contacts are skipped unless `includeBlocked`. Only members
+   * of the account's own group are returned (another account's group id yields nothing).
+   */
+  async groupMembersAfter(accountId: string, groupId: string, afterContactId: string = '0', limit = 1000, options: { includeBlocked?: boolean } = {}): Promise<Contact[]> {
+    const rows = await this.contacts.query(
+      `SELECT ${contactColumns('c')}
+         FROM contact_group_members m JOIN contacts c ON c.id = m.contact_id
+        WHERE m.group_id = $2 AND m.contact_id > $3 AND c.account_id = $1 ${options.includeBlocked ? '' : 'AND NOT c.is_blocked'}
+        ORDER BY m.contact_id
+        LIMIT $4`,
+      [accountId, groupId, afterContactId, limit],
+    );
+    return rows.map(toContact);
+  }
+
+  /** Every (unblocked, by default) member of a group, in batches of `batchSize`, by keyset pagination. */
+  async *iterateGroupMembers(accountId: string, groupId: string, batchSize = 1000, options: { includeBlocked?: boolean } = {}): AsyncGenerator<Contact[]> {
+    let after = '0';
+    for (;;) {
+      const batch = await this.groupMembersAfter(accountId, groupId, after, batchSize, options);
+      if (!batch.length) return;
+      yield batch;
+      if (batch.length < batchSize) return;
+      after = batch[batch.length - 1].id;
+    }
+  }
+
+  /** INSERT … ON CONFLICT DO NOTHING RETURNING, then SELECT the row that won: one row per number, whoever races. */
+  private async insertOrGet(db: EntityManager, accountId: string, input: NewContact): Promise<{ contact: Contact; created: boolean }> {
+    // The SELECT can only miss if the conflicting row was deleted meanwhile: then the insert is tried again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const inserted = await db.query(
+        `INSERT INTO contacts (account_id, contact_number, name, email, date_of_birth, gender, instagram_url, facebook_url, linkedin_url)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (account_id, contact_number) DO NOTHING
+         RETURNING ${contactColumns()}`,
+        [
+          accountId,
+          input.contactNumber,
+          input.name ?? null,
+          input.email ?? null,
+          input.dateOfBirth ?? null,
+          input.gender ?? null,
+          input.instagramUrl ?? null,
+          input.facebookUrl ?? null,
+          input.linkedinUrl ?? null,
+        ],
+      );
+      if (inserted[0]) return { contact: toContact(inserted[0]), created: true };
+      const existing = await db.query(`SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND contact_number = $2`, [accountId, input.contactNumber]);
+      if (existing[0]) return { contact: toContact(existing[0]), created: false };
+    }
+    throw new ConflictException({ message: 'The contact changed while it was being created; try again' });
+  }
+
+  // ---------------------------------------------------------------- groups
+
+  /** POST /v2/contact-groups: 409 when the account already has a group of that name (case-insensitive). */
+  async createGroup(accountId: string, name: string): Promise<ContactGroupWithCount> {
+    const inserted = await this.groups.query(
+      `INSERT INTO contact_groups (account_id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id, account_id AS "accountId", name, created_at AS "createdAt"`,
+      [accountId, name],
+    );
+    if (!inserted[0]) {
+      const [existing] = await this.groups.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND lower(name) = lower($2)`, [accountId, name]);
+      throw new ConflictException({ message: `A contact group named "${name}" already exists`, group_id: existing ? Number(existing.id) : undefined });
+    }
+    return Object.assign(new ContactGroup(), inserted[0], { memberCount: 0 });
+  }
+
+  /** GET /v2/contact-groups: newest first, with member counts. */
+  async listGroups(accountId: string, page: PageRequest): Promise<{ groups: ContactGroupWithCount[]; total: number }> {
+    const [rows, [{ total }]] = await Promise.all([
+      this.groups.query(
+        `${this.groupSelect()} WHERE g.account_id = $1 ORDER BY g.created_at DESC, g.id DESC LIMIT $2 OFFSET $3`,
+        [accountId, page.pageSize, pageOffset(page)],
+      ),
+      this.groups.query(`SELECT count(*)::int AS total FROM contact_groups WHERE account_id = $1`, [accountId]),
+    ]);
+    return { groups: rows.map((r: object) => Object.assign(new ContactGroup(), r)), total };
+  }
+
+  /** GET /v2/contact-groups/{id}: 404 `Contact group not found` (also for another account's group). */
+  async getGroup(accountId: string, groupId: string, db: EntityManager = this.groups.manager): Promise<ContactGroupWithCount> {
+    const [row] = await db.query(`${this.groupSelect()} WHERE g.account_id = $1 AND g.id = $2`, [accountId, groupId]);
+    if (!row) throw new NotFoundException({ message: GROUP_NOT_FOUND });
+    return Object.assign(new ContactGroup(), row);
+  }
+
+  /**
+   * Adds contacts to a group; already-members are left as they are (idempotent). Every id must be one of the
+   * account's contacts, or nothing is added (400 listing the missing ids).
+   */
+  async addMembers(accountId: string, groupId: string, contactIds: Array<number | string>): Promise<{ added: number; group: ContactGroupWithCount }> {
+    const wanted = unique(contactIds);
+    return this.groups.manager.transaction(async (tx) => {
+      await this.lockGroup(tx, accountId, groupId);
+      const found: Array<{ id: string }> = await tx.query(`SELECT id FROM contacts WHERE account_id = $1 AND id = ANY($2::bigint[]) FOR KEY SHARE`, [accountId, wanted]);
+      const have = new Set(found.map((c) => String(c.id)));
+      const missing = wanted.filter((id) => !have.has(id));
+      if (missing.length) throw new BadRequestException({ message: CONTACTS_MISSING, missingContacts: missing.map(Number) });
+      const added = await tx.query(
+        `INSERT INTO contact_group_members (group_id, contact_id) SELECT $1, c FROM unnest($2::bigint[]) AS c ON CONFLICT DO NOTHING RETURNING contact_id`,
+        [groupId, wanted],
+      );
+      return { added: added.length, group: await this.getGroup(accountId, groupId, tx) };
+    });
+  }
+
+  /** Removes contacts from a group; ids that are not members (or not the account's) are ignored (idempotent). */
+  async removeMembers(accountId: string, groupId: string, contactIds: Array<number | string>): Promise<{ removed: number; group: ContactGroupWithCount }> {
+    return this.groups.manager.transaction(async (tx) => {
+      await this.lockGroup(tx, accountId, groupId);
+      const [, removed] = await tx.query(`DELETE FROM contact_group_members WHERE group_id = $1 AND contact_id = ANY($2::bigint[])`, [groupId, unique(contactIds)]);
+      return { removed, group: await this.getGroup(accountId, groupId, tx) };
+    });
+  }
+
+  /** Deletes the group and its memberships; the contacts stay. 404 when it is not the account's. */
+  async deleteGroup(accountId: string, groupId: string): Promise<void> {
+    const [, deleted] = await this.groups.query(`DELETE FROM contact_groups WHERE account_id = $1 AND id = $2`, [accountId, groupId]);
+    if (!deleted) throw new NotFoundException({ message: GROUP_NOT_FOUND });
+  }
+
+  private async lockGroup(tx: EntityManager, accountId: string, groupId: string): Promise<void> {
+    const [group] = await tx.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND id = $2 FOR KEY SHARE`, [accountId, groupId]);
+    if (!group) throw new NotFoundException({ message: GROUP_NOT_FOUND });
+  }
+
+  private groupSelect(): string {
+    return `SELECT g.id, g.account_id AS "accountId", g.name, g.created_at AS "createdAt",
+                   (SELECT count(*)::int FROM contact_group_members m WHERE m.group_id = g.id) AS "memberCount"
+              FROM contact_groups g`;
+  }
+}

@@ -1,0 +1,168 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PaginationQuery } from '@switchboard/core';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsBoolean, IsEmail, IsInt, IsOptional, IsString, IsUrl, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { IsDateOfBirth, IsPhone, MAX_ID, trimToNull } from './validators';
+
+const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: false };
+/** A JSON number of digits is accepted as a phone number (it has no `+` or formatting to lose). */
+const numberToString = ({ value }: { value: unknown }) => (typeof value === 'number' ? String(value) : value);
+
+/** The optional profile fields shared by create and update (SPEC §4: input-only on creation). */
+class ContactProfileFields {
+  @ApiPropertyOptional({ example: 'Ada Lovelace', maxLength: 200 })
+  @Transform(trimToNull)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  name?: string | null;
+
+  @ApiPropertyOptional({ example: 'ada@example.com', maxLength: 320 })
+  @Transform(trimToNull)
+  @IsOptional()
+  @IsEmail({}, { message: 'email must be an email address' })
+  @MaxLength(320)
+  email?: string | null;
+
+  @ApiPropertyOptional({ example: '1990-12-10', description: 'YYYY-MM-DD' })
+  @Transform(trimToNull)
+  @IsOptional()
+  @IsDateOfBirth()
+  dateOfBirth?: string | null;
+
+  @ApiPropertyOptional({ example: 'female', maxLength: 50, description: 'free text' })
+  @Transform(trimToNull)
+  @IsOptional()
+  @IsString()
+  @MaxLength(50)
+  gender?: string | null;
+
+  @ApiPropertyOptional({ example: 'https://instagram.com/ada' })
+  @Transform(trimToNull)
+  @IsOptional()
+  @IsUrl(URL_OPTIONS, { message: 'instagramUrl must be an http(s) URL' })
+  @MaxLength(2048)
+  instagramUrl?: string | null;
+
+  @ApiPropertyOptional({ example: 'https://facebook.com/ada' })
+  @Transform(trimToNull)
+  @IsOptional()
+  @IsUrl(URL_OPTIONS, { message: 'facebookUrl must be an http(s) URL' })
+  @MaxLength(2048)
+  facebookUrl?: string | null;
+
+  @ApiPropertyOptional({ example: 'https://www.linkedin.com/in/ada' })
+  @Transform(trimToNull)
+  @IsOptional()
+  @IsUrl(URL_OPTIONS, { message: 'linkedinUrl must be an http(s) URL' })
+  @MaxLength(2048)
+  linkedinUrl?: string | null;
+}
+
+export class CreateContactBody extends ContactProfileFields {
+  @ApiProperty({
+    example: '+1 (555) 010-2030',
+    description: 'with country code; `+` or `00` optional; spaces, dashes, dots and parentheses are ignored. Stored as digits.',
+  })
+  @Transform(numberToString)
+  @IsPhone()
+  contact_number: string;
+
+  @ApiPropertyOptional({ type: [Number], example: [3, 7], description: "ids of this account's contact groups to add the contact to (at most 100)" })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsInt({ each: true, message: 'group_ids must hold integer group ids' })
+  @Min(1, { each: true, message: 'group_ids must hold positive group ids' })
+  @Max(MAX_ID, { each: true, message: 'group_ids must hold positive group ids' })
+  group_ids?: number[];
+}
+
+/** PATCH: every field optional; `null` (or an empty string) clears a profile field. */
+export class UpdateContactBody extends ContactProfileFields {
+  @ApiPropertyOptional({ description: 'true: the contact opted out; nothing is sent to a blocked contact' })
+  @ValidateIf((o) => o.isBlocked !== undefined)
+  @IsBoolean({ message: 'isBlocked must be true or false' })
+  isBlocked?: boolean;
+}
+
+export const UPDATABLE_CONTACT_FIELDS = ['name', 'email', 'isBlocked', 'dateOfBirth', 'gender', 'instagramUrl', 'facebookUrl', 'linkedinUrl'] as const;
+
+export class ListContactsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {
+  @ApiPropertyOptional({ description: 'case-insensitive substring of the name, number or email', maxLength: 100 })
+  @Transform(trimToNull)
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  search?: string | null;
+
+  @ApiPropertyOptional({ description: 'exact number with country code; `+`, `00` and formatting optional', example: '15550102030' })
+  @IsOptional()
+  @IsPhone()
+  phone?: string;
+}
+
+// ---- responses (for Swagger) ----
+
+export class ContactSummary {
+  @ApiProperty({ example: 42 }) contact_id: number;
+  @ApiProperty({ example: 'Ada Lovelace', nullable: true, type: String }) name: string | null;
+  @ApiProperty({ example: '15550102030', description: 'digits with country code, no +' }) contact_number: string;
+}
+
+export class CreateContactData {
+  @ApiProperty({ type: ContactSummary }) contact: ContactSummary;
+  @ApiProperty({ enum: ['Created a new contact', 'The contact is already existing'] }) message: string;
+}
+
+export class CreateContactResponse {
+  @ApiProperty({ example: true }) success: boolean;
+  @ApiProperty({ type: CreateContactData }) data: CreateContactData;
+}
+
+export class ContactListItem extends ContactSummary {
+  @ApiProperty({ example: 'ada@example.com', nullable: true, type: String }) email: string | null;
+  @ApiProperty({ example: false }) isBlocked: boolean;
+  @ApiProperty({ example: 'whatsapp' }) platform: string;
+  @ApiProperty({ example: '2026-11-22T04:00:00.000Z', description: 'ISO 8601, UTC' }) created_at: string;
+}
+
+export class ContactListData {
+  @ApiProperty({ type: [ContactListItem] }) contacts: ContactListItem[];
+  @ApiProperty({ example: 1 }) page: number;
+  @ApiProperty({ example: 20 }) pageSize: number;
+  @ApiProperty({ example: 1 }) total: number;
+}
+
+export class ContactListResponse {
+  @ApiProperty({ example: true }) success: boolean;
+  @ApiProperty({ type: ContactListData }) data: ContactListData;
+}
+
+export class ContactDetail extends ContactListItem {
+  @ApiProperty({ example: '1990-12-10', nullable: true, type: String }) dateOfBirth: string | null;
+  @ApiProperty({ nullable: true, type: String }) gender: string | null;
+  @ApiProperty({ nullable: true, type: String }) instagramUrl: string | null;
+  @ApiProperty({ nullable: true, type: String }) facebookUrl: string | null;
+  @ApiProperty({ nullable: true, type: String }) linkedinUrl: string | null;
+  @ApiProperty({ type: [Number], description: 'groups the contact belongs to' }) group_ids: number[];
+  @ApiProperty({ example: '2026-11-22T04:00:00.000Z' }) updated_at: string;
+}
+
+export class ContactDetailData {
+  @ApiProperty({ type: ContactDetail }) contact: ContactDetail;
+}
+
+export class ContactDetailResponse {
+  @ApiProperty({ example: true }) success: boolean;
+  @ApiProperty({ type: ContactDetailData }) data: ContactDetailData;
+}
+
+export class MissingGroupsResponse {
+  @ApiProperty({ example: 'Not all groups exist in the database for this account.' }) message: string;
+  @ApiProperty({ type: [Number], example: [99] }) missingGroups: number[];
+}
+
+export class MessageResponse {
+  @ApiProperty() message: string;
+}

@@ -1,0 +1,54 @@
+/**
+ * Phone numbers (SPEC §1 rule 3): always with the country code; a leading `+` or the international call
+ * prefix `00` is optional; spaces, dashes, dots and parentheses are tolerated as formatting.
+ * Stored and returned as digits only (E.164 without the `+`).
+ */
+
+/** E.164: at most 15 digits; fewer than 8 (country code included) is not a reachable WhatsApp number. */
+export const PHONE_MIN_DIGITS = 8;
+export const PHONE_MAX_DIGITS = 15;
+
+/** Longest formatted input we look at; anything longer is not a phone number. */
+const MAX_INPUT_LENGTH = 40;
+
+const ALLOWED = /^\+?[0-9 \t.()-]+$/;
+const E164_DIGITS = /^[1-9][0-9]{7,14}$/;
+
+export const PHONE_FORMAT_HINT = `a phone number with country code (${PHONE_MIN_DIGITS} to ${PHONE_MAX_DIGITS} digits, e.g. +1 555 010 2030)`;
+
+/**
+ * Returns the number as digits only (`15550102030`), or null when the input is not a plausible
+ * international number. Accepted: `+1 (555) 010-2030`, `0015550102030`, `1 555.010.2030`, `15550102030`.
+ * Rejected: letters or other characters, a `+` anywhere but first, `+00…`, a national number starting
+ * with 0, unbalanced parentheses, fewer than 8 or more than 15 digits.
+ */
+export function normalizePhone(input: unknown): string | null {
+  if (typeof input === 'number') {
+    if (!Number.isSafeInteger(input) || input <= 0) return null;
+    input = String(input);
+  }
+  if (typeof input !== 'string') return null;
+  const text = input.trim();
+  if (!text || text.length > MAX_INPUT_LENGTH || !ALLOWED.test(text)) return null;
+  if (!parenthesesBalanced(text)) return null;
+
+  let digits = text.replace(/[^0-9]/g, '');
+  // `00` is the international call prefix (ITU): 0015550102030 is +1 555 010 2030. Not after a `+`.
+  if (!text.startsWith('+') && digits.startsWith('00')) digits = digits.slice(2);
+  return E164_DIGITS.test(digits) ? digits : null;
+}
+
+/** True when normalizePhone accepts the input. */
+export function isPlausiblePhone(input: unknown): boolean {
+  return normalizePhone(input) !== null;
+}
+
+function parenthesesBalanced(text: string): boolean {
+  let depth = 0;
+  for (const ch of text) {
+    if (ch === '(') depth++;
+    else if (ch === ')' && --depth < 0) return false;
+    if (depth > 1) return false;
+  }
+  return depth === 0;
+}
