@@ -6,6 +6,7 @@ import { ContactsModule } from '@switchboard/contacts';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { MessagingModule } from '@switchboard/messaging';
+import { TemplatesModule } from '@switchboard/templates';
 import { HealthController } from './health/health.controller';
 
 /** The REST API process: every domain module's controllers behind the global auth and rate-limit guards. */
@@ -23,6 +24,7 @@ export class ApiModule {
         AuthModule,
         AccountsModule,
         ContactsModule,
+        TemplatesModule,
         MessagingModule,
       ],
       controllers: [HealthController],

@@ -1,10 +1,12 @@
 import { Foundation1763780000000 } from './1763780000000-foundation';
 import { Contacts1763780100000 } from './1763780100000-contacts';
 import { MessagesAndPlatformWebhooks1763783000000 } from './1763783000000-messages-and-platform-webhooks';
+import { Templates1763785000000 } from './1763785000000-templates';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
   Foundation1763780000000,
   Contacts1763780100000,
   MessagesAndPlatformWebhooks1763783000000,
+  Templates1763785000000,
 ];

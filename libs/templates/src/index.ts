@@ -1,0 +1,6 @@
+export * from './components';
+export * from './template.entity';
+export * from './templates.dto';
+export * from './templates.module';
+export * from './templates.service';
+export { templateDetail, templateSummary } from './templates.controller';

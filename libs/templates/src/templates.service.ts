@@ -1,0 +1,401 @@
+import { BadGatewayException, BadRequestException, ConflictException, HttpException, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { AccountsService, PhoneNumber } from '@switchboard/accounts';
+import { validationException } from '@switchboard/core';
+import { CloudApiClient, CloudApiError, MessageTemplate, TemplateStatusEvent } from '@switchboard/whatsapp';
+import { DataSource, EntityManager, Repository } from 'typeorm';
+import { compileComponents, CompiledTemplate } from './components';
+import { Template, TemplateCategoryValue, TemplateStatusValue, TEMPLATE_CATEGORIES } from './template.entity';
+import { CreateTemplateBody, DEFAULT_PAGE_SIZE, ListTemplatesQuery, UpdateTemplateBody } from './templates.dto';
+
+/** SPEC §7: create answers 200 with `data` a string in these two cases (nothing is submitted to the platform). */
+export const TEMPLATE_NAME_TAKEN = 'Template name already exists';
+export const PHONE_NUMBER_NOT_FOUND = 'Phone number not found';
+export const TEMPLATE_NOT_FOUND = 'Template not found';
+/** The reason messaging reports when a send names an unknown template (SPEC §4 send example). */
+export const NO_TEMPLATE_FOUND = 'No Template found';
+
+/** The event type recorded in account_events for the account webhooks (SPEC §6 template_status_update). */
+export const TEMPLATE_STATUS_UPDATE = 'template_status_update';
+
+/** What the webhook processor passes: libs/whatsapp's parsed `message_template_status_update`. */
+export type PlatformStatusEvent = Pick<TemplateStatusEvent, 'templateId' | 'templateName' | 'language' | 'event' | 'reason'> & { wabaId?: string };
+
+export interface StatusChange {
+  accountId: string;
+  templateId: string;
+  name: string;
+  language: string;
+  previousStatus: TemplateStatusValue;
+  status: TemplateStatusValue;
+  rejectedReason: string | null;
+  platformStatus: string | null;
+}
+
+export type FindForSendResult = { ok: true; template: Template } | { ok: false; reason: string };
+
+interface MappedStatus {
+  status: TemplateStatusValue;
+  rejectedReason: string | null;
+  /** Meta's status when it is not one of the three SPEC states (kept for the detail view) */
+  platformStatus: string | null;
+}
+
+/**
+ * Meta's template statuses/events → SPEC §3's three states. null = no change (e.g. FLAGGED, which Meta
+ * sends as a quality warning while the template stays sendable).
+ * - APPROVED, REINSTATED → APPROVED
+ * - PENDING, IN_APPEAL → PENDING
+ * - REJECTED → REJECTED, rejected_reason = Meta's reason (INVALID_FORMAT, ...)
+ * - PAUSED, DISABLED, LIMIT_EXCEEDED, PENDING_DELETION, DELETED, ARCHIVED → REJECTED (a template can be sent only when
+ *   APPROVED), rejected_reason = the event (plus Meta's reason), platform_status = the event; a later APPROVED or
+ *   REINSTATED brings it back.
+ */
+export function mapPlatformStatus(event: string, reason?: string | null): MappedStatus | null {
+  const e = String(event ?? '').toUpperCase();
+  const why = reason && reason !== 'NONE' ? reason : null;
+  switch (e) {
+    case 'APPROVED':
+    case 'REINSTATED':
+      return { status: 'APPROVED', rejectedReason: null, platformStatus: null };
+    case 'PENDING':
+      return { status: 'PENDING', rejectedReason: null, platformStatus: null };
+    case 'IN_APPEAL':
+      return { status: 'PENDING', rejectedReason: null, platformStatus: e };
+    case 'REJECTED':
+      return { status: 'REJECTED', rejectedReason: why ?? 'NONE', platformStatus: null };
+    case 'PAUSED':
+    case 'DISABLED':
+    case 'LIMIT_EXCEEDED':
+    case 'PENDING_DELETION':
+    case 'DELETED':
+    case 'ARCHIVED':
+      return { status: 'REJECTED', rejectedReason: why ? `${e}: ${why}` : e, platformStatus: e };
+    default:
+      return null;
+  }
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight; results in input order. */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}
+
+function platformMessage(err: unknown): string {
+  if (err instanceof CloudApiError) {
+    const parts = [err.userTitle, err.userMessage ?? err.details ?? err.title ?? err.message].filter(Boolean);
+    return parts.join(': ') || err.message;
+  }
+  return (err as Error)?.message ?? String(err);
+}
+
+/** A platform failure as our HTTP answer: 400 when Meta rejected the template itself, 502 when the platform failed us. */
+function platformFailure(err: unknown): HttpException {
+  const platform_error =
+    err instanceof CloudApiError ? { code: err.code, ...(err.subcode ? { subcode: err.subcode } : {}), message: err.message, ...(err.details ? { details: err.details } : {}) } : undefined;
+  if (err instanceof CloudApiError && err.kind === 'api' && err.httpStatus >= 400 && err.httpStatus < 500 && !err.retryable && err.code !== 190) {
+    return new BadRequestException({ statusCode: 400, message: `The platform rejected the template: ${platformMessage(err)}`, platform_error });
+  }
+  return new BadGatewayException({ statusCode: 502, message: `The platform did not accept the request: ${platformMessage(err)}`, platform_error });
+}
+
+@Injectable()
+export class TemplatesService {
+  private readonly logger = new Logger('TemplatesService');
+  /** templates fetched from the platform at once during a sync */
+  static readonly SYNC_CONCURRENCY = 4;
+
+  constructor(
+    @InjectRepository(Template) private readonly templates: Repository<Template>,
+    private readonly accounts: AccountsService,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  // ------------------------------------------------------------------ create
+
+  /** SPEC §4 POST /templates/create: the stored template (PENDING), or a string message (name taken / unknown number). */
+  async create(accountId: string, body: CreateTemplateBody): Promise<{ template: Template; phone: PhoneNumber } | string> {
+    const compiled = this.compile(body.components);
+    const phone = await this.accounts.findPhoneNumber(accountId, body.messagingPhoneId);
+    if (!phone) return PHONE_NUMBER_NOT_FOUND;
+    if (await this.templates.existsBy({ accountId, name: body.template_name })) return TEMPLATE_NAME_TAKEN;
+
+    // Reserve the name first (the unique key settles concurrent creates), then submit; undo the reservation if the platform refuses.
+    let row: Template;
+    try {
+      row = await this.templates.save(
+        this.templates.create({
+          accountId,
+          phoneNumberId: phone.id,
+          platformTemplateId: null,
+          name: body.template_name,
+          language: body.language,
+          category: body.category,
+          status: 'PENDING',
+          platformStatus: null,
+          rejectedReason: null,
+          categoryChangeAllowed: body.categoryChangeAllowed ?? false,
+          ...this.compiledColumns(body.components, compiled),
+        }),
+      );
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') return TEMPLATE_NAME_TAKEN;
+      throw err;
+    }
+
+    const client = await this.clientFor(phone.id);
+    let created;
+    try {
+      created = await client.createTemplate({
+        name: row.name,
+        language: row.language,
+        category: row.category,
+        parameter_format: 'NAMED',
+        allow_category_change: row.categoryChangeAllowed,
+        components: compiled.platformComponents,
+      });
+    } catch (err) {
+      await this.templates.delete({ id: row.id });
+      if (err instanceof CloudApiError && err.subcode === 2388024) return TEMPLATE_NAME_TAKEN; // exists on the WABA already
+      this.logger.warn({ msg: 'template create refused by the platform', accountId, name: row.name, err: platformMessage(err) });
+      throw platformFailure(err);
+    }
+    const mapped = mapPlatformStatus(created.status) ?? { status: 'PENDING' as const, rejectedReason: null, platformStatus: null };
+    row.platformTemplateId = String(created.id);
+    row.status = mapped.status;
+    row.rejectedReason = mapped.rejectedReason;
+    row.platformStatus = mapped.platformStatus;
+    if ((TEMPLATE_CATEGORIES as readonly string[]).includes(created.category)) row.category = created.category;
+    await this.templates.save(row);
+    return { template: row, phone };
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  async list(accountId: string, query: ListTemplatesQuery) {
+    const page = query.page ?? 1;
+    const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
+    const qb = this.templates.createQueryBuilder('t').where('t.account_id = :accountId', { accountId });
+    if (query.status) qb.andWhere('t.status = :status', { status: query.status });
+    if (query.search) qb.andWhere('strpos(t.name, :search) > 0', { search: query.search.toLowerCase() });
+    const [rows, total] = await qb
+      .orderBy('t.created_at', 'DESC')
+      .addOrderBy('t.id', 'DESC')
+      .skip((page - 1) * pageSize)
+      .take(pageSize)
+      .getManyAndCount();
+    return { templates: rows, page, pageSize, total };
+  }
+
+  listApproved(accountId: string): Promise<Template[]> {
+    return this.templates.find({ where: { accountId, status: 'APPROVED' }, order: { name: 'ASC', language: 'ASC' } });
+  }
+
+  /** The account's template by name (the first language created, when there are several), or 404. */
+  async getByName(accountId: string, name: string): Promise<Template> {
+    const row = await this.templates.findOne({ where: { accountId, name }, order: { id: 'ASC' } });
+    if (!row) throw new NotFoundException({ message: TEMPLATE_NOT_FOUND });
+    return row;
+  }
+
+  /** messagingPhoneId of each of the account's numbers, by phone_numbers.id. */
+  async phoneIds(accountId: string): Promise<Map<string, string>> {
+    const { phoneNumbers } = await this.accounts.getAccount(accountId);
+    return new Map(phoneNumbers.map((p) => [p.id, p.messagingPhoneId]));
+  }
+
+  /**
+   * GET /templates/status: the stored status; a PENDING template is first refreshed from the platform
+   * (best effort: when the platform does not answer, the stored status is returned).
+   */
+  async status(accountId: string, name: string): Promise<Template> {
+    const row = await this.getByName(accountId, name);
+    if (row.status !== 'PENDING' || !row.platformTemplateId) return row;
+    try {
+      const remote = await (await this.clientFor(row.phoneNumberId, 5_000)).getTemplate(row.platformTemplateId);
+      const mapped = mapPlatformStatus(remote.status, remote.rejected_reason);
+      if (mapped) await this.transition(row.id, mapped, 'status');
+      return (await this.templates.findOneBy({ id: row.id })) ?? row;
+    } catch (err) {
+      this.logger.warn({ msg: 'status refresh failed; answering the stored status', accountId, name, err: platformMessage(err) });
+      return row;
+    }
+  }
+
+  // ------------------------------------------------------------------ sync
+
+  /**
+   * POST /v2/templates/sync: fetches every template of the account from the platform (SYNC_CONCURRENCY at a time;
+   * one failure never stops the others). `updated` lists only the templates whose status changed.
+   */
+  async sync(accountId: string) {
+    const rows = await this.templates.find({ where: { accountId }, order: { id: 'ASC' } });
+    const clients = new Map<string, Promise<CloudApiClient>>();
+    const clientFor = (phoneId: string) => {
+      if (!clients.has(phoneId)) clients.set(phoneId, this.clientFor(phoneId));
+      return clients.get(phoneId)!;
+    };
+    const results = await mapLimit(rows, TemplatesService.SYNC_CONCURRENCY, async (row) => {
+      try {
+        const client = await clientFor(row.phoneNumberId);
+        let remote: MessageTemplate | undefined;
+        if (row.platformTemplateId) {
+          remote = await client.getTemplate(row.platformTemplateId);
+        } else {
+          // a create that crashed between the platform's answer and our save: find it by name
+          const found = await client.listTemplates({ name: row.name, limit: 100 });
+          remote = found.data.find((t) => t.name === row.name && t.language === row.language);
+          if (!remote) return { error: { name: row.name, language: row.language, message: 'Template not found on the platform' } };
+          await this.templates.update({ id: row.id }, { platformTemplateId: String(remote.id) });
+        }
+        const mapped = mapPlatformStatus(remote.status, remote.rejected_reason);
+        if (!mapped) return {};
+        const change = await this.transition(row.id, mapped, 'sync');
+        return change ? { updated: { name: row.name, language: row.language, status: change.status, rejected_reason: change.rejectedReason } } : {};
+      } catch (err) {
+        return { error: { name: row.name, language: row.language, message: platformMessage(err) } };
+      }
+    });
+    return {
+      updated: results.flatMap((r) => (r.updated ? [r.updated] : [])),
+      errors: results.flatMap((r) => (r.error ? [r.error] : [])),
+    };
+  }
+
+  // ------------------------------------------------------------------ update
+
+  /** PUT /templates/update: edits on the platform (a new review), then stores the edit with status PENDING. */
+  async update(accountId: string, name: string, body: UpdateTemplateBody): Promise<Template> {
+    if (body.components === undefined && body.category === undefined) {
+      throw validationException([{ field: 'components', message: 'give components and/or category to update' }]);
+    }
+    const compiled = body.components !== undefined ? this.compile(body.components) : undefined;
+    const row = await this.getByName(accountId, name);
+    if (!row.platformTemplateId) {
+      throw new ConflictException({ statusCode: 409, message: 'The template is not on the platform yet: run POST /v2/templates/sync first' });
+    }
+    const client = await this.clientFor(row.phoneNumberId);
+    try {
+      await client.editTemplate(row.platformTemplateId, {
+        ...(compiled ? { components: compiled.platformComponents } : {}),
+        ...(body.category ? { category: body.category } : {}),
+      });
+    } catch (err) {
+      this.logger.warn({ msg: 'template edit refused by the platform', accountId, name, err: platformMessage(err) });
+      throw platformFailure(err);
+    }
+    if (compiled) Object.assign(row, this.compiledColumns(body.components!, compiled));
+    if (body.category) row.category = body.category as TemplateCategoryValue;
+    row.status = 'PENDING';
+    row.rejectedReason = null;
+    row.platformStatus = null;
+    return this.templates.save(row);
+  }
+
+  // ------------------------------------------------------------------ for the webhook processor and messaging
+
+  /**
+   * Applies Meta's `message_template_status_update` (SPEC §3 via the webhook). Finds the template by Meta's id
+   * (falling back to WABA + name + language), moves its status (see `mapPlatformStatus`) and records a
+   * `template_status_update` account event, in one transaction. Idempotent: a repeated event changes nothing and
+   * records nothing. Returns the changes made (empty when unknown or unchanged).
+   */
+  async applyPlatformStatus(event: PlatformStatusEvent): Promise<StatusChange[]> {
+    const mapped = mapPlatformStatus(event.event, event.reason);
+    if (!mapped) return [];
+    let rows = await this.templates.find({ where: { platformTemplateId: String(event.templateId) } });
+    if (rows.length === 0 && event.wabaId) {
+      rows = await this.templates
+        .createQueryBuilder('t')
+        .innerJoin(PhoneNumber, 'p', 'p.id = t.phone_number_id')
+        .where('p.business_account_id = :waba AND t.name = :name AND t.language = :language', {
+          waba: event.wabaId,
+          name: event.templateName,
+          language: event.language,
+        })
+        .getMany();
+    }
+    const changes: StatusChange[] = [];
+    for (const row of rows) {
+      const change = await this.transition(row.id, mapped, 'webhook');
+      if (change) changes.push(change);
+    }
+    return changes;
+  }
+
+  /** For sends: the APPROVED template (with variables, header type, buttons, carousel), or the reason it cannot be sent. */
+  async findApprovedForSend(accountId: string, name: string, language?: string): Promise<FindForSendResult> {
+    const rows = await this.templates.find({ where: { accountId, name, ...(language ? { language } : {}) }, order: { id: 'ASC' } });
+    if (rows.length === 0) return { ok: false, reason: NO_TEMPLATE_FOUND };
+    const approved = rows.find((r) => r.status === 'APPROVED');
+    if (approved) return { ok: true, template: approved };
+    const r = rows[0];
+    return { ok: false, reason: `Template is not approved (status ${r.status}${r.rejectedReason ? `: ${r.rejectedReason}` : ''})` };
+  }
+
+  // ------------------------------------------------------------------ plumbing
+
+  /** Moves one template to `mapped` and records the account event, atomically; null when nothing changed. */
+  private async transition(id: string, mapped: MappedStatus, source: 'webhook' | 'sync' | 'status'): Promise<StatusChange | null> {
+    return this.dataSource.transaction(async (m: EntityManager) => {
+      const row = await m.getRepository(Template).createQueryBuilder('t').setLock('pessimistic_write').where('t.id = :id', { id }).getOne();
+      if (!row) return null;
+      if (row.status === mapped.status && row.rejectedReason === mapped.rejectedReason && row.platformStatus === mapped.platformStatus) return null;
+      await m.getRepository(Template).update({ id }, { status: mapped.status, rejectedReason: mapped.rejectedReason, platformStatus: mapped.platformStatus });
+      const change: StatusChange = {
+        accountId: row.accountId,
+        templateId: row.id,
+        name: row.name,
+        language: row.language,
+        previousStatus: row.status,
+        status: mapped.status,
+        rejectedReason: mapped.rejectedReason,
+        platformStatus: mapped.platformStatus,
+      };
+      await m.query(`INSERT INTO account_events (account_id, type, payload) VALUES ($1, $2, $3)`, [
+        row.accountId,
+        TEMPLATE_STATUS_UPDATE,
+        JSON.stringify({
+          template_name: row.name,
+          language: row.language,
+          status: mapped.status,
+          previous_status: row.status,
+          rejected_reason: mapped.rejectedReason,
+          platform_status: mapped.platformStatus,
+          source,
+        }),
+      ]);
+      return change;
+    });
+  }
+
+  private compile(components: unknown): CompiledTemplate {
+    const result = compileComponents(components);
+    if (!result.ok) throw validationException(result.errors);
+    return result.value;
+  }
+
+  private compiledColumns(components: unknown[], compiled: CompiledTemplate) {
+    return {
+      components,
+      platformComponents: compiled.platformComponents,
+      variables: compiled.variables,
+      headerType: compiled.headerType,
+      buttons: compiled.buttons,
+      carousel: compiled.carousel,
+    };
+  }
+
+  private async clientFor(phoneNumberRowId: string, timeoutMs?: number): Promise<CloudApiClient> {
+    return new CloudApiClient(await this.accounts.connectionFor(phoneNumberRowId), timeoutMs ? { timeoutMs } : {});
+  }
+}
