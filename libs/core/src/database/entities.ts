@@ -1,5 +1,6 @@
 import { Account, PhoneNumber } from '@switchboard/accounts';
 import { ApiClient } from '@switchboard/auth';
+import { AUTOMATION_ENTITIES } from '../../../automations/src/entities'; // until libs/automations has its index
 import { Contact, ContactGroup, ContactGroupMember } from '@switchboard/contacts';
 import { Message, PlatformWebhookEvent } from '@switchboard/messaging';
 import { Template } from '@switchboard/templates';
@@ -8,4 +9,15 @@ import { Template } from '@switchboard/templates';
  * Every entity, listed once for the DataSource. This file (and data-source.ts) is imported as
  * `@switchboard/core/database`, never through libs/core's index, because the domain libraries import libs/core.
  */
-export const ALL_ENTITIES = [Account, PhoneNumber, ApiClient, Contact, ContactGroup, ContactGroupMember, Template, Message, PlatformWebhookEvent];
+export const ALL_ENTITIES = [
+  Account,
+  PhoneNumber,
+  ApiClient,
+  Contact,
+  ContactGroup,
+  ContactGroupMember,
+  Template,
+  Message,
+  PlatformWebhookEvent,
+  ...AUTOMATION_ENTITIES,
+];
