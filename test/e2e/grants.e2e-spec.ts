@@ -5,8 +5,18 @@ import { startTestApp, TestApp } from '../helpers/test-app';
  * SPEC §5.8: each endpoint needs the grant of its area. One row per protected route: every module adds its own,
  * and each row is checked both ways (with every grant but that one: 403 naming it; with only that one: not 403).
  */
-export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; grant: (typeof GRANTS)[number] }> = [
+export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; path: string; grant: (typeof GRANTS)[number] }> = [
   { method: 'GET', path: '/account/get', grant: '/account' },
+  { method: 'POST', path: '/contacts/create-contact', grant: '/contacts' },
+  { method: 'GET', path: '/v2/contacts', grant: '/contacts' },
+  { method: 'GET', path: '/v2/contacts/1', grant: '/contacts' },
+  { method: 'PATCH', path: '/v2/contacts/1', grant: '/contacts' },
+  { method: 'POST', path: '/v2/contact-groups', grant: '/contacts' },
+  { method: 'GET', path: '/v2/contact-groups', grant: '/contacts' },
+  { method: 'GET', path: '/v2/contact-groups/1', grant: '/contacts' },
+  { method: 'DELETE', path: '/v2/contact-groups/1', grant: '/contacts' },
+  { method: 'POST', path: '/v2/contact-groups/1/members', grant: '/contacts' },
+  { method: 'DELETE', path: '/v2/contact-groups/1/members', grant: '/contacts' },
 ];
 
 describe('Grants', () => {

@@ -1,28 +1,20 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PaginationQuery } from '@switchboard/core';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsInt, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { MAX_ID } from './validators';
+import { IsIdList, IsText } from './validators';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
 export class CreateContactGroupBody {
   @ApiProperty({ example: 'VIP customers', minLength: 1, maxLength: 200, description: 'unique within the account (case-insensitive)' })
   @Transform(trim)
-  @IsString()
-  @MinLength(1, { message: 'name must not be empty' })
-  @MaxLength(200)
+  @IsText(200, 1)
   name: string;
 }
 
 export class GroupMembersBody {
-  @ApiProperty({ type: [Number], example: [42, 43], description: "ids of this account's contacts (1 to 1000)" })
-  @IsArray()
-  @ArrayNotEmpty()
-  @ArrayMaxSize(1000)
-  @IsInt({ each: true, message: 'contact_ids must hold integer contact ids' })
-  @Min(1, { each: true, message: 'contact_ids must hold positive contact ids' })
-  @Max(MAX_ID, { each: true, message: 'contact_ids must hold positive contact ids' })
+  @ApiProperty({ type: 'integer', isArray: true, example: [42, 43], description: "ids of this account's contacts (1 to 1000)" })
+  @IsIdList(1, 1000, 'contact')
   contact_ids: number[];
 }
 
@@ -31,7 +23,7 @@ export class ListContactGroupsQuery extends PaginationQuery({ defaultPageSize: 2
 // ---- responses (for Swagger) ----
 
 export class ContactGroupItem {
-  @ApiProperty({ example: 3 }) group_id: number;
+  @ApiProperty({ type: 'integer', example: 3 }) group_id: number;
   @ApiProperty({ example: 'VIP customers' }) name: string;
   @ApiProperty({ example: 120 }) member_count: number;
   @ApiProperty({ example: '2026-11-22T04:00:00.000Z' }) created_at: string;
@@ -60,8 +52,8 @@ export class ContactGroupListResponse {
 
 export class GroupMembersChangeData {
   @ApiProperty() group_id: number;
-  @ApiProperty({ description: 'memberships created (added) or removed (removed) by this request' }) added?: number;
-  @ApiProperty() removed?: number;
+  @ApiPropertyOptional({ type: 'integer', description: 'memberships created by this request (POST)' }) added?: number;
+  @ApiPropertyOptional({ type: 'integer', description: 'memberships removed by this request (DELETE)' }) removed?: number;
   @ApiProperty() member_count: number;
 }
 
@@ -72,5 +64,5 @@ export class GroupMembersChangeResponse {
 
 export class MissingContactsResponse {
   @ApiProperty({ example: 'Not all contacts exist in the database for this account.' }) message: string;
-  @ApiProperty({ type: [Number], example: [99] }) missingContacts: number[];
+  @ApiProperty({ type: 'integer', isArray: true, example: [99] }) missingContacts: number[];
 }
