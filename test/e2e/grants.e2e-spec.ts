@@ -17,6 +17,13 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
   { method: 'DELETE', path: '/v2/contact-groups/1', grant: '/contacts' },
   { method: 'POST', path: '/v2/contact-groups/1/members', grant: '/contacts' },
   { method: 'DELETE', path: '/v2/contact-groups/1/members', grant: '/contacts' },
+  { method: 'POST', path: '/templates/create', grant: '/templates' },
+  { method: 'GET', path: '/v2/templates', grant: '/templates' },
+  { method: 'GET', path: '/templates/get-templates', grant: '/templates' },
+  { method: 'GET', path: '/v2/templates/some_template', grant: '/templates' },
+  { method: 'GET', path: '/templates/status?template_name=some_template', grant: '/templates' },
+  { method: 'POST', path: '/v2/templates/sync', grant: '/templates' },
+  { method: 'PUT', path: '/templates/update?template_name=some_template', grant: '/templates' },
 ];
 
 describe('Grants', () => {

@@ -4,6 +4,7 @@ import { AccountsService, PhoneNumber } from '@switchboard/accounts';
 import { validationException } from '@switchboard/core';
 import { CloudApiClient, CloudApiError, MessageTemplate, TemplateStatusEvent } from '@switchboard/whatsapp';
 import { DataSource, EntityManager, Repository } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { compileComponents, CompiledTemplate } from './components';
 import { Template, TemplateCategoryValue, TemplateStatusValue, TEMPLATE_CATEGORIES } from './template.entity';
 import { CreateTemplateBody, DEFAULT_PAGE_SIZE, ListTemplatesQuery, UpdateTemplateBody } from './templates.dto';
@@ -128,31 +129,33 @@ export class TemplatesService {
     const phone = await this.accounts.findPhoneNumber(accountId, body.messagingPhoneId);
     if (!phone) return PHONE_NUMBER_NOT_FOUND;
     if (await this.templates.existsBy({ accountId, name: body.template_name })) return TEMPLATE_NAME_TAKEN;
+    const client = await this.clientFor(phone.id);
 
     // Reserve the name first (the unique key settles concurrent creates), then submit; undo the reservation if the platform refuses.
-    let row: Template;
-    try {
-      row = await this.templates.save(
-        this.templates.create({
-          accountId,
-          phoneNumberId: phone.id,
-          platformTemplateId: null,
-          name: body.template_name,
-          language: body.language,
-          category: body.category,
-          status: 'PENDING',
-          platformStatus: null,
-          rejectedReason: null,
-          categoryChangeAllowed: body.categoryChangeAllowed ?? false,
-          ...this.compiledColumns(body.components, compiled),
-        }),
-      );
-    } catch (err) {
-      if ((err as { code?: string }).code === '23505') return TEMPLATE_NAME_TAKEN;
-      throw err;
-    }
+    // ON CONFLICT DO NOTHING: a concurrent create of the same name loses quietly (no failed query in the logs).
+    const inserted = await this.templates
+      .createQueryBuilder()
+      .insert()
+      .into(Template)
+      .values({
+        accountId,
+        phoneNumberId: phone.id,
+        platformTemplateId: null,
+        name: body.template_name,
+        language: body.language,
+        category: body.category,
+        status: 'PENDING',
+        platformStatus: null,
+        rejectedReason: null,
+        categoryChangeAllowed: body.categoryChangeAllowed ?? false,
+        ...this.compiledColumns(body.components, compiled),
+      } as QueryDeepPartialEntity<Template>)
+      .orIgnore()
+      .returning(['id'])
+      .execute();
+    if (!inserted.raw?.length) return TEMPLATE_NAME_TAKEN;
+    const row = await this.templates.findOneByOrFail({ id: String(inserted.raw[0].id) });
 
-    const client = await this.clientFor(phone.id);
     let created;
     try {
       created = await client.createTemplate({
@@ -326,6 +329,7 @@ export class TemplatesService {
     }
     const changes: StatusChange[] = [];
     for (const row of rows) {
+      if (!row.platformTemplateId && event.templateId) await this.templates.update({ id: row.id }, { platformTemplateId: String(event.templateId) });
       const change = await this.transition(row.id, mapped, 'webhook');
       if (change) changes.push(change);
     }

@@ -11,7 +11,7 @@ export class Templates1763785000000 implements MigrationInterface {
         account_id                bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
         phone_number_id           bigint NOT NULL REFERENCES phone_numbers(id) ON DELETE CASCADE,
         platform_template_id      text,
-        name                      text NOT NULL CHECK (name ~ '^[a-z0-9_]{1,512}$'),
+        name                      text NOT NULL CHECK (name ~ '^[a-z0-9_]+$' AND length(name) <= 512),
         language                  text NOT NULL,
         category                  text NOT NULL CHECK (category IN ('MARKETING', 'UTILITY', 'AUTHENTICATION')),
         status                    text NOT NULL CHECK (status IN ('PENDING', 'APPROVED', 'REJECTED')),
