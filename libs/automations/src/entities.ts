@@ -43,7 +43,7 @@ export class WorkflowVersion {
   @PrimaryColumn({ type: 'int' })
   version: number;
 
-  @Column({ type: 'jsonb' })
+  @Column({ type: 'json' })
   definition: WorkflowDefinition;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
@@ -74,10 +74,10 @@ export class WorkflowRun {
   @Column({ type: 'text' })
   status: WorkflowRunStatus;
 
-  @Column({ type: 'jsonb', nullable: true })
+  @Column({ type: 'json', nullable: true })
   payload: unknown;
 
-  @Column({ type: 'jsonb', nullable: true })
+  @Column({ type: 'json', nullable: true })
   state: RunState | null;
 
   @Column({ name: 'current_node_id', type: 'text', nullable: true })

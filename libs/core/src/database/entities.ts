@@ -1,6 +1,6 @@
 import { Account, PhoneNumber } from '@switchboard/accounts';
 import { ApiClient } from '@switchboard/auth';
-import { AUTOMATION_ENTITIES } from '../../../automations/src/entities'; // until libs/automations has its index
+import { AUTOMATION_ENTITIES } from '@switchboard/automations';
 import { Contact, ContactGroup, ContactGroupMember } from '@switchboard/contacts';
 import { Message, PlatformWebhookEvent } from '@switchboard/messaging';
 import { Template } from '@switchboard/templates';

@@ -2,7 +2,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Workflows (definitions, one row per version) and their runs, for libs/automations.
- * A run keeps the version it started with; its engine state (including the step history) is one jsonb column.
+ * A run keeps the version it started with; its engine state (including the step history) is one json column.
+ * json rather than jsonb where key order matters: jsonb reorders keys, and send_template variables are filled in key order.
  */
 export class Automations1763790000000 implements MigrationInterface {
   name = 'Automations1763790000000';
@@ -26,7 +27,7 @@ export class Automations1763790000000 implements MigrationInterface {
       CREATE TABLE workflow_versions (
         workflow_id  bigint NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
         version      integer NOT NULL,
-        definition   jsonb NOT NULL,
+        definition   json NOT NULL,  -- json, not jsonb: key order is meaningful (template variables)
         created_at   timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (workflow_id, version)
       )`);
@@ -37,8 +38,8 @@ export class Automations1763790000000 implements MigrationInterface {
         workflow_id         bigint NOT NULL,
         workflow_version    integer NOT NULL,
         status              text NOT NULL CHECK (status IN ('pending', 'running', 'waiting', 'completed', 'failed')),
-        payload             jsonb,
-        state               jsonb,
+        payload             json,
+        state               json,   -- the engine's RunState; json keeps the key order of effect variables
         current_node_id     text,
         contact_id          text,
         contact_phone       text,
