@@ -3,6 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { AccountsModule } from '@switchboard/accounts';
 import { AuthModule } from '@switchboard/auth';
 import { ContactsModule } from '@switchboard/contacts';
+import { AutomationsModule } from '@switchboard/automations';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { MessagingModule } from '@switchboard/messaging';
@@ -24,8 +25,9 @@ export class ApiModule {
         AuthModule,
         AccountsModule,
         ContactsModule,
-        MessagingModule,
         TemplatesModule,
+        MessagingModule,
+        AutomationsModule.forRoot(),
       ],
       controllers: [HealthController],
     };

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AutomationsWorkerModule } from '@switchboard/automations';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { MessagingWorkerModule } from '@switchboard/messaging';
@@ -12,7 +13,7 @@ export class WorkerModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, QueueModule.forRoot(), MessagingWorkerModule],
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, QueueModule.forRoot(), MessagingWorkerModule, AutomationsWorkerModule.forRoot()],
     };
   }
 }

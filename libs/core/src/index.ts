@@ -11,3 +11,5 @@ export * from './queue.module';
 export * from './logging';
 export * from './http/pagination';
 export * from './phone';
+export * from './http/ssrf-guard';
+export * from './http/safe-http';

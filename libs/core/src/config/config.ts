@@ -1,8 +1,10 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { loadOrCreateDevSecrets } from './dev-secrets';
 
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+const toBool = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : typeof value === 'boolean' ? value : /^(true|1|yes)$/i.test(String(value)) ? true : /^(false|0|no)$/i.test(String(value)) ? false : value;
 const urlOptions = { require_tld: false, require_protocol: true };
 
 /**
@@ -92,6 +94,73 @@ export class AppConfig {
   @IsString()
   @MinLength(1)
   WHATSAPP_VERIFY_TOKEN = 'switchboard-verify-token';
+
+  /**
+   * Lets outbound HTTP (http_request nodes, later callbacks and media URLs) reach loopback, private,
+   * link-local and metadata addresses. Only for local development and tests.
+   */
+  @Transform(toBool)
+  @IsBoolean({ message: 'ALLOW_PRIVATE_NETWORK_TARGETS must be true or false' })
+  ALLOW_PRIVATE_NETWORK_TARGETS = false;
+
+  /** Largest body accepted by the inbound workflow webhook (the API's global limit, 1 MiB, still applies). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  WORKFLOW_WEBHOOK_MAX_BODY_BYTES = 256 * 1024;
+
+  /** Timeout of one http_request node call, connection to last byte. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  AUTOMATION_HTTP_TIMEOUT_MS = 10_000;
+
+  /** Largest response body an http_request node reads; a larger one fails the step. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  AUTOMATION_HTTP_MAX_RESPONSE_BYTES = 1024 * 1024;
+
+  /** Automation steps processed at once by one worker process (embedded driver). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  AUTOMATION_WORKER_CONCURRENCY = 20;
+
+  /** How long POST /send-message and /v1/send-message wait for the platform's answer before answering 202 (queued). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  SEND_WAIT_TIMEOUT_MS = 20_000;
+
+  /** Jobs in flight per worker process on the API send queue and on the bulk (campaign/automation) send queue. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  SEND_CONCURRENCY = 50;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  BULK_SEND_CONCURRENCY = 200;
+
+  /** The pacer counts each number's rate over 1 s + this margin, absorbing network jitter between our clock and the platform's. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  SEND_PACING_MARGIN_MS = 60;
+
+  /** Most messages in one bulk template send (POST /send-message with an array); more is a 400. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  MAX_BULK_SEND = 1000;
+
+  /** Per-message callbacks: one POST, no retry, this timeout. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  CALLBACK_TIMEOUT_MS = 5000;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';

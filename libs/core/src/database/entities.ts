@@ -1,5 +1,6 @@
 import { Account, PhoneNumber } from '@switchboard/accounts';
 import { ApiClient } from '@switchboard/auth';
+import { AUTOMATION_ENTITIES } from '@switchboard/automations';
 import { Contact, ContactGroup, ContactGroupMember } from '@switchboard/contacts';
 import { Message, PlatformWebhookEvent } from '@switchboard/messaging';
 import { Template } from '@switchboard/templates';
@@ -15,7 +16,8 @@ export const ALL_ENTITIES = [
   Contact,
   ContactGroup,
   ContactGroupMember,
+  Template,
   Message,
   PlatformWebhookEvent,
-  Template,
+  ...AUTOMATION_ENTITIES,
 ];

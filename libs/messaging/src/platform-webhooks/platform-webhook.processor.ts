@@ -5,6 +5,8 @@ import { QUEUES } from '@switchboard/core';
 import { parseWebhook, type TemplateStatusEvent, type WebhookEvent } from '@switchboard/whatsapp';
 import { Job } from 'bullmq';
 import { Repository } from 'typeorm';
+import { ContactsService } from '@switchboard/contacts';
+import { CallbacksService, type CallbackEvent } from '../callbacks/callbacks.service';
 import { MessageEventsService } from '../message-events.service';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 import { PlatformWebhooksService } from './platform-webhooks.service';
@@ -27,6 +29,8 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     private readonly webhooks: PlatformWebhooksService,
     private readonly messages: MessageEventsService,
     @Optional() @Inject(TEMPLATE_STATUS_SINK) private readonly templates?: TemplateStatusSink,
+    @Optional() private readonly callbacks?: CallbacksService,
+    @Optional() private readonly contacts?: ContactsService,
   ) {
     super();
   }
@@ -53,15 +57,36 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
   private async dispatch(event: WebhookEvent): Promise<void> {
     switch (event.kind) {
       case 'status': {
-        const applied = await this.messages.applyStatus(event);
+        let applied = await this.messages.applyStatus(event);
+        // our message id in biz_opaque_callback_data: the send's answer was never recorded; link it now
+        if (!applied && (await this.messages.linkByOpaqueData(event))) applied = await this.messages.applyStatus(event);
         if (!applied && ['sent', 'delivered', 'read', 'failed'].includes(event.status) && (await this.isOurNumber(event.phoneNumberId))) {
           throw new StatusBeforeMessageError(`No message with wamid ${event.wamid} yet`);
         }
+        if (applied?.firstTime && this.callbacks) {
+          await this.callbacks.notify(
+            { messageId: applied.messageId, accountId: applied.accountId, callbackUrl: applied.callbackUrl ?? null, callbackEvents: applied.callbackEvents ?? [], recipient: applied.recipient ?? event.recipientId },
+            event.status as CallbackEvent,
+            new Date(event.timestamp * 1000),
+          );
+        }
         return;
       }
-      case 'message':
-        await this.messages.recordInbound(event);
+      case 'message': {
+        const recorded = await this.messages.recordInbound(event);
+        if (!recorded) return;
+        if (this.contacts) {
+          const { contact } = await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
+          await this.messages.linkContact(recorded.messageId, contact.id);
+        }
+        if (recorded.repliedMessageId && this.callbacks) {
+          const target = await this.messages.callbackTarget(recorded.repliedMessageId);
+          if (target) {
+            await this.callbacks.notify({ messageId: recorded.repliedMessageId, ...target }, 'replied', new Date(event.timestamp * 1000), event.text ?? event.buttonText ?? event.media?.caption ?? '');
+          }
+        }
         return;
+      }
       case 'template_status':
         await this.templates?.applyPlatformStatus(event);
         return;

@@ -1,0 +1,66 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { Allow, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { RUN_STATUSES, type WorkflowRunStatus } from './entities';
+
+/**
+ * Body of POST /v1/workflows. `trigger`, `startNodeId` and `nodes` are the engine's definition format
+ * (libs/engine/README.md), validated by `validateDefinition` in the service, not here.
+ */
+export class SaveWorkflowDto {
+  @ApiProperty({ enum: ['create', 'edit'] })
+  @IsIn(['create', 'edit'], { message: 'mode must be one of: create, edit' })
+  mode: 'create' | 'edit';
+
+  @ApiPropertyOptional({ description: 'required with mode edit: the workflow to edit' })
+  @ValidateIf((o: SaveWorkflowDto) => o.mode === 'edit' || o.id !== undefined)
+  @IsInt({ message: 'id must be an integer (the workflow to edit)' })
+  @Min(1)
+  id?: number;
+
+  @ApiPropertyOptional({ description: 'required with mode create', maxLength: 200 })
+  @ValidateIf((o: SaveWorkflowDto) => o.mode === 'create' || o.name !== undefined)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name?: string;
+
+  @ApiPropertyOptional({ default: true })
+  @IsOptional()
+  @IsBoolean()
+  isActive?: boolean;
+
+  @ApiPropertyOptional({ description: '{ "type": "webhook" } or { "type": "keyword", "keywords": [...] }' })
+  @Allow()
+  trigger?: unknown;
+
+  @ApiPropertyOptional()
+  @Allow()
+  startNodeId?: unknown;
+
+  @ApiPropertyOptional({ description: 'the child automations (nodes); see docs/automations.md', type: 'array', items: { type: 'object' } })
+  @Allow()
+  nodes?: unknown;
+}
+
+export class ListRunsQuery {
+  @ApiPropertyOptional({ default: 1 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  page = 1;
+
+  @ApiPropertyOptional({ default: 20, maximum: 100 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  pageSize = 20;
+
+  @ApiPropertyOptional({ enum: RUN_STATUSES })
+  @IsOptional()
+  @IsIn(RUN_STATUSES, { message: `status must be one of: ${RUN_STATUSES.join(', ')}` })
+  status?: WorkflowRunStatus;
+}

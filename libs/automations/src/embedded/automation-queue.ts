@@ -1,0 +1,73 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable } from '@nestjs/common';
+import { QUEUES } from '@switchboard/core';
+import type { EngineEvent } from '@switchboard/engine';
+import type { JobsOptions, Queue } from 'bullmq';
+import { createHash, randomUUID } from 'node:crypto';
+
+export const JOB_START_RUN = 'start-run';
+export const JOB_RESUME_RUN = 'resume-run';
+export const JOB_TIMER_FIRED = 'timer-fired';
+
+export interface StartRunJob {
+  runId: string;
+}
+/** `event` absent: re-perform the effect the run waits for (recovery). */
+export interface ResumeRunJob {
+  runId: string;
+  event?: EngineEvent;
+}
+export interface TimerFiredJob {
+  runId: string;
+  seq: number;
+}
+
+/**
+ * Job options: a failed job (Postgres or Redis unavailable; the engine itself never throws) is retried with
+ * backoff; finished jobs are removed so their deterministic ids can be used again by a later recovery.
+ */
+const JOB_OPTIONS: JobsOptions = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: true,
+  removeOnFail: true,
+};
+
+/**
+ * Enqueues the embedded driver's jobs. Every job id is deterministic (`<runId>:<seq>:<what>`): enqueueing the
+ * same job twice while the first is still queued or delayed is a no-op, and a job that arrives after its step
+ * is over is ignored by the engine (stale seq). Used by the API (runs started by webhooks) and the worker.
+ */
+@Injectable()
+export class AutomationQueue {
+  constructor(@InjectQueue(QUEUES.automations) readonly queue: Queue) {}
+
+  async start(runId: string): Promise<void> {
+    await this.queue.add(JOB_START_RUN, { runId } satisfies StartRunJob, { ...JOB_OPTIONS, jobId: `${runId}:0:start` });
+  }
+
+  async startMany(runIds: string[]): Promise<void> {
+    if (runIds.length === 0) return;
+    await this.queue.addBulk(runIds.map((runId) => ({ name: JOB_START_RUN, data: { runId }, opts: { ...JOB_OPTIONS, jobId: `${runId}:0:start` } })));
+  }
+
+  /** Re-performs the pending effect of step `seq` (after a crash). */
+  async resume(runId: string, seq: number): Promise<void> {
+    await this.queue.add(JOB_RESUME_RUN, { runId } satisfies ResumeRunJob, { ...JOB_OPTIONS, jobId: `${runId}:${seq}:resume` });
+  }
+
+  /** A customer reply for the wait of step `seq`; one job per (run, step, message). */
+  async reply(runId: string, seq: number, event: EngineEvent, messageId?: string): Promise<void> {
+    const key = messageId ? createHash('sha256').update(messageId).digest('hex').slice(0, 32) : randomUUID();
+    await this.queue.add(JOB_RESUME_RUN, { runId, event } satisfies ResumeRunJob, { ...JOB_OPTIONS, jobId: `${runId}:${seq}:reply-${key}` });
+  }
+
+  /** The delay or reply timeout of step `seq`, fired after `delayMs`. */
+  async timer(runId: string, seq: number, delayMs: number): Promise<void> {
+    await this.queue.add(JOB_TIMER_FIRED, { runId, seq } satisfies TimerFiredJob, {
+      ...JOB_OPTIONS,
+      jobId: `${runId}:${seq}:timer`,
+      delay: Math.max(0, Math.round(delayMs)),
+    });
+  }
+}

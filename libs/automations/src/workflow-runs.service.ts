@@ -1,0 +1,234 @@
+import { Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { triggerMatchesMessage, type InboundReply, type RunState, type Trigger } from '@switchboard/engine';
+import { randomUUID } from 'node:crypto';
+import { DataSource, type EntityManager } from 'typeorm';
+import { contactFromPayload, digitsOnly } from './contact-binding';
+import type { ListRunsQuery } from './dto';
+import { AutomationQueue } from './embedded/automation-queue';
+import type { WorkflowRunStatus } from './entities';
+import { parseId, WORKFLOW_NOT_FOUND } from './workflows.service';
+
+export const RUN_NOT_FOUND = { message: 'Workflow run not found' };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface NewRun {
+  accountId: string;
+  workflowId: string;
+  version: number;
+  payload: unknown;
+  contactPhone: string | null;
+  messagingPhoneId: string | null;
+  idempotencyKey: string | null;
+}
+
+/** An inbound customer message, as the messaging module hands it over. */
+export interface InboundMessage extends InboundReply {
+  /** Profile name of the customer, when the platform gives one. */
+  name?: string;
+}
+
+interface RunRow {
+  id: string;
+  workflow_id: string;
+  workflow_version: number;
+  status: WorkflowRunStatus;
+  payload: unknown;
+  state: RunState | null;
+  current_node_id: string | null;
+  contact_id: string | null;
+  contact_phone: string | null;
+  waiting_kind: string | null;
+  waiting_seq: number | null;
+  wake_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+/**
+ * Starting runs and routing events to them (the public face of the automation driver for other modules):
+ * - `startFromWebhook`: the inbound workflow webhook;
+ * - `startFromInboundMessage`: keyword-triggered workflows, for the messaging module's inbound messages;
+ * - `deliverReply`: a customer message resumes the runs waiting for that contact's reply.
+ * A run row is committed before any job is enqueued; the embedded driver (worker) does the rest.
+ */
+@Injectable()
+export class WorkflowRunsService {
+  private readonly logger = new Logger('WorkflowRuns');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly queue: AutomationQueue,
+  ) {}
+
+  /**
+   * Starts a run of the active workflow with this webhook identifier (null when there is none). With an
+   * idempotency key, a retry returns the first run (`created: false`) instead of starting another.
+   */
+  async startFromWebhook(identifier: string, payload: unknown, idempotencyKey: string | null): Promise<{ runId: string; created: boolean } | null> {
+    const [workflow]: Array<{ id: string; account_id: string; current_version: number }> = await this.dataSource.query(
+      `SELECT id, account_id, current_version FROM workflows WHERE identifier = $1 AND is_active`,
+      [identifier],
+    );
+    if (!workflow) return null;
+    const phone = contactFromPayload(payload).phone ?? null;
+    const result = await this.insertRun(this.dataSource.manager, {
+      accountId: String(workflow.account_id),
+      workflowId: String(workflow.id),
+      version: workflow.current_version,
+      payload,
+      contactPhone: phone,
+      messagingPhoneId: null,
+      idempotencyKey,
+    });
+    await this.enqueueStart(result.runId);
+    return result;
+  }
+
+  /**
+   * Starts a run of every active keyword-triggered workflow of the account whose keywords match the message
+   * (whole text, trimmed, case-insensitive). The payload is the message plus `from` and `messagingPhoneId`; the
+   * contact is the sender. A message redelivered with the same messageId starts nothing new.
+   */
+  async startFromInboundMessage(accountId: string, messagingPhoneId: string | null, contactPhone: string, message: InboundMessage): Promise<string[]> {
+    const text = typeof message.text === 'string' && message.text.trim() !== '' ? message.text : message.buttonText;
+    if (typeof text !== 'string' || text.trim() === '') return [];
+    const candidates: Array<{ id: string; current_version: number; trigger: Trigger }> = await this.dataSource.query(
+      `SELECT w.id, w.current_version, v.definition->'trigger' AS trigger
+         FROM workflows w JOIN workflow_versions v ON v.workflow_id = w.id AND v.version = w.current_version
+        WHERE w.account_id = $1 AND w.is_active AND w.trigger_type = 'keyword' ORDER BY w.id`,
+      [accountId],
+    );
+    const phone = digitsOnly(contactPhone) || null;
+    const runIds: string[] = [];
+    for (const workflow of candidates.filter((w) => triggerMatchesMessage(w.trigger, text))) {
+      const { runId, created } = await this.insertRun(this.dataSource.manager, {
+        accountId,
+        workflowId: String(workflow.id),
+        version: workflow.current_version,
+        payload: { ...message, from: phone, messagingPhoneId },
+        contactPhone: phone,
+        messagingPhoneId,
+        idempotencyKey: typeof message.messageId === 'string' && message.messageId ? `inbound:${message.messageId}` : null,
+      });
+      if (created) runIds.push(runId);
+      await this.enqueueStart(runId);
+    }
+    return runIds;
+  }
+
+  /**
+   * A customer message from `contactPhone`: resumes every run of the account waiting for that contact's reply
+   * (restricted to runs bound to `messagingPhoneId` or to no number). Returns the runs it was delivered to; the
+   * engine decides per run whether a branch matches (an unmatched reply leaves the run waiting). Pass the
+   * platform's message id as `reply.messageId` so a redelivered webhook is ignored.
+   */
+  async deliverReply(accountId: string, messagingPhoneId: string | null | undefined, contactPhone: string, reply: InboundReply): Promise<string[]> {
+    const phone = digitsOnly(contactPhone);
+    if (!phone) return [];
+    const runs: Array<{ id: string; waiting_seq: number }> = await this.dataSource.query(
+      `SELECT id, waiting_seq FROM workflow_runs
+        WHERE account_id = $1 AND contact_phone = $2 AND waiting_kind = 'reply'
+          AND ($3::text IS NULL OR messaging_phone_id IS NULL OR messaging_phone_id = $3)`,
+      [accountId, phone, messagingPhoneId ?? null],
+    );
+    const messageId = typeof reply.messageId === 'string' && reply.messageId ? reply.messageId : undefined;
+    for (const run of runs) {
+      await this.queue.reply(run.id, run.waiting_seq, { type: 'reply_received', reply, seq: run.waiting_seq }, messageId);
+    }
+    return runs.map((r) => r.id);
+  }
+
+  private async insertRun(db: EntityManager, run: NewRun): Promise<{ runId: string; created: boolean }> {
+    const id = randomUUID();
+    const inserted: Array<{ id: string }> = await db.query(
+      `INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload, contact_phone, messaging_phone_id, idempotency_key)
+       VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8)
+       ON CONFLICT (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING id`,
+      [id, run.accountId, run.workflowId, run.version, JSON.stringify(run.payload ?? null), run.contactPhone, run.messagingPhoneId, run.idempotencyKey],
+    );
+    if (inserted.length > 0) return { runId: id, created: true };
+    const [existing]: Array<{ id: string }> = await db.query(`SELECT id FROM workflow_runs WHERE workflow_id = $1 AND idempotency_key = $2`, [
+      run.workflowId,
+      run.idempotencyKey,
+    ]);
+    return { runId: existing.id, created: false };
+  }
+
+  /** The run is committed: a failed enqueue is logged, and the worker's recovery sweep starts the run later. */
+  private async enqueueStart(runId: string): Promise<void> {
+    try {
+      await this.queue.start(runId);
+    } catch (error) {
+      this.logger.error({ msg: 'could not enqueue run start; the recovery sweep will start it', runId, error: (error as Error).message });
+    }
+  }
+
+  async listRuns(accountId: string, workflowId: string, query: ListRunsQuery) {
+    const id = parseId(workflowId);
+    const [workflow] = id ? await this.dataSource.query(`SELECT id FROM workflows WHERE id = $1 AND account_id = $2`, [id, accountId]) : [];
+    if (!workflow) throw new NotFoundException(WORKFLOW_NOT_FOUND);
+    const params: unknown[] = [id, accountId];
+    let filter = '';
+    if (query.status) {
+      params.push(query.status);
+      filter = `AND status = $${params.length}`;
+    }
+    const [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS total FROM workflow_runs WHERE workflow_id = $1 AND account_id = $2 ${filter}`, params);
+    const rows: RunRow[] = await this.dataSource.query(
+      `SELECT * FROM workflow_runs WHERE workflow_id = $1 AND account_id = $2 ${filter}
+        ORDER BY created_at DESC, id DESC LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
+      params,
+    );
+    return {
+      data: rows.map((r) => ({
+        runId: r.id,
+        status: r.status,
+        workflowVersion: r.workflow_version,
+        currentNodeId: r.current_node_id,
+        contactPhone: r.contact_phone,
+        error: r.state?.error?.message ?? null,
+        createdAt: iso(r.created_at),
+        updatedAt: iso(r.updated_at),
+        finishedAt: iso(r.finished_at),
+      })),
+      pagination: { page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) },
+    };
+  }
+
+  async getRun(accountId: string, runId: string) {
+    const [r]: RunRow[] = UUID.test(runId) ? await this.dataSource.query(`SELECT * FROM workflow_runs WHERE id = $1 AND account_id = $2`, [runId, accountId]) : [];
+    if (!r) throw new NotFoundException(RUN_NOT_FOUND);
+    const state = r.state;
+    const waiting = state?.waitingFor ?? null;
+    return {
+      runId: r.id,
+      workflowId: Number(r.workflow_id),
+      workflowVersion: r.workflow_version,
+      status: r.status,
+      currentNodeId: r.current_node_id,
+      waitingFor: waiting
+        ? {
+            kind: waiting.kind,
+            nodeId: waiting.nodeId,
+            seq: waiting.seq,
+            ...(waiting.kind === 'effect' ? { effect: waiting.effect.type } : {}),
+            ...(r.wake_at ? { until: iso(r.wake_at) } : {}),
+          }
+        : null,
+      error: state?.error ?? null,
+      payload: r.payload,
+      contact: state?.context.contact ?? (r.contact_phone ? { phone: r.contact_phone } : {}),
+      reply: state?.context.reply ?? null,
+      vars: state?.context.vars ?? {},
+      history: state?.history ?? [],
+      historyCount: state?.historyCount ?? 0,
+      createdAt: iso(r.created_at),
+      updatedAt: iso(r.updated_at),
+      finishedAt: iso(r.finished_at),
+    };
+  }
+}

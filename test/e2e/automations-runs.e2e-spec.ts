@@ -1,0 +1,514 @@
+import { WorkflowRunsService } from '@switchboard/automations';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createWorkflow, waitFor, waitForRun } from '../helpers/automations';
+import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+
+interface Received {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: any;
+}
+
+/** A customer's backend on 127.0.0.1: records requests; /tier/<x> answers {tier: x}, /status/<n> answers that status. */
+async function startReceiver() {
+  const received: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      received.push({ method: req.method!, url: req.url!, headers: req.headers, body: raw ? JSON.parse(raw) : undefined });
+      const tier = req.url!.match(/^\/tier\/(\w+)/);
+      const status = req.url!.match(/^\/status\/(\d+)/);
+      res.writeHead(status ? Number(status[1]) : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(tier ? { tier: tier[1] } : { ok: true }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, received, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+}
+
+jest.setTimeout(30_000);
+
+describe('Workflow runs (embedded driver)', () => {
+  let t: TestApp;
+  let account: TestAccount;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let runs: WorkflowRunsService;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    t = await startTestApp({ ALLOW_PRIVATE_NETWORK_TARGETS: 'true', WORKFLOW_WEBHOOK_MAX_BODY_BYTES: '4096', RATE_LIMIT_PER_MINUTE: '100000' }, { worker: true });
+    account = await t.createAccount();
+    runs = t.worker!.get(WorkflowRunsService);
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  const webhook = (identifier: string, body: unknown, headers: Record<string, string> = {}) => t.http.post(`/webhook/workflow/${identifier}`, body, { headers });
+
+  describe('webhook → http_request → condition → end', () => {
+    const definition = (url: string) => ({
+      trigger: { type: 'webhook' },
+      startNodeId: 'lookup',
+      nodes: [
+        {
+          id: 'lookup',
+          type: 'http_request',
+          method: 'POST',
+          url: `${url}/tier/{{payload.tier}}`,
+          headers: { 'x-order': '{{payload.order.id}}' },
+          body: { order: '{{payload.order}}', phone: '{{contact.phone}}' },
+          saveAs: 'crm',
+          next: 'check',
+        },
+        { id: 'check', type: 'condition', rules: [{ left: '{{vars.crm.body.tier}}', operator: 'equals', right: 'gold', next: 'vip' }], else: 'regular' },
+        { id: 'vip', type: 'end' },
+        { id: 'regular', type: 'end' },
+      ],
+    });
+
+    it('runs to completion, calling the receiver with bound values, and records the history', async () => {
+      const wf = await createWorkflow(t, account.token, definition(receiver.url));
+      const payload = { tier: 'gold', phone: '+1 (555) 010-2030', order: { id: 'A-17', total: 42.5 } };
+      const res = await webhook(wf.identifier, payload);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: true, message: 'Workflow started', runId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+
+      const run = await waitForRun(t, account.token, res.body.runId, ['completed', 'failed']);
+      expect(run).toEqual({
+        runId: res.body.runId,
+        workflowId: wf.id,
+        workflowVersion: 1,
+        status: 'completed',
+        currentNodeId: 'vip',
+        waitingFor: null,
+        error: null,
+        payload,
+        contact: { phone: '15550102030' },
+        reply: null,
+        vars: { crm: { status: 200, body: { tier: 'gold' }, headers: { 'content-type': 'application/json' } } },
+        history: [
+          { seq: 1, nodeId: 'lookup', type: 'http_request', outcome: 'completed' },
+          { seq: 2, nodeId: 'check', type: 'condition', outcome: 'rule:0' },
+          { seq: 3, nodeId: 'vip', type: 'end', outcome: 'end' },
+        ],
+        historyCount: 3,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+        finishedAt: expect.any(String),
+      });
+      const call = receiver.received.find((r) => r.headers['x-order'] === 'A-17')!;
+      expect(call).toMatchObject({ method: 'POST', url: '/tier/gold', body: { order: { id: 'A-17', total: 42.5 }, phone: '15550102030' } });
+      expect(call.headers['idempotency-key']).toBe(`run:${res.body.runId}:step:1`);
+      expect(call.headers['content-type']).toBe('application/json');
+    });
+
+    it('takes the else branch on another answer, and a non-2xx status is a result, not a failure', async () => {
+      const wf = await createWorkflow(t, account.token, definition(receiver.url));
+      const silver = await waitForRun(t, account.token, (await webhook(wf.identifier, { tier: 'silver' })).body.runId, ['completed', 'failed']);
+      expect(silver.currentNodeId).toBe('regular');
+      expect(silver.history.map((h: any) => h.outcome)).toEqual(['completed', 'else', 'end']);
+
+      const notFound = await createWorkflow(t, account.token, {
+        trigger: { type: 'webhook' },
+        startNodeId: 'call',
+        nodes: [
+          { id: 'call', type: 'http_request', method: 'GET', url: `${receiver.url}/status/404`, saveAs: 'r', next: 'check' },
+          { id: 'check', type: 'condition', rules: [{ left: '{{vars.r.status}}', operator: 'gte', right: '400', next: 'bad' }], else: 'good' },
+          { id: 'bad', type: 'end' },
+          { id: 'good', type: 'end' },
+        ],
+      });
+      const run = await waitForRun(t, account.token, (await webhook(notFound.identifier, {})).body.runId, ['completed', 'failed']);
+      expect(run).toMatchObject({ status: 'completed', currentNodeId: 'bad', vars: { r: { status: 404 } } });
+    });
+
+    it('lists runs newest first, paginated, filtered by status', async () => {
+      const wf = await createWorkflow(t, account.token, definition(receiver.url));
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await webhook(wf.identifier, { tier: 'gold' })).body.runId);
+      for (const id of ids) await waitForRun(t, account.token, id, ['completed']);
+
+      const page1 = await t.http.get(`/v1/workflows/${wf.id}/runs?pageSize=2`, { token: account.token });
+      expect(page1.status).toBe(200);
+      expect(page1.body).toEqual({
+        success: true,
+        data: [ids[2], ids[1]].map((runId) => ({
+          runId,
+          status: 'completed',
+          workflowVersion: 1,
+          currentNodeId: 'vip',
+          contactPhone: null,
+          error: null,
+          createdAt: expect.any(String),
+          updatedAt: expect.any(String),
+          finishedAt: expect.any(String),
+        })),
+        pagination: { page: 1, pageSize: 2, total: 3, totalPages: 2 },
+      });
+      const page2 = await t.http.get(`/v1/workflows/${wf.id}/runs?pageSize=2&page=2`, { token: account.token });
+      expect(page2.body.data.map((r: any) => r.runId)).toEqual([ids[0]]);
+      const failed = await t.http.get(`/v1/workflows/${wf.id}/runs?status=failed`, { token: account.token });
+      expect(failed.body).toMatchObject({ data: [], pagination: { total: 0 } });
+      const bad = await t.http.get(`/v1/workflows/${wf.id}/runs?status=done&pageSize=500`, { token: account.token });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors.map((e: any) => e.field).sort()).toEqual(['pageSize', 'status']);
+    });
+  });
+
+  describe('the inbound webhook', () => {
+    let identifier: string;
+    let workflowId: number;
+    beforeAll(async () => {
+      const wf = await createWorkflow(t, account.token, {
+        trigger: { type: 'webhook' },
+        startNodeId: 'pause',
+        nodes: [
+          { id: 'pause', type: 'delay', duration: 3600, next: 'done' },
+          { id: 'done', type: 'end' },
+        ],
+      });
+      identifier = wf.identifier;
+      workflowId = wf.id;
+    });
+
+    it('the run row is committed when the answer comes (persist before enqueue)', async () => {
+      const res = await webhook(identifier, { contact: { phone: '447700900123', name: 'Ann' } });
+      const [row] = await t.db.query('SELECT status, contact_phone, workflow_version FROM workflow_runs WHERE id = $1', [res.body.runId]);
+      expect(row).toEqual({ status: expect.stringMatching(/^(pending|waiting)$/), contact_phone: '447700900123', workflow_version: 1 });
+      const run = await waitForRun(t, account.token, res.body.runId, ['waiting']);
+      expect(run.contact).toEqual({ phone: '447700900123', name: 'Ann' });
+      expect(run.waitingFor).toEqual({ kind: 'timer', nodeId: 'pause', seq: 1, until: expect.any(String) });
+      expect(new Date(run.waitingFor.until).getTime()).toBeGreaterThan(Date.now() + 3500_000);
+    });
+
+    it('the same Idempotency-Key starts one run; a retry gets the same runId', async () => {
+      const key = `order-${Date.now()}`;
+      const answers = await Promise.all([1, 2, 3].map(() => webhook(identifier, { n: 1 }, { 'idempotency-key': key })));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+      expect(new Set(answers.map((a) => a.body.runId)).size).toBe(1);
+      const later = await webhook(identifier, { n: 2 }, { 'idempotency-key': key });
+      expect(later.body.runId).toBe(answers[0].body.runId);
+      const rows = await t.db.query('SELECT payload FROM workflow_runs WHERE workflow_id = $1 AND idempotency_key = $2', [workflowId, key]);
+      expect(rows).toEqual([{ payload: { n: 1 } }]);
+      const other = await webhook(identifier, { n: 3 }, { 'idempotency-key': `${key}-other` });
+      expect(other.body.runId).not.toBe(answers[0].body.runId);
+    });
+
+    it('unknown and inactive identifiers are 404 Workflow ID not found', async () => {
+      expect(await webhook('no-such-workflow-identifier', {})).toMatchObject({ status: 404, body: { message: 'Workflow ID not found' } });
+      expect(await webhook('bad%20id!', {})).toMatchObject({ status: 404, body: { message: 'Workflow ID not found' } });
+      const inactive = await createWorkflow(t, account.token, { trigger: { type: 'webhook' }, startNodeId: 'e', nodes: [{ id: 'e', type: 'end' }] }, 'Off', false);
+      const res = await webhook(inactive.identifier, {});
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ message: 'Workflow ID not found' });
+      await t.http.post('/v1/workflows', { mode: 'edit', id: inactive.id, isActive: true }, { token: account.token });
+      expect((await webhook(inactive.identifier, {})).status).toBe(200);
+    });
+
+    it('413 over the size limit, 400 for a body that is not JSON; no token needed and no run written', async () => {
+      const before = (await t.db.query('SELECT count(*)::int AS n FROM workflow_runs'))[0].n;
+      const big = await webhook(identifier, { blob: 'x'.repeat(5000) });
+      expect(big.status).toBe(413);
+      expect(big.body).toEqual({ statusCode: 413, message: 'Request body is too large (limit 4096 bytes)' });
+      const text = await t.http.post(`/webhook/workflow/${identifier}`, 'hello', { headers: { 'content-type': 'text/plain' } });
+      expect(text.status).toBe(400);
+      expect(text.body).toEqual({ statusCode: 400, message: 'Body must be JSON (Content-Type: application/json)' });
+      const broken = await t.http.post(`/webhook/workflow/${identifier}`, '{"a":', { headers: { 'content-type': 'application/json' } });
+      expect(broken.status).toBe(400);
+      expect((await t.db.query('SELECT count(*)::int AS n FROM workflow_runs'))[0].n).toBe(before);
+    });
+
+    it('accepts any JSON value, and an empty body as {}', async () => {
+      const array = await webhook(identifier, [1, 2, 3]);
+      expect(array.status).toBe(200);
+      const empty = await t.http.post(`/webhook/workflow/${identifier}`);
+      expect(empty.status).toBe(200);
+      const [a, e] = await Promise.all([array, empty].map((r) => t.db.query('SELECT payload FROM workflow_runs WHERE id = $1', [r.body.runId])));
+      expect(a[0].payload).toEqual([1, 2, 3]);
+      expect(e[0].payload).toEqual({});
+    });
+  });
+
+  describe('timers and replies', () => {
+    const replyDefinition = (timeout: number | string) => ({
+      trigger: { type: 'webhook' },
+      startNodeId: 'ask',
+      nodes: [
+        {
+          id: 'ask',
+          type: 'wait_for_reply',
+          timeout,
+          branches: [
+            { match: { type: 'button', payload: 'CANCEL' }, next: 'cancelled' },
+            { match: { type: 'keyword', keywords: ['yes', 'confirm'] }, next: 'confirmed' },
+          ],
+          onTimeout: 'timed_out',
+        },
+        { id: 'confirmed', type: 'end' },
+        { id: 'cancelled', type: 'end' },
+        { id: 'timed_out', type: 'end' },
+      ],
+    });
+
+    it('a 1 s delay completes after about a second', async () => {
+      const wf = await createWorkflow(t, account.token, {
+        trigger: { type: 'webhook' },
+        startNodeId: 'pause',
+        nodes: [
+          { id: 'pause', type: 'delay', duration: '1s', next: 'done' },
+          { id: 'done', type: 'end' },
+        ],
+      });
+      const startedAt = Date.now();
+      const { runId } = (await webhook(wf.identifier, {})).body;
+      const waiting = await waitForRun(t, account.token, runId, ['waiting', 'completed']);
+      expect(waiting.status).toBe('waiting');
+      const done = await waitForRun(t, account.token, runId, ['completed'], 5000);
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(950);
+      expect(done.history.map((h: any) => [h.nodeId, h.outcome])).toEqual([
+        ['pause', 'timer_fired'],
+        ['done', 'end'],
+      ]);
+    });
+
+    it('deliverReply resumes the waiting run on the matching branch; unmatched and duplicate replies are ignored', async () => {
+      const wf = await createWorkflow(t, account.token, replyDefinition('1h'));
+      const { runId } = (await webhook(wf.identifier, { phone: '+44 7700 900001' })).body;
+      await waitForRun(t, account.token, runId, ['waiting']);
+
+      expect(await runs.deliverReply(account.accountId, account.messagingPhoneId, '+447700900001', { text: 'maybe', messageId: 'wamid.1' })).toEqual([runId]);
+      // another account's customer with the same number, and another number of ours: no effect
+      const other = await t.createAccount();
+      expect(await runs.deliverReply(other.accountId, undefined, '447700900001', { text: 'yes', messageId: 'wamid.x' })).toEqual([]);
+      expect(await runs.deliverReply(account.accountId, undefined, '447700900002', { text: 'yes', messageId: 'wamid.y' })).toEqual([]);
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await waitForRun(t, account.token, runId, ['waiting'])).waitingFor).toMatchObject({ kind: 'reply', nodeId: 'ask' });
+
+      await runs.deliverReply(account.accountId, account.messagingPhoneId, '447700900001', { text: ' Yes ', messageId: 'wamid.2' });
+      const run = await waitForRun(t, account.token, runId, ['completed']);
+      expect(run.currentNodeId).toBe('confirmed');
+      expect(run.reply).toEqual({ text: ' Yes ', messageId: 'wamid.2' });
+      expect(run.history.map((h: any) => h.outcome)).toEqual(['branch:1', 'end']);
+      expect(await runs.deliverReply(account.accountId, undefined, '447700900001', { text: 'yes', messageId: 'wamid.3' })).toEqual([]);
+    });
+
+    it('a button reply takes its branch', async () => {
+      const wf = await createWorkflow(t, account.token, replyDefinition(600));
+      const { runId } = (await webhook(wf.identifier, { customer: { phone: '447700900010' } })).body;
+      await waitForRun(t, account.token, runId, ['waiting']);
+      await runs.deliverReply(account.accountId, null, '447700900010', { buttonPayload: 'CANCEL', buttonText: 'Cancel order', messageId: 'wamid.b1' });
+      expect((await waitForRun(t, account.token, runId, ['completed'])).currentNodeId).toBe('cancelled');
+    });
+
+    it('without a reply the timeout branch is taken', async () => {
+      const wf = await createWorkflow(t, account.token, replyDefinition(1));
+      const { runId } = (await webhook(wf.identifier, { phone: '447700900020' })).body;
+      const run = await waitForRun(t, account.token, runId, ['completed'], 5000);
+      expect(run.currentNodeId).toBe('timed_out');
+      expect(run.history.map((h: any) => h.outcome)).toEqual(['timeout', 'end']);
+      expect(await runs.deliverReply(account.accountId, null, '447700900020', { text: 'yes' })).toEqual([]);
+    });
+
+    it('100 runs waiting for replies at once all resume on their own branch', async () => {
+      const wf = await createWorkflow(t, account.token, replyDefinition('1h'));
+      const phones = Array.from({ length: 100 }, (_, i) => `4477009${String(10000 + i)}`);
+      const started = await Promise.all(phones.map((phone) => webhook(wf.identifier, { phone })));
+      expect(started.every((r) => r.status === 200)).toBe(true);
+      await waitFor(
+        async () => (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND waiting_kind = 'reply'`, [wf.id]))[0].n === 100,
+        15_000,
+        '100 waiting runs',
+      );
+      const delivered = await Promise.all(
+        phones.map((phone, i) => runs.deliverReply(account.accountId, account.messagingPhoneId, phone, i % 2 ? { text: 'yes', messageId: `m${i}` } : { buttonPayload: 'CANCEL', messageId: `m${i}` })),
+      );
+      expect(delivered.every((ids) => ids.length === 1)).toBe(true);
+      await waitFor(
+        async () => (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'completed'`, [wf.id]))[0].n === 100,
+        15_000,
+        '100 completed runs',
+      );
+      const rows = await t.db.query(`SELECT contact_phone, current_node_id FROM workflow_runs WHERE workflow_id = $1`, [wf.id]);
+      for (const row of rows) {
+        const i = phones.indexOf(row.contact_phone);
+        expect({ i, node: row.current_node_id }).toEqual({ i, node: i % 2 ? 'confirmed' : 'cancelled' });
+      }
+    });
+
+    it('keyword-triggered workflows start from inbound messages, once per message', async () => {
+      const wf = await createWorkflow(t, account.token, {
+        trigger: { type: 'keyword', keywords: ['JOIN', 'start'] },
+        startNodeId: 'ask',
+        nodes: [
+          { id: 'ask', type: 'wait_for_reply', timeout: '1d', branches: [{ match: { type: 'any' }, next: 'done' }], onTimeout: 'done' },
+          { id: 'done', type: 'end' },
+        ],
+      });
+      expect(await runs.startFromInboundMessage(account.accountId, account.messagingPhoneId, '+15550001111', { text: 'hello', messageId: 'in.0' })).toEqual([]);
+      const [runId] = await runs.startFromInboundMessage(account.accountId, account.messagingPhoneId, '+15550001111', { text: ' join ', messageId: 'in.1', name: 'Bo' });
+      expect(runId).toBeDefined();
+      expect(await runs.startFromInboundMessage(account.accountId, account.messagingPhoneId, '+15550001111', { text: ' join ', messageId: 'in.1' })).toEqual([]);
+      const run = await waitForRun(t, account.token, runId, ['waiting']);
+      expect(run).toMatchObject({
+        workflowId: wf.id,
+        payload: { text: ' join ', messageId: 'in.1', name: 'Bo', from: '15550001111', messagingPhoneId: account.messagingPhoneId },
+        contact: { phone: '15550001111', name: 'Bo' },
+      });
+      await runs.deliverReply(account.accountId, account.messagingPhoneId, '15550001111', { text: 'thanks', messageId: 'in.2' });
+      await waitForRun(t, account.token, runId, ['completed']);
+    });
+  });
+
+  describe('versions, missing activities and isolation', () => {
+    it('a run started on version 1 continues on version 1 after an edit', async () => {
+      const v = (path: string) => ({
+        trigger: { type: 'webhook' },
+        startNodeId: 'pause',
+        nodes: [
+          { id: 'pause', type: 'delay', duration: 1, next: 'call' },
+          { id: 'call', type: 'http_request', method: 'GET', url: `${receiver.url}/${path}`, next: 'done' },
+          { id: 'done', type: 'end' },
+        ],
+      });
+      const wf = await createWorkflow(t, account.token, v('version-one'));
+      const first = (await webhook(wf.identifier, {})).body.runId;
+      await waitForRun(t, account.token, first, ['waiting']);
+      const edited = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, ...v('version-two') }, { token: account.token });
+      expect(edited.body.data.version).toBe(2);
+      const second = (await webhook(wf.identifier, {})).body.runId;
+      const [a, b] = await Promise.all([waitForRun(t, account.token, first, ['completed'], 5000), waitForRun(t, account.token, second, ['completed'], 5000)]);
+      expect([a.workflowVersion, b.workflowVersion]).toEqual([1, 2]);
+      expect(receiver.received.filter((r) => r.url === '/version-one')).toHaveLength(1);
+      expect(receiver.received.filter((r) => r.url === '/version-two')).toHaveLength(1);
+    });
+
+    it('send_template fails the run with a readable error until messaging is installed, or takes onError', async () => {
+      const wf = await createWorkflow(t, account.token, {
+        trigger: { type: 'webhook' },
+        startNodeId: 'send',
+        nodes: [
+          { id: 'send', type: 'send_template', templateName: 'order_confirm', to: '{{payload.phone}}', next: 'done' },
+          { id: 'done', type: 'end' },
+        ],
+      });
+      const run = await waitForRun(t, account.token, (await webhook(wf.identifier, { phone: '15550009999' })).body.runId, ['completed', 'failed']);
+      expect(run.status).toBe('failed');
+      expect(run.error).toEqual({
+        code: 'effect_failed',
+        message: 'node "send" (send_template) failed: send_template is not available until the messaging module is installed',
+        nodeId: 'send',
+      });
+      expect(run.finishedAt).toEqual(expect.any(String));
+      const listed = await t.http.get(`/v1/workflows/${wf.id}/runs`, { token: account.token });
+      expect(listed.body.data[0]).toMatchObject({ status: 'failed', error: run.error.message });
+
+      const withFallback = await createWorkflow(t, account.token, {
+        trigger: { type: 'webhook' },
+        startNodeId: 'send',
+        nodes: [
+          { id: 'send', type: 'send_session_message', to: '{{payload.phone}}', text: 'Hi', next: 'done', onError: 'campaign' },
+          { id: 'campaign', type: 'trigger_campaign', campaignId: 7, contact: { phoneNumber: '{{payload.phone}}' }, next: 'done', onError: 'fallback' },
+          { id: 'fallback', type: 'end' },
+          { id: 'done', type: 'end' },
+        ],
+      });
+      const recovered = await waitForRun(t, account.token, (await webhook(withFallback.identifier, { phone: '15550009999' })).body.runId, ['completed', 'failed']);
+      expect(recovered).toMatchObject({
+        status: 'completed',
+        currentNodeId: 'fallback',
+        vars: { lastError: { nodeId: 'campaign', message: 'trigger_campaign is not available until the campaigns module is installed', code: 'activity_not_available' } },
+      });
+      expect(recovered.history.map((h: any) => h.outcome)).toEqual(['on_error', 'on_error', 'end']);
+    });
+
+    it('update_contact: a readable error without the contacts table, an update with it', async () => {
+      const wf = await createWorkflow(t, account.token, {
+        trigger: { type: 'webhook' },
+        startNodeId: 'tag',
+        nodes: [
+          { id: 'tag', type: 'update_contact', fields: { name: '{{payload.name}}', email: '{{payload.email}}', custom_order: '{{payload.order}}' }, next: 'done' },
+          { id: 'done', type: 'end' },
+        ],
+      });
+      const payload = { phone: '15550004444', name: 'Dee', email: 'dee@example.com', order: 'A-1' };
+      const failed = await waitForRun(t, account.token, (await webhook(wf.identifier, payload)).body.runId, ['completed', 'failed']);
+      expect(failed.error.message).toBe('node "tag" (update_contact) failed: update_contact is not available until the contacts module is installed');
+
+      await t.db.query(`CREATE TABLE contacts (id bigserial PRIMARY KEY, account_id bigint NOT NULL, contact_number text NOT NULL, name text, email text,
+                          custom_fields jsonb, updated_at timestamptz)`);
+      try {
+        const other = await t.createAccount();
+        await t.db.query(`INSERT INTO contacts (account_id, contact_number, name) VALUES ($1, '15550004444', 'Old'), ($2, '15550004444', 'Other account')`, [
+          account.accountId,
+          other.accountId,
+        ]);
+        const done = await waitForRun(t, account.token, (await webhook(wf.identifier, payload)).body.runId, ['completed', 'failed']);
+        expect(done.status).toBe('completed');
+        expect(done.contact).toEqual({ phone: '15550004444', name: 'Dee', email: 'dee@example.com', custom_order: 'A-1' });
+        const rows = await t.db.query('SELECT account_id, name, email, custom_fields FROM contacts ORDER BY id');
+        expect(rows).toEqual([
+          { account_id: account.accountId, name: 'Dee', email: 'dee@example.com', custom_fields: { custom_order: 'A-1' } },
+          { account_id: other.accountId, name: 'Other account', email: null, custom_fields: null },
+        ]);
+        const unknown = await waitForRun(t, account.token, (await webhook(wf.identifier, { ...payload, phone: '15550005555' })).body.runId, ['completed', 'failed']);
+        expect(unknown.error.message).toBe('node "tag" (update_contact) failed: no contact with phone number 15550005555 in this account');
+      } finally {
+        await t.db.query('DROP TABLE contacts');
+      }
+    });
+
+    it("another account's runs are not found", async () => {
+      const wf = await createWorkflow(t, account.token, { trigger: { type: 'webhook' }, startNodeId: 'e', nodes: [{ id: 'e', type: 'end' }] });
+      const { runId } = (await webhook(wf.identifier, {})).body;
+      await waitForRun(t, account.token, runId, ['completed']);
+      const intruder = await t.createAccount();
+      const res = await t.http.get(`/v1/workflow-runs/${runId}`, { token: intruder.token });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ message: 'Workflow run not found' });
+      expect((await t.http.get(`/v1/workflows/${wf.id}/runs`, { token: intruder.token })).status).toBe(404);
+    });
+  });
+});
+
+describe('http_request SSRF guard (private targets not allowed)', () => {
+  let t: TestApp;
+  let account: TestAccount;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' }, { worker: true });
+    account = await t.createAccount();
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  it.each([
+    ['http://169.254.169.254/latest/meta-data/', 'target 169.254.169.254 is not allowed (link-local / metadata address)'],
+    ['RECEIVER', 'target 127.0.0.1 is not allowed (loopback address)'],
+    ['http://localhost:9/x', 'target localhost resolves to 127.0.0.1, which is not allowed (loopback address)'],
+    ['file:///etc/passwd', 'URL scheme "file" is not allowed (http or https only)'],
+  ])('%s fails the run with a clear error', async (url, message) => {
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'call',
+      nodes: [
+        { id: 'call', type: 'http_request', method: 'GET', url: '{{payload.url}}', next: 'done' },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const target = url === 'RECEIVER' ? `${receiver.url}/secret` : url;
+    const res = await t.http.post(`/webhook/workflow/${wf.identifier}`, { url: target });
+    const run = await waitForRun(t, account.token, res.body.runId, ['completed', 'failed']);
+    expect(run.status).toBe('failed');
+    expect(run.error).toEqual({ code: 'effect_failed', message: `node "call" (http_request) failed: ${message}`, nodeId: 'call' });
+    expect(receiver.received).toEqual([]);
+  });
+});
