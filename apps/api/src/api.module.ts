@@ -4,6 +4,7 @@ import { AccountsModule } from '@switchboard/accounts';
 import { AuthModule } from '@switchboard/auth';
 import { ContactsModule } from '@switchboard/contacts';
 import { AutomationsModule } from '@switchboard/automations';
+import { CampaignsModule } from '@switchboard/campaigns';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { MessagingModule } from '@switchboard/messaging';
@@ -28,6 +29,7 @@ export class ApiModule {
         TemplatesModule,
         MessagingModule,
         AutomationsModule.forRoot(),
+        CampaignsModule,
       ],
       controllers: [HealthController],
     };

@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AutomationsWorkerModule } from '@switchboard/automations';
+import { CampaignsWorkerModule } from '@switchboard/campaigns';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { MessagingWorkerModule } from '@switchboard/messaging';
@@ -13,7 +14,7 @@ export class WorkerModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, QueueModule.forRoot(), MessagingWorkerModule, AutomationsWorkerModule.forRoot()],
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule, QueueModule.forRoot(), MessagingWorkerModule, AutomationsWorkerModule.forRoot(), CampaignsWorkerModule],
     };
   }
 }

@@ -1,6 +1,7 @@
 import { Account, PhoneNumber } from '@switchboard/accounts';
 import { ApiClient } from '@switchboard/auth';
 import { AUTOMATION_ENTITIES } from '@switchboard/automations';
+import { Campaign } from '@switchboard/campaigns';
 import { Contact, ContactGroup, ContactGroupMember } from '@switchboard/contacts';
 import { Message, PlatformWebhookEvent } from '@switchboard/messaging';
 import { Template } from '@switchboard/templates';
@@ -20,4 +21,5 @@ export const ALL_ENTITIES = [
   Message,
   PlatformWebhookEvent,
   ...AUTOMATION_ENTITIES,
+  Campaign,
 ];

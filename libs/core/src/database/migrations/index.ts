@@ -2,6 +2,7 @@ import { Foundation1763780000000 } from './1763780000000-foundation';
 import { Contacts1763780100000 } from './1763780100000-contacts';
 import { MessagesAndPlatformWebhooks1763783000000 } from './1763783000000-messages-and-platform-webhooks';
 import { Templates1763785000000 } from './1763785000000-templates';
+import { Campaigns1763789000000 } from './1763789000000-campaigns';
 import { Automations1763790000000 } from './1763790000000-automations';
 import { MessagingSends1763795000000 } from './1763795000000-messaging-sends';
 
@@ -11,6 +12,7 @@ export const MIGRATIONS = [
   Contacts1763780100000,
   MessagesAndPlatformWebhooks1763783000000,
   Templates1763785000000,
+  Campaigns1763789000000,
   Automations1763790000000,
   MessagingSends1763795000000,
 ];
