@@ -28,12 +28,21 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
   { method: 'GET', path: '/templates/status?template_name=some_template', grant: '/templates' },
   { method: 'POST', path: '/v2/templates/sync', grant: '/templates' },
   { method: 'PUT', path: '/templates/update?template_name=some_template', grant: '/templates' },
+  { method: 'POST', path: '/v2/campaigns', grant: '/campaigns' },
+  { method: 'GET', path: '/v2/campaigns', grant: '/campaigns' },
+  { method: 'GET', path: '/v2/campaigns/1', grant: '/campaigns' },
+  { method: 'POST', path: '/v2/campaigns/1/start', grant: '/campaigns' },
+  { method: 'POST', path: '/v2/campaigns/1/pause', grant: '/campaigns' },
+  { method: 'POST', path: '/v2/campaigns/1/resume', grant: '/campaigns' },
+  { method: 'POST', path: '/v2/campaigns/1/cancel', grant: '/campaigns' },
+  { method: 'POST', path: '/campaigns/trigger_campaign-api/1', grant: '/campaigns' },
 ];
 
 describe('Grants', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    // Four authentications per route: the route list outgrew the default 105 requests per minute (tested in rate-limit.e2e-spec).
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
   });
   afterAll(() => t.close());
 

@@ -7,10 +7,19 @@ import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { approvedTemplate } from './campaigns.service';
-import { addFanoutJobs, FANOUT_JOB, FanoutJobData } from './fanout-jobs';
+import { addFanoutJobs, addFinishJob, FANOUT_JOB, FanoutJobData, FINISH_JOB } from './fanout-jobs';
 
 /** Recipients expanded per fan-out job (one transaction: recipients + messages + cursor). */
 export const FANOUT_BATCH = 1000;
+/**
+ * How many of a campaign's messages may wait (`queued`) for the send pipeline: about 2 seconds of the number's rate
+ * (at least 20, at most 5,000). The send worker checks a message's status before its pacer wait, not after, so this
+ * bounds what still goes out after a pause to about 2 seconds of sends.
+ */
+export function backlogLimit(messagesPerSecond: number): number {
+  return Math.min(5000, Math.max(20, Math.round(messagesPerSecond * 2)));
+}
+
 /** Sweep of running triggers without a job (a crash between commit and queueing, a lost job). */
 const SWEEP_EVERY_MS = 30_000;
 
@@ -53,8 +62,8 @@ export type BatchOutcome =
  * worker skips anything no longer `queued`) and makes sure the next job exists. The sweep (at boot and every 30 s)
  * re-adds the due job of every running trigger.
  *
- * Pacing: the fan-out stays a few seconds ahead of the number's rate (backlog of `queued` messages of the campaign at
- * most `messages_per_second × 4`, at least 1,000), so pause takes effect quickly and Redis never holds the whole campaign.
+ * Pacing: the fan-out stays about 2 seconds ahead of the number's rate (see backlogLimit), so pause takes effect quickly
+ * and Redis never holds the whole campaign; batches are at most FANOUT_BATCH and never overfill the backlog.
  */
 @Injectable()
 export class CampaignFanoutService implements OnModuleDestroy {
@@ -94,7 +103,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
     }
     if (batch > t.batches_done) return { kind: 'stale' };
 
-    const limit = Math.max(1000, Number(t.messages_per_second) * 4);
+    const limit = backlogLimit(Number(t.messages_per_second));
     const [{ queued }] = await this.db.query(
       `SELECT count(*)::int AS queued FROM (SELECT 1 FROM messages WHERE campaign_id = $1 AND status = 'queued' LIMIT $2) q`,
       [t.campaign_id, limit],
@@ -102,17 +111,38 @@ export class CampaignFanoutService implements OnModuleDestroy {
     if (queued >= limit) return { kind: 'backlog', queued };
 
     const template = await this.template(t);
-    const result = await this.db.transaction(async (tx) => this.expand(tx, triggerId, batch, template));
+    const take = Math.min(FANOUT_BATCH, Math.max(10, limit - queued));
+    const result = await this.db.transaction(async (tx) => this.expand(tx, triggerId, batch, template, take));
     if (result.kind === 'expanded') {
       if (result.messageIds.length) await this.sends.enqueue(result.messageIds, 'bulk');
       if (!result.done) await addFanoutJobs(this.queue, [{ triggerId, batch: batch + 1 }]);
+      else if (t.kind === 'start') await addFinishJob(this.queue, t.campaign_id);
     }
     return result;
   }
 
-  private async expand(tx: EntityManager, triggerId: string, batch: number, template: TemplateForSend | string): Promise<BatchOutcome> {
+  /** A running campaign whose start fan-out is done becomes `completed` once none of its messages wait to be sent. */
+  async finish(campaignId: string): Promise<'completed' | 'waiting' | 'stale'> {
+    const [c] = await this.db.query(
+      `SELECT c.status, EXISTS (SELECT 1 FROM campaign_triggers t WHERE t.campaign_id = c.id AND t.kind = 'start' AND t.status = 'running') AS expanding
+         FROM campaigns c WHERE c.id = $1`,
+      [campaignId],
+    );
+    if (!c || c.status !== 'running' || c.expanding) return 'stale';
+    const waiting = await this.db.query(`SELECT 1 FROM messages WHERE campaign_id = $1 AND status = 'queued' LIMIT 1`, [campaignId]);
+    if (waiting.length) return 'waiting';
+    await this.db.query(`UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1 AND status = 'running'`, [campaignId]);
+    return 'completed';
+  }
+
+  private async expand(tx: EntityManager, triggerId: string, batch: number, template: TemplateForSend | string, take: number): Promise<BatchOutcome> {
+    // Lock order: the campaign (shared: the state machine's FOR NO KEY UPDATE waits for us, and we see its outcome), then the trigger.
+    await tx.query(`SELECT c.id FROM campaigns c WHERE c.id = (SELECT campaign_id FROM campaign_triggers WHERE id = $1) FOR SHARE`, [triggerId]);
     const t = await this.state(tx, triggerId, true);
     if (!t || t.status !== 'running' || t.batches_done !== batch) return { kind: 'stale' };
+    if (t.campaign_status === 'cancelled' || t.campaign_status === 'paused' || (t.kind === 'start' && t.campaign_status !== 'running')) {
+      return { kind: 'held', reason: t.campaign_status };
+    }
     const campaignId = t.campaign_id;
 
     let rows: Array<{ contact_id: string; contact_number: string; is_blocked: boolean; variables: string | null }>;
@@ -126,7 +156,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
             AND NOT EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = $4 AND r.contact_id = c.id)
           ORDER BY c.id
           LIMIT $5`,
-        [t.account_id, t.cursor, t.group_ids, campaignId, FANOUT_BATCH],
+        [t.account_id, t.cursor, t.group_ids, campaignId, take],
       );
     } else {
       rows = await tx.query(
@@ -135,15 +165,12 @@ export class CampaignFanoutService implements OnModuleDestroy {
           WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.status = 'pending' AND r.contact_id > $3
           ORDER BY r.contact_id
           LIMIT $4`,
-        [campaignId, triggerId, t.cursor, FANOUT_BATCH],
+        [campaignId, triggerId, t.cursor, take],
       );
     }
 
     if (!rows.length) {
       await tx.query(`UPDATE campaign_triggers SET status = 'completed', completed_at = now(), batches_done = $2 WHERE id = $1`, [triggerId, batch + 1]);
-      if (t.kind === 'start') {
-        await tx.query(`UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1 AND status = 'running'`, [campaignId]);
-      }
       return { kind: 'expanded', messageIds: [], done: true };
     }
 
@@ -260,6 +287,11 @@ export class CampaignFanoutService implements OnModuleDestroy {
         WHERE t.status = 'running' AND c.status <> 'paused' AND (t.kind = 'api' OR c.status = 'running' OR c.status = 'cancelled')`,
     );
     await addFanoutJobs(this.queue, rows.map((r) => ({ triggerId: String(r.id), batch: r.batches_done })));
+    const finishing: Array<{ id: string }> = await this.db.query(
+      `SELECT c.id FROM campaigns c WHERE c.status = 'running'
+          AND NOT EXISTS (SELECT 1 FROM campaign_triggers t WHERE t.campaign_id = c.id AND t.kind = 'start' AND t.status = 'running')`,
+    );
+    for (const f of finishing) await addFinishJob(this.queue, String(f.id));
     return rows.length;
   }
 
@@ -278,6 +310,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
 
 /** Retries back off; a full backlog re-checks shortly (the job is delayed, not failed). */
 const BACKLOG_RECHECK_MS = 250;
+const FINISH_RECHECK_MS = 500;
 
 @Processor(QUEUES.campaigns, { concurrency: 4, lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 10 })
 export class CampaignFanoutProcessor extends WorkerHost implements OnApplicationBootstrap {
@@ -292,6 +325,14 @@ export class CampaignFanoutProcessor extends WorkerHost implements OnApplication
   }
 
   async process(job: Job<FanoutJobData>, token?: string) {
+    if (job.name === FINISH_JOB) {
+      const outcome = await this.fanout.finish((job.data as unknown as { campaignId: string }).campaignId);
+      if (outcome === 'waiting' && token) {
+        await job.moveToDelayed(Date.now() + FINISH_RECHECK_MS, token);
+        throw new DelayedError();
+      }
+      return { outcome };
+    }
     if (job.name !== FANOUT_JOB) return { outcome: 'unknown job' };
     const result = await this.fanout.runBatch(job.data.triggerId, job.data.batch);
     if (result.kind === 'backlog' && token) {

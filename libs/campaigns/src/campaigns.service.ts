@@ -9,7 +9,7 @@ import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import { CreateCampaignInput, mergeVariables, TriggerContact, validateCreateCampaign, validateTriggerBody } from './campaign-requests';
 import type { CampaignStatus } from './campaign.entity';
-import { addFanoutJobs } from './fanout-jobs';
+import { addFanoutJobs, addFinishJob } from './fanout-jobs';
 
 export const CAMPAIGN_NOT_FOUND = 'Campaign not found';
 export const GROUPS_MISSING = 'Not all groups exist in the database for this account.';
@@ -128,7 +128,7 @@ export class CampaignsService {
   /** The account's campaign, or 404 (also for another account's campaign or a malformed id). */
   async find(accountId: string, campaignId: string, db: DataSource | EntityManager = this.db, lock = false): Promise<CampaignRow> {
     if (!/^[1-9]\d{0,17}$/.test(campaignId)) throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
-    const rows = await db.query(`${SELECT_CAMPAIGN} WHERE c.account_id = $1 AND c.id = $2${lock ? ' FOR UPDATE OF c' : ''}`, [accountId, campaignId]);
+    const rows = await db.query(`${SELECT_CAMPAIGN} WHERE c.account_id = $1 AND c.id = $2${lock ? ' FOR NO KEY UPDATE OF c' : ''}`, [accountId, campaignId]);
     if (!rows[0]) throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
     return rows[0];
   }
@@ -179,6 +179,7 @@ export class CampaignsService {
     const rule = TRANSITIONS[action];
     const jobs: Array<{ triggerId: string; batch: number }> = [];
     let requeue: string[] = [];
+    let finish = false;
     await this.db.transaction(async (tx) => {
       const c = await this.find(accountId, campaignId, tx, true);
       if (!rule.from.includes(c.status)) {
@@ -211,6 +212,7 @@ export class CampaignsService {
         requeue = rows.map((r) => r.id);
         const triggers: Array<{ id: string; batches_done: number }> = await tx.query(`SELECT id, batches_done FROM campaign_triggers WHERE campaign_id = $1 AND status = 'running'`, [campaignId]);
         jobs.push(...triggers.map((t) => ({ triggerId: String(t.id), batch: t.batches_done })));
+        finish = true; // a no-op while the start fan-out still runs
       } else {
         await tx.query(`UPDATE campaigns SET status = 'cancelled', completed_at = now(), updated_at = now() WHERE id = $1`, [campaignId]);
         await tx.query(`UPDATE messages SET status = 'cancelled', updated_at = now() WHERE campaign_id = $1 AND status IN ('queued', 'paused')`, [campaignId]);
@@ -222,6 +224,7 @@ export class CampaignsService {
     try {
       await addFanoutJobs(this.queue, jobs);
       if (requeue.length) await this.enqueueSends(requeue);
+      if (finish) await addFinishJob(this.queue, campaignId, 500);
     } catch (error) {
       this.logger.warn(`campaign ${campaignId} ${action}: queueing deferred to the worker's sweep: ${(error as Error).message}`);
     }

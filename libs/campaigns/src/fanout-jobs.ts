@@ -1,6 +1,8 @@
 import type { JobsOptions, Queue } from 'bullmq';
 
 export const FANOUT_JOB = 'fanout';
+/** Completes a running campaign whose start fan-out is done once none of its messages wait to be sent. */
+export const FINISH_JOB = 'finish';
 
 export interface FanoutJobData {
   triggerId: string;
@@ -26,4 +28,8 @@ export function fanoutJobOptions(triggerId: string, batch: number): JobsOptions 
 export async function addFanoutJobs(queue: Queue, jobs: Array<{ triggerId: string; batch: number }>): Promise<void> {
   if (!jobs.length) return;
   await queue.addBulk(jobs.map(({ triggerId, batch }) => ({ name: FANOUT_JOB, data: { triggerId, batch } satisfies FanoutJobData, opts: fanoutJobOptions(triggerId, batch) })));
+}
+
+export async function addFinishJob(queue: Queue, campaignId: string, delayMs = 0): Promise<void> {
+  await queue.add(FINISH_JOB, { campaignId }, { jobId: `finish-${campaignId}`, delay: delayMs, attempts: 20, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: true, removeOnFail: 1000 });
 }
