@@ -40,7 +40,7 @@ if maxAhead >= 0 and (at - now) > maxAhead then
   return {0, at - now - maxAhead}
 end
 redis.call('ZADD', KEYS[1], at, ARGV[4])
-redis.call('PEXPIRE', KEYS[1], (at - now) + window + 1000)
+redis.call('PEXPIRE', KEYS[1], math.ceil((at - now) + window + 1000))
 return {1, at - now}
 `;
 
