@@ -103,16 +103,17 @@ export class MessageEventsService {
    * Stores a customer's message once (by wamid), opens or extends the 24-hour window of that customer on that
    * number, and marks the outbound message it answers as replied. Returns null for duplicates and unknown numbers.
    */
-  async recordInbound(event: MessageEvent): Promise<RecordedInbound | null> {
+  async recordInbound(event: MessageEvent, receivedAt?: Date): Promise<RecordedInbound | null> {
     return this.db.transaction(async (tx) => {
       const [phone] = await tx.query(`SELECT id, account_id FROM phone_numbers WHERE messaging_phone_id = $1`, [event.phoneNumberId]);
       if (!phone) return null;
       const text = event.text ?? event.buttonText ?? null;
       const [inserted] = await tx.query(
         `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid, context_wamid, created_at)
-         VALUES ($1, $2, 'inbound', $3, $4, $5, $6, 'received', $7, $8, to_timestamp($9))
+         VALUES ($1, $2, 'inbound', $3, $4, $5, $6, 'received', $7, $8, COALESCE($9::timestamptz, now()))
          ON CONFLICT (wamid) DO NOTHING RETURNING id`,
-        [phone.account_id, phone.id, event.from, event.interactiveType ?? event.type, text, JSON.stringify(event), event.wamid, event.contextWamid ?? null, event.timestamp],
+        // created_at: when our webhook receiver got it (millisecond order among our own messages); the platform's time is in payload
+        [phone.account_id, phone.id, event.from, event.interactiveType ?? event.type, text, JSON.stringify(event), event.wamid, event.contextWamid ?? null, receivedAt ?? null],
       );
       if (!inserted) return null;
 

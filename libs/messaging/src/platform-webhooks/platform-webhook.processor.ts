@@ -43,7 +43,7 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
   async process(job: Job<{ eventId: string }>): Promise<void> {
     const stored = await this.events.findOneBy({ id: job.data.eventId });
     if (!stored || stored.processedAt) return;
-    for (const event of parseWebhook(stored.payload)) await this.dispatch(event);
+    for (const event of parseWebhook(stored.payload)) await this.dispatch(event, stored.receivedAt);
     await this.events.update({ id: stored.id }, { processedAt: new Date(), error: null });
   }
 
@@ -54,7 +54,7 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     await this.events.update({ id: job.data.eventId }, { error: error.message });
   }
 
-  private async dispatch(event: WebhookEvent): Promise<void> {
+  private async dispatch(event: WebhookEvent, receivedAt?: Date): Promise<void> {
     switch (event.kind) {
       case 'status': {
         let applied = await this.messages.applyStatus(event);
@@ -73,7 +73,7 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
         return;
       }
       case 'message': {
-        const recorded = await this.messages.recordInbound(event);
+        const recorded = await this.messages.recordInbound(event, receivedAt);
         if (!recorded) return;
         if (this.contacts) {
           const { contact } = await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);

@@ -4,10 +4,12 @@ import type Redis from 'ioredis';
  * Per-number send pacing over Redis, shared by every worker process and both send queues.
  *
  * A reservation scheduler rather than a check-and-retry limiter: each send asks for a time slot; the Lua script
- * hands out slot times that never decrease and keeps every slot at least `windowMs` after the slot `limit`
- * places before it, so any window of `windowMs` holds at most `limit` slots. The caller sleeps until its slot
- * (one Redis call per send, no polling herd when the number is saturated). Times come from Redis (`TIME`), so
- * workers on several machines share one clock.
+ * hands out slot times spaced at least `windowMs / limit` apart (smooth, no bursts at window boundaries) and keeps
+ * every slot at least `windowMs` after the slot `limit` places before it, so any window of `windowMs` holds at most
+ * `limit` slots. The caller sleeps until its slot (one Redis call per send, no polling herd when the number is
+ * saturated). Times come from Redis (`TIME`), so workers on several machines share one clock. A caller that wakes
+ * up late (event-loop lag) gives its slot back and asks again (`acquire`), since a late request could land in the
+ * next window at the platform.
  *
  * `windowMs` is 1 s plus a margin (SEND_PACING_MARGIN_MS): a request leaves a little after its slot (timer and
  * event-loop lag, network), and the platform counts arrivals; the margin keeps that jitter inside the limit.
@@ -26,7 +28,7 @@ local n = redis.call('ZCARD', KEYS[1])
 local at = now
 if n > 0 then
   local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  local lastAt = tonumber(last[2])
+  local lastAt = tonumber(last[2]) + window / limit
   if lastAt > at then at = lastAt end
   if n >= limit then
     local kth = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
@@ -38,7 +40,7 @@ if maxAhead >= 0 and (at - now) > maxAhead then
   return {0, at - now - maxAhead}
 end
 redis.call('ZADD', KEYS[1], at, ARGV[4])
-redis.call('PEXPIRE', KEYS[1], (at - now) + window + 1000)
+redis.call('PEXPIRE', KEYS[1], math.ceil((at - now) + window + 1000))
 return {1, at - now}
 `;
 
@@ -73,14 +75,20 @@ export class Pacer {
     return { reserved: result[0] === 1, waitMs: Math.max(0, Number(result[1])) };
   }
 
-  /** Waits until a slot is ours (sleeping through the wait); returns how long it waited. */
-  async acquire(phoneNumberId: string, limit: number, member: string, maxAheadMs = -1): Promise<number> {
+  /**
+   * Waits until a slot is ours (sleeping through the wait); returns how long it waited. When the wake-up comes more
+   * than `lateToleranceMs` after the slot, the slot is released and a new one reserved.
+   */
+  async acquire(phoneNumberId: string, limit: number, member: string, maxAheadMs = -1, lateToleranceMs = 20): Promise<number> {
     const started = Date.now();
-    for (;;) {
-      const slot = await this.reserve(phoneNumberId, limit, member, maxAheadMs);
+    for (let round = 0; ; round++) {
+      const slot = await this.reserve(phoneNumberId, limit, `${member}:${round}`, maxAheadMs);
       if (slot.reserved) {
+        const due = Date.now() + slot.waitMs;
         if (slot.waitMs > 0) await sleep(slot.waitMs);
-        return Date.now() - started;
+        if (Date.now() - due <= lateToleranceMs || round >= 5) return Date.now() - started;
+        await this.redis.zrem(`${this.prefix}:pace:${phoneNumberId}`, `${member}:${round}`);
+        continue;
       }
       // Bulk beyond the horizon: come back later, spread out so saturated numbers are not polled in lockstep.
       await sleep(slot.waitMs + Math.floor(Math.random() * Math.min(250, Math.max(20, slot.waitMs))));

@@ -60,6 +60,7 @@ export class SendExecutor implements OnModuleDestroy {
   private readonly numbers = new Map<string, Promise<NumberInfo>>();
   private readonly pacer: Pacer;
   private sweepTimer?: NodeJS.Timeout;
+  private readonly lateToleranceMs: number;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -70,6 +71,7 @@ export class SendExecutor implements OnModuleDestroy {
     config: AppConfig,
   ) {
     this.pacer = new Pacer(redis, config.REDIS_PREFIX, 1000 + config.SEND_PACING_MARGIN_MS);
+    this.lateToleranceMs = Math.max(10, Math.floor(config.SEND_PACING_MARGIN_MS / 2));
   }
 
   async execute(job: Job<SendJobData>, token: string | undefined, lane: SendLane): Promise<SendResult> {
@@ -92,7 +94,13 @@ export class SendExecutor implements OnModuleDestroy {
     }
 
     const number = await this.numberInfo(String(row.phone_number_id));
-    await this.pacer.acquire(String(row.phone_number_id), number.messagesPerSecond, `${messageId}:${job.attemptsMade}:${Date.now()}`, lane === 'bulk' ? BULK_MAX_AHEAD_MS : -1);
+    await this.pacer.acquire(
+      String(row.phone_number_id),
+      number.messagesPerSecond,
+      `${messageId}:${job.attemptsMade}:${Date.now()}`,
+      lane === 'bulk' ? BULK_MAX_AHEAD_MS : -1,
+      this.lateToleranceMs,
+    );
 
     let wamid: string;
     try {
