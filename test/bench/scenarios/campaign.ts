@@ -60,7 +60,11 @@ export async function campaignFanout(ctx: BenchContext) {
   });
   const phoneId = account.messagingPhoneIds[0];
   const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
@@ -132,7 +136,7 @@ export async function campaignFanout(ctx: BenchContext) {
     }
     if (res.data.status === 'completed') break;
     if (Date.now() - started > 600_000) throw new Error(`campaign not completed after 600 s: ${JSON.stringify(progress)}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 500));
   }
   const totalMs = Date.now() - started;
   const workerPeak = peakRssMb(worker.pid);
