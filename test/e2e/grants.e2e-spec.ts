@@ -28,6 +28,11 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
   { method: 'GET', path: '/templates/status?template_name=some_template', grant: '/templates' },
   { method: 'POST', path: '/v2/templates/sync', grant: '/templates' },
   { method: 'PUT', path: '/templates/update?template_name=some_template', grant: '/templates' },
+  { method: 'GET', path: '/workflows/active', grant: '/workflows' },
+  { method: 'POST', path: '/v1/workflows', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflows/1', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflows/1/runs', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflow-runs/00000000-0000-4000-8000-000000000000', grant: '/workflows' },
 ];
 
 describe('Grants', () => {
