@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { createBenchContext } from './bench-context';
 import { authenticatedReads } from './scenarios/authenticated-reads';
 import { campaignFanout } from './scenarios/campaign';
+import { sends } from './scenarios/sends';
 
 /**
  * `npm run bench [scenario...]`: builds, then runs each scenario against real processes, PostgreSQL and Redis,
@@ -10,6 +11,7 @@ import { campaignFanout } from './scenarios/campaign';
 const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchContext>>) => Promise<void>> = {
   reads: (ctx) => authenticatedReads(ctx),
   campaign: (ctx) => campaignFanout(ctx),
+  sends: (ctx) => sends(ctx),
 };
 
 async function main() {

@@ -221,6 +221,9 @@ describe('Workflow runs (embedded driver)', () => {
       expect(text.body).toEqual({ statusCode: 400, message: 'Body must be JSON (Content-Type: application/json)' });
       const broken = await t.http.post(`/webhook/workflow/${identifier}`, '{"a":', { headers: { 'content-type': 'application/json' } });
       expect(broken.status).toBe(400);
+      const form = await t.http.post(`/webhook/workflow/${identifier}`, 'a=1&b=2', { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(form.status).toBe(400);
+      expect(form.body).toEqual({ statusCode: 400, message: 'Body must be JSON (Content-Type: application/json)' });
       expect((await t.db.query('SELECT count(*)::int AS n FROM workflow_runs'))[0].n).toBe(before);
     });
 

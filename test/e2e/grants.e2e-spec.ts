@@ -36,6 +36,11 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
   { method: 'POST', path: '/v2/campaigns/1/resume', grant: '/campaigns' },
   { method: 'POST', path: '/v2/campaigns/1/cancel', grant: '/campaigns' },
   { method: 'POST', path: '/campaigns/trigger_campaign-api/1', grant: '/campaigns' },
+  { method: 'GET', path: '/workflows/active', grant: '/workflows' },
+  { method: 'POST', path: '/v1/workflows', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflows/1', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflows/1/runs', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflow-runs/00000000-0000-4000-8000-000000000000', grant: '/workflows' },
 ];
 
 describe('Grants', () => {

@@ -145,6 +145,34 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
     };
     const rejected130429 = async () => (await sandbox.control.get('/_sandbox/stats')).body.rejected['130429'] ?? 0;
 
+    it('the pacer keeps any window at the limit across several worker processes (two pacers, one Redis)', async () => {
+      const { Pacer } = await import('@switchboard/messaging');
+      const { createRedis } = await import('@switchboard/core');
+      const [r1, r2] = [createRedis(t.config.REDIS_URL), createRedis(t.config.REDIS_URL)];
+      try {
+        const pacers = [new Pacer(r1, t.config.REDIS_PREFIX, 1000), new Pacer(r2, t.config.REDIS_PREFIX, 1000)];
+        const slots: number[] = [];
+        await Promise.all(
+          Array.from({ length: 120 }, async (_, i) => {
+            const slot = await pacers[i % 2].reserve('pacer-test', 40, `m${i}`);
+            expect(slot.reserved).toBe(true);
+            slots.push(Date.now() + slot.waitMs);
+          }),
+        );
+        slots.sort((a, b) => a - b);
+        let worst = 0;
+        for (let i = 0, j = 0; i < slots.length; i++) {
+          while (slots[i] - slots[j] >= 1000 - 20) j++; // 20 ms of measurement slack: slots are reserved over a few ms
+          worst = Math.max(worst, i - j + 1);
+        }
+        expect(worst).toBeLessThanOrEqual(40);
+        expect(slots[slots.length - 1] - slots[0]).toBeGreaterThanOrEqual(2000 - 60); // 120 at 40/s: about 3 s of slots
+      } finally {
+        r1.disconnect();
+        r2.disconnect();
+      }
+    });
+
     it('a number at 5 msg/s: 20 messages, none refused with 130429, never more than 5 in any second', async () => {
       const slow = await t.createAccount({ apiBaseUrl: sandbox.url, messagesPerSecond: 5 });
       await sandbox.control.post('/_sandbox/config', { messagesPerSecond: { [slow.messagingPhoneId]: 5 } });

@@ -7,6 +7,7 @@
  *   customer.phone, customer.phoneNumber
  *
  * `contact.name` / `contact.email` (or `name` / `email` at the top level) fill the contact's name and email.
+ * A run bound to no phone this way is bound by the driver to the recipient of its first message.
  */
 export const CONTACT_PHONE_PATHS = [
   ['phone'],

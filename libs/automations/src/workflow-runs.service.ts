@@ -68,22 +68,28 @@ export class WorkflowRunsService {
    * idempotency key, a retry returns the first run (`created: false`) instead of starting another.
    */
   async startFromWebhook(identifier: string, payload: unknown, idempotencyKey: string | null): Promise<{ runId: string; created: boolean } | null> {
-    const [workflow]: Array<{ id: string; account_id: string; current_version: number }> = await this.dataSource.query(
-      `SELECT id, account_id, current_version FROM workflows WHERE identifier = $1 AND is_active`,
-      [identifier],
-    );
-    if (!workflow) return null;
+    const id = randomUUID();
     const phone = contactFromPayload(payload).phone ?? null;
-    const result = await this.insertRun(this.dataSource.manager, {
-      accountId: String(workflow.account_id),
-      workflowId: String(workflow.id),
-      version: workflow.current_version,
-      payload,
-      contactPhone: phone,
-      messagingPhoneId: null,
-      idempotencyKey,
-    });
-    await this.enqueueStart(result.runId);
+    // One round trip on the usual path: find the active workflow and insert the run in one statement.
+    const inserted: Array<{ id: string }> = await this.dataSource.query(
+      `WITH w AS (SELECT id, account_id, current_version FROM workflows WHERE identifier = $1 AND is_active)
+       INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload, contact_phone, idempotency_key)
+       SELECT $2, w.account_id, w.id, w.current_version, 'pending', $3, $4, $5 FROM w
+       ON CONFLICT (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING id`,
+      [identifier, id, JSON.stringify(payload ?? null), phone, idempotencyKey],
+    );
+    let result: { runId: string; created: boolean } | null = inserted.length > 0 ? { runId: id, created: true } : null;
+    if (!result && idempotencyKey !== null) {
+      // Unknown/inactive workflow, or a retry of an accepted request.
+      const [existing]: Array<{ id: string }> = await this.dataSource.query(
+        `SELECT r.id FROM workflow_runs r JOIN workflows w ON w.id = r.workflow_id
+          WHERE w.identifier = $1 AND w.is_active AND r.idempotency_key = $2`,
+        [identifier, idempotencyKey],
+      );
+      if (existing) result = { runId: existing.id, created: false };
+    }
+    if (result) await this.enqueueStart(result.runId);
     return result;
   }
 

@@ -33,8 +33,8 @@ export class AutomationsWorker implements OnApplicationBootstrap, OnApplicationS
     });
     this.worker.on('failed', (job, error) => this.logger.error({ msg: 'automation job failed', job: job?.id, attempt: job?.attemptsMade, error: error.message }));
     this.worker.on('error', (error) => this.logger.error({ msg: 'automation worker error', error: error.message }));
-    await this.sweep();
-    this.sweepTimer = setInterval(() => void this.sweep(), RECOVERY_INTERVAL_MS);
+    await this.sweep(true);
+    this.sweepTimer = setInterval(() => void this.sweep(false), RECOVERY_INTERVAL_MS);
     this.sweepTimer.unref();
   }
 
@@ -43,9 +43,9 @@ export class AutomationsWorker implements OnApplicationBootstrap, OnApplicationS
     await this.worker?.close();
   }
 
-  async sweep(): Promise<void> {
+  async sweep(full: boolean): Promise<void> {
     try {
-      const counts = await this.driver.recover();
+      const counts = await this.driver.recover({ full });
       if (counts.started + counts.resumed + counts.timers > 0) this.logger.log({ msg: 'automation recovery sweep', ...counts });
     } catch (error) {
       this.logger.error({ msg: 'automation recovery sweep failed', error: (error as Error).message });

@@ -27,6 +27,7 @@ interface LockedRun {
   contact_id: string | null;
   contact_phone: string | null;
   messaging_phone_id: string | null;
+  wake_at: Date | null;
   definition: WorkflowDefinition;
 }
 
@@ -39,6 +40,8 @@ interface StepOutcome {
 /** Runs still `running` (waiting for an effect) after this long are re-driven by the recovery sweep. */
 export const STALE_RUNNING_MS = 2 * 60_000;
 const SWEEP_BATCH = 500;
+/** A timer this late, or a run pending this long, has lost its job (periodic sweep). */
+export const OVERDUE_MS = 5_000;
 
 const ACTIVITY_METHOD: Record<ActionEffect['type'], keyof AutomationActivities> = {
   send_template: 'sendTemplate',
@@ -82,7 +85,7 @@ export class EmbeddedDriver {
     const timers: Array<{ seq: number; delayMs: number }> = [];
     const outcome = await this.dataSource.transaction(async (tx) => {
       const [run]: LockedRun[] = await tx.query(
-        `SELECT r.id, r.account_id, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, v.definition
+        `SELECT r.id, r.account_id, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, r.wake_at, v.definition
            FROM workflow_runs r JOIN workflow_versions v ON v.workflow_id = r.workflow_id AND v.version = r.workflow_version
           WHERE r.id = $1 FOR UPDATE OF r`,
         [runId],
@@ -101,6 +104,8 @@ export class EmbeddedDriver {
         const waiting = run.state?.waitingFor;
         if (!run.state || isFinished(run.state) || !waiting) return null;
         if (waiting.kind === 'effect') return { run, action: waiting.effect };
+        // Waiting on a timer or a reply: the step that scheduled its timer may have failed before enqueueing it.
+        timers.push({ seq: waiting.seq, delayMs: Math.max(0, new Date(run.wake_at ?? Date.now()).getTime() - Date.now()) });
         return null;
       }
 
@@ -139,11 +144,15 @@ export class EmbeddedDriver {
     const status = finished ? state.status : waiting?.kind === 'effect' ? 'running' : 'waiting';
     const wakeInMs = waiting?.kind === 'timer' ? waiting.durationMs : waiting?.kind === 'reply' ? waiting.timeoutMs : null;
     const contact = state.context.contact ?? {};
+    // A run whose payload named no contact phone is bound to the recipient of its first message, so replies reach it.
+    const effect = waiting?.kind === 'effect' ? waiting.effect : null;
+    const recipient = effect && (effect.type === 'send_template' || effect.type === 'send_session_message') ? effect.to : null;
+    const phone = typeof contact.phone === 'string' && contact.phone ? contact.phone : null;
     await tx.query(
       `UPDATE workflow_runs
           SET status = $2, state = $3, current_node_id = $4, waiting_kind = $5, waiting_seq = $6,
               wake_at = CASE WHEN $7::bigint IS NULL THEN NULL ELSE clock_timestamp() + make_interval(secs => $7::bigint / 1000.0) END,
-              contact_id = COALESCE($8, contact_id), contact_phone = COALESCE($9, contact_phone),
+              contact_id = COALESCE($8, contact_id), contact_phone = COALESCE($9, contact_phone, $11),
               updated_at = now(), finished_at = CASE WHEN $10 THEN now() ELSE NULL END
         WHERE id = $1`,
       [
@@ -155,8 +164,9 @@ export class EmbeddedDriver {
         waiting?.seq ?? null,
         wakeInMs,
         typeof contact.id === 'string' ? contact.id : null,
-        typeof contact.phone === 'string' && contact.phone ? contact.phone.replace(/\D/g, '') || null : null,
+        phone ? phone.replace(/\D/g, '') || null : null,
         finished,
+        recipient ? recipient.replace(/\D/g, '') || null : null,
       ],
     );
   }
@@ -188,9 +198,19 @@ export class EmbeddedDriver {
    * effect for longer than `staleRunningMs` get a resume job (a live job for them would have updated the row or
    * been re-delivered by BullMQ's stalled-job check); waiting runs get their timer job again, due now when
    * `wake_at` has passed. Deterministic job ids make every add a no-op when the job still exists.
+   *
+   * `full` (at worker start) re-adds the timer of every waiting run; the periodic sweep only looks at runs that
+   * are overdue by more than OVERDUE_MS (their job is lost) and pending runs older than that.
    */
-  async recover(staleRunningMs = STALE_RUNNING_MS): Promise<{ started: number; resumed: number; timers: number }> {
+  async recover(options: { full?: boolean; staleRunningMs?: number } = {}): Promise<{ started: number; resumed: number; timers: number }> {
+    const full = options.full ?? true;
+    const staleRunningMs = options.staleRunningMs ?? STALE_RUNNING_MS;
     const counts = { started: 0, resumed: 0, timers: 0 };
+    const scope = full
+      ? `status IN ('pending', 'running', 'waiting')`
+      : `((status = 'pending' AND created_at < now() - interval '${OVERDUE_MS} milliseconds')
+          OR status = 'running'
+          OR (status = 'waiting' AND wake_at < clock_timestamp() - interval '${OVERDUE_MS} milliseconds'))`;
     let after = '00000000-0000-0000-0000-000000000000';
     for (;;) {
       const rows: Array<{ id: string; status: string; waiting_kind: string | null; waiting_seq: number | null; wake_in_ms: string | null; stale: boolean }> =
@@ -199,7 +219,7 @@ export class EmbeddedDriver {
                   (EXTRACT(EPOCH FROM (wake_at - clock_timestamp())) * 1000)::bigint AS wake_in_ms,
                   updated_at < now() - make_interval(secs => $2 / 1000.0) AS stale
              FROM workflow_runs
-            WHERE status IN ('pending', 'running', 'waiting') AND id > $1
+            WHERE ${scope} AND id > $1
             ORDER BY id LIMIT ${SWEEP_BATCH}`,
           [after, staleRunningMs],
         );

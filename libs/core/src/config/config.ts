@@ -137,12 +137,12 @@ export class AppConfig {
   @Transform(toInt)
   @IsInt()
   @Min(1)
-  SEND_CONCURRENCY = 50;
+  SEND_CONCURRENCY = 100;
 
   @Transform(toInt)
   @IsInt()
   @Min(1)
-  BULK_SEND_CONCURRENCY = 200;
+  BULK_SEND_CONCURRENCY = 1000;
 
   /** The pacer counts each number's rate over 1 s + this margin, absorbing network jitter between our clock and the platform's. */
   @Transform(toInt)

@@ -52,6 +52,8 @@ export interface SlotReservation {
 
 export class Pacer {
   private sha?: string;
+  /** counters since start: slots taken, polls without a slot (bulk beyond the horizon), slots given back for lateness */
+  readonly stats = { reserved: 0, polled: 0, late: 0, waitedMs: 0 };
 
   constructor(
     private readonly redis: Redis,
@@ -86,10 +88,16 @@ export class Pacer {
       if (slot.reserved) {
         const due = Date.now() + slot.waitMs;
         if (slot.waitMs > 0) await sleep(slot.waitMs);
-        if (Date.now() - due <= lateToleranceMs || round >= 5) return Date.now() - started;
+        this.stats.reserved++;
+        if (Date.now() - due <= lateToleranceMs || round >= 5) {
+          this.stats.waitedMs += Date.now() - started;
+          return Date.now() - started;
+        }
+        this.stats.late++;
         await this.redis.zrem(`${this.prefix}:pace:${phoneNumberId}`, `${member}:${round}`);
         continue;
       }
+      this.stats.polled++;
       // Bulk beyond the horizon: come back later, spread out so saturated numbers are not polled in lockstep.
       await sleep(slot.waitMs + Math.floor(Math.random() * Math.min(250, Math.max(20, slot.waitMs))));
     }

@@ -32,6 +32,9 @@ export type SendLane = 'api' | 'bulk';
 
 export interface SendJobData {
   messageId: string;
+  /** set by enqueue at insert time: lets a first attempt skip reading the row (retries, stalls and sweeps read it) */
+  phoneNumberId?: string;
+  payload?: Record<string, unknown>;
   /** set when a previous attempt may have reached the platform without us recording its answer */
   inDoubtSince?: number;
   /** stalls already handled (job.stalledCounter when last looked at) */
@@ -90,21 +93,25 @@ export class SendQueueService implements OnModuleDestroy {
     const ids: string[] = [];
     for (let i = 0; i < messages.length; i += INSERT_CHUNK) {
       const chunk = messages.slice(i, i + INSERT_CHUNK);
-      const chunkIds = await this.insert(chunk, lane);
-      await this.enqueue(chunkIds, lane);
+      const { ids: chunkIds, created } = await this.insert(chunk, lane);
+      // Freshly created messages carry their payload in the job; a repeated idempotency key gets a bare job (reads the row).
+      const inline = new Map(chunk.map((m, k) => [chunkIds[k], { phoneNumberId: m.phoneNumberId, payload: m.payload }] as const).filter(([id]) => created.has(id)));
+      await this.enqueue(chunkIds, lane, inline);
       ids.push(...chunkIds);
     }
     return ids;
   }
 
   /** Queues already stored messages (idempotent: the job id is the message id). */
-  async enqueue(messageIds: string[], lane: SendLane): Promise<void> {
+  async enqueue(messageIds: string[], lane: SendLane, inline?: Map<string, Pick<SendJobData, 'phoneNumberId' | 'payload'>>): Promise<void> {
     if (!messageIds.length) return;
     const queue = lane === 'api' ? this.apiQueue : this.bulkQueue;
-    await queue.addBulk(messageIds.map((messageId) => ({ name: SEND_JOB, data: { messageId } satisfies SendJobData, opts: sendJobOptions(messageId) })));
+    await queue.addBulk(
+      messageIds.map((messageId) => ({ name: SEND_JOB, data: { messageId, ...inline?.get(messageId) } satisfies SendJobData, opts: sendJobOptions(messageId) })),
+    );
   }
 
-  private async insert(messages: OutboundMessage[], lane: SendLane): Promise<string[]> {
+  private async insert(messages: OutboundMessage[], lane: SendLane): Promise<{ ids: string[]; created: Set<string> }> {
     const rows = messages.map((m) => ({
       id: randomUUID(),
       account_id: m.accountId,
@@ -130,16 +137,16 @@ export class SendQueueService implements OnModuleDestroy {
        RETURNING id`,
       [JSON.stringify(rows), lane],
     );
-    if (inserted.length === rows.length) return rows.map((r) => r.id);
-    // Some idempotency keys were already used: answer with the messages they created.
     const created = new Set(inserted.map((r) => r.id));
+    if (inserted.length === rows.length) return { ids: rows.map((r) => r.id), created };
+    // Some idempotency keys were already used: answer with the messages they created.
     const repeated = rows.filter((r) => !created.has(r.id));
     const existing: Array<{ id: string; account_id: string; idempotency_key: string }> = await this.db.query(
       `SELECT id, account_id, idempotency_key FROM messages WHERE (account_id, idempotency_key) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))`,
       [repeated.map((r) => r.account_id), repeated.map((r) => r.idempotency_key)],
     );
     const byKey = new Map(existing.map((e) => [`${e.account_id}\u0000${e.idempotency_key}`, e.id]));
-    return rows.map((r) => (created.has(r.id) ? r.id : byKey.get(`${r.account_id}\u0000${r.idempotency_key}`) ?? r.id));
+    return { ids: rows.map((r) => (created.has(r.id) ? r.id : byKey.get(`${r.account_id}\u0000${r.idempotency_key}`) ?? r.id)), created };
   }
 
   /**

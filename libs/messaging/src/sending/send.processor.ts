@@ -76,9 +76,14 @@ export class SendExecutor implements OnModuleDestroy {
 
   async execute(job: Job<SendJobData>, token: string | undefined, lane: SendLane): Promise<SendResult> {
     const { messageId } = job.data;
-    const [row] = await this.db.query(`SELECT id, status, wamid, phone_number_id, payload, account_id FROM messages WHERE id = $1`, [messageId]);
+    // A first attempt of a job created with the insert (payload inline, never run, never stalled) cannot have been
+    // sent yet: it skips the read. Everything else reads the row and sends only a message that is still queued.
+    const fresh = job.attemptsMade === 0 && !job.stalledCounter && job.data.payload && job.data.phoneNumberId && job.data.inDoubtSince === undefined;
+    const row = fresh
+      ? { id: messageId, phone_number_id: job.data.phoneNumberId!, payload: job.data.payload! }
+      : (await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = $1`, [messageId]))[0];
     if (!row) return { outcome: 'skipped', status: 'missing' };
-    if (row.status !== 'queued' || row.wamid) return { outcome: 'skipped', status: row.status };
+    if (!fresh && (row.status !== 'queued' || row.wamid)) return { outcome: 'skipped', status: row.status };
 
     // A stall we have not looked at yet (the worker died while this job was active), or a timeout: in doubt.
     const newStall = (job.stalledCounter ?? 0) > (job.data.stallsSeen ?? 0);
@@ -177,6 +182,9 @@ export class SendExecutor implements OnModuleDestroy {
 
   startSweeping() {
     if (this.sweepTimer) return;
+    if (process.env.SEND_DEBUG) {
+      setInterval(() => this.logger.warn(`pacer ${JSON.stringify(this.pacer.stats)}`), 5000).unref();
+    }
     const run = () => this.sweep().then((n) => n && this.logger.log(`Re-queued ${n} stored messages`)).catch((e) => this.logger.warn(`send sweep: ${e.message}`));
     this.sweepTimer = setInterval(run, SWEEP_EVERY_MS);
     this.sweepTimer.unref();

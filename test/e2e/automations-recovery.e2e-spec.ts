@@ -1,0 +1,106 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AutomationQueue, EmbeddedDriver } from '@switchboard/automations';
+import { WorkerModule } from '../../apps/worker/src/worker.module';
+import { createWorkflow, waitFor } from '../helpers/automations';
+import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+
+jest.setTimeout(30_000);
+
+/** Runs survive worker restarts and lost queue jobs (the state is in Postgres; the sweep re-creates jobs). */
+describe('Embedded driver recovery', () => {
+  let t: TestApp;
+  let account: TestAccount;
+  let queue: AutomationQueue;
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' }, { worker: true });
+    account = await t.createAccount();
+    queue = t.app.get(AutomationQueue);
+  });
+  let restarted: INestApplicationContext | undefined;
+  afterAll(async () => {
+    await restarted?.close(); // t.close() closes the worker it started (already closed here: closing twice is harmless)
+    await t.close();
+  });
+
+  async function restartWorker(between: () => Promise<void> = async () => {}) {
+    await (restarted ?? t.worker!).close();
+    await between();
+    restarted = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: ['error', 'warn'] });
+    return restarted;
+  }
+
+  const delayWorkflow = (duration: number) =>
+    createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'pause',
+      nodes: [
+        { id: 'pause', type: 'delay', duration, next: 'done' },
+        { id: 'done', type: 'end' },
+      ],
+    });
+
+  const statuses = async (workflowId: number) =>
+    (await t.db.query(`SELECT status, count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 GROUP BY status`, [workflowId])).reduce(
+      (acc: Record<string, number>, row: { status: string; n: number }) => ({ ...acc, [row.status]: row.n }),
+      {},
+    );
+
+  const startRuns = async (identifier: string, n: number) => {
+    const answers = await Promise.all(Array.from({ length: n }, (_, i) => t.http.post(`/webhook/workflow/${identifier}`, { i })));
+    return answers.map((a) => a.body.runId as string);
+  };
+
+  it('runs waiting on a delay complete after the worker is closed and a new one started', async () => {
+    const wf = await delayWorkflow(2);
+    await startRuns(wf.identifier, 10);
+    await waitFor(async () => (await statuses(wf.id)).waiting === 10, 10_000, '10 waiting runs');
+    await restartWorker(() => new Promise((resolve) => setTimeout(resolve, 300)));
+    await waitFor(async () => (await statuses(wf.id)).completed === 10, 10_000, '10 completed runs');
+  });
+
+  it('timers whose jobs were lost fire at worker start when wake_at has passed, and pending runs start', async () => {
+    const wf = await delayWorkflow(1);
+    await startRuns(wf.identifier, 5);
+    await waitFor(async () => (await statuses(wf.id)).waiting === 5, 10_000, '5 waiting runs');
+    let pendingRun = '';
+    await restartWorker(async () => {
+      // With no worker: a new run is accepted (pending), then Redis loses every job (flush, failover).
+      [pendingRun] = await startRuns(wf.identifier, 1);
+      await queue.queue.obliterate({ force: true });
+      expect(await queue.queue.getJobCounts('delayed', 'wait')).toEqual({ delayed: 0, wait: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 1200)); // past wake_at
+    });
+    await waitFor(async () => (await statuses(wf.id)).completed === 6, 10_000, '6 completed runs');
+    const [row] = await t.db.query('SELECT status, state FROM workflow_runs WHERE id = $1', [pendingRun]);
+    expect(row.status).toBe('completed');
+    expect(row.state.history.map((h: any) => h.outcome)).toEqual(['timer_fired', 'end']);
+  });
+
+  it('the sweep is idempotent: deterministic job ids make repeated enqueues no-ops', async () => {
+    const wf = await delayWorkflow(3600);
+    await startRuns(wf.identifier, 4);
+    await waitFor(async () => (await statuses(wf.id)).waiting === 4, 10_000, '4 waiting runs');
+    const driver = (restarted ?? t.worker!).get(EmbeddedDriver);
+    const before = await queue.queue.getJobCounts('delayed');
+    await driver.recover();
+    await driver.recover();
+    expect(await queue.queue.getJobCounts('delayed')).toEqual(before);
+    const ids = (await queue.queue.getDelayed()).map((j) => j.id);
+    const [run] = await t.db.query(`SELECT id FROM workflow_runs WHERE workflow_id = $1 LIMIT 1`, [wf.id]);
+    expect(ids).toContain(`${run.id}:1:timer`);
+  });
+
+  it('the periodic sweep leaves future timers alone and fires overdue ones whose job is lost', async () => {
+    const wf = await delayWorkflow(3600);
+    const [runId] = await startRuns(wf.identifier, 1);
+    await waitFor(async () => (await statuses(wf.id)).waiting === 1, 10_000, 'a waiting run');
+    const driver = (restarted ?? t.worker!).get(EmbeddedDriver);
+    await queue.queue.obliterate({ force: true });
+    expect(await driver.recover({ full: false })).toEqual({ started: 0, resumed: 0, timers: 0 });
+    await t.db.query(`UPDATE workflow_runs SET wake_at = now() - interval '10 seconds' WHERE id = $1`, [runId]);
+    expect(await driver.recover({ full: false })).toEqual({ started: 0, resumed: 0, timers: 1 });
+    await waitFor(async () => (await statuses(wf.id)).completed === 1, 10_000, 'the overdue run to complete');
+  });
+});
