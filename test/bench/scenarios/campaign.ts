@@ -1,6 +1,7 @@
 import { provisionAccount } from '@switchboard/accounts';
 import { loadConfig, SecretBox } from '@switchboard/core';
 import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { BenchContext, DIST } from '../bench-context';
 
@@ -13,6 +14,17 @@ function peakRssMb(pid: number | undefined): number | null {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far; null once it has exited. */
+function cpuSeconds(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
   } catch {
     return null;
   }
@@ -43,13 +55,13 @@ export async function campaignFanout(ctx: BenchContext) {
   const env = { ALLOW_PRIVATE_NETWORK_TARGETS: 'true', WHATSAPP_API_BASE_URL: sandboxUrl };
   const config = loadConfig({ ...ctx.env, ...env });
 
-  await ctx.startProcess(
+  const sandboxProcess = await ctx.startProcess(
     'sandbox',
     join(DIST, 'apps/sandbox/src/main.js'),
     { SANDBOX_PORT: sandboxPort, SANDBOX_WEBHOOK_URL: `${api}/webhooks/whatsapp`, WHATSAPP_APP_SECRET: config.WHATSAPP_APP_SECRET },
     `${sandboxUrl}/_sandbox/health`,
   );
-  await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: apiPort }, `${api}/health`);
+  const apiProcess = await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: apiPort }, `${api}/health`);
   const worker = await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'), env);
 
   const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
@@ -122,6 +134,7 @@ export async function campaignFanout(ctx: BenchContext) {
   if (campaign.status !== 201) throw new Error(`campaign create failed: ${JSON.stringify(campaign.body)}`);
   const id = campaign.body.data.campaign_id;
 
+  const cpuAtStart = [worker, apiProcess, sandboxProcess].map((p) => cpuSeconds(p.pid) ?? 0);
   const started = Date.now();
   const start = await post(`${api}/v2/campaigns/${id}/start`, undefined, authz);
   if (start.status !== 200) throw new Error(`start failed: ${JSON.stringify(start.body)}`);
@@ -140,6 +153,8 @@ export async function campaignFanout(ctx: BenchContext) {
   }
   const totalMs = Date.now() - started;
   const workerPeak = peakRssMb(worker.pid);
+  const cpu = [worker, apiProcess, sandboxProcess].map((p, i) => ((cpuSeconds(p.pid) ?? 0) - cpuAtStart[i]).toFixed(1));
+  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
 
   const stats = (await (await fetch(`${sandboxUrl}/_sandbox/stats`)).json()) as any;
   const log = (await (await fetch(`${sandboxUrl}/_sandbox/messages?phone_number_id=${phoneId}`)).json()) as { data: Array<{ to: string; acceptedAt: string }> };
@@ -167,5 +182,7 @@ export async function campaignFanout(ctx: BenchContext) {
     'recipients with more than one message': duplicates,
     'progress at completion': JSON.stringify(progress),
     'worker peak RSS MB': workerPeak ?? 'n/a',
+    'CPU s during the run: worker / api / sandbox': `${cpu.join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
+    'load average at the end (1/5/15 min)': load,
   });
 }
