@@ -12,12 +12,15 @@ import { addFanoutJobs, addFinishJob, FANOUT_JOB, FanoutJobData, FINISH_JOB } fr
 /** Recipients expanded per fan-out job (one transaction: recipients + messages + cursor). */
 export const FANOUT_BATCH = 1000;
 /**
- * How many of a campaign's messages may wait (`queued`) for the send pipeline: about 2 seconds of the number's rate
- * (at least 20, at most 5,000). The send worker checks a message's status before its pacer wait, not after, so this
- * bounds what still goes out after a pause to about 2 seconds of sends.
+ * How many of a campaign's messages may wait (`queued`) for the send pipeline. The send worker checks a message's
+ * status when it picks the job up, before its pacer wait, so what still goes out after a pause is at most
+ * min(backlog, send concurrency). Slow numbers: about 2 s of the rate (at least 20), so a pause holds within ~2 s.
+ * Fast numbers (≥ 200/s): about 4 s of the rate (at most 5,000), a cushion that keeps the sender busy through a
+ * fan-out hiccup on a loaded machine; the send worker's concurrency still bounds what escapes a pause.
  */
 export function backlogLimit(messagesPerSecond: number): number {
-  return Math.min(5000, Math.max(20, Math.round(messagesPerSecond * 2)));
+  const seconds = messagesPerSecond >= 200 ? 4 : 2;
+  return Math.min(5000, Math.max(20, Math.round(messagesPerSecond * seconds)));
 }
 
 /** Sweep of running triggers without a job (a crash between commit and queueing, a lost job). */

