@@ -38,7 +38,8 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
 describe('Grants', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    // every row authenticates several clients: more than the 105/min authentication limit once all modules add rows
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
   });
   afterAll(() => t.close());
 
