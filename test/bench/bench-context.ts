@@ -80,8 +80,17 @@ export async function createBenchContext(): Promise<BenchContext & { results: Ar
       for (const [key, value] of Object.entries(figures)) console.log(`  ${key.padEnd(34)} ${value}`);
     },
     async close() {
-      for (const child of children) child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 500));
+      await Promise.all(
+        children.map((child) =>
+          child.exitCode !== null || child.signalCode !== null
+            ? undefined
+            : new Promise<void>((resolve) => {
+                const timer = setTimeout(() => (child.kill('SIGKILL'), resolve()), 5000);
+                child.once('exit', () => (clearTimeout(timer), resolve()));
+                child.kill('SIGTERM');
+              }),
+        ),
+      );
       await db.destroy();
       const cleanup = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
       await cleanup.connect();
