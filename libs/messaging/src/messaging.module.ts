@@ -16,6 +16,7 @@ import { PlatformWebhookProcessor, TEMPLATE_STATUS_SINK } from './platform-webho
 import { PlatformWebhooksService } from './platform-webhooks/platform-webhooks.service';
 import { MessagesController } from './sending/messages.controller';
 import { MessagesService } from './sending/messages.service';
+import { SendActivitiesService } from './sending/send-activities.service';
 import { BulkSendProcessor, SendExecutor, SendProcessor } from './sending/send.processor';
 import { SendQueueService } from './sending/send-queue.service';
 
@@ -28,12 +29,12 @@ const shared = {
   ],
   providers: [MessageEventsService, PlatformWebhooksService, SendQueueService, CallbacksService],
 };
-const exported = [MessageEventsService, SendQueueService, CallbacksService, MessagesService];
+const exported = [MessageEventsService, SendQueueService, CallbacksService, MessagesService, SendActivitiesService];
 
 /** API side: the platform webhook receiver, the send endpoints, conversations. Exports SendQueueService.enqueueBulk for campaigns/automations. */
 @Module({
   imports: [...shared.imports, TemplatesModule],
-  providers: [...shared.providers, MessagesService, ConversationsService],
+  providers: [...shared.providers, MessagesService, SendActivitiesService, ConversationsService],
   controllers: [PlatformWebhookController, MessagesController, ConversationsController],
   exports: exported,
 })
@@ -46,6 +47,7 @@ export class MessagingModule {}
     ...shared.providers,
     { provide: TEMPLATE_STATUS_SINK, useExisting: TemplatesService }, // message_template_status_update webhooks
     MessagesService,
+    SendActivitiesService,
     PlatformWebhookProcessor,
     SendExecutor,
     SendProcessor,
