@@ -46,7 +46,7 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
 describe('Grants', () => {
   let t: TestApp;
   beforeAll(async () => {
-    // Four authentications per route: the route list outgrew the default 105 requests per minute (tested in rate-limit.e2e-spec).
+    // every row authenticates several clients: more than the 105/min authentication limit once all modules add rows
     t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
   });
   afterAll(() => t.close());

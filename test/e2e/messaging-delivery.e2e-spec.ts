@@ -232,6 +232,31 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
     });
   });
 
+  describe('sends for automation steps (SendActivitiesService, worker side)', () => {
+    it('queues a template and a session message with the step idempotency key; a re-performed step sends nothing new; reasons reject', async () => {
+      const { SendActivitiesService } = await import('@switchboard/messaging');
+      const activities = t.worker!.get(SendActivitiesService, { strict: false });
+      const name = await h.approvedTemplate(account, [h.body('Hi {{first}}, welcome aboard.', { first: 'Ann' })]);
+      const to = h.customer();
+      const step = { accountId: account.accountId, messagingPhoneId: null, idempotencyKey: `run:r1:step:1` };
+      const first = await activities.sendTemplate({ ...step, to, templateName: name, variables: { name: 'Ann' } });
+      const again = await activities.sendTemplate({ ...step, to, templateName: name, variables: { name: 'Ann' } });
+      expect(again.messageId).toBe(first.messageId);
+      await eventually(async () => (await h.received(account, to)).length === 1, 10_000, 'template sent');
+      await expect(activities.sendTemplate({ ...step, idempotencyKey: 'run:r1:step:2', to, templateName: 'nope', variables: {} })).rejects.toThrow('No Template found');
+
+      await h.customerWrites(account, to);
+      await activities.sendSessionMessage({ ...step, messagingPhoneId: account.messagingPhoneId, idempotencyKey: 'run:r1:step:3', to, text: 'Pick one', buttons: [{ text: 'Yes', payload: 'Y' }] });
+      const got = await eventually(async () => {
+        const list = await h.received(account, to);
+        return list.length === 2 ? list : null;
+      }, 10_000, 'session sent');
+      expect(got[1].payload.interactive.action.buttons[0].reply).toEqual({ id: 'Yes', title: 'Yes' });
+      await settle();
+      expect(await h.received(account, to)).toHaveLength(2);
+    });
+  });
+
   describe('reconciliation', () => {
     it('a status carrying our message id in biz_opaque_callback_data links a message whose send answer was lost', async () => {
       const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);

@@ -10,3 +10,4 @@ export * from './sending/send-queue.service';
 export * from './sending/template-payload';
 export * from './sending/messages.service';
 export * from './conversations/conversations.controller';
+export * from './sending/send-activities.service';

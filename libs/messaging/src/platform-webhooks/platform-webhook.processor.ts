@@ -1,13 +1,14 @@
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QUEUES } from '@switchboard/core';
-import { parseWebhook, type TemplateStatusEvent, type WebhookEvent } from '@switchboard/whatsapp';
+import { parseWebhook, type MessageEvent, type TemplateStatusEvent, type WebhookEvent } from '@switchboard/whatsapp';
 import { Job } from 'bullmq';
 import { Repository } from 'typeorm';
 import { ContactsService } from '@switchboard/contacts';
 import { CallbacksService, type CallbackEvent } from '../callbacks/callbacks.service';
-import { MessageEventsService } from '../message-events.service';
+import { MessageEventsService, type RecordedInbound } from '../message-events.service';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 import { PlatformWebhooksService } from './platform-webhooks.service';
 
@@ -16,6 +17,17 @@ export interface TemplateStatusSink {
   applyPlatformStatus(event: TemplateStatusEvent): Promise<unknown>;
 }
 export const TEMPLATE_STATUS_SINK = Symbol('TEMPLATE_STATUS_SINK');
+
+/**
+ * Receives every inbound customer message of a known number, after it is stored (e.g. automations: resume the runs
+ * waiting for a reply, start keyword-triggered workflows). Called again for a redelivered webhook (same `event.wamid`),
+ * so it must be idempotent by wamid; a rejection makes the webhook job retry. Provide it anywhere in the worker
+ * under this token (looked up across modules at start-up).
+ */
+export interface InboundMessageListener {
+  onInboundMessage(accountId: string, messagingPhoneId: string, event: MessageEvent): Promise<unknown>;
+}
+export const INBOUND_MESSAGE_LISTENER = Symbol('INBOUND_MESSAGE_LISTENER');
 
 /** Thrown when a status names a wamid we have not stored yet (the send's response may still be in flight). */
 class StatusBeforeMessageError extends Error {}
@@ -31,11 +43,19 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     @Optional() @Inject(TEMPLATE_STATUS_SINK) private readonly templates?: TemplateStatusSink,
     @Optional() private readonly callbacks?: CallbacksService,
     @Optional() private readonly contacts?: ContactsService,
+    @Optional() private readonly moduleRef?: ModuleRef,
   ) {
     super();
   }
 
+  private inboundListener?: InboundMessageListener;
+
   async onApplicationBootstrap() {
+    try {
+      this.inboundListener = this.moduleRef?.get<InboundMessageListener>(INBOUND_MESSAGE_LISTENER, { strict: false });
+    } catch {
+      this.inboundListener = undefined; // nobody listens
+    }
     const requeued = await this.webhooks.requeueUnprocessed();
     if (requeued) this.logger.log(`Re-queued ${requeued} unprocessed platform webhooks`);
   }
@@ -74,16 +94,10 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
       }
       case 'message': {
         const recorded = await this.messages.recordInbound(event, receivedAt);
-        if (!recorded) return;
-        if (this.contacts) {
-          const { contact } = await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
-          await this.messages.linkContact(recorded.messageId, contact.id);
-        }
-        if (recorded.repliedMessageId && this.callbacks) {
-          const target = await this.messages.callbackTarget(recorded.repliedMessageId);
-          if (target) {
-            await this.callbacks.notify({ messageId: recorded.repliedMessageId, ...target }, 'replied', new Date(event.timestamp * 1000), event.text ?? event.buttonText ?? event.media?.caption ?? '');
-          }
+        if (recorded) await this.afterInbound(event, recorded);
+        if (this.inboundListener) {
+          const accountId = recorded?.accountId ?? (await this.accountOfNumber(event.phoneNumberId));
+          if (accountId) await this.inboundListener.onInboundMessage(accountId, event.phoneNumberId, event);
         }
         return;
       }
@@ -93,6 +107,25 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
       default:
         return; // stored, not acted upon
     }
+  }
+
+  /** A newly stored inbound message: link it to the contact (created when new), call back `replied`. */
+  private async afterInbound(event: MessageEvent, recorded: RecordedInbound): Promise<void> {
+    if (this.contacts) {
+      const { contact } = await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
+      await this.messages.linkContact(recorded.messageId, contact.id);
+    }
+    if (recorded.repliedMessageId && this.callbacks) {
+      const target = await this.messages.callbackTarget(recorded.repliedMessageId);
+      if (target) {
+        await this.callbacks.notify({ messageId: recorded.repliedMessageId, ...target }, 'replied', new Date(event.timestamp * 1000), event.text ?? event.buttonText ?? event.media?.caption ?? '');
+      }
+    }
+  }
+
+  private async accountOfNumber(messagingPhoneId: string): Promise<string | null> {
+    const [row] = await this.events.query('SELECT account_id FROM phone_numbers WHERE messaging_phone_id = $1', [messagingPhoneId]);
+    return row ? String(row.account_id) : null;
   }
 
   private async isOurNumber(messagingPhoneId: string): Promise<boolean> {

@@ -3,6 +3,8 @@ import { AccountsService, PhoneNumber } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
 import { AppConfig, assertPublicTarget, FieldError, normalizePhone, validationException } from '@switchboard/core';
 import { TemplatesService } from '@switchboard/templates';
+
+type FindForSend = Awaited<ReturnType<TemplatesService['findApprovedForSend']>>;
 import { buildTemplateComponents, TemplateForSend } from './template-payload';
 import { MessageOutcome, OutboundMessage, SendQueueService } from './send-queue.service';
 import { callbackEventsOf, SessionMessageBody, sessionPayload, TemplateMessageBody, validateSessionBody, validateTemplateItem } from './send-requests';
@@ -56,11 +58,9 @@ export class MessagesService {
     if (!value) throw validationException(errors);
     const phone = await this.phoneOf(accountId, messagingPhoneId);
     await this.checkCallbackTargets([value], '');
-    const number = normalizePhone(value.receipentPhone)!;
-    const { contact } = await this.contacts.findOrCreateByNumber(accountId, number, value.receipentName);
-    if (contact.isBlocked) throw new ForbiddenException({ success: false, message: CONTACT_OPTED_OUT });
-    const { kind, payload } = sessionPayload(number, value);
-    const [id] = await this.sends.store([this.outbound(accountId, phone, contact.id, number, value, { kind, payload, body: value.message || null, idempotencyKey })], 'api');
+    const prepared = await this.prepareSession(accountId, phone, value, idempotencyKey ?? null);
+    if (!prepared.ok) throw new ForbiddenException({ success: false, message: prepared.reason });
+    const [id] = await this.sends.store([prepared.message], 'api');
     const outcome = (await this.sends.waitForOutcome([id])).get(id)!;
     if (outcome.status === 'failed') {
       return { httpStatus: 500, body: { success: false, message: failureReason(outcome), messageId: id, status: 'failed', code: outcome.errorCode } };
@@ -88,46 +88,11 @@ export class MessagesService {
 
     const results: Array<TemplateResultItem | null> = new Array(values.length).fill(null);
     const toSend: Array<{ index: number; message: OutboundMessage; contact: { contact_id: number; contact_number: string } }> = [];
-    const templateCache = new Map<string, ReturnType<TemplatesService['findApprovedForSend']>>();
+    const templateCache = new Map<string, Promise<FindForSend>>();
     for (const [i, m] of values.entries()) {
-      const fail = (message: string) => (results[i] = { success: false, message, contact: m.to });
-      const key = m.templateName;
-      if (!templateCache.has(key)) templateCache.set(key, this.templates.findApprovedForSend(accountId, key));
-      const found = await templateCache.get(key)!;
-      if (!found.ok) {
-        fail(found.reason);
-        continue;
-      }
-      const template = found.template as unknown as TemplateForSend;
-      const built = buildTemplateComponents(template, m);
-      if (!built.ok) {
-        fail(built.reason);
-        continue;
-      }
-      const number = normalizePhone(m.to)!;
-      const { contact } = await this.contacts.findOrCreateByNumber(accountId, number, m.receipentName);
-      if (contact.isBlocked) {
-        fail(CONTACT_OPTED_OUT);
-        continue;
-      }
-      const payload = {
-        messaging_product: 'whatsapp',
-        recipient_type: 'individual',
-        to: number,
-        type: 'template',
-        template: { name: template.name, language: { code: template.language }, ...(built.components.length ? { components: built.components } : {}) },
-      };
-      toSend.push({
-        index: i,
-        contact: { contact_id: Number(contact.id), contact_number: contact.contactNumber },
-        message: this.outbound(accountId, phone, contact.id, number, m, {
-          kind: 'template',
-          templateName: template.name,
-          payload,
-          body: built.bodyText.length ? built.bodyText.join(' | ') : null,
-          idempotencyKey: idempotencyKey ? (bulk ? `${idempotencyKey}:${i}` : idempotencyKey) : null,
-        }),
-      });
+      const prepared = await this.prepareTemplate(accountId, phone, m, idempotencyKey ? (bulk ? `${idempotencyKey}:${i}` : idempotencyKey) : null, templateCache);
+      if (!prepared.ok) results[i] = { success: false, message: prepared.reason, contact: m.to };
+      else toSend.push({ index: i, message: prepared.message, contact: prepared.contact });
     }
 
     if (toSend.length) {
@@ -150,7 +115,68 @@ export class MessagesService {
     return { httpStatus: allOk ? 200 : 207, body: { message: allOk ? ALL_SENT : SOME_FAILED, results: final } };
   }
 
-  private async phoneOf(accountId: string, messagingPhoneId: string): Promise<PhoneNumber> {
+  /**
+   * For automations too: one validated session message (see validateSessionBody) as an OutboundMessage for
+   * SendQueueService, or the reason it cannot be sent (the contact opted out).
+   */
+  async prepareSession(
+    accountId: string,
+    phone: PhoneNumber,
+    value: SessionMessageBody,
+    idempotencyKey: string | null = null,
+  ): Promise<{ ok: true; message: OutboundMessage } | { ok: false; reason: string }> {
+    const number = normalizePhone(value.receipentPhone);
+    if (!number) return { ok: false, reason: 'receipentPhone is not a phone number with country code' };
+    const { contact } = await this.contacts.findOrCreateByNumber(accountId, number, value.receipentName);
+    if (contact.isBlocked) return { ok: false, reason: CONTACT_OPTED_OUT };
+    const { kind, payload } = sessionPayload(number, value);
+    return { ok: true, message: this.outbound(accountId, phone, contact.id, number, value, { kind, payload, body: value.message || null, idempotencyKey }) };
+  }
+
+  /**
+   * For campaigns and automations too: resolves one template message (approved template, variables, contact, opt-out)
+   * into an OutboundMessage for SendQueueService.enqueueBulk, or the reason it cannot be sent (nothing is stored then).
+   * `phone` is a PhoneNumber row of the account (see `phoneOf` / AccountsService.findPhoneNumber).
+   */
+  async prepareTemplate(
+    accountId: string,
+    phone: PhoneNumber,
+    m: TemplateMessageBody,
+    idempotencyKey: string | null = null,
+    templateCache = new Map<string, Promise<FindForSend>>(),
+  ): Promise<{ ok: true; message: OutboundMessage; contact: { contact_id: number; contact_number: string } } | { ok: false; reason: string }> {
+    if (!templateCache.has(m.templateName)) templateCache.set(m.templateName, this.templates.findApprovedForSend(accountId, m.templateName));
+    const found = await templateCache.get(m.templateName)!;
+    if (!found.ok) return { ok: false, reason: found.reason };
+    const template = found.template as unknown as TemplateForSend;
+    const built = buildTemplateComponents(template, m);
+    if (!built.ok) return { ok: false, reason: built.reason };
+    const number = normalizePhone(m.to);
+    if (!number) return { ok: false, reason: 'to is not a phone number with country code' };
+    const { contact } = await this.contacts.findOrCreateByNumber(accountId, number, m.receipentName);
+    if (contact.isBlocked) return { ok: false, reason: CONTACT_OPTED_OUT };
+    const payload = {
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: number,
+      type: 'template',
+      template: { name: template.name, language: { code: template.language }, ...(built.components.length ? { components: built.components } : {}) },
+    };
+    return {
+      ok: true,
+      contact: { contact_id: Number(contact.id), contact_number: contact.contactNumber },
+      message: this.outbound(accountId, phone, contact.id, number, m, {
+        kind: 'template',
+        templateName: template.name,
+        payload,
+        body: built.bodyText.length ? built.bodyText.join(' | ') : null,
+        idempotencyKey,
+      }),
+    };
+  }
+
+  /** The account's connected number by messagingPhoneId, or 404. */
+  async phoneOf(accountId: string, messagingPhoneId: string): Promise<PhoneNumber> {
     const phone = await this.accounts.findPhoneNumber(accountId, messagingPhoneId);
     if (!phone) throw new NotFoundException({ success: false, message: phoneNotFound(messagingPhoneId) });
     return phone;

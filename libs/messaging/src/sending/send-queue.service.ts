@@ -39,6 +39,8 @@ export interface SendJobData {
   inDoubtSince?: number;
   /** stalls already handled (job.stalledCounter when last looked at) */
   stallsSeen?: number;
+  /** the platform accepted it but recording that failed: the retry only records this wamid */
+  acceptedWamid?: string;
 }
 
 export interface MessageOutcome {

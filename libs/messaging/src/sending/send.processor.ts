@@ -76,6 +76,11 @@ export class SendExecutor implements OnModuleDestroy {
 
   async execute(job: Job<SendJobData>, token: string | undefined, lane: SendLane): Promise<SendResult> {
     const { messageId } = job.data;
+    if (job.data.acceptedWamid) {
+      // accepted by the platform on an earlier attempt whose database write failed
+      await this.recordAccepted(messageId, job.data.acceptedWamid);
+      return { outcome: 'accepted', wamid: job.data.acceptedWamid };
+    }
     // A first attempt of a job created with the insert (payload inline, never run, never stalled) cannot have been
     // sent yet: it skips the read. Everything else reads the row and sends only a message that is still queued.
     const fresh = job.attemptsMade === 0 && !job.stalledCounter && job.data.payload && job.data.phoneNumberId && job.data.inDoubtSince === undefined;
@@ -115,13 +120,23 @@ export class SendExecutor implements OnModuleDestroy {
     } catch (error) {
       return this.onError(job, row, error);
     }
-    await this.db.query(
+    try {
+      await this.recordAccepted(messageId, wamid);
+    } catch (error) {
+      // The platform has the message: never send it again. Keep its wamid with the job; the retry only records it.
+      await job.updateData({ ...job.data, acceptedWamid: wamid });
+      throw error;
+    }
+    return { outcome: 'accepted', wamid };
+  }
+
+  private recordAccepted(messageId: string, wamid: string) {
+    return this.db.query(
       `UPDATE messages SET wamid = $2, status = CASE WHEN message_status_rank(status) < 1 THEN 'accepted' ELSE status END,
               accepted_at = COALESCE(accepted_at, now()), attempts = attempts + 1, updated_at = now()
        WHERE id = $1`,
       [messageId, wamid],
     );
-    return { outcome: 'accepted', wamid };
   }
 
   private async onError(job: Job<SendJobData>, row: Record<string, any>, error: unknown): Promise<SendResult> {
