@@ -1,6 +1,7 @@
 import { provisionAccount } from '@switchboard/accounts';
 import { loadConfig, SecretBox } from '@switchboard/core';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { BenchContext, DIST } from '../bench-context';
@@ -17,6 +18,18 @@ function peakRssMb(pid: number | undefined): number | null {
   } catch {
     return null;
   }
+}
+
+/** A port nobody listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** CPU seconds (user + system) a process has used so far; null once it has exited. */
@@ -48,8 +61,9 @@ export function maxInWindow(times: number[], windowMs = 1000): { count: number; 
  * processes; the sandbox enforces the same limit (error 130429) and batches its status webhooks.
  */
 export async function campaignFanout(ctx: BenchContext) {
-  const apiPort = '3996';
-  const sandboxPort = '3997';
+  // free ports, not fixed ones: benchmarks of other worktrees may run on the same machine at the same time
+  const apiPort = String(await freePort());
+  const sandboxPort = String(await freePort());
   const api = `http://127.0.0.1:${apiPort}`;
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const env = { ALLOW_PRIVATE_NETWORK_TARGETS: 'true', WHATSAPP_API_BASE_URL: sandboxUrl };
@@ -177,7 +191,7 @@ export async function campaignFanout(ctx: BenchContext) {
     'achieved rate msg/s (accepts / span)': (log.data.length / Math.max(sendSeconds, 0.001)).toFixed(0),
     'achieved rate msg/s (recipients / total)': ((RECIPIENTS / totalMs) * 1000).toFixed(0),
     'highest 1-second window (target <= rate)': `${window.count} ${window.count <= RATE ? 'OK' : 'OVER RATE'}`,
-    'sandbox accepted': stats.accepted,
+    'sandbox accepted (all / our number)': `${stats.accepted} / ${log.data.length}`,
     'sandbox rejections (code: n)': rejected,
     'recipients with more than one message': duplicates,
     'progress at completion': JSON.stringify(progress),
