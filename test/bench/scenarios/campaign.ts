@@ -8,6 +8,8 @@ import { BenchContext, DIST } from '../bench-context';
 
 const RECIPIENTS = Number(process.env.BENCH_CAMPAIGN_RECIPIENTS ?? 100_000);
 const RATE = Number(process.env.BENCH_CAMPAIGN_RATE ?? 1000);
+/** worker processes (they share the per-number pacer through Redis) */
+const WORKERS = Number(process.env.BENCH_CAMPAIGN_WORKERS ?? 1);
 
 /** Peak resident set size of a process (VmHWM), in MB; null once it has exited. */
 function peakRssMb(pid: number | undefined): number | null {
@@ -76,7 +78,8 @@ export async function campaignFanout(ctx: BenchContext) {
     `${sandboxUrl}/_sandbox/health`,
   );
   const apiProcess = await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: apiPort }, `${api}/health`);
-  const worker = await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'), env);
+  const workers = [];
+  for (let i = 0; i < WORKERS; i++) workers.push(await ctx.startProcess(`worker ${i + 1}`, join(DIST, 'apps/worker/src/main.js'), env));
 
   const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
     name: 'Bench campaign',
@@ -148,7 +151,8 @@ export async function campaignFanout(ctx: BenchContext) {
   if (campaign.status !== 201) throw new Error(`campaign create failed: ${JSON.stringify(campaign.body)}`);
   const id = campaign.body.data.campaign_id;
 
-  const cpuAtStart = [worker, apiProcess, sandboxProcess].map((p) => cpuSeconds(p.pid) ?? 0);
+  const processes = [...workers, apiProcess, sandboxProcess];
+  const cpuAtStart = processes.map((p) => cpuSeconds(p.pid) ?? 0);
   const started = Date.now();
   const start = await post(`${api}/v2/campaigns/${id}/start`, undefined, authz);
   if (start.status !== 200) throw new Error(`start failed: ${JSON.stringify(start.body)}`);
@@ -166,8 +170,8 @@ export async function campaignFanout(ctx: BenchContext) {
     await new Promise((r) => setTimeout(r, 500));
   }
   const totalMs = Date.now() - started;
-  const workerPeak = peakRssMb(worker.pid);
-  const cpu = [worker, apiProcess, sandboxProcess].map((p, i) => ((cpuSeconds(p.pid) ?? 0) - cpuAtStart[i]).toFixed(1));
+  const workerPeak = workers.map((w) => peakRssMb(w.pid) ?? 'n/a').join(' / ');
+  const cpu = processes.map((p, i) => ((cpuSeconds(p.pid) ?? 0) - cpuAtStart[i]).toFixed(1));
   const load = loadavg().map((l) => l.toFixed(2)).join(' ');
 
   const stats = (await (await fetch(`${sandboxUrl}/_sandbox/stats`)).json()) as any;
@@ -195,8 +199,9 @@ export async function campaignFanout(ctx: BenchContext) {
     'sandbox rejections (code: n)': rejected,
     'recipients with more than one message': duplicates,
     'progress at completion': JSON.stringify(progress),
-    'worker peak RSS MB': workerPeak ?? 'n/a',
-    'CPU s during the run: worker / api / sandbox': `${cpu.join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
+    'worker processes': WORKERS,
+    'worker peak RSS MB': workerPeak,
+    [`CPU s during the run: worker${WORKERS > 1 ? 's' : ''} / api / sandbox`]: `${cpu.join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
     'load average at the end (1/5/15 min)': load,
   });
 }
