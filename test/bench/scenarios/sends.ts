@@ -3,6 +3,7 @@ import { AppConfig, createRedis, loadConfig, QUEUES, SecretBox } from '@switchbo
 import { OutboundMessage, SendQueueService } from '@switchboard/messaging';
 import { Queue } from 'bullmq';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { BenchContext, DIST } from '../bench-context';
 
@@ -16,8 +17,9 @@ import { BenchContext, DIST } from '../bench-context';
 export async function sends(ctx: BenchContext) {
   const total = Number(process.env.BENCH_SENDS ?? 20_000);
   const rate = Number(process.env.BENCH_SEND_RATE ?? 1000);
-  const apiPort = '3996';
-  const sandboxPort = '3997';
+  // free ports: benchmarks of other worktrees may be running on this machine
+  const apiPort = String(await freePort());
+  const sandboxPort = String(await freePort());
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const env = { WHATSAPP_APP_SECRET: 'bench-app-secret' };
 
@@ -125,4 +127,15 @@ export async function sends(ctx: BenchContext) {
   await apiQueue.close();
   await bulkQueue.close();
   connection.disconnect();
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
