@@ -257,6 +257,28 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
     });
   });
 
+  describe('recovery', () => {
+    it('a message stored but never queued (crash between INSERT and enqueue) is sent by the sweep, after the in-doubt wait', async () => {
+      const { SendExecutor } = await import('@switchboard/messaging');
+      const to = h.customer();
+      await h.customerWrites(account, to);
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+      const [row] = await t.db.query(
+        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, payload, queue, created_at)
+         VALUES ($1, $2, 'outbound', $3, 'text', 'queued', $4, 'api', now() - interval '1 minute') RETURNING id`,
+        [account.accountId, phone.id, to, JSON.stringify({ messaging_product: 'whatsapp', to, type: 'text', text: { body: 'from the sweep' } })],
+      );
+      expect(await t.worker!.get(SendExecutor, { strict: false }).sweep()).toBeGreaterThanOrEqual(1);
+      const sent = await eventually(async () => {
+        const [r] = await t.db.query('SELECT status, wamid FROM messages WHERE id = $1', [row.id]);
+        return r.wamid ? r : null;
+      }, 20_000, 'swept message sent');
+      expect(sent.status).not.toBe('failed');
+      const got = await h.received(account, to);
+      expect(got.map((m) => m.payload.text.body)).toEqual(['from the sweep']);
+    }, 30_000);
+  });
+
   describe('reconciliation', () => {
     it('a status carrying our message id in biz_opaque_callback_data links a message whose send answer was lost', async () => {
       const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);

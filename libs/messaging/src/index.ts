@@ -11,3 +11,4 @@ export * from './sending/template-payload';
 export * from './sending/messages.service';
 export * from './conversations/conversations.controller';
 export * from './sending/send-activities.service';
+export { SendExecutor, IN_DOUBT_WAIT_MS } from './sending/send.processor';

@@ -2,7 +2,9 @@ import { provisionAccount } from '@switchboard/accounts';
 import { AppConfig, createRedis, loadConfig, QUEUES, SecretBox } from '@switchboard/core';
 import { OutboundMessage, SendQueueService } from '@switchboard/messaging';
 import { Queue } from 'bullmq';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { BenchContext, DIST } from '../bench-context';
 
@@ -11,19 +13,23 @@ import { BenchContext, DIST } from '../bench-context';
  * window; 100,000 recipients within 110 s on 2 cores. Sandbox, API (webhook receiver) and worker each run as their own
  * process; messages go in through SendQueueService.enqueueBulk (the campaigns' entry point), 1,000 per insert.
  *
- * BENCH_SENDS (default 20000) messages, BENCH_SEND_RATE (default 1000) msg/s.
+ * BENCH_SENDS (default 20000) messages, BENCH_SEND_RATE (default 1000) msg/s, BENCH_WORKERS (default 1) worker processes
+ * sharing the pacer.
  */
 export async function sends(ctx: BenchContext) {
   const total = Number(process.env.BENCH_SENDS ?? 20_000);
   const rate = Number(process.env.BENCH_SEND_RATE ?? 1000);
-  const apiPort = '3996';
-  const sandboxPort = '3997';
+  // free ports: benchmarks of other worktrees may be running on this machine
+  const apiPort = String(await freePort());
+  const sandboxPort = String(await freePort());
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const env = { WHATSAPP_APP_SECRET: 'bench-app-secret' };
 
   await ctx.startProcess('sandbox', join(DIST, 'apps/sandbox/src/main.js'), { ...env, SANDBOX_PORT: sandboxPort, SANDBOX_WEBHOOK_URL: `http://127.0.0.1:${apiPort}/webhooks/whatsapp` }, `${sandboxUrl}/_sandbox/health`);
   await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: apiPort }, `http://127.0.0.1:${apiPort}/health`);
-  const worker = await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'), env);
+  const workerCount = Math.max(1, Number(process.env.BENCH_WORKERS ?? 1));
+  const workers: ChildProcess[] = [];
+  for (let i = 0; i < workerCount; i++) workers.push(await ctx.startProcess(`worker-${i}`, join(DIST, 'apps/worker/src/main.js'), env));
 
   const config: AppConfig = loadConfig({ ...ctx.env, ...env });
   const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
@@ -66,11 +72,13 @@ export async function sends(ctx: BenchContext) {
 
   const rss = { peakKb: 0 };
   const rssTimer = setInterval(() => {
-    try {
-      const hwm = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${worker.pid}/status`, 'utf8'));
-      if (hwm) rss.peakKb = Math.max(rss.peakKb, Number(hwm[1]));
-    } catch {
-      // process gone
+    for (const worker of workers) {
+      try {
+        const hwm = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${worker.pid}/status`, 'utf8'));
+        if (hwm) rss.peakKb = Math.max(rss.peakKb, Number(hwm[1]));
+      } catch {
+        // process gone
+      }
     }
   }, 500);
 
@@ -118,11 +126,23 @@ export async function sends(ctx: BenchContext) {
     'platform rejections': JSON.stringify(stats.rejected),
     'still without wamid in DB': queued,
     'projected 100k recipients s (target <= 110)': per100k,
-    'worker peak RSS MB': (rss.peakKb / 1024).toFixed(0),
+    'worker processes': workerCount,
+    'worker peak RSS MB (largest)': (rss.peakKb / 1024).toFixed(0),
     'webhooks delivered / failed / dropped': `${stats.webhooksDelivered} / ${stats.webhooksFailed} / ${stats.webhooksDropped}`,
   });
 
   await apiQueue.close();
   await bulkQueue.close();
   connection.disconnect();
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -105,11 +105,21 @@ export class SendQueueService implements OnModuleDestroy {
   }
 
   /** Queues already stored messages (idempotent: the job id is the message id). */
-  async enqueue(messageIds: string[], lane: SendLane, inline?: Map<string, Pick<SendJobData, 'phoneNumberId' | 'payload'>>): Promise<void> {
+  async enqueue(
+    messageIds: string[],
+    lane: SendLane,
+    inline?: Map<string, Pick<SendJobData, 'phoneNumberId' | 'payload'>>,
+    options: { inDoubt?: boolean } = {},
+  ): Promise<void> {
     if (!messageIds.length) return;
     const queue = lane === 'api' ? this.apiQueue : this.bulkQueue;
+    const inDoubtSince = options.inDoubt ? Date.now() : undefined;
     await queue.addBulk(
-      messageIds.map((messageId) => ({ name: SEND_JOB, data: { messageId, ...inline?.get(messageId) } satisfies SendJobData, opts: sendJobOptions(messageId) })),
+      messageIds.map((messageId) => ({
+        name: SEND_JOB,
+        data: { messageId, ...inline?.get(messageId), ...(inDoubtSince ? { inDoubtSince } : {}) } satisfies SendJobData,
+        opts: sendJobOptions(messageId),
+      })),
     );
   }
 

@@ -190,8 +190,10 @@ export class SendExecutor implements OnModuleDestroy {
       `SELECT id, queue FROM messages WHERE status = 'queued' AND created_at < now() - ($1 || ' milliseconds')::interval ORDER BY created_at LIMIT 10000`,
       [String(SWEEP_MIN_AGE_MS)],
     );
-    await this.sends.enqueue(rows.filter((r) => r.queue !== 'bulk').map((r) => r.id), 'api');
-    await this.sends.enqueue(rows.filter((r) => r.queue === 'bulk').map((r) => r.id), 'bulk');
+    // A queued message without a job may have lost it after reaching the platform (e.g. a job failed after too many
+    // stalls): it goes through the in-doubt wait before any platform call.
+    await this.sends.enqueue(rows.filter((r) => r.queue !== 'bulk').map((r) => r.id), 'api', undefined, { inDoubt: true });
+    await this.sends.enqueue(rows.filter((r) => r.queue === 'bulk').map((r) => r.id), 'bulk', undefined, { inDoubt: true });
     return rows.length;
   }
 
