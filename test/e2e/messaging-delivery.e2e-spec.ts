@@ -41,16 +41,17 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
 
   describe('callbacks', () => {
     it('POSTs exactly the subscribed events, once each, signed with the account secret shown by GET /account/get', async () => {
+      // (timeouts are generous: the suite also runs on a shared, busy machine)
       const to = h.customer();
       await h.customerWrites(account, to);
       const res = await session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'Hello', callback_url: receiver.url, event: ['delivered', 'read', 'replied'] });
       expect(res.status).toBe(200);
       const id = res.body.messageId;
-      await eventually(async () => callbacksFor(id).length >= 2, 10_000, 'delivered and read callbacks');
+      await eventually(async () => callbacksFor(id).length >= 2, 20_000, 'delivered and read callbacks');
 
       const [sent] = await h.received(account, to);
       await h.customerWrites(account, to, 'Thanks, got it', { context_message_id: sent.wamid });
-      await eventually(async () => callbacksFor(id).length >= 3, 10_000, 'replied callback');
+      await eventually(async () => callbacksFor(id).length >= 3, 20_000, 'replied callback');
       await settle();
 
       const got = callbacksFor(id);
@@ -69,7 +70,7 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
         expect(w.headers['x-switchboard-signature']).toBe(expected);
         expect(w.headers['content-type']).toBe('application/json');
       }
-    });
+    }, 60_000);
 
     it('sent and failed for an undeliverable number (template message)', async () => {
       const name = await h.approvedTemplate(account, [h.body('Your parcel is ready.')]);
@@ -77,18 +78,18 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const res = await template({ templateName: name, to, callback_url: receiver.url, event: ['sent', 'failed'] });
       expect(res.status).toBe(200);
       const id = res.body.results[0].messageId;
-      await eventually(async () => callbacksFor(id).length >= 2, 10_000, 'sent and failed callbacks');
+      await eventually(async () => callbacksFor(id).length >= 2, 20_000, 'sent and failed callbacks');
       await settle();
       expect(callbacksFor(id).map((w) => w.body.status)).toEqual(['sent', 'failed']);
       const [row] = await t.db.query('SELECT status, error_code FROM messages WHERE id = $1', [id]);
       expect(row).toEqual({ status: 'failed', error_code: 131026 });
-    });
+    }, 60_000);
 
     it('a message failed by the platform at send time calls back `failed` once', async () => {
       const to = h.customer(); // window closed
       const res = await session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'x', callback_url: receiver.url, event: ['failed', 'sent'] });
       expect(res.status).toBe(500);
-      await eventually(async () => callbacksFor(res.body.messageId).length >= 1, 10_000, 'failed callback');
+      await eventually(async () => callbacksFor(res.body.messageId).length >= 1, 20_000, 'failed callback');
       await settle();
       expect(callbacksFor(res.body.messageId).map((w) => w.body.status)).toEqual(['failed']);
     });
