@@ -22,11 +22,13 @@ export const DIST = join(__dirname, '..', '..');
 
 export async function createBenchContext(): Promise<BenchContext & { results: Array<{ scenario: string; figures: Record<string, string | number> }>; close(): Promise<void> }> {
   const services = await ensureLocalServices((line) => console.error(line));
-  const databaseUrl = withDatabase(services.databaseUrl, 'switchboard_bench');
+  // One database and Redis prefix per run: benchmarks started from several worktrees on one machine must not collide.
+  const dbName = `switchboard_bench_${process.pid}`;
+  const databaseUrl = withDatabase(services.databaseUrl, dbName);
   const admin = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
   await admin.connect();
-  await admin.query('DROP DATABASE IF EXISTS switchboard_bench WITH (FORCE)');
-  await admin.query('CREATE DATABASE switchboard_bench');
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${dbName}`);
   await admin.end();
   await runMigrations(databaseUrl);
 
@@ -35,7 +37,7 @@ export async function createBenchContext(): Promise<BenchContext & { results: Ar
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl,
     REDIS_URL: services.redisUrl,
-    REDIS_PREFIX: 'sbbench',
+    REDIS_PREFIX: `sbbench${process.pid}`,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '100000000',
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
@@ -78,8 +80,22 @@ export async function createBenchContext(): Promise<BenchContext & { results: Ar
       for (const [key, value] of Object.entries(figures)) console.log(`  ${key.padEnd(34)} ${value}`);
     },
     async close() {
-      for (const child of children) child.kill('SIGTERM');
+      await Promise.all(
+        children.map((child) =>
+          child.exitCode !== null || child.signalCode !== null
+            ? undefined
+            : new Promise<void>((resolve) => {
+                const timer = setTimeout(() => (child.kill('SIGKILL'), resolve()), 5000);
+                child.once('exit', () => (clearTimeout(timer), resolve()));
+                child.kill('SIGTERM');
+              }),
+        ),
+      );
       await db.destroy();
+      const cleanup = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
+      await cleanup.connect();
+      await cleanup.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+      await cleanup.end();
       await services.stop();
     },
   };

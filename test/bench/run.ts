@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { createBenchContext } from './bench-context';
 import { authenticatedReads } from './scenarios/authenticated-reads';
+import { campaignFanout } from './scenarios/campaign';
+import { sends } from './scenarios/sends';
 
 /**
  * `npm run bench [scenario...]`: builds, then runs each scenario against real processes, PostgreSQL and Redis,
@@ -8,6 +10,8 @@ import { authenticatedReads } from './scenarios/authenticated-reads';
  */
 const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchContext>>) => Promise<void>> = {
   reads: (ctx) => authenticatedReads(ctx),
+  campaign: (ctx) => campaignFanout(ctx),
+  sends: (ctx) => sends(ctx),
 };
 
 async function main() {

@@ -7,13 +7,6 @@ import { startTestApp, TestApp } from '../helpers/test-app';
  */
 export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; path: string; grant: (typeof GRANTS)[number] }> = [
   { method: 'GET', path: '/account/get', grant: '/account' },
-  { method: 'POST', path: '/templates/create', grant: '/templates' },
-  { method: 'GET', path: '/v2/templates', grant: '/templates' },
-  { method: 'GET', path: '/templates/get-templates', grant: '/templates' },
-  { method: 'GET', path: '/v2/templates/some_template', grant: '/templates' },
-  { method: 'GET', path: '/templates/status?template_name=some_template', grant: '/templates' },
-  { method: 'POST', path: '/v2/templates/sync', grant: '/templates' },
-  { method: 'PUT', path: '/templates/update?template_name=some_template', grant: '/templates' },
   { method: 'POST', path: '/contacts/create-contact', grant: '/contacts' },
   { method: 'GET', path: '/v2/contacts', grant: '/contacts' },
   { method: 'GET', path: '/v2/contacts/1', grant: '/contacts' },
@@ -24,6 +17,25 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
   { method: 'DELETE', path: '/v2/contact-groups/1', grant: '/contacts' },
   { method: 'POST', path: '/v2/contact-groups/1/members', grant: '/contacts' },
   { method: 'DELETE', path: '/v2/contact-groups/1/members', grant: '/contacts' },
+  { method: 'POST', path: '/send-message/123456789012345', grant: '/send-message' },
+  { method: 'POST', path: '/v1/send-message/123456789012345', grant: '/send-message' },
+  { method: 'GET', path: '/v2/conversations', grant: '/conversations' },
+  { method: 'GET', path: '/v2/conversations/1/messages', grant: '/conversations' },
+  { method: 'POST', path: '/templates/create', grant: '/templates' },
+  { method: 'GET', path: '/v2/templates', grant: '/templates' },
+  { method: 'GET', path: '/templates/get-templates', grant: '/templates' },
+  { method: 'GET', path: '/v2/templates/some_template', grant: '/templates' },
+  { method: 'GET', path: '/templates/status?template_name=some_template', grant: '/templates' },
+  { method: 'POST', path: '/v2/templates/sync', grant: '/templates' },
+  { method: 'PUT', path: '/templates/update?template_name=some_template', grant: '/templates' },
+  { method: 'POST', path: '/v2/campaigns', grant: '/campaigns' },
+  { method: 'GET', path: '/v2/campaigns', grant: '/campaigns' },
+  { method: 'GET', path: '/v2/campaigns/1', grant: '/campaigns' },
+  { method: 'POST', path: '/v2/campaigns/1/start', grant: '/campaigns' },
+  { method: 'POST', path: '/v2/campaigns/1/pause', grant: '/campaigns' },
+  { method: 'POST', path: '/v2/campaigns/1/resume', grant: '/campaigns' },
+  { method: 'POST', path: '/v2/campaigns/1/cancel', grant: '/campaigns' },
+  { method: 'POST', path: '/campaigns/trigger_campaign-api/1', grant: '/campaigns' },
   { method: 'GET', path: '/workflows/active', grant: '/workflows' },
   { method: 'POST', path: '/v1/workflows', grant: '/workflows' },
   { method: 'GET', path: '/v1/workflows/1', grant: '/workflows' },
@@ -41,7 +53,8 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
 describe('Grants', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' }); // each row authenticates twice; limits are tested in rate-limit.e2e-spec.ts
+    // every row authenticates several clients: more than the 105/min authentication limit once all modules add rows
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
   });
   afterAll(() => t.close());
 

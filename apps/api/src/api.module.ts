@@ -3,6 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { AccountsModule } from '@switchboard/accounts';
 import { AuthModule } from '@switchboard/auth';
 import { AutomationsModule } from '@switchboard/automations';
+import { CampaignsModule } from '@switchboard/campaigns';
 import { ContactsModule } from '@switchboard/contacts';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
@@ -30,6 +31,7 @@ export class ApiModule {
         TemplatesModule,
         AutomationsModule.forRoot(),
         FlowsModule,
+        CampaignsModule,
       ],
       controllers: [HealthController],
     };

@@ -101,7 +101,15 @@ export function handleSendMessage(
   });
   const rule = state.config.failureRules.find((r) => waId.endsWith(r.toSuffix));
   scheduler.schedule(
-    { wamid, phoneNumberId, recipientId: waId, category, failure: rule ? { code: rule.code, details: rule.details } : undefined },
+    {
+      wamid,
+      phoneNumberId,
+      recipientId: waId,
+      category,
+      failure: rule ? { code: rule.code, details: rule.details } : undefined,
+      // Meta echoes the sender's opaque data in every status of the message
+      bizOpaque: typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : undefined,
+    },
     now,
   );
   return {

@@ -199,6 +199,7 @@ interface ScheduledStatus {
   stage: Stage;
   category: string;
   failure?: { code: number; details?: string };
+  bizOpaque?: string;
 }
 
 /**
@@ -248,7 +249,10 @@ export class StatusScheduler {
     for (const q of Object.values(this.queues)) q.clear();
   }
 
-  schedule(msg: { wamid: string; phoneNumberId: string; recipientId: string; category: string; failure?: { code: number; details?: string } }, acceptedAt: number): void {
+  schedule(
+    msg: { wamid: string; phoneNumberId: string; recipientId: string; category: string; failure?: { code: number; details?: string }; bizOpaque?: string },
+    acceptedAt: number,
+  ): void {
     if (!this.state.config.statusWebhooks) return;
     this.queues.sent.push({ ...msg, acceptedAt, stage: 'sent', dueAt: acceptedAt + this.state.config.statusDelaysMs.sent });
   }
@@ -309,6 +313,7 @@ function statusObject(s: ScheduledStatus, timestamp: string): Record<string, unk
     timestamp,
     recipient_id: s.recipientId,
   };
+  if (s.bizOpaque) base.biz_opaque_callback_data = s.bizOpaque;
   if (s.stage === 'failed' && s.failure) {
     const title = titleOf(s.failure.code);
     base.errors = [

@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AutomationsWorkerModule } from '@switchboard/automations';
+import { CampaignsWorkerModule } from '@switchboard/campaigns';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { MessagingWorkerModule } from '@switchboard/messaging';
@@ -20,6 +21,7 @@ export class WorkerModule {
         QueueModule.forRoot(),
         MessagingWorkerModule,
         AutomationsWorkerModule.forRoot(),
+        CampaignsWorkerModule,
       ],
     };
   }

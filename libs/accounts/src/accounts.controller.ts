@@ -20,6 +20,8 @@ export class AccountsController {
         id: Number(account.id),
         name: account.name,
         created_at: account.createdAt.toISOString(),
+        /** verifies X-Switchboard-Signature of per-message callbacks (docs/messaging.md) */
+        callback_signing_secret: await this.accounts.callbackSecret(accountId),
         phone_numbers: phoneNumbers.map((p) => ({
           messagingPhoneId: p.messagingPhoneId,
           display_phone_number: p.displayPhoneNumber,

@@ -33,6 +33,12 @@ export class AccountsService {
     return { account, phoneNumbers };
   }
 
+  /** The key that signs this account's per-message callbacks (see docs/messaging.md). */
+  async callbackSecret(accountId: string): Promise<string> {
+    const row = await this.accounts.createQueryBuilder('a').addSelect('a.callbackSecret').where('a.id = :id', { id: accountId }).getOne();
+    return row?.callbackSecret ?? '';
+  }
+
   /** The caller's number by its messagingPhoneId, or null when it is not this account's. */
   findPhoneNumber(accountId: string, messagingPhoneId: string): Promise<PhoneNumber | null> {
     return this.phoneNumbers.findOneBy({ accountId, messagingPhoneId });

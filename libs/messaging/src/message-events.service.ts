@@ -11,6 +11,10 @@ export interface AppliedStatus {
   status: string;
   /** true the first time the message reaches this status (drives once-only callbacks). */
   firstTime: boolean;
+  /** the message's callback subscription and customer number (for SPEC §6 callbacks) */
+  callbackUrl?: string | null;
+  callbackEvents?: string[];
+  recipient?: string;
 }
 
 export interface RecordedInbound {
@@ -49,27 +53,68 @@ export class MessageEventsService {
          error_message = CASE WHEN $2 = 'failed' THEN $6 ELSE m.error_message END,
          updated_at = now()
        FROM previous WHERE m.id = previous.id
-       RETURNING m.id, m.account_id, m.status, previous.seen_at IS NULL AS first_time`,
+       RETURNING m.id, m.account_id, m.status, previous.seen_at IS NULL AS first_time, m.callback_url, m.callback_events, m.recipient`,
       [event.wamid, event.status, event.timestamp, error?.code ?? null, error?.title ?? null, error?.details ?? error?.message ?? null],
-    )) as [Array<{ id: string; account_id: string; status: string; first_time: boolean }>, number];
+    )) as [Array<{ id: string; account_id: string; status: string; first_time: boolean; callback_url: string | null; callback_events: string[]; recipient: string }>, number];
     const row = rows[0];
-    return row ? { messageId: row.id, accountId: String(row.account_id), status: event.status, firstTime: row.first_time } : null;
+    return row
+      ? {
+          messageId: row.id,
+          accountId: String(row.account_id),
+          status: event.status,
+          firstTime: row.first_time,
+          callbackUrl: row.callback_url,
+          callbackEvents: row.callback_events,
+          recipient: row.recipient,
+        }
+      : null;
+  }
+
+  /**
+   * Reconciliation: a status for a wamid we never recorded, carrying one of our message ids in
+   * biz_opaque_callback_data (the send's answer was lost, e.g. the worker died between the platform's answer and
+   * the database write). Links the wamid to that message (same number, no wamid yet) and marks it accepted.
+   */
+  async linkByOpaqueData(event: StatusEvent): Promise<boolean> {
+    const id = event.bizOpaqueCallbackData;
+    if (!id || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
+    const [rows] = (await this.db.query(
+      `UPDATE messages m SET wamid = $1, status = CASE WHEN message_status_rank(m.status) < 1 THEN 'accepted' ELSE m.status END,
+              accepted_at = COALESCE(m.accepted_at, now()), updated_at = now()
+       FROM phone_numbers p
+       WHERE m.id = $2 AND m.wamid IS NULL AND m.direction = 'outbound' AND p.id = m.phone_number_id AND p.messaging_phone_id = $3
+       RETURNING m.id`,
+      [event.wamid, id, event.phoneNumberId],
+    )) as [Array<{ id: string }>, number];
+    return rows.length > 0;
+  }
+
+  /** The callback subscription of a message (for `replied`). */
+  async callbackTarget(messageId: string): Promise<{ accountId: string; callbackUrl: string | null; callbackEvents: string[]; recipient: string } | null> {
+    const [row] = await this.db.query(`SELECT account_id, callback_url, callback_events, recipient FROM messages WHERE id = $1`, [messageId]);
+    return row ? { accountId: String(row.account_id), callbackUrl: row.callback_url, callbackEvents: row.callback_events, recipient: row.recipient } : null;
+  }
+
+  /** Links a stored inbound message to the account's contact (created when new). */
+  async linkContact(messageId: string, contactId: string): Promise<void> {
+    await this.db.query(`UPDATE messages SET contact_id = $2 WHERE id = $1 AND contact_id IS NULL`, [messageId, contactId]);
   }
 
   /**
    * Stores a customer's message once (by wamid), opens or extends the 24-hour window of that customer on that
    * number, and marks the outbound message it answers as replied. Returns null for duplicates and unknown numbers.
    */
-  async recordInbound(event: MessageEvent): Promise<RecordedInbound | null> {
+  async recordInbound(event: MessageEvent, receivedAt?: Date): Promise<RecordedInbound | null> {
     return this.db.transaction(async (tx) => {
       const [phone] = await tx.query(`SELECT id, account_id FROM phone_numbers WHERE messaging_phone_id = $1`, [event.phoneNumberId]);
       if (!phone) return null;
       const text = event.text ?? event.buttonText ?? null;
       const [inserted] = await tx.query(
         `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid, context_wamid, created_at)
-         VALUES ($1, $2, 'inbound', $3, $4, $5, $6, 'received', $7, $8, to_timestamp($9))
+         VALUES ($1, $2, 'inbound', $3, $4, $5, $6, 'received', $7, $8, COALESCE($9::timestamptz, now()))
          ON CONFLICT (wamid) DO NOTHING RETURNING id`,
-        [phone.account_id, phone.id, event.from, event.interactiveType ?? event.type, text, JSON.stringify(event), event.wamid, event.contextWamid ?? null, event.timestamp],
+        // created_at: when our webhook receiver got it (millisecond order among our own messages); the platform's time is in payload
+        [phone.account_id, phone.id, event.from, event.interactiveType ?? event.type, text, JSON.stringify(event), event.wamid, event.contextWamid ?? null, receivedAt ?? null],
       );
       if (!inserted) return null;
 

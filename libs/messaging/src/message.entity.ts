@@ -58,6 +58,14 @@ export class Message {
   @Column({ name: 'callback_events', type: 'text', array: true })
   callbackEvents: string[];
 
+  /** Outbound: the send queue that carries it (`api` or `bulk`). */
+  @Column({ type: 'text', nullable: true })
+  queue: string | null;
+
+  /** Outbound: platform calls made for it (retries included). */
+  @Column({ type: 'int', default: 0 })
+  attempts: number;
+
   @Column({ name: 'error_code', type: 'int', nullable: true })
   errorCode: number | null;
 

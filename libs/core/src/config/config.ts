@@ -139,6 +139,41 @@ export class AppConfig {
   @Min(1)
   AUTOMATION_WORKER_CONCURRENCY = 20;
 
+  /** How long POST /send-message and /v1/send-message wait for the platform's answer before answering 202 (queued). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  SEND_WAIT_TIMEOUT_MS = 20_000;
+
+  /** Jobs in flight per worker process on the API send queue and on the bulk (campaign/automation) send queue. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  SEND_CONCURRENCY = 100;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  BULK_SEND_CONCURRENCY = 1000;
+
+  /** The pacer counts each number's rate over 1 s + this margin, absorbing network jitter between our clock and the platform's. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  SEND_PACING_MARGIN_MS = 60;
+
+  /** Most messages in one bulk template send (POST /send-message with an array); more is a 400. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  MAX_BULK_SEND = 1000;
+
+  /** Per-message callbacks: one POST, no retry, this timeout. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  CALLBACK_TIMEOUT_MS = 5000;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 

@@ -1,6 +1,7 @@
 import { Account, PhoneNumber } from '@switchboard/accounts';
 import { ApiClient } from '@switchboard/auth';
 import { AUTOMATION_ENTITIES } from '@switchboard/automations';
+import { Campaign } from '@switchboard/campaigns';
 import { Contact, ContactGroup, ContactGroupMember } from '@switchboard/contacts';
 import { Flow, FlowResponse } from '@switchboard/flows';
 import { Message, PlatformWebhookEvent } from '@switchboard/messaging';
@@ -17,10 +18,12 @@ export const ALL_ENTITIES = [
   Contact,
   ContactGroup,
   ContactGroupMember,
+  Template,
   Message,
   PlatformWebhookEvent,
   Template,
   ...AUTOMATION_ENTITIES,
   Flow,
   FlowResponse,
+  Campaign,
 ];

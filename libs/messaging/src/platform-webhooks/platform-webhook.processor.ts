@@ -1,11 +1,14 @@
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QUEUES } from '@switchboard/core';
-import { parseWebhook, type TemplateStatusEvent, type WebhookEvent } from '@switchboard/whatsapp';
+import { parseWebhook, type MessageEvent, type TemplateStatusEvent, type WebhookEvent } from '@switchboard/whatsapp';
 import { Job } from 'bullmq';
 import { Repository } from 'typeorm';
-import { MessageEventsService } from '../message-events.service';
+import { ContactsService } from '@switchboard/contacts';
+import { CallbacksService, type CallbackEvent } from '../callbacks/callbacks.service';
+import { MessageEventsService, type RecordedInbound } from '../message-events.service';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 import { PlatformWebhooksService } from './platform-webhooks.service';
 
@@ -14,6 +17,17 @@ export interface TemplateStatusSink {
   applyPlatformStatus(event: TemplateStatusEvent): Promise<unknown>;
 }
 export const TEMPLATE_STATUS_SINK = Symbol('TEMPLATE_STATUS_SINK');
+
+/**
+ * Receives every inbound customer message of a known number, after it is stored (e.g. automations: resume the runs
+ * waiting for a reply, start keyword-triggered workflows). Called again for a redelivered webhook (same `event.wamid`),
+ * so it must be idempotent by wamid; a rejection makes the webhook job retry. Provide it anywhere in the worker
+ * under this token (looked up across modules at start-up).
+ */
+export interface InboundMessageListener {
+  onInboundMessage(accountId: string, messagingPhoneId: string, event: MessageEvent): Promise<unknown>;
+}
+export const INBOUND_MESSAGE_LISTENER = Symbol('INBOUND_MESSAGE_LISTENER');
 
 /** Thrown when a status names a wamid we have not stored yet (the send's response may still be in flight). */
 class StatusBeforeMessageError extends Error {}
@@ -27,11 +41,21 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     private readonly webhooks: PlatformWebhooksService,
     private readonly messages: MessageEventsService,
     @Optional() @Inject(TEMPLATE_STATUS_SINK) private readonly templates?: TemplateStatusSink,
+    @Optional() private readonly callbacks?: CallbacksService,
+    @Optional() private readonly contacts?: ContactsService,
+    @Optional() private readonly moduleRef?: ModuleRef,
   ) {
     super();
   }
 
+  private inboundListener?: InboundMessageListener;
+
   async onApplicationBootstrap() {
+    try {
+      this.inboundListener = this.moduleRef?.get<InboundMessageListener>(INBOUND_MESSAGE_LISTENER, { strict: false });
+    } catch {
+      this.inboundListener = undefined; // nobody listens
+    }
     const requeued = await this.webhooks.requeueUnprocessed();
     if (requeued) this.logger.log(`Re-queued ${requeued} unprocessed platform webhooks`);
   }
@@ -39,7 +63,7 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
   async process(job: Job<{ eventId: string }>): Promise<void> {
     const stored = await this.events.findOneBy({ id: job.data.eventId });
     if (!stored || stored.processedAt) return;
-    for (const event of parseWebhook(stored.payload)) await this.dispatch(event);
+    for (const event of parseWebhook(stored.payload)) await this.dispatch(event, stored.receivedAt);
     await this.events.update({ id: stored.id }, { processedAt: new Date(), error: null });
   }
 
@@ -50,24 +74,58 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     await this.events.update({ id: job.data.eventId }, { error: error.message });
   }
 
-  private async dispatch(event: WebhookEvent): Promise<void> {
+  private async dispatch(event: WebhookEvent, receivedAt?: Date): Promise<void> {
     switch (event.kind) {
       case 'status': {
-        const applied = await this.messages.applyStatus(event);
+        let applied = await this.messages.applyStatus(event);
+        // our message id in biz_opaque_callback_data: the send's answer was never recorded; link it now
+        if (!applied && (await this.messages.linkByOpaqueData(event))) applied = await this.messages.applyStatus(event);
         if (!applied && ['sent', 'delivered', 'read', 'failed'].includes(event.status) && (await this.isOurNumber(event.phoneNumberId))) {
           throw new StatusBeforeMessageError(`No message with wamid ${event.wamid} yet`);
         }
+        if (applied?.firstTime && this.callbacks) {
+          await this.callbacks.notify(
+            { messageId: applied.messageId, accountId: applied.accountId, callbackUrl: applied.callbackUrl ?? null, callbackEvents: applied.callbackEvents ?? [], recipient: applied.recipient ?? event.recipientId },
+            event.status as CallbackEvent,
+            new Date(event.timestamp * 1000),
+          );
+        }
         return;
       }
-      case 'message':
-        await this.messages.recordInbound(event);
+      case 'message': {
+        const recorded = await this.messages.recordInbound(event, receivedAt);
+        if (recorded) await this.afterInbound(event, recorded);
+        if (this.inboundListener) {
+          const accountId = recorded?.accountId ?? (await this.accountOfNumber(event.phoneNumberId));
+          if (accountId) await this.inboundListener.onInboundMessage(accountId, event.phoneNumberId, event);
+        }
         return;
+      }
       case 'template_status':
         await this.templates?.applyPlatformStatus(event);
         return;
       default:
         return; // stored, not acted upon
     }
+  }
+
+  /** A newly stored inbound message: link it to the contact (created when new), call back `replied`. */
+  private async afterInbound(event: MessageEvent, recorded: RecordedInbound): Promise<void> {
+    if (this.contacts) {
+      const { contact } = await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
+      await this.messages.linkContact(recorded.messageId, contact.id);
+    }
+    if (recorded.repliedMessageId && this.callbacks) {
+      const target = await this.messages.callbackTarget(recorded.repliedMessageId);
+      if (target) {
+        await this.callbacks.notify({ messageId: recorded.repliedMessageId, ...target }, 'replied', new Date(event.timestamp * 1000), event.text ?? event.buttonText ?? event.media?.caption ?? '');
+      }
+    }
+  }
+
+  private async accountOfNumber(messagingPhoneId: string): Promise<string | null> {
+    const [row] = await this.events.query('SELECT account_id FROM phone_numbers WHERE messaging_phone_id = $1', [messagingPhoneId]);
+    return row ? String(row.account_id) : null;
   }
 
   private async isOurNumber(messagingPhoneId: string): Promise<boolean> {

@@ -3,9 +3,11 @@ import { Contacts1763780100000 } from './1763780100000-contacts';
 import { MessagesAndPlatformWebhooks1763783000000 } from './1763783000000-messages-and-platform-webhooks';
 import { Templates1763785000000 } from './1763785000000-templates';
 import { Flows1763787000000 } from './1763787000000-flows';
+import { Campaigns1763789000000 } from './1763789000000-campaigns';
 import { Automations1763790000000 } from './1763790000000-automations';
 import { ContactCounts1763791000000 } from './1763791000000-contact-counts';
 import { ContactCustomFields1763792000000 } from './1763792000000-contact-custom-fields';
+import { MessagingSends1763795000000 } from './1763795000000-messaging-sends';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -14,7 +16,9 @@ export const MIGRATIONS = [
   MessagesAndPlatformWebhooks1763783000000,
   Templates1763785000000,
   Flows1763787000000,
+  Campaigns1763789000000,
   Automations1763790000000,
   ContactCounts1763791000000,
   ContactCustomFields1763792000000,
+  MessagingSends1763795000000,
 ];

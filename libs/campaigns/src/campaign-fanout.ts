@@ -1,0 +1,348 @@
+import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { AppConfig, QUEUES } from '@switchboard/core';
+import { buildTemplateComponents, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import { DelayedError, Job, Queue } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import { approvedTemplate } from './campaigns.service';
+import { addFanoutJobs, addFinishJob, FANOUT_JOB, FanoutJobData, FINISH_JOB } from './fanout-jobs';
+
+/** Recipients expanded per fan-out job (one transaction: recipients + messages + cursor). */
+export const FANOUT_BATCH = 1000;
+/**
+ * How many of a campaign's messages may wait (`queued`) for the send pipeline. The send worker checks a message's
+ * status when it picks the job up, before its pacer wait, so what still goes out after a pause is at most
+ * min(backlog, send concurrency). Slow numbers: about 2 s of the rate (at least 20), so a pause holds within ~2 s.
+ * Fast numbers (≥ 200/s): about 4 s of the rate (at most 5,000), a cushion that keeps the sender busy through a
+ * fan-out hiccup on a loaded machine; the send worker's concurrency still bounds what escapes a pause.
+ */
+export function backlogLimit(messagesPerSecond: number): number {
+  const seconds = messagesPerSecond >= 200 ? 4 : 2;
+  return Math.min(5000, Math.max(20, Math.round(messagesPerSecond * seconds)));
+}
+
+/** Sweep of running triggers without a job (a crash between commit and queueing, a lost job). */
+const SWEEP_EVERY_MS = 30_000;
+
+interface TriggerState {
+  id: string;
+  campaign_id: string;
+  kind: 'start' | 'api';
+  status: string;
+  cursor: string;
+  batches_done: number;
+  account_id: string;
+  phone_number_id: string;
+  campaign_status: string;
+  template_name: string;
+  template_language: string;
+  variables: Record<string, unknown>;
+  media_url: string | null;
+  document_name: string | null;
+  callback_url: string | null;
+  callback_events: string[];
+  group_ids: string[];
+  messages_per_second: number;
+}
+
+export type BatchOutcome =
+  | { kind: 'stale' }
+  | { kind: 'held'; reason: string }
+  | { kind: 'backlog'; queued: number }
+  | { kind: 'expanded'; messageIds: string[]; done: boolean };
+
+/**
+ * The campaign fan-out. Each job expands one batch of one trigger (a `start` over the campaign's groups, or an API
+ * trigger's recorded recipients): in one transaction it locks the trigger row, checks the batch is the next one
+ * (`batches_done`), reads the next contacts after the cursor (keyset on contact id, never the whole audience), inserts
+ * the recipients and their messages (status `queued`, `campaign_id`), and advances the cursor; then it hands the message
+ * ids to the send pipeline (libs/messaging, `addBulk` on the bulk send queue) and queues the next batch's job.
+ *
+ * Crash safety: a batch is all or nothing; job ids are deterministic (`fanout-{trigger}-{batch}`); a job that finds its
+ * batch already committed re-queues that batch's sends (idempotent: the send job id is the message id and the send
+ * worker skips anything no longer `queued`) and makes sure the next job exists. The sweep (at boot and every 30 s)
+ * re-adds the due job of every running trigger.
+ *
+ * Pacing: the fan-out stays about 2 seconds ahead of the number's rate (see backlogLimit), so pause takes effect quickly
+ * and Redis never holds the whole campaign; batches are at most FANOUT_BATCH and never overfill the backlog.
+ */
+@Injectable()
+export class CampaignFanoutService implements OnModuleDestroy {
+  private readonly logger = new Logger(CampaignFanoutService.name);
+  private sweepTimer?: NodeJS.Timeout;
+  private readonly templates = new Map<string, { at: number; template: TemplateForSend | string }>();
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @InjectQueue(QUEUES.campaigns) private readonly queue: Queue,
+    private readonly sends: SendQueueService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async runBatch(triggerId: string, batch: number): Promise<BatchOutcome> {
+    const t = await this.state(this.db, triggerId);
+    if (!t || t.status !== 'running') return { kind: 'stale' };
+    if (t.campaign_status === 'cancelled') {
+      await this.db.query(`UPDATE campaign_triggers SET status = 'cancelled', completed_at = now() WHERE id = $1 AND status = 'running'`, [triggerId]);
+      return { kind: 'held', reason: 'cancelled' };
+    }
+    if (t.campaign_status === 'paused') return { kind: 'held', reason: 'paused' };
+    if (t.kind === 'start' && t.campaign_status !== 'running') return { kind: 'held', reason: t.campaign_status };
+
+    if (batch < t.batches_done) {
+      // Our batch is committed (we crashed after the commit, or this is a replay): finish its hand-off, once more.
+      if (batch === t.batches_done - 1) {
+        const rows: Array<{ message_id: string }> = await this.db.query(
+          `SELECT r.message_id FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
+            WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.batch = $3 AND m.status = 'queued'`,
+          [t.campaign_id, triggerId, batch],
+        );
+        await this.sends.enqueue(rows.map((r) => r.message_id), 'bulk');
+        await addFanoutJobs(this.queue, [{ triggerId, batch: t.batches_done }]);
+      }
+      return { kind: 'stale' };
+    }
+    if (batch > t.batches_done) return { kind: 'stale' };
+
+    const limit = backlogLimit(Number(t.messages_per_second));
+    const [{ queued }] = await this.db.query(
+      `SELECT count(*)::int AS queued FROM (SELECT 1 FROM messages WHERE campaign_id = $1 AND status = 'queued' LIMIT $2) q`,
+      [t.campaign_id, limit],
+    );
+    if (queued >= limit) return { kind: 'backlog', queued };
+
+    const template = await this.template(t);
+    const take = Math.min(FANOUT_BATCH, Math.max(10, limit - queued));
+    const result = await this.db.transaction(async (tx) => this.expand(tx, triggerId, batch, template, take));
+    if (result.kind === 'expanded') {
+      if (result.messageIds.length) await this.sends.enqueue(result.messageIds, 'bulk');
+      if (!result.done) await addFanoutJobs(this.queue, [{ triggerId, batch: batch + 1 }]);
+      else if (t.kind === 'start') await addFinishJob(this.queue, t.campaign_id);
+    }
+    return result;
+  }
+
+  /** A running campaign whose start fan-out is done becomes `completed` once none of its messages wait to be sent. */
+  async finish(campaignId: string): Promise<'completed' | 'waiting' | 'stale'> {
+    const [c] = await this.db.query(
+      `SELECT c.status, EXISTS (SELECT 1 FROM campaign_triggers t WHERE t.campaign_id = c.id AND t.kind = 'start' AND t.status = 'running') AS expanding
+         FROM campaigns c WHERE c.id = $1`,
+      [campaignId],
+    );
+    if (!c || c.status !== 'running' || c.expanding) return 'stale';
+    const waiting = await this.db.query(`SELECT 1 FROM messages WHERE campaign_id = $1 AND status = 'queued' LIMIT 1`, [campaignId]);
+    if (waiting.length) return 'waiting';
+    await this.db.query(`UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1 AND status = 'running'`, [campaignId]);
+    return 'completed';
+  }
+
+  private async expand(tx: EntityManager, triggerId: string, batch: number, template: TemplateForSend | string, take: number): Promise<BatchOutcome> {
+    // Lock order: the campaign (shared: the state machine's FOR NO KEY UPDATE waits for us, and we see its outcome), then the trigger.
+    await tx.query(`SELECT c.id FROM campaigns c WHERE c.id = (SELECT campaign_id FROM campaign_triggers WHERE id = $1) FOR SHARE`, [triggerId]);
+    const t = await this.state(tx, triggerId, true);
+    if (!t || t.status !== 'running' || t.batches_done !== batch) return { kind: 'stale' };
+    if (t.campaign_status === 'cancelled' || t.campaign_status === 'paused' || (t.kind === 'start' && t.campaign_status !== 'running')) {
+      return { kind: 'held', reason: t.campaign_status };
+    }
+    const campaignId = t.campaign_id;
+
+    let rows: Array<{ contact_id: string; contact_number: string; is_blocked: boolean; variables: string | null }>;
+    if (t.kind === 'start') {
+      // Group members after the cursor; contacts this campaign already reached (API triggers) are not sent again.
+      rows = await tx.query(
+        `SELECT c.id AS contact_id, c.contact_number, c.is_blocked, NULL AS variables
+           FROM contacts c
+          WHERE c.account_id = $1 AND c.id > $2
+            AND EXISTS (SELECT 1 FROM contact_group_members m WHERE m.contact_id = c.id AND m.group_id = ANY($3::bigint[]))
+            AND NOT EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = $4 AND r.contact_id = c.id)
+          ORDER BY c.id
+          LIMIT $5`,
+        [t.account_id, t.cursor, t.group_ids, campaignId, take],
+      );
+    } else {
+      rows = await tx.query(
+        `SELECT r.contact_id, c.contact_number, c.is_blocked, r.variables::text AS variables
+           FROM campaign_recipients r JOIN contacts c ON c.id = r.contact_id
+          WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.status = 'pending' AND r.contact_id > $3
+          ORDER BY r.contact_id
+          LIMIT $4`,
+        [campaignId, triggerId, t.cursor, take],
+      );
+    }
+
+    if (!rows.length) {
+      await tx.query(`UPDATE campaign_triggers SET status = 'completed', completed_at = now(), batches_done = $2 WHERE id = $1`, [triggerId, batch + 1]);
+      return { kind: 'expanded', messageIds: [], done: true };
+    }
+
+    const defaults = t.kind === 'start' && typeof template !== 'string' ? buildTemplateComponents(template, this.sendInput(t, t.variables)) : null;
+    const messages: Array<{ id: string; contact_id: string; recipient: string; body: string | null; payload: string }> = [];
+    const recipients: Array<{ contact_id: string; message_id: string | null; status: string; error: string | null }> = [];
+    for (const r of rows) {
+      const contactId = String(r.contact_id);
+      if (r.is_blocked) {
+        recipients.push({ contact_id: contactId, message_id: null, status: 'skipped_blocked', error: null });
+        continue;
+      }
+      if (typeof template === 'string') {
+        recipients.push({ contact_id: contactId, message_id: null, status: 'failed', error: template });
+        continue;
+      }
+      const built = defaults ?? buildTemplateComponents(template, this.sendInput(t, r.variables ? JSON.parse(r.variables) : t.variables));
+      if (!built.ok) {
+        recipients.push({ contact_id: contactId, message_id: null, status: 'failed', error: built.reason });
+        continue;
+      }
+      const id = randomUUID();
+      const payload = {
+        messaging_product: 'whatsapp',
+        recipient_type: 'individual',
+        to: r.contact_number,
+        type: 'template',
+        template: { name: template.name, language: { code: template.language }, ...(built.components.length ? { components: built.components } : {}) },
+      };
+      messages.push({ id, contact_id: contactId, recipient: r.contact_number, body: built.bodyText.length ? built.bodyText.join(' | ') : null, payload: JSON.stringify(payload) });
+      recipients.push({ contact_id: contactId, message_id: id, status: 'queued', error: null });
+    }
+
+    if (messages.length) {
+      await tx.query(
+        `INSERT INTO messages (id, account_id, phone_number_id, contact_id, direction, recipient, kind, template_name, body, payload, status,
+                               callback_url, callback_events, queue, campaign_id)
+         SELECT x.id, $1, $2, x.contact_id, 'outbound', x.recipient, 'template', $3, x.body, x.payload::jsonb, 'queued', $4, $5::text[], 'bulk', $6
+           FROM unnest($7::uuid[], $8::bigint[], $9::text[], $10::text[], $11::text[]) AS x(id, contact_id, recipient, body, payload)`,
+        [
+          t.account_id,
+          t.phone_number_id,
+          typeof template === 'string' ? t.template_name : template.name,
+          t.callback_url,
+          t.callback_url ? t.callback_events : [],
+          campaignId,
+          messages.map((m) => m.id),
+          messages.map((m) => m.contact_id),
+          messages.map((m) => m.recipient),
+          messages.map((m) => m.body),
+          messages.map((m) => m.payload),
+        ],
+      );
+    }
+    const cols = [recipients.map((r) => r.contact_id), recipients.map((r) => r.message_id), recipients.map((r) => r.status), recipients.map((r) => r.error)];
+    if (t.kind === 'start') {
+      await tx.query(`INSERT INTO campaign_audience (campaign_id, contact_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING`, [campaignId, cols[0]]);
+      await tx.query(
+        `INSERT INTO campaign_recipients (campaign_id, trigger_id, contact_id, message_id, status, error, batch)
+         SELECT $1, $2, x.contact_id, x.message_id, x.status, x.error, $3
+           FROM unnest($4::bigint[], $5::uuid[], $6::text[], $7::text[]) AS x(contact_id, message_id, status, error)
+         ON CONFLICT DO NOTHING`,
+        [campaignId, triggerId, batch, ...cols],
+      );
+    } else {
+      await tx.query(
+        `UPDATE campaign_recipients r SET message_id = x.message_id, status = x.status, error = x.error, batch = $3
+           FROM unnest($4::bigint[], $5::uuid[], $6::text[], $7::text[]) AS x(contact_id, message_id, status, error)
+          WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.contact_id = x.contact_id`,
+        [campaignId, triggerId, batch, ...cols],
+      );
+    }
+    const blocked = recipients.filter((r) => r.status === 'skipped_blocked').length;
+    const last = String(rows[rows.length - 1].contact_id);
+    await tx.query(
+      `UPDATE campaign_triggers SET cursor = $2, batches_done = $3,
+              recipients = recipients + CASE WHEN kind = 'start' THEN $4::int ELSE 0 END,
+              skipped_blocked = skipped_blocked + CASE WHEN kind = 'start' THEN $5::int ELSE 0 END
+        WHERE id = $1`,
+      [triggerId, last, batch + 1, recipients.length, blocked],
+    );
+    return { kind: 'expanded', messageIds: messages.map((m) => m.id), done: false };
+  }
+
+  private sendInput(t: TriggerState, variables: Record<string, unknown>) {
+    return { variables, mediaUrl: t.media_url ?? undefined, documentName: t.document_name ?? undefined };
+  }
+
+  private async template(t: TriggerState): Promise<TemplateForSend | string> {
+    const key = `${t.account_id}\u0000${t.template_name}\u0000${t.template_language}`;
+    const cached = this.templates.get(key);
+    if (cached && Date.now() - cached.at < 10_000) return cached.template;
+    const template = await approvedTemplate(this.db, t.account_id, t.template_name, t.template_language);
+    this.templates.set(key, { at: Date.now(), template });
+    return template;
+  }
+
+  private async state(db: DataSource | EntityManager, triggerId: string, lock = false): Promise<TriggerState | undefined> {
+    const rows = await db.query(
+      `SELECT t.id, t.campaign_id, t.kind, t.status, t.cursor, t.batches_done,
+              c.account_id, c.phone_number_id, c.status AS campaign_status, c.template_name, c.template_language, c.variables,
+              c.media_url, c.document_name, c.callback_url, c.callback_events, c.group_ids, p.messages_per_second
+         FROM campaign_triggers t JOIN campaigns c ON c.id = t.campaign_id JOIN phone_numbers p ON p.id = c.phone_number_id
+        WHERE t.id = $1${lock ? ' FOR UPDATE OF t' : ''}`,
+      [triggerId],
+    );
+    return rows[0];
+  }
+
+  /** Re-adds the due job of every running trigger whose campaign may proceed (idempotent: deterministic job ids). */
+  async sweep(): Promise<number> {
+    const rows: Array<{ id: string; batches_done: number }> = await this.db.query(
+      `SELECT t.id, t.batches_done FROM campaign_triggers t JOIN campaigns c ON c.id = t.campaign_id
+        WHERE t.status = 'running' AND c.status <> 'paused' AND (t.kind = 'api' OR c.status = 'running' OR c.status = 'cancelled')`,
+    );
+    await addFanoutJobs(this.queue, rows.map((r) => ({ triggerId: String(r.id), batch: r.batches_done })));
+    const finishing: Array<{ id: string }> = await this.db.query(
+      `SELECT c.id FROM campaigns c WHERE c.status = 'running'
+          AND NOT EXISTS (SELECT 1 FROM campaign_triggers t WHERE t.campaign_id = c.id AND t.kind = 'start' AND t.status = 'running')`,
+    );
+    for (const f of finishing) await addFinishJob(this.queue, String(f.id));
+    return rows.length;
+  }
+
+  startSweeping() {
+    if (this.sweepTimer) return;
+    const run = () => this.sweep().catch((e) => this.logger.warn(`campaign sweep: ${(e as Error).message}`));
+    this.sweepTimer = setInterval(run, SWEEP_EVERY_MS);
+    this.sweepTimer.unref();
+    void run();
+  }
+
+  onModuleDestroy() {
+    clearInterval(this.sweepTimer);
+  }
+}
+
+/** Retries back off; a full backlog re-checks shortly (the job is delayed, not failed). */
+const BACKLOG_RECHECK_MS = 250;
+const FINISH_RECHECK_MS = 500;
+
+@Processor(QUEUES.campaigns, { concurrency: 4, lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 10 })
+export class CampaignFanoutProcessor extends WorkerHost implements OnApplicationBootstrap {
+  private readonly logger = new Logger(CampaignFanoutProcessor.name);
+
+  constructor(private readonly fanout: CampaignFanoutService) {
+    super();
+  }
+
+  onApplicationBootstrap() {
+    this.fanout.startSweeping();
+  }
+
+  async process(job: Job<FanoutJobData>, token?: string) {
+    if (job.name === FINISH_JOB) {
+      const outcome = await this.fanout.finish((job.data as unknown as { campaignId: string }).campaignId);
+      if (outcome === 'waiting' && token) {
+        await job.moveToDelayed(Date.now() + FINISH_RECHECK_MS, token);
+        throw new DelayedError();
+      }
+      return { outcome };
+    }
+    if (job.name !== FANOUT_JOB) return { outcome: 'unknown job' };
+    const result = await this.fanout.runBatch(job.data.triggerId, job.data.batch);
+    if (result.kind === 'backlog' && token) {
+      await job.moveToDelayed(Date.now() + BACKLOG_RECHECK_MS, token);
+      throw new DelayedError();
+    }
+    if (result.kind === 'expanded' && result.done) this.logger.log(`trigger ${job.data.triggerId}: fan-out complete after ${job.data.batch} batch(es)`);
+    return { outcome: result.kind };
+  }
+}

@@ -1,0 +1,136 @@
+import { Controller, Get, Injectable, NotFoundException, Param, Query } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { AccountId, RequireGrant } from '@switchboard/auth';
+import { pageMeta, pageOffset, PaginationQuery } from '@switchboard/core';
+import { IsIn, IsOptional } from 'class-validator';
+import { DataSource } from 'typeorm';
+
+export class ListConversationsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {}
+
+export class ListConversationMessagesQuery extends PaginationQuery({ defaultPageSize: 50, maxPageSize: 100 }) {
+  @ApiPropertyOptional({ enum: ['inbound', 'outbound'], description: 'only one direction' })
+  @IsOptional()
+  @IsIn(['inbound', 'outbound'])
+  direction?: 'inbound' | 'outbound';
+}
+
+const WINDOW_MS = 24 * 3600 * 1000;
+const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
+
+function messageView(m: Record<string, any>) {
+  return {
+    id: m.id,
+    direction: m.direction,
+    type: m.kind,
+    template_name: m.template_name ?? null,
+    text: m.body ?? null,
+    status: m.status,
+    wamid: m.wamid ?? null,
+    error: m.error_code || m.error_title ? { code: m.error_code, title: m.error_title, details: m.error_message } : null,
+    created_at: iso(m.created_at),
+    accepted_at: iso(m.accepted_at),
+    sent_at: iso(m.sent_at),
+    delivered_at: iso(m.delivered_at),
+    read_at: iso(m.read_at),
+    failed_at: iso(m.failed_at),
+    replied_at: iso(m.replied_at),
+  };
+}
+
+/**
+ * Conversations: one per contact of the account (the trigger-maintained `conversations` table), newest activity first.
+ * `unread_count` = the customer's messages since the account's last outbound message to them (messages awaiting a
+ * reply); the window is the 24-hour customer-care window of the conversation's number.
+ */
+@Injectable()
+export class ConversationsService {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async list(accountId: string, query: ListConversationsQuery) {
+    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM conversations WHERE account_id = $1`, [accountId]);
+    const rows: Array<Record<string, any>> = await this.db.query(
+      `SELECT c.contact_id, c.last_message_at, c.last_inbound_at, c.last_outbound_at,
+              ct.name, ct.contact_number, ct.is_blocked,
+              p.messaging_phone_id, w.last_inbound_at AS window_inbound_at,
+              m.id, m.direction, m.kind, m.template_name, m.body, m.status, m.wamid, m.error_code, m.error_title, m.error_message,
+              m.created_at, m.accepted_at, m.sent_at, m.delivered_at, m.read_at, m.failed_at, m.replied_at,
+              (SELECT count(*)::int FROM messages u
+                 WHERE u.account_id = c.account_id AND u.contact_id = c.contact_id AND u.direction = 'inbound'
+                   AND u.created_at > COALESCE(c.last_outbound_at, '-infinity')) AS unread_count
+       FROM conversations c
+       JOIN contacts ct ON ct.id = c.contact_id AND ct.account_id = c.account_id
+       JOIN phone_numbers p ON p.id = c.phone_number_id
+       LEFT JOIN messages m ON m.id = c.last_message_id
+       LEFT JOIN customer_windows w ON w.phone_number_id = c.phone_number_id AND w.customer = ct.contact_number
+       WHERE c.account_id = $1
+       ORDER BY c.last_message_at DESC, c.contact_id DESC
+       OFFSET $2 LIMIT $3`,
+      [accountId, pageOffset(query), query.pageSize],
+    );
+    const now = Date.now();
+    return {
+      success: true,
+      data: {
+        conversations: rows.map((r) => {
+          const expiresAt = r.window_inbound_at ? new Date(new Date(r.window_inbound_at).getTime() + WINDOW_MS) : null;
+          return {
+            contact: { contact_id: Number(r.contact_id), name: r.name ?? null, contact_number: r.contact_number, isBlocked: r.is_blocked },
+            messagingPhoneId: r.messaging_phone_id,
+            last_message: r.id ? messageView(r) : null,
+            last_activity_at: iso(r.last_message_at),
+            unread_count: r.unread_count,
+            window: { open: !!expiresAt && expiresAt.getTime() > now, expires_at: expiresAt?.toISOString() ?? null },
+          };
+        }),
+        ...pageMeta(query, total),
+      },
+    };
+  }
+
+  async messages(accountId: string, contactId: string, query: ListConversationMessagesQuery) {
+    if (!/^\d{1,18}$/.test(contactId)) throw new NotFoundException({ message: 'Conversation not found' });
+    const [contact] = await this.db.query(`SELECT id, name, contact_number FROM contacts WHERE account_id = $1 AND id = $2`, [accountId, contactId]);
+    if (!contact) throw new NotFoundException({ message: 'Conversation not found' });
+    const params: unknown[] = [accountId, contactId];
+    let filter = '';
+    if (query.direction) {
+      params.push(query.direction);
+      filter = ` AND direction = $${params.length}`;
+    }
+    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM messages WHERE account_id = $1 AND contact_id = $2${filter}`, params);
+    const rows = await this.db.query(
+      `SELECT * FROM messages WHERE account_id = $1 AND contact_id = $2${filter}
+       ORDER BY created_at DESC, id DESC OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
+      [...params, pageOffset(query), query.pageSize],
+    );
+    return {
+      success: true,
+      data: {
+        contact: { contact_id: Number(contact.id), name: contact.name ?? null, contact_number: contact.contact_number },
+        messages: rows.map(messageView),
+        ...pageMeta(query, total),
+      },
+    };
+  }
+}
+
+@ApiTags('Conversations')
+@ApiHeader({ name: 'Authorization', description: 'access token as issued', required: true })
+@RequireGrant('/conversations')
+@Controller('v2/conversations')
+export class ConversationsController {
+  constructor(private readonly conversations: ConversationsService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Conversations (one per contact), newest activity first: last message, unread count, 24-hour window' })
+  list(@AccountId() accountId: string, @Query() query: ListConversationsQuery) {
+    return this.conversations.list(accountId, query);
+  }
+
+  @Get(':contactId/messages')
+  @ApiOperation({ summary: "A contact's messages, both directions, newest first, with statuses and their times" })
+  messages(@AccountId() accountId: string, @Param('contactId') contactId: string, @Query() query: ListConversationMessagesQuery) {
+    return this.conversations.messages(accountId, contactId, query);
+  }
+}

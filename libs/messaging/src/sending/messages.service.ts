@@ -1,0 +1,217 @@
+import { BadRequestException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
+import { AccountsService, PhoneNumber } from '@switchboard/accounts';
+import { ContactsService } from '@switchboard/contacts';
+import { AppConfig, assertPublicTarget, FieldError, normalizePhone, validationException } from '@switchboard/core';
+import { TemplatesService } from '@switchboard/templates';
+
+type FindForSend = Awaited<ReturnType<TemplatesService['findApprovedForSend']>>;
+import { buildTemplateComponents, TemplateForSend } from './template-payload';
+import { MessageOutcome, OutboundMessage, SendQueueService } from './send-queue.service';
+import { callbackEventsOf, SessionMessageBody, sessionPayload, TemplateMessageBody, validateSessionBody, validateTemplateItem } from './send-requests';
+
+export const SESSION_SENT = 'Message sent to whatsapp successfully!';
+export const SESSION_QUEUED = 'Message queued: the platform has not answered yet';
+export const ALL_SENT = 'All messages sent successfully';
+export const SOME_FAILED = 'Some messages failed to send';
+export const TEMPLATE_SENT = 'Message sent successfully';
+export const TEMPLATE_QUEUED = 'Message queued for sending';
+export const CONTACT_OPTED_OUT = 'Contact has opted out (blocked)';
+export const phoneNotFound = (id: string) => `Phone number not found: ${id} is not a connected number of this account (see GET /account/get)`;
+
+export interface SessionResult {
+  httpStatus: 200 | 202 | 500;
+  body: { success: boolean; message: string; messageId: string; status: string; wamid?: string | null; code?: number | null };
+}
+
+export type TemplateResultItem =
+  | { success: true; message: string; contact: { contact_id: number; contact_number: string }; messageId: string; status: string }
+  | { success: false; message: string; contact: unknown; messageId?: string; status?: string; code?: number | null };
+
+export interface TemplateResult {
+  httpStatus: 200 | 207;
+  body: { message: string; results: TemplateResultItem[] };
+}
+
+/** The platform's reason for a failed message, as stored (title and details). */
+export function failureReason(o: Pick<MessageOutcome, 'errorTitle' | 'errorMessage'>): string {
+  const { errorTitle: title, errorMessage: details } = o;
+  if (title && details && title !== details && !details.startsWith(title)) return `${title}: ${details}`;
+  return details || title || 'The platform rejected the message';
+}
+
+/**
+ * The two send endpoints (SPEC §4 Messages): validate, resolve number / contact / template, store and queue,
+ * wait (bounded) for the platform's answer, and shape the SPEC's responses.
+ */
+@Injectable()
+export class MessagesService {
+  constructor(
+    private readonly accounts: AccountsService,
+    private readonly contacts: ContactsService,
+    private readonly templates: TemplatesService,
+    private readonly sends: SendQueueService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async sendSession(accountId: string, messagingPhoneId: string, raw: unknown, idempotencyKey?: string): Promise<SessionResult> {
+    const { value, errors } = validateSessionBody(raw);
+    if (!value) throw validationException(errors);
+    const phone = await this.phoneOf(accountId, messagingPhoneId);
+    await this.checkCallbackTargets([value], '');
+    const prepared = await this.prepareSession(accountId, phone, value, idempotencyKey ?? null);
+    if (!prepared.ok) throw new ForbiddenException({ success: false, message: prepared.reason });
+    const [id] = await this.sends.store([prepared.message], 'api');
+    const outcome = (await this.sends.waitForOutcome([id])).get(id)!;
+    if (outcome.status === 'failed') {
+      return { httpStatus: 500, body: { success: false, message: failureReason(outcome), messageId: id, status: 'failed', code: outcome.errorCode } };
+    }
+    if (outcome.status === 'queued') return { httpStatus: 202, body: { success: true, message: SESSION_QUEUED, messageId: id, status: 'queued' } };
+    return { httpStatus: 200, body: { success: true, message: SESSION_SENT, messageId: id, status: outcome.status, wamid: outcome.wamid } };
+  }
+
+  async sendTemplates(accountId: string, messagingPhoneId: string, raw: unknown, idempotencyKey?: string): Promise<TemplateResult> {
+    const bulk = Array.isArray(raw);
+    const items: unknown[] = bulk ? (raw as unknown[]) : [raw];
+    if (bulk && items.length === 0) throw validationException([{ field: 'body', message: 'body must be a message object or a non-empty array of them' }]);
+    if (items.length > this.config.MAX_BULK_SEND) {
+      throw validationException([{ field: 'body', message: `at most ${this.config.MAX_BULK_SEND} messages per request (got ${items.length}); split the array` }]);
+    }
+    const errors: FieldError[] = [];
+    const values = items.map((item, i) => {
+      const checked = validateTemplateItem(item, bulk ? `[${i}]` : '');
+      errors.push(...checked.errors);
+      return checked.value!;
+    });
+    if (errors.length) throw validationException(errors);
+    const phone = await this.phoneOf(accountId, messagingPhoneId);
+    await this.checkCallbackTargets(values, bulk ? '[i].' : '');
+
+    const results: Array<TemplateResultItem | null> = new Array(values.length).fill(null);
+    const toSend: Array<{ index: number; message: OutboundMessage; contact: { contact_id: number; contact_number: string } }> = [];
+    const templateCache = new Map<string, Promise<FindForSend>>();
+    for (const [i, m] of values.entries()) {
+      const prepared = await this.prepareTemplate(accountId, phone, m, idempotencyKey ? (bulk ? `${idempotencyKey}:${i}` : idempotencyKey) : null, templateCache);
+      if (!prepared.ok) results[i] = { success: false, message: prepared.reason, contact: m.to };
+      else toSend.push({ index: i, message: prepared.message, contact: prepared.contact });
+    }
+
+    if (toSend.length) {
+      const ids = await this.sends.store(
+        toSend.map((s) => s.message),
+        'api',
+      );
+      const outcomes = await this.sends.waitForOutcome(ids);
+      toSend.forEach((s, k) => {
+        const id = ids[k];
+        const o = outcomes.get(id)!;
+        results[s.index] =
+          o.status === 'failed'
+            ? { success: false, message: failureReason(o), contact: values[s.index].to, messageId: id, status: 'failed', code: o.errorCode }
+            : { success: true, message: o.status === 'queued' ? TEMPLATE_QUEUED : TEMPLATE_SENT, contact: s.contact, messageId: id, status: o.status };
+      });
+    }
+    const final = results as TemplateResultItem[];
+    const allOk = final.every((r) => r.success);
+    return { httpStatus: allOk ? 200 : 207, body: { message: allOk ? ALL_SENT : SOME_FAILED, results: final } };
+  }
+
+  /**
+   * For automations too: one validated session message (see validateSessionBody) as an OutboundMessage for
+   * SendQueueService, or the reason it cannot be sent (the contact opted out).
+   */
+  async prepareSession(
+    accountId: string,
+    phone: PhoneNumber,
+    value: SessionMessageBody,
+    idempotencyKey: string | null = null,
+  ): Promise<{ ok: true; message: OutboundMessage } | { ok: false; reason: string }> {
+    const number = normalizePhone(value.receipentPhone);
+    if (!number) return { ok: false, reason: 'receipentPhone is not a phone number with country code' };
+    const { contact } = await this.contacts.findOrCreateByNumber(accountId, number, value.receipentName);
+    if (contact.isBlocked) return { ok: false, reason: CONTACT_OPTED_OUT };
+    const { kind, payload } = sessionPayload(number, value);
+    return { ok: true, message: this.outbound(accountId, phone, contact.id, number, value, { kind, payload, body: value.message || null, idempotencyKey }) };
+  }
+
+  /**
+   * For campaigns and automations too: resolves one template message (approved template, variables, contact, opt-out)
+   * into an OutboundMessage for SendQueueService.enqueueBulk, or the reason it cannot be sent (nothing is stored then).
+   * `phone` is a PhoneNumber row of the account (see `phoneOf` / AccountsService.findPhoneNumber).
+   */
+  async prepareTemplate(
+    accountId: string,
+    phone: PhoneNumber,
+    m: TemplateMessageBody,
+    idempotencyKey: string | null = null,
+    templateCache = new Map<string, Promise<FindForSend>>(),
+  ): Promise<{ ok: true; message: OutboundMessage; contact: { contact_id: number; contact_number: string } } | { ok: false; reason: string }> {
+    if (!templateCache.has(m.templateName)) templateCache.set(m.templateName, this.templates.findApprovedForSend(accountId, m.templateName));
+    const found = await templateCache.get(m.templateName)!;
+    if (!found.ok) return { ok: false, reason: found.reason };
+    const template = found.template as unknown as TemplateForSend;
+    const built = buildTemplateComponents(template, m);
+    if (!built.ok) return { ok: false, reason: built.reason };
+    const number = normalizePhone(m.to);
+    if (!number) return { ok: false, reason: 'to is not a phone number with country code' };
+    const { contact } = await this.contacts.findOrCreateByNumber(accountId, number, m.receipentName);
+    if (contact.isBlocked) return { ok: false, reason: CONTACT_OPTED_OUT };
+    const payload = {
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: number,
+      type: 'template',
+      template: { name: template.name, language: { code: template.language }, ...(built.components.length ? { components: built.components } : {}) },
+    };
+    return {
+      ok: true,
+      contact: { contact_id: Number(contact.id), contact_number: contact.contactNumber },
+      message: this.outbound(accountId, phone, contact.id, number, m, {
+        kind: 'template',
+        templateName: template.name,
+        payload,
+        body: built.bodyText.length ? built.bodyText.join(' | ') : null,
+        idempotencyKey,
+      }),
+    };
+  }
+
+  /** The account's connected number by messagingPhoneId, or 404. */
+  async phoneOf(accountId: string, messagingPhoneId: string): Promise<PhoneNumber> {
+    const phone = await this.accounts.findPhoneNumber(accountId, messagingPhoneId);
+    if (!phone) throw new NotFoundException({ success: false, message: phoneNotFound(messagingPhoneId) });
+    return phone;
+  }
+
+  /** SSRF guard at send time (scheme, literal and resolved addresses); checked again when the callback connects. */
+  private async checkCallbackTargets(values: Array<{ callback_url?: string }>, prefix: string): Promise<void> {
+    const urls = [...new Set(values.map((v) => v.callback_url).filter((u): u is string => !!u))];
+    for (const url of urls) {
+      try {
+        await assertPublicTarget(url, { allowPrivate: this.config.ALLOW_PRIVATE_NETWORK_TARGETS });
+      } catch (error) {
+        const field = prefix ? `${prefix.replace('[i].', `[${values.findIndex((v) => v.callback_url === url)}].`)}callback_url` : 'callback_url';
+        const reason = (error as NodeJS.ErrnoException).code === 'ENOTFOUND' ? 'its host does not resolve' : (error as Error).message;
+        throw new BadRequestException({ statusCode: 400, message: `${field} is not allowed: ${reason}`, errors: [{ field, message: reason }] });
+      }
+    }
+  }
+
+  private outbound(
+    accountId: string,
+    phone: PhoneNumber,
+    contactId: string,
+    recipient: string,
+    m: SessionMessageBody | TemplateMessageBody,
+    rest: Pick<OutboundMessage, 'kind' | 'payload'> & Partial<OutboundMessage>,
+  ): OutboundMessage {
+    return {
+      accountId,
+      phoneNumberId: phone.id,
+      contactId,
+      recipient,
+      callbackUrl: m.callback_url || null,
+      callbackEvents: callbackEventsOf(m),
+      ...rest,
+    };
+  }
+}

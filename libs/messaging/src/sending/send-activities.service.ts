@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { AccountsService, PhoneNumber } from '@switchboard/accounts';
+import { normalizePhone } from '@switchboard/core';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { MessagesService } from './messages.service';
+import { SendQueueService } from './send-queue.service';
+
+/** What an automation step gives (structurally the AutomationActivities inputs of libs/automations). */
+interface StepContext {
+  accountId: string;
+  /** the run's number, or null: the account's first number */
+  messagingPhoneId: string | null;
+  /** `run:<runId>:step:<seq>`: stored as the message's idempotency key, so a re-performed step sends nothing new */
+  idempotencyKey: string;
+}
+
+export class SendStepError extends Error {
+  readonly code = 'send_failed';
+}
+
+/**
+ * Sends for automation steps (and anything else that sends one message without an HTTP request): resolve, store with
+ * the step's idempotency key, queue on the bulk lane; resolves with `{messageId, status: 'queued'}` without waiting for
+ * the platform. A message that cannot be sent (unknown template, variable count, opted-out contact) rejects with the
+ * reason. Meant as the sendTemplate / sendSessionMessage of libs/automations' AutomationActivities.
+ */
+@Injectable()
+export class SendActivitiesService {
+  constructor(
+    private readonly messages: MessagesService,
+    private readonly sends: SendQueueService,
+    private readonly accounts: AccountsService,
+    @InjectDataSource() private readonly db: DataSource,
+  ) {}
+
+  async sendTemplate(input: StepContext & { to: string; templateName: string; variables?: Record<string, string>; mediaUrl?: string }) {
+    const phone = await this.phone(input);
+    const prepared = await this.messages.prepareTemplate(
+      input.accountId,
+      phone,
+      { templateName: input.templateName, to: input.to, variables: input.variables, mediaUrl: input.mediaUrl },
+      input.idempotencyKey,
+    );
+    if (!prepared.ok) throw new SendStepError(prepared.reason);
+    const [messageId] = await this.sends.store([prepared.message], 'bulk');
+    return { messageId, status: 'queued' };
+  }
+
+  async sendSessionMessage(input: StepContext & { to: string; text: string; buttons?: Array<{ text: string; payload?: string }> }) {
+    const phone = await this.phone(input);
+    if (!normalizePhone(input.to)) throw new SendStepError(`"${input.to}" is not a phone number with country code`);
+    const buttons = input.buttons?.length ? input.buttons.slice(0, 3).map((b) => ({ text: b.text })) : undefined;
+    const prepared = await this.messages.prepareSession(
+      input.accountId,
+      phone,
+      { typOfmsg: buttons ? 'quick_reply' : 'normal_message', receipentPhone: input.to, message: input.text, buttons },
+      input.idempotencyKey,
+    );
+    if (!prepared.ok) throw new SendStepError(prepared.reason);
+    const [messageId] = await this.sends.store([prepared.message], 'bulk');
+    return { messageId, status: 'queued' };
+  }
+
+  private async phone(input: StepContext): Promise<PhoneNumber> {
+    if (input.messagingPhoneId) {
+      const phone = await this.accounts.findPhoneNumber(input.accountId, input.messagingPhoneId);
+      if (!phone) throw new SendStepError(`number ${input.messagingPhoneId} is not connected to this account`);
+      return phone;
+    }
+    const [row] = await this.db.query(`SELECT messaging_phone_id FROM phone_numbers WHERE account_id = $1 ORDER BY id LIMIT 1`, [input.accountId]);
+    if (!row) throw new SendStepError('the account has no connected number');
+    return (await this.accounts.findPhoneNumber(input.accountId, row.messaging_phone_id))!;
+  }
+}

@@ -1,0 +1,234 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { AppConfig, createRedis, QUEUES } from '@switchboard/core';
+import { JobsOptions, Queue, QueueEvents } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import type Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+
+/** One outbound message, ready to store and send: the Cloud API request body is built by the caller. */
+export interface OutboundMessage {
+  accountId: string;
+  /** phone_numbers.id (the row id, not the messagingPhoneId) */
+  phoneNumberId: string;
+  contactId?: string | null;
+  /** digits only */
+  recipient: string;
+  /** template, text, image, video, document, interactive */
+  kind: string;
+  templateName?: string | null;
+  /** text / caption / interactive body, for conversations */
+  body?: string | null;
+  /** the Cloud API request body (`messaging_product`, `to`, `type`, ...); biz_opaque_callback_data is added when sending */
+  payload: Record<string, unknown>;
+  callbackUrl?: string | null;
+  callbackEvents?: string[];
+  /** unique per account: a second message with the same key is not created (the first one is returned) */
+  idempotencyKey?: string | null;
+}
+
+export type SendLane = 'api' | 'bulk';
+
+export interface SendJobData {
+  messageId: string;
+  /** set by enqueue at insert time: lets a first attempt skip reading the row (retries, stalls and sweeps read it) */
+  phoneNumberId?: string;
+  payload?: Record<string, unknown>;
+  /** set when a previous attempt may have reached the platform without us recording its answer */
+  inDoubtSince?: number;
+  /** stalls already handled (job.stalledCounter when last looked at) */
+  stallsSeen?: number;
+  /** the platform accepted it but recording that failed: the retry only records this wamid */
+  acceptedWamid?: string;
+}
+
+export interface MessageOutcome {
+  id: string;
+  status: string;
+  wamid: string | null;
+  errorCode: number | null;
+  errorTitle: string | null;
+  errorMessage: string | null;
+}
+
+export const SEND_JOB = 'send';
+const INSERT_CHUNK = 1000;
+
+export function sendJobOptions(messageId: string): JobsOptions {
+  return {
+    jobId: messageId, // a second enqueue of the same message is a no-op
+    attempts: 12,
+    backoff: { type: 'platform' }, // see sendBackoff: honours retryAfterMs
+    removeOnComplete: true,
+    removeOnFail: true,
+  };
+}
+
+/**
+ * Stores outbound messages (status `queued`) and only then queues them: nothing acknowledged is lost, and a crash
+ * between the two is repaired by the worker's sweep of queued messages. API sends go on `QUEUES.sends` and may wait
+ * for the platform's answer; campaign/automation sends go on `QUEUES.bulkSends` without waiting. Both share the
+ * per-number pacer in the worker, where API sends go first.
+ */
+@Injectable()
+export class SendQueueService implements OnModuleDestroy {
+  private readonly logger = new Logger(SendQueueService.name);
+  private events?: QueueEvents;
+  private eventsConnection?: Redis;
+  private readonly waiters = new Map<string, () => void>();
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @InjectQueue(QUEUES.sends) private readonly apiQueue: Queue,
+    @InjectQueue(QUEUES.bulkSends) private readonly bulkQueue: Queue,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** Campaigns and automations: store and queue, no waiting. Returns the message ids in input order. */
+  enqueueBulk(messages: OutboundMessage[]): Promise<string[]> {
+    return this.store(messages, 'bulk');
+  }
+
+  /** Stores then queues; returns the message ids in input order (an existing id for a repeated idempotency key). */
+  async store(messages: OutboundMessage[], lane: SendLane): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < messages.length; i += INSERT_CHUNK) {
+      const chunk = messages.slice(i, i + INSERT_CHUNK);
+      const { ids: chunkIds, created } = await this.insert(chunk, lane);
+      // Freshly created messages carry their payload in the job; a repeated idempotency key gets a bare job (reads the row).
+      const inline = new Map(chunk.map((m, k) => [chunkIds[k], { phoneNumberId: m.phoneNumberId, payload: m.payload }] as const).filter(([id]) => created.has(id)));
+      await this.enqueue(chunkIds, lane, inline);
+      ids.push(...chunkIds);
+    }
+    return ids;
+  }
+
+  /** Queues already stored messages (idempotent: the job id is the message id). */
+  async enqueue(
+    messageIds: string[],
+    lane: SendLane,
+    inline?: Map<string, Pick<SendJobData, 'phoneNumberId' | 'payload'>>,
+    options: { inDoubt?: boolean } = {},
+  ): Promise<void> {
+    if (!messageIds.length) return;
+    const queue = lane === 'api' ? this.apiQueue : this.bulkQueue;
+    const inDoubtSince = options.inDoubt ? Date.now() : undefined;
+    await queue.addBulk(
+      messageIds.map((messageId) => ({
+        name: SEND_JOB,
+        data: { messageId, ...inline?.get(messageId), ...(inDoubtSince ? { inDoubtSince } : {}) } satisfies SendJobData,
+        opts: sendJobOptions(messageId),
+      })),
+    );
+  }
+
+  private async insert(messages: OutboundMessage[], lane: SendLane): Promise<{ ids: string[]; created: Set<string> }> {
+    const rows = messages.map((m) => ({
+      id: randomUUID(),
+      account_id: m.accountId,
+      phone_number_id: m.phoneNumberId,
+      contact_id: m.contactId ?? null,
+      recipient: m.recipient,
+      kind: m.kind,
+      template_name: m.templateName ?? null,
+      body: m.body ?? null,
+      payload: m.payload,
+      idempotency_key: m.idempotencyKey ?? null,
+      callback_url: m.callbackUrl ?? null,
+      callback_events: m.callbackEvents ?? [],
+    }));
+    const inserted: Array<{ id: string }> = await this.db.query(
+      `INSERT INTO messages (id, account_id, phone_number_id, contact_id, direction, recipient, kind, template_name, body, payload, status,
+                             idempotency_key, callback_url, callback_events, queue)
+       SELECT x.id, x.account_id, x.phone_number_id, x.contact_id, 'outbound', x.recipient, x.kind, x.template_name, x.body, x.payload, 'queued',
+              x.idempotency_key, x.callback_url, ARRAY(SELECT jsonb_array_elements_text(x.callback_events)), $2
+       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, account_id bigint, phone_number_id bigint, contact_id bigint, recipient text, kind text,
+            template_name text, body text, payload jsonb, idempotency_key text, callback_url text, callback_events jsonb)
+       ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING id`,
+      [JSON.stringify(rows), lane],
+    );
+    const created = new Set(inserted.map((r) => r.id));
+    if (inserted.length === rows.length) return { ids: rows.map((r) => r.id), created };
+    // Some idempotency keys were already used: answer with the messages they created.
+    const repeated = rows.filter((r) => !created.has(r.id));
+    const existing: Array<{ id: string; account_id: string; idempotency_key: string }> = await this.db.query(
+      `SELECT id, account_id, idempotency_key FROM messages WHERE (account_id, idempotency_key) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))`,
+      [repeated.map((r) => r.account_id), repeated.map((r) => r.idempotency_key)],
+    );
+    const byKey = new Map(existing.map((e) => [`${e.account_id}\u0000${e.idempotency_key}`, e.id]));
+    return { ids: rows.map((r) => (created.has(r.id) ? r.id : byKey.get(`${r.account_id}\u0000${r.idempotency_key}`) ?? r.id)), created };
+  }
+
+  /**
+   * Waits (at most `timeoutMs`) until every message has left `queued` (accepted by the platform, or failed), then
+   * returns each message's state; messages still queued at the deadline are returned as `queued`.
+   */
+  async waitForOutcome(ids: string[], timeoutMs = this.config.SEND_WAIT_TIMEOUT_MS): Promise<Map<string, MessageOutcome>> {
+    const unique = [...new Set(ids)];
+    await this.queueEvents();
+    const pending = new Set(unique);
+    let wake!: () => void;
+    const done = new Promise<void>((resolve) => (wake = resolve));
+    const settle = (id: string) => {
+      pending.delete(id);
+      this.waiters.delete(id);
+      if (pending.size === 0) wake();
+    };
+    for (const id of unique) this.waiters.set(id, () => settle(id));
+    try {
+      // Jobs that finished before we listened: the database already says so.
+      for (const row of await this.outcomes(unique)) if (row.status !== 'queued') settle(row.id);
+      // Queue events wake us at once; a slow poll of the database covers events missed while connecting.
+      const deadline = Date.now() + timeoutMs;
+      while (pending.size && Date.now() < deadline) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(1000, deadline - Date.now()))))]);
+        clearTimeout(timer);
+        if (pending.size) for (const row of await this.outcomes([...pending])) if (row.status !== 'queued') settle(row.id);
+      }
+    } finally {
+      for (const id of unique) this.waiters.delete(id);
+    }
+    return new Map((await this.outcomes(unique)).map((o) => [o.id, o]));
+  }
+
+  async outcomes(ids: string[]): Promise<MessageOutcome[]> {
+    const rows: Array<Record<string, any>> = await this.db.query(
+      `SELECT id, status, wamid, error_code, error_title, error_message FROM messages WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    return rows.map((r) => ({ id: r.id, status: r.status, wamid: r.wamid, errorCode: r.error_code, errorTitle: r.error_title, errorMessage: r.error_message }));
+  }
+
+  /** One QueueEvents (a blocking Redis stream reader) per process, created on the first wait. */
+  private async queueEvents(): Promise<QueueEvents> {
+    if (this.events) return this.events;
+    this.eventsConnection = createRedis(this.config.REDIS_URL);
+    const events = new QueueEvents(QUEUES.sends, {
+      connection: this.eventsConnection,
+      prefix: `${this.config.REDIS_PREFIX}:bull`,
+      autorun: true,
+    });
+    const finished = ({ jobId }: { jobId: string }) => this.waiters.get(jobId)?.();
+    events.on('completed', finished);
+    events.on('failed', finished);
+    events.on('error', (error) => this.logger.warn(`send queue events: ${error.message}`));
+    this.events = events;
+    await events.waitUntilReady();
+    return events;
+  }
+
+  async onModuleDestroy() {
+    const events = this.events;
+    this.events = undefined;
+    if (events) {
+      await events.close().catch(() => undefined);
+    }
+    this.eventsConnection?.disconnect();
+    this.eventsConnection = undefined;
+    if (events) {
+    }
+  }
+}

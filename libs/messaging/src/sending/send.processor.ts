@@ -1,0 +1,258 @@
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { AccountsService } from '@switchboard/accounts';
+import { AppConfig, QUEUES, REDIS } from '@switchboard/core';
+import { classifyCloudApiError, CloudApiClient, CloudApiError } from '@switchboard/whatsapp';
+import { DelayedError, Job } from 'bullmq';
+import type Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { CallbacksService } from '../callbacks/callbacks.service';
+import { Pacer } from './pacer';
+import { SEND_JOB, SendJobData, SendLane, SendQueueService } from './send-queue.service';
+
+/** How long a message whose previous attempt may have reached the platform waits for a status webhook before re-sending. */
+export const IN_DOUBT_WAIT_MS = 10_000;
+/** Bulk sends reserve pacer slots at most this far ahead, so API sends never queue behind more than this. */
+const BULK_MAX_AHEAD_MS = 1000;
+/** Sweep of messages stored but not queued (a crash between the insert and the enqueue, a lost job). */
+const SWEEP_EVERY_MS = 60_000;
+const SWEEP_MIN_AGE_MS = 30_000;
+
+class RetryableSendError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** BullMQ backoff (`backoff: {type: 'platform'}`): the platform's Retry-After when it gave one, else exponential with jitter. */
+export function sendBackoff(attemptsMade: number, _type?: string, error?: Error): number {
+  const hinted = error instanceof RetryableSendError ? error.retryAfterMs : undefined;
+  const base = hinted ?? Math.min(30_000, 500 * 2 ** Math.max(0, attemptsMade - 1));
+  return Math.round(base * (1 + Math.random() * 0.2));
+}
+
+interface NumberInfo {
+  client: CloudApiClient;
+  messagesPerSecond: number;
+  until: number;
+}
+
+export type SendResult = { outcome: 'accepted'; wamid: string } | { outcome: 'failed'; code: number } | { outcome: 'skipped'; status: string };
+
+/**
+ * Sends one stored message: skip unless still `queued` (never re-send what the platform accepted), wait for a pacer
+ * slot on its number, call the platform with biz_opaque_callback_data = message id, then record the wamid and
+ * `accepted` in one UPDATE right away. Retryable failures (429, 5xx, 130429, network) go back to BullMQ with the
+ * platform's Retry-After; other Meta errors, or the last attempt, mark the message `failed` with code, title and details.
+ *
+ * The remaining crash window is between the platform's answer and that UPDATE (Meta has no idempotency key). A job
+ * that was running when its worker died comes back as stalled; it is then "in doubt" and first waits IN_DOUBT_WAIT_MS
+ * for the status webhook, which carries our message id in biz_opaque_callback_data and links the wamid (see
+ * MessageEventsService.applyStatus). Only if none arrives is it sent again. A platform timeout is treated the same way.
+ */
+@Injectable()
+export class SendExecutor implements OnModuleDestroy {
+  private readonly logger = new Logger(SendExecutor.name);
+  private readonly numbers = new Map<string, Promise<NumberInfo>>();
+  private readonly pacer: Pacer;
+  private sweepTimer?: NodeJS.Timeout;
+  private readonly lateToleranceMs: number;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(REDIS) redis: Redis,
+    private readonly accounts: AccountsService,
+    private readonly callbacks: CallbacksService,
+    private readonly sends: SendQueueService,
+    config: AppConfig,
+  ) {
+    this.pacer = new Pacer(redis, config.REDIS_PREFIX, 1000 + config.SEND_PACING_MARGIN_MS);
+    this.lateToleranceMs = Math.max(10, Math.floor(config.SEND_PACING_MARGIN_MS / 2));
+  }
+
+  async execute(job: Job<SendJobData>, token: string | undefined, lane: SendLane): Promise<SendResult> {
+    const { messageId } = job.data;
+    if (job.data.acceptedWamid) {
+      // accepted by the platform on an earlier attempt whose database write failed
+      await this.recordAccepted(messageId, job.data.acceptedWamid);
+      return { outcome: 'accepted', wamid: job.data.acceptedWamid };
+    }
+    // A first attempt of a job created with the insert (payload inline, never run, never stalled) cannot have been
+    // sent yet: it skips the read. Everything else reads the row and sends only a message that is still queued.
+    const fresh = job.attemptsMade === 0 && !job.stalledCounter && job.data.payload && job.data.phoneNumberId && job.data.inDoubtSince === undefined;
+    const row = fresh
+      ? { id: messageId, phone_number_id: job.data.phoneNumberId!, payload: job.data.payload! }
+      : (await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = $1`, [messageId]))[0];
+    if (!row) return { outcome: 'skipped', status: 'missing' };
+    if (!fresh && (row.status !== 'queued' || row.wamid)) return { outcome: 'skipped', status: row.status };
+
+    // A stall we have not looked at yet (the worker died while this job was active), or a timeout: in doubt.
+    const newStall = (job.stalledCounter ?? 0) > (job.data.stallsSeen ?? 0);
+    const inDoubtSince = job.data.inDoubtSince ?? (newStall ? Date.now() : undefined);
+    if (inDoubtSince !== undefined) {
+      if (job.data.inDoubtSince === undefined) await job.updateData({ ...job.data, inDoubtSince, stallsSeen: job.stalledCounter ?? 0 });
+      if (Date.now() - inDoubtSince < IN_DOUBT_WAIT_MS && token) {
+        await job.moveToDelayed(inDoubtSince + IN_DOUBT_WAIT_MS, token);
+        throw new DelayedError();
+      }
+      this.logger.warn(`Message ${messageId}: no platform answer recorded and no status webhook after ${IN_DOUBT_WAIT_MS} ms; sending again`);
+      await job.updateData({ messageId, stallsSeen: job.stalledCounter ?? 0 });
+    }
+
+    const number = await this.numberInfo(String(row.phone_number_id));
+    await this.pacer.acquire(
+      String(row.phone_number_id),
+      number.messagesPerSecond,
+      `${messageId}:${job.attemptsMade}:${Date.now()}`,
+      lane === 'bulk' ? BULK_MAX_AHEAD_MS : -1,
+      this.lateToleranceMs,
+    );
+
+    let wamid: string;
+    try {
+      const response = await number.client.sendMessage({ ...row.payload, biz_opaque_callback_data: messageId });
+      wamid = response.messages?.[0]?.id;
+      if (!wamid) throw new CloudApiError({ kind: 'invalid_response', code: 0, message: 'the platform answered without a message id' });
+    } catch (error) {
+      return this.onError(job, row, error);
+    }
+    try {
+      await this.recordAccepted(messageId, wamid);
+    } catch (error) {
+      // The platform has the message: never send it again. Keep its wamid with the job; the retry only records it.
+      await job.updateData({ ...job.data, acceptedWamid: wamid });
+      throw error;
+    }
+    return { outcome: 'accepted', wamid };
+  }
+
+  private recordAccepted(messageId: string, wamid: string) {
+    return this.db.query(
+      `UPDATE messages SET wamid = $2, status = CASE WHEN message_status_rank(status) < 1 THEN 'accepted' ELSE status END,
+              accepted_at = COALESCE(accepted_at, now()), attempts = attempts + 1, updated_at = now()
+       WHERE id = $1`,
+      [messageId, wamid],
+    );
+  }
+
+  private async onError(job: Job<SendJobData>, row: Record<string, any>, error: unknown): Promise<SendResult> {
+    const { retryable, retryAfterMs } = classifyCloudApiError(error);
+    const e = error instanceof CloudApiError ? error : undefined;
+    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    if (retryable && !lastAttempt) {
+      if (e?.kind === 'timeout') await job.updateData({ ...job.data, inDoubtSince: Date.now(), stallsSeen: job.stalledCounter ?? 0 }); // it may have been accepted
+      await this.db.query(`UPDATE messages SET attempts = attempts + 1 WHERE id = $1`, [row.id]);
+      throw new RetryableSendError(e?.message ?? String(error), retryAfterMs);
+    }
+    const code = e?.code ?? 0;
+    const title = e?.title ?? (e ? e.kind : 'error');
+    const details = e?.details ?? e?.message ?? String(error);
+    const [[failed]] = (await this.db.query(
+      `UPDATE messages SET status = 'failed', error_code = $2, error_title = $3, error_message = $4, failed_at = COALESCE(failed_at, now()),
+              attempts = attempts + 1, updated_at = now()
+       WHERE id = $1 AND status = 'queued'
+       RETURNING id, account_id, callback_url, callback_events, recipient, failed_at`,
+      [row.id, code || null, title, details],
+    )) as [Array<Record<string, any>>, number];
+    if (failed) {
+      await this.callbacks.notify(
+        { messageId: failed.id, accountId: String(failed.account_id), callbackUrl: failed.callback_url, callbackEvents: failed.callback_events, recipient: failed.recipient },
+        'failed',
+        new Date(failed.failed_at),
+      );
+    }
+    return { outcome: 'failed', code };
+  }
+
+  private numberInfo(phoneRowId: string): Promise<NumberInfo> {
+    const cached = this.numbers.get(phoneRowId);
+    if (cached) return cached;
+    const loading = (async () => {
+      const connection = await this.accounts.connectionFor(phoneRowId);
+      const [phone] = await this.db.query(`SELECT messages_per_second FROM phone_numbers WHERE id = $1`, [phoneRowId]);
+      return { client: new CloudApiClient(connection), messagesPerSecond: Number(phone?.messages_per_second ?? 80), until: Date.now() + 30_000 };
+    })();
+    this.numbers.set(phoneRowId, loading);
+    loading.then(
+      (info) => setTimeout(() => this.numbers.get(phoneRowId) === loading && this.numbers.delete(phoneRowId), Math.max(0, info.until - Date.now())).unref(),
+      () => this.numbers.delete(phoneRowId),
+    );
+    return loading;
+  }
+
+  /** Queues messages stored but never queued (or whose job was lost); idempotent thanks to the job id. */
+  async sweep(): Promise<number> {
+    const rows: Array<{ id: string; queue: string | null }> = await this.db.query(
+      `SELECT id, queue FROM messages WHERE status = 'queued' AND created_at < now() - ($1 || ' milliseconds')::interval ORDER BY created_at LIMIT 10000`,
+      [String(SWEEP_MIN_AGE_MS)],
+    );
+    // A queued message without a job may have lost it after reaching the platform (e.g. a job failed after too many
+    // stalls): it goes through the in-doubt wait before any platform call.
+    await this.sends.enqueue(rows.filter((r) => r.queue !== 'bulk').map((r) => r.id), 'api', undefined, { inDoubt: true });
+    await this.sends.enqueue(rows.filter((r) => r.queue === 'bulk').map((r) => r.id), 'bulk', undefined, { inDoubt: true });
+    return rows.length;
+  }
+
+  startSweeping() {
+    if (this.sweepTimer) return;
+    if (process.env.SEND_DEBUG) {
+      setInterval(() => this.logger.warn(`pacer ${JSON.stringify(this.pacer.stats)}`), 5000).unref();
+    }
+    const run = () => this.sweep().then((n) => n && this.logger.log(`Re-queued ${n} stored messages`)).catch((e) => this.logger.warn(`send sweep: ${e.message}`));
+    this.sweepTimer = setInterval(run, SWEEP_EVERY_MS);
+    this.sweepTimer.unref();
+    void run();
+  }
+
+  onModuleDestroy() {
+    clearInterval(this.sweepTimer);
+  }
+}
+
+const WORKER_OPTIONS = {
+  lockDuration: 15_000,
+  stalledInterval: 5_000,
+  maxStalledCount: 5,
+  settings: { backoffStrategy: sendBackoff },
+};
+
+/** API sends (the HTTP request waits for the answer). */
+@Processor(QUEUES.sends, { ...WORKER_OPTIONS, concurrency: 50 })
+export class SendProcessor extends WorkerHost implements OnApplicationBootstrap {
+  constructor(
+    private readonly executor: SendExecutor,
+    private readonly config: AppConfig,
+  ) {
+    super();
+  }
+  onApplicationBootstrap() {
+    this.worker.concurrency = this.config.SEND_CONCURRENCY;
+    this.executor.startSweeping();
+  }
+  process(job: Job<SendJobData>, token?: string) {
+    if (job.name !== SEND_JOB) return Promise.resolve({ outcome: 'skipped', status: 'unknown job' });
+    return this.executor.execute(job, token, 'api');
+  }
+}
+
+/** Campaign and automation sends: same pacer, lower priority. */
+@Processor(QUEUES.bulkSends, { ...WORKER_OPTIONS, concurrency: 200 })
+export class BulkSendProcessor extends WorkerHost implements OnApplicationBootstrap {
+  constructor(
+    private readonly executor: SendExecutor,
+    private readonly config: AppConfig,
+  ) {
+    super();
+  }
+  onApplicationBootstrap() {
+    this.worker.concurrency = this.config.BULK_SEND_CONCURRENCY;
+  }
+  process(job: Job<SendJobData>, token?: string) {
+    if (job.name !== SEND_JOB) return Promise.resolve({ outcome: 'skipped', status: 'unknown job' });
+    return this.executor.execute(job, token, 'bulk');
+  }
+}

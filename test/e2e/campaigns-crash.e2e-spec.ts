@@ -1,0 +1,114 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { messagingHelpers } from '../helpers/messaging';
+import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
+import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+
+const ROOT = join(__dirname, '..', '..');
+const RECIPIENTS = 10_000;
+const RATE = 1000;
+
+/**
+ * A 10,000-recipient campaign at 1,000 msg/s; the worker (a child process, `dist/` compiled by the jest global setup)
+ * is SIGKILLed mid-campaign and another one takes over: every recipient receives exactly one message.
+ */
+describe('Campaign fan-out survives a killed worker (campaigns crash test)', () => {
+  let t: TestApp;
+  let sandbox: TestSandbox;
+  let account: TestAccount;
+  const workers: ChildProcess[] = [];
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' }); // API only
+    sandbox = await startTestSandbox(t, {
+      statusDelaysMs: { sent: 50, delivered: 200, read: null },
+      statusBatchSize: 100,
+      autoReview: false,
+      messageLogLimit: RECIPIENTS * 3,
+      webhookLogLimit: 1000,
+    });
+    account = await t.createAccount({ apiBaseUrl: sandbox.url, messagesPerSecond: RATE });
+    await sandbox.control.post('/_sandbox/config', { messagesPerSecond: { [account.messagingPhoneId]: RATE } });
+  }, 60_000);
+  afterAll(async () => {
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    await sandbox?.close();
+    await t?.close();
+  });
+
+  function startWorker(): ChildProcess {
+    const env = {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: t.config.DATABASE_URL,
+      DATABASE_POOL_SIZE: '10',
+      REDIS_URL: t.config.REDIS_URL,
+      REDIS_PREFIX: t.config.REDIS_PREFIX,
+      JWT_SECRET: t.config.JWT_SECRET,
+      ENCRYPTION_KEY: t.config.ENCRYPTION_KEY,
+      WHATSAPP_APP_SECRET: t.config.WHATSAPP_APP_SECRET,
+      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    };
+    const child = spawn(process.execPath, [join(ROOT, 'dist/apps/worker/src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (d) => logs.push(String(d)));
+    child.stderr!.on('data', (d) => logs.push(String(d)));
+    workers.push(child);
+    return child;
+  }
+
+  it(`${RECIPIENTS} recipients at ${RATE}/s, worker SIGKILLed mid-campaign, restarted: each recipient got exactly one message`, async () => {
+    const h = messagingHelpers(t, () => sandbox);
+    const tpl = await h.approvedTemplate(account, [h.body('Hi {{first}}, the sale starts today.', { first: 'Ann' })]);
+    const [g] = await t.db.query(`INSERT INTO contact_groups (account_id, name) VALUES ($1, 'crash') RETURNING id`, [account.accountId]);
+    await t.db.query(
+      `WITH c AS (INSERT INTO contacts (account_id, contact_number, name)
+                  SELECT $1, '4917' || lpad(i::text, 7, '0') || '1', 'Member ' || i FROM generate_series(1, $2::int) i RETURNING id)
+       INSERT INTO contact_group_members (group_id, contact_id) SELECT $3, id FROM c`,
+      [account.accountId, RECIPIENTS, g.id],
+    );
+    const created = await t.http.post(
+      '/v2/campaigns',
+      { name: 'crash', messagingPhoneId: account.messagingPhoneId, templateName: tpl, variables: { name: 'friend' }, group_ids: [Number(g.id)] },
+      { token: account.token },
+    );
+    expect(created.status).toBe(201);
+    const id = created.body.data.campaign_id;
+    const accepted = async () => {
+      const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1 AND wamid IS NOT NULL`, [id]);
+      return n as number;
+    };
+
+    const first = startWorker();
+    expect((await t.http.post(`/v2/campaigns/${id}/start`, undefined, { token: account.token })).status).toBe(200);
+    await eventually(async () => (await accepted()) >= RECIPIENTS * 0.3, 60_000, '30% accepted').catch((error) => {
+      throw new Error(`${(error as Error).message}\n${logs.join('').slice(-3000)}`);
+    });
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    const atKill = await accepted();
+    expect(atKill).toBeLessThan(RECIPIENTS);
+
+    startWorker();
+    await eventually(
+      async () => (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.status === 'completed' && (await accepted()) === RECIPIENTS,
+      120_000,
+      'campaign completed after the restart',
+    ).catch(async (error) => {
+      const p = (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data;
+      throw new Error(`${(error as Error).message}; accepted ${atKill} at the kill; now ${JSON.stringify(p)}\n${logs.join('').slice(-3000)}`);
+    });
+
+    const sent = (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${account.messagingPhoneId}`)).body.data as Array<{ to: string }>;
+    const perRecipient = new Map<string, number>();
+    for (const m of sent) perRecipient.set(m.to, (perRecipient.get(m.to) ?? 0) + 1);
+    expect(perRecipient.size).toBe(RECIPIENTS);
+    expect([...perRecipient.values()].filter((n) => n !== 1)).toEqual([]);
+    expect(sent).toHaveLength(RECIPIENTS);
+    const [r] = await t.db.query(`SELECT count(*)::int AS n, count(DISTINCT contact_id)::int AS contacts FROM campaign_recipients WHERE campaign_id = $1`, [id]);
+    expect(r).toEqual({ n: RECIPIENTS, contacts: RECIPIENTS });
+    const progress = (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.progress;
+    expect(progress).toMatchObject({ audience: RECIPIENTS, recipients: RECIPIENTS, queued: 0, sent: RECIPIENTS, failed: 0 });
+  }, 240_000);
+});

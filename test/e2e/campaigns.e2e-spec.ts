@@ -1,0 +1,383 @@
+import { messagingHelpers } from '../helpers/messaging';
+import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
+import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+
+/** Campaigns (grant /campaigns): create, progress, state machine, the SPEC's trigger endpoint, fan-out through the sandbox. */
+describe('Campaigns', () => {
+  let t: TestApp;
+  let sandbox: TestSandbox;
+  let account: TestAccount;
+  let h: ReturnType<typeof messagingHelpers>;
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' }, { worker: true });
+    sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, autoReview: false });
+    h = messagingHelpers(t, () => sandbox);
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    await t.close();
+  });
+  beforeEach(async () => {
+    account = await t.createAccount({ apiBaseUrl: sandbox.url });
+  });
+
+  const greeting = () => h.approvedTemplate(account, [h.body('Hi {{first}}, your code is {{code}}.', { first: 'Ann', code: 'A1' })]);
+  const createCampaign = (body: Record<string, unknown>, acct = account) =>
+    t.http.post('/v2/campaigns', { name: 'Spring sale', messagingPhoneId: acct.messagingPhoneId, ...body }, { token: acct.token });
+  const trigger = (id: number | string, body: unknown, opts: { query?: string; key?: string; acct?: TestAccount } = {}) =>
+    t.http.post(`/campaigns/trigger_campaign-api/${id}${opts.query ?? ''}`, body, {
+      token: (opts.acct ?? account).token,
+      headers: opts.key ? { 'idempotency-key': opts.key } : {},
+    });
+  const getCampaign = (id: number, acct = account) => t.http.get(`/v2/campaigns/${id}`, { token: acct.token });
+  const act = (id: number, action: string, acct = account) => t.http.post(`/v2/campaigns/${id}/${action}`, undefined, { token: acct.token });
+  const bodyTexts = (m: any) => m.payload.template.components.find((c: any) => c.type === 'body').parameters.map((p: any) => p.text);
+
+  /** A group of `n` fresh contacts (direct inserts: fast, and the API for groups has its own suite). */
+  async function seedGroup(n: number, acct = account): Promise<{ groupId: number; numbers: string[]; contactIds: string[] }> {
+    const [g] = await t.db.query(`INSERT INTO contact_groups (account_id, name) VALUES ($1, $2) RETURNING id`, [acct.accountId, h.unique('group')]);
+    const numbers = Array.from({ length: n }, () => h.customer());
+    const rows: Array<{ id: string }> = await t.db.query(
+      `INSERT INTO contacts (account_id, contact_number, name) SELECT $1, x, 'Member' FROM unnest($2::text[]) x RETURNING id`,
+      [acct.accountId, numbers],
+    );
+    await t.db.query(`INSERT INTO contact_group_members (group_id, contact_id) SELECT $1, unnest($2::bigint[])`, [g.id, rows.map((r) => r.id)]);
+    return { groupId: Number(g.id), numbers, contactIds: rows.map((r) => String(r.id)) };
+  }
+
+  const progressOf = async (id: number) => (await getCampaign(id)).body.data.progress;
+  /** Progress once `sent` stops moving (sends already handed to the platform pipeline finish after a pause or cancel). */
+  const settledProgress = (id: number) =>
+    eventually(
+      async () => {
+        const before = (await progressOf(id)).sent;
+        await new Promise((r) => setTimeout(r, 1200));
+        const after = await progressOf(id);
+        return after.sent === before && after;
+      },
+      20_000,
+      'sends settled',
+    );
+
+  describe('POST /v2/campaigns, GET /v2/campaigns, GET /v2/campaigns/{id}', () => {
+    it('201: the campaign as a draft, variables in the order given, progress at zero', async () => {
+      const tpl = await greeting();
+      const { groupId } = await seedGroup(2);
+      const res = await createCampaign({
+        templateName: tpl,
+        variables: { custom_z: 'Z', name: 'there' },
+        group_ids: [groupId],
+        callback_url: 'http://127.0.0.1:9/cb',
+        event: ['delivered', 'read'],
+      });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({
+        success: true,
+        data: {
+          campaign_id: expect.any(Number),
+          name: 'Spring sale',
+          status: 'draft',
+          messagingPhoneId: account.messagingPhoneId,
+          templateName: tpl,
+          language: 'en_US',
+          variables: { custom_z: 'Z', name: 'there' },
+          mediaUrl: null,
+          documentName: null,
+          callback_url: 'http://127.0.0.1:9/cb',
+          event: ['delivered', 'read'],
+          group_ids: [groupId],
+          created_at: expect.any(String),
+          updated_at: expect.any(String),
+          started_at: null,
+          completed_at: null,
+          progress: { audience: 0, recipients: 0, pending: 0, queued: 0, sent: 0, delivered: 0, read: 0, failed: 0, replied: 0, skipped_blocked: 0, cancelled: 0 },
+        },
+      });
+      expect(Object.keys(res.body.data.variables)).toEqual(['custom_z', 'name']);
+      const got = await getCampaign(res.body.data.campaign_id);
+      expect(got.status).toBe(200);
+      expect(Object.keys(got.body.data.variables)).toEqual(['custom_z', 'name']);
+    });
+
+    it('400: a template that is not APPROVED, an unknown number, unknown groups, bad fields', async () => {
+      const pending = await h.approvedTemplate(account, [h.body('Hello {{first}}, welcome.', { first: 'A' })], { approve: false });
+      const notApproved = await createCampaign({ templateName: pending });
+      expect(notApproved.status).toBe(400);
+      expect(notApproved.body.errors).toEqual([{ field: 'templateName', message: expect.stringContaining('not approved') }]);
+
+      const unknown = await createCampaign({ templateName: 'no_such_template' });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.message).toBe('templateName no_such_template: No Template found');
+
+      const tpl = await greeting();
+      const phone = await createCampaign({ templateName: tpl, messagingPhoneId: '999' });
+      expect(phone.status).toBe(400);
+      expect(phone.body.errors[0].field).toBe('messagingPhoneId');
+
+      const groups = await createCampaign({ templateName: tpl, group_ids: [987654321] });
+      expect(groups.status).toBe(400);
+      expect(groups.body).toMatchObject({ message: 'Not all groups exist in the database for this account.', missingGroups: [987654321] });
+
+      const bad = await t.http.post('/v2/campaigns', { name: '', variables: [], event: ['opened'] }, { token: account.token });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors.map((e: any) => e.field)).toEqual(['name', 'messagingPhoneId', 'templateName', 'variables', 'event']);
+      expect(await t.db.query(`SELECT 1 FROM campaigns WHERE account_id = $1`, [account.accountId])).toHaveLength(0);
+    });
+
+    it('list: newest first, paginated; pageSize above 100 is a 400', async () => {
+      const tpl = await greeting();
+      for (const name of ['one', 'two', 'three']) await createCampaign({ name, templateName: tpl });
+      const page1 = await t.http.get('/v2/campaigns?page=1&pageSize=2', { token: account.token });
+      expect(page1.status).toBe(200);
+      expect(page1.body.data).toMatchObject({ page: 1, pageSize: 2, total: 3 });
+      expect(page1.body.data.campaigns.map((c: any) => c.name)).toEqual(['three', 'two']);
+      const page2 = await t.http.get('/v2/campaigns?page=2&pageSize=2', { token: account.token });
+      expect(page2.body.data.campaigns.map((c: any) => c.name)).toEqual(['one']);
+      const tooBig = await t.http.get('/v2/campaigns?pageSize=101', { token: account.token });
+      expect(tooBig.status).toBe(400);
+      expect(tooBig.body.errors[0].field).toBe('pageSize');
+    });
+
+    it("404 for an unknown id and for another account's campaign (read, trigger, actions)", async () => {
+      const tpl = await greeting();
+      const mine = (await createCampaign({ templateName: tpl })).body.data.campaign_id;
+      const other = await t.createAccount({ apiBaseUrl: sandbox.url });
+      expect((await getCampaign(mine, other)).status).toBe(404);
+      expect((await getCampaign(mine, other)).body).toMatchObject({ message: 'Campaign not found' });
+      expect((await act(mine, 'start', other)).status).toBe(404);
+      const trig = await trigger(mine, { contacts: [{ phoneNumber: h.customer() }] }, { acct: other });
+      expect(trig.status).toBe(404);
+      expect((await t.http.get('/v2/campaigns', { token: other.token })).body.data.total).toBe(0);
+      expect((await getCampaign(123456789)).status).toBe(404);
+      expect((await t.http.get('/v2/campaigns/abc', { token: account.token })).status).toBe(404);
+    });
+  });
+
+  describe('POST /campaigns/trigger_campaign-api/{campaign_id}', () => {
+    it('200 with an empty body; new and existing contacts are sent, each with its variables over the defaults', async () => {
+      const tpl = await greeting();
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'friend', custom_code: 'DEFAULT' } })).body.data.campaign_id;
+      const existing = h.customer();
+      await t.http.post('/contacts/create-contact', { contact_number: existing, name: 'Old name' }, { token: account.token });
+      const fresh = h.customer();
+      const res = await trigger(id, {
+        contacts: [
+          { phoneNumber: `+${fresh}`, name: 'Fresh', email: 'fresh@example.com', variables: { name: 'Fresh' } },
+          { phoneNumber: existing, name: 'New name', variables: { custom_code: 'X-9' } },
+        ],
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toBeUndefined(); // empty body
+      expect(res.headers.get('content-length') ?? '0').toBe('0');
+
+      const a = await eventually(async () => (await h.received(account, fresh))[0], 10_000, 'fresh contact message');
+      const b = await eventually(async () => (await h.received(account, existing))[0], 10_000, 'existing contact message');
+      expect(a.payload.template).toMatchObject({ name: tpl, language: { code: 'en_US' } });
+      expect(bodyTexts(a)).toEqual(['Fresh', 'DEFAULT']);
+      expect(bodyTexts(b)).toEqual(['friend', 'X-9']);
+      const [created] = await t.db.query(`SELECT name, email FROM contacts WHERE account_id = $1 AND contact_number = $2`, [account.accountId, fresh]);
+      expect(created).toEqual({ name: 'Fresh', email: 'fresh@example.com' });
+      const [kept] = await t.db.query(`SELECT name FROM contacts WHERE account_id = $1 AND contact_number = $2`, [account.accountId, existing]);
+      expect(kept.name).toBe('Old name'); // found, not overwritten
+      const progress = await eventually(async () => {
+        const p = await progressOf(id);
+        return p.sent === 2 && p;
+      });
+      expect(progress).toMatchObject({ audience: 2, recipients: 2, pending: 0, failed: 0, skipped_blocked: 0 });
+    });
+
+    it('contacts already in the audience are sent again only with includeExistingContacts=true', async () => {
+      const tpl = await greeting();
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'you', custom_code: 'C' } })).body.data.campaign_id;
+      const a = h.customer();
+      const b = h.customer();
+      expect((await trigger(id, { contacts: [{ phoneNumber: a }] })).status).toBe(200);
+      await eventually(async () => (await h.received(account, a)).length === 1);
+      // again without the flag: a is already in the audience, b is new
+      expect((await trigger(id, { contacts: [{ phoneNumber: a }, { phoneNumber: b }] })).status).toBe(200);
+      await eventually(async () => (await h.received(account, b)).length === 1);
+      // with the flag: both are sent
+      expect((await trigger(id, { contacts: [{ phoneNumber: a, variables: { custom_code: 'AGAIN' } }, { phoneNumber: b }] }, { query: '?includeExistingContacts=true' })).status).toBe(200);
+      await eventually(async () => (await h.received(account, a)).length === 2 && (await h.received(account, b)).length === 2);
+      expect(bodyTexts((await h.received(account, a))[1])).toEqual(['you', 'AGAIN']);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await h.received(account, a)).toHaveLength(2);
+      expect((await progressOf(id)).audience).toBe(2);
+    });
+
+    it('a retried trigger with the same Idempotency-Key does nothing new (200 again)', async () => {
+      const tpl = await greeting();
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'x', custom_code: 'y' } })).body.data.campaign_id;
+      const to = h.customer();
+      const body = { contacts: [{ phoneNumber: to }] };
+      const responses = await Promise.all([trigger(id, body, { key: 'order-1', query: '?includeExistingContacts=true' }), trigger(id, body, { key: 'order-1', query: '?includeExistingContacts=true' })]);
+      expect(responses.map((r) => r.status)).toEqual([200, 200]);
+      await eventually(async () => (await h.received(account, to)).length === 1);
+      expect((await trigger(id, body, { key: 'order-1', query: '?includeExistingContacts=true' })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 700));
+      expect(await h.received(account, to)).toHaveLength(1);
+      const triggers = await t.db.query(`SELECT id FROM campaign_triggers WHERE campaign_id = $1`, [id]);
+      expect(triggers).toHaveLength(1);
+      // a different key is a new trigger
+      expect((await trigger(id, body, { key: 'order-2', query: '?includeExistingContacts=true' })).status).toBe(200);
+      await eventually(async () => (await h.received(account, to)).length === 2);
+    });
+
+    it('400 names the index and field; nothing is recorded or sent when any contact is invalid', async () => {
+      const tpl = await greeting();
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'x', custom_code: 'y' } })).body.data.campaign_id;
+      const good = h.customer();
+      const res = await trigger(id, {
+        contacts: [{ phoneNumber: good }, { phoneNumber: h.customer() }, { phoneNumber: h.customer(), email: 'not-an-email' }, { phoneNumber: '12' }, { name: 'no number' }],
+      });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        statusCode: 400,
+        message: expect.stringMatching(/^contacts\[2\]\.email must be an email address/),
+        errors: [
+          { field: 'contacts[2].email', message: 'contacts[2].email must be an email address' },
+          { field: 'contacts[3].phoneNumber', message: expect.stringMatching(/^contacts\[3\]\.phoneNumber must be/) },
+          { field: 'contacts[4].phoneNumber', message: expect.stringMatching(/^contacts\[4\]\.phoneNumber is required/) },
+        ],
+      });
+      const vars = await trigger(id, { contacts: [{ phoneNumber: good }, { phoneNumber: h.customer(), variables: { custom_extra: 'too many' } }] });
+      expect(vars.status).toBe(400);
+      expect(vars.body.errors).toEqual([{ field: 'contacts[1].variables', message: expect.stringContaining('expects 2 body variable(s)') }]);
+      for (const body of [{}, { contacts: [] }, { contacts: 'x' }, []]) {
+        const r = await trigger(id, body);
+        expect(r.status).toBe(400);
+        expect(r.body.errors[0].field).toMatch(/^(contacts|body)$/);
+      }
+      expect(await t.db.query(`SELECT 1 FROM campaign_triggers WHERE campaign_id = $1`, [id])).toHaveLength(0);
+      expect(await t.db.query(`SELECT 1 FROM contacts WHERE account_id = $1 AND contact_number = $2`, [account.accountId, good])).toHaveLength(0);
+    });
+
+    it('404 with a clear message for an unknown campaign', async () => {
+      const res = await trigger(99999999, { contacts: [{ phoneNumber: h.customer() }] });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ message: 'Campaign not found', campaign_id: '99999999' });
+    });
+
+    it('blocked contacts are skipped and counted', async () => {
+      const tpl = await greeting();
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'x', custom_code: 'y' } })).body.data.campaign_id;
+      const blocked = h.customer();
+      const created = await t.http.post('/contacts/create-contact', { contact_number: blocked }, { token: account.token });
+      const patched = await t.http.request('PATCH', `/v2/contacts/${created.body.data.contact.contact_id}`, { body: { isBlocked: true }, token: account.token });
+      expect(patched.status).toBe(200);
+      const ok = h.customer();
+      expect((await trigger(id, { contacts: [{ phoneNumber: blocked }, { phoneNumber: ok }] })).status).toBe(200);
+      await eventually(async () => (await h.received(account, ok)).length === 1);
+      const p = await eventually(async () => {
+        const x = await progressOf(id);
+        return x.sent === 1 && x;
+      });
+      expect(p).toMatchObject({ audience: 2, recipients: 2, skipped_blocked: 1 });
+      expect(await h.received(account, blocked)).toHaveLength(0);
+    });
+
+    it('409 for a cancelled campaign', async () => {
+      const tpl = await greeting();
+      const id = (await createCampaign({ templateName: tpl })).body.data.campaign_id;
+      expect((await act(id, 'cancel')).status).toBe(200);
+      const res = await trigger(id, { contacts: [{ phoneNumber: h.customer() }] });
+      expect(res.status).toBe(409);
+      expect(res.body.message).toBe(`Campaign ${id} is cancelled: it cannot be triggered`);
+    });
+  });
+
+  describe('start, pause, resume, cancel', () => {
+    it('start sends to the group audience; progress moves to delivered and read with the status webhooks', async () => {
+      const tpl = await greeting();
+      const { groupId, numbers, contactIds } = await seedGroup(25);
+      await t.db.query(`UPDATE contacts SET is_blocked = true WHERE id = $1`, [contactIds[3]]);
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'member', custom_code: 'G' }, group_ids: [groupId] })).body.data.campaign_id;
+      const started = await act(id, 'start');
+      expect(started.status).toBe(200);
+      expect(started.body.data.status).toBe('running');
+      const done = await eventually(
+        async () => {
+          const p = (await getCampaign(id)).body.data;
+          return p.status === 'completed' && p.progress.read === 24 && p;
+        },
+        20_000,
+        'all read',
+      );
+      expect(done.progress).toMatchObject({ audience: 25, recipients: 25, queued: 0, sent: 24, delivered: 24, read: 24, failed: 0, skipped_blocked: 1 });
+      expect(done.completed_at).toEqual(expect.any(String));
+      for (const [i, n] of numbers.entries()) expect(await h.received(account, n)).toHaveLength(i === 3 ? 0 : 1);
+      expect(bodyTexts((await h.received(account, numbers[0]))[0])).toEqual(['member', 'G']);
+    });
+
+    it('start skips group members an API trigger already reached', async () => {
+      const tpl = await greeting();
+      const { groupId, numbers } = await seedGroup(3);
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })).body.data.campaign_id;
+      expect((await trigger(id, { contacts: [{ phoneNumber: numbers[0] }] })).status).toBe(200);
+      await eventually(async () => (await h.received(account, numbers[0])).length === 1);
+      expect((await act(id, 'start')).status).toBe(200);
+      await eventually(async () => (await getCampaign(id)).body.data.status === 'completed' && (await h.received(account, numbers[2])).length === 1);
+      expect(await h.received(account, numbers[0])).toHaveLength(1);
+      expect((await progressOf(id)).audience).toBe(3);
+    });
+
+    it('pause holds the fan-out and the queued sends; resume sends the rest, each recipient exactly once', async () => {
+      const tpl = await greeting();
+      const { groupId, numbers } = await seedGroup(40);
+      await t.db.query(`UPDATE phone_numbers SET messages_per_second = 10 WHERE account_id = $1`, [account.accountId]);
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })).body.data.campaign_id;
+      expect((await act(id, 'start')).status).toBe(200);
+      await eventually(async () => (await progressOf(id)).sent >= 5, 10_000, 'some sent');
+      const paused = await act(id, 'pause');
+      expect(paused.status).toBe(200);
+      expect(paused.body.data.status).toBe('paused');
+      // Sends already past the send worker's status check (bounded to about 2 s of the rate) still go out; then nothing moves.
+      const settled = await settledProgress(id);
+      expect(settled.sent).toBeLessThan(40);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await progressOf(id)).sent).toBe(settled.sent); // nothing more went out while paused
+      expect((await act(id, 'pause')).status).toBe(409);
+
+      const resumed = await act(id, 'resume');
+      expect(resumed.status).toBe(200);
+      expect(resumed.body.data.status).toBe('running');
+      await eventually(async () => (await getCampaign(id)).body.data.status === 'completed' && (await progressOf(id)).sent === 40, 20_000, 'all sent');
+      for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
+    });
+
+    it('invalid transitions are 409 with a clear message; cancel stops a running campaign', async () => {
+      const tpl = await greeting();
+      const { groupId } = await seedGroup(30);
+      await t.db.query(`UPDATE phone_numbers SET messages_per_second = 5 WHERE account_id = $1`, [account.accountId]);
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })).body.data.campaign_id;
+      const pause = await act(id, 'pause');
+      expect(pause.status).toBe(409);
+      expect(pause.body.message).toBe(`Cannot pause campaign ${id}: it is draft (pause is allowed from running)`);
+      expect((await act(id, 'resume')).status).toBe(409);
+      expect((await act(id, 'start')).status).toBe(200);
+      const again = await act(id, 'start');
+      expect(again.status).toBe(409);
+      expect(again.body.message).toBe(`Cannot start campaign ${id}: it is running (start is allowed from draft)`);
+      const cancelled = await act(id, 'cancel');
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body.data.status).toBe('cancelled');
+      const p = await settledProgress(id);
+      expect(p.sent).toBeLessThan(30);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect((await progressOf(id)).sent).toBe(p.sent);
+      expect((await act(id, 'resume')).status).toBe(409);
+      expect((await t.http.post(`/v2/campaigns/${id}/explode`, undefined, { token: account.token })).status).toBe(400);
+    });
+
+    it('start is refused (409) when the default variables do not fill the template', async () => {
+      const tpl = await greeting();
+      const { groupId } = await seedGroup(1);
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'only one' }, group_ids: [groupId] })).body.data.campaign_id;
+      const res = await act(id, 'start');
+      expect(res.status).toBe(409);
+      expect(res.body.message).toMatch(/^Cannot start campaign \d+: the campaign's variables do not fill the template: Template .* expects 2 body variable\(s\)/);
+      expect((await getCampaign(id)).body.data.status).toBe('draft');
+    });
+  });
+});

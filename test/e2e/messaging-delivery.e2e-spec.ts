@@ -1,0 +1,348 @@
+import { computeSignature } from '@switchboard/whatsapp';
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WebhookReceiver } from '../../apps/sandbox/src/testing/webhook-receiver';
+import { messagingHelpers } from '../helpers/messaging';
+import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
+import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+
+/** Per-message callbacks (SPEC §6), pacing per number, retries, conversations, reconciliation of lost answers. */
+describe('Message delivery: callbacks, pacing, retries, conversations', () => {
+  let t: TestApp;
+  let sandbox: TestSandbox;
+  let account: TestAccount;
+  let h: ReturnType<typeof messagingHelpers>;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_WAIT_TIMEOUT_MS: '15000' }, { worker: true });
+    sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, autoReview: false });
+    h = messagingHelpers(t, () => sandbox);
+    receiver = new WebhookReceiver();
+    await receiver.start();
+  });
+  afterAll(async () => {
+    await receiver.stop?.();
+    await sandbox.close();
+    await t.close();
+  });
+  beforeEach(async () => {
+    account = await t.createAccount({ apiBaseUrl: sandbox.url });
+  });
+
+  const session = (body: Record<string, unknown>, acc = account) => t.http.post(`/v1/send-message/${acc.messagingPhoneId}`, body, { token: acc.token });
+  const template = (body: unknown, acc = account) => t.http.post(`/send-message/${acc.messagingPhoneId}`, body, { token: acc.token });
+  const callbacksFor = (messageId: string) => receiver.received.filter((w) => w.body?.messageId === messageId);
+  const settle = async () => {
+    await sandbox.control.post('/_sandbox/webhooks/flush', {});
+    await new Promise((r) => setTimeout(r, 500));
+  };
+
+  describe('callbacks', () => {
+    it('POSTs exactly the subscribed events, once each, signed with the account secret shown by GET /account/get', async () => {
+      // (timeouts are generous: the suite also runs on a shared, busy machine)
+      const to = h.customer();
+      await h.customerWrites(account, to);
+      const res = await session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'Hello', callback_url: receiver.url, event: ['delivered', 'read', 'replied'] });
+      expect(res.status).toBe(200);
+      const id = res.body.messageId;
+      await eventually(async () => callbacksFor(id).length >= 2, 20_000, 'delivered and read callbacks');
+
+      const [sent] = await h.received(account, to);
+      await h.customerWrites(account, to, 'Thanks, got it', { context_message_id: sent.wamid });
+      await eventually(async () => callbacksFor(id).length >= 3, 20_000, 'replied callback');
+      await settle();
+
+      const got = callbacksFor(id);
+      expect(got.map((w) => w.body.status ?? 'replied').sort()).toEqual(['delivered', 'read', 'replied']);
+      const delivered = got.find((w) => w.body.status === 'delivered')!;
+      expect(delivered.body).toEqual({ status: 'delivered', senderPhoneNumber: to, messageId: id, timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+      const replied = got.find((w) => w.body.message !== undefined)!;
+      expect(replied.body).toEqual({ message: 'Thanks, got it', senderPhoneNumber: to, messageId: id, timestamp: expect.any(String) });
+
+      const secret = (await t.http.get('/account/get', { token: account.token })).body.data.callback_signing_secret;
+      expect(secret).toMatch(/^[0-9a-f]{64}$/);
+      for (const w of got) {
+        const timestamp = w.headers['x-switchboard-timestamp'] as string;
+        expect(Math.abs(Date.now() / 1000 - Number(timestamp))).toBeLessThan(60);
+        const expected = 'sha256=' + createHmac('sha256', secret).update(`${timestamp}.${w.rawBody.toString('utf8')}`).digest('hex');
+        expect(w.headers['x-switchboard-signature']).toBe(expected);
+        expect(w.headers['content-type']).toBe('application/json');
+      }
+    }, 60_000);
+
+    it('sent and failed for an undeliverable number (template message)', async () => {
+      const name = await h.approvedTemplate(account, [h.body('Your parcel is ready.')]);
+      const to = `49171234${String(Date.now() % 10)}0000`;
+      const res = await template({ templateName: name, to, callback_url: receiver.url, event: ['sent', 'failed'] });
+      expect(res.status).toBe(200);
+      const id = res.body.results[0].messageId;
+      await eventually(async () => callbacksFor(id).length >= 2, 20_000, 'sent and failed callbacks');
+      await settle();
+      expect(callbacksFor(id).map((w) => w.body.status)).toEqual(['sent', 'failed']);
+      const [row] = await t.db.query('SELECT status, error_code FROM messages WHERE id = $1', [id]);
+      expect(row).toEqual({ status: 'failed', error_code: 131026 });
+    }, 60_000);
+
+    it('a message failed by the platform at send time calls back `failed` once', async () => {
+      const to = h.customer(); // window closed
+      const res = await session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'x', callback_url: receiver.url, event: ['failed', 'sent'] });
+      expect(res.status).toBe(500);
+      await eventually(async () => callbacksFor(res.body.messageId).length >= 1, 20_000, 'failed callback');
+      await settle();
+      expect(callbacksFor(res.body.messageId).map((w) => w.body.status)).toEqual(['failed']);
+    });
+
+    it('without event no callback is sent (SPEC §6: only kinds listed in event)', async () => {
+      const to = h.customer();
+      await h.customerWrites(account, to);
+      const res = await session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'quiet', callback_url: receiver.url });
+      expect(res.status).toBe(200);
+      await eventually(async () => (await t.db.query('SELECT status FROM messages WHERE id = $1', [res.body.messageId]))[0].status === 'read');
+      await settle();
+      expect(callbacksFor(res.body.messageId)).toHaveLength(0);
+    });
+
+    it('callback_url must pass the SSRF guard: metadata, loopback and private targets are a 400 naming callback_url', async () => {
+      const strict = await startTestApp({ ALLOW_PRIVATE_NETWORK_TARGETS: 'false' });
+      try {
+        const acc = await strict.createAccount({ apiBaseUrl: sandbox.url });
+        for (const url of ['http://169.254.169.254/latest/meta-data', 'http://127.0.0.1:8080/cb', 'http://10.0.0.5/cb', 'http://[::1]/cb', 'http://localhost/cb']) {
+          const res = await strict.http.post(
+            `/v1/send-message/${acc.messagingPhoneId}`,
+            { typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', callback_url: url, event: ['sent'] },
+            { token: acc.token },
+          );
+          expect(res.status).toBe(400);
+          expect(res.body.errors[0].field).toBe('callback_url');
+          expect(res.body.message).toMatch(/^callback_url is not allowed: /);
+        }
+        const bulk = await strict.http.post(
+          `/send-message/${acc.messagingPhoneId}`,
+          [{ templateName: 'x', to: '4915112345678' }, { templateName: 'x', to: '4915112345679', callback_url: 'http://169.254.169.254/', event: ['sent'] }],
+          { token: acc.token },
+        );
+        expect(bulk.status).toBe(400);
+        expect(bulk.body.errors[0].field).toBe('[1].callback_url');
+        const [{ count }] = await strict.db.query('SELECT count(*)::int AS count FROM messages');
+        expect(count).toBe(0);
+      } finally {
+        await strict.close();
+      }
+    });
+  });
+
+  describe('pacing and retries', () => {
+    /** The most messages the sandbox accepted from one number within any 1-second window. */
+    const maxPerSecond = (messages: Array<{ acceptedAt: string }>) => {
+      const times = messages.map((m) => new Date(m.acceptedAt).getTime()).sort((a, b) => a - b);
+      let best = 0;
+      for (let i = 0, j = 0; i < times.length; i++) {
+        while (times[i] - times[j] >= 1000) j++;
+        best = Math.max(best, i - j + 1);
+      }
+      return best;
+    };
+    const rejected130429 = async () => (await sandbox.control.get('/_sandbox/stats')).body.rejected['130429'] ?? 0;
+
+    it('the pacer keeps any window at the limit across several worker processes (two pacers, one Redis)', async () => {
+      const { Pacer } = await import('@switchboard/messaging');
+      const { createRedis } = await import('@switchboard/core');
+      const [r1, r2] = [createRedis(t.config.REDIS_URL), createRedis(t.config.REDIS_URL)];
+      try {
+        const pacers = [new Pacer(r1, t.config.REDIS_PREFIX, 1000), new Pacer(r2, t.config.REDIS_PREFIX, 1000)];
+        const slots: number[] = [];
+        await Promise.all(
+          Array.from({ length: 120 }, async (_, i) => {
+            const slot = await pacers[i % 2].reserve('pacer-test', 40, `m${i}`);
+            expect(slot.reserved).toBe(true);
+            slots.push(Date.now() + slot.waitMs);
+          }),
+        );
+        slots.sort((a, b) => a - b);
+        let worst = 0;
+        for (let i = 0, j = 0; i < slots.length; i++) {
+          while (slots[i] - slots[j] >= 1000 - 20) j++; // 20 ms of measurement slack: slots are reserved over a few ms
+          worst = Math.max(worst, i - j + 1);
+        }
+        expect(worst).toBeLessThanOrEqual(40);
+        expect(slots[slots.length - 1] - slots[0]).toBeGreaterThanOrEqual(2000 - 60); // 120 at 40/s: about 3 s of slots
+      } finally {
+        r1.disconnect();
+        r2.disconnect();
+      }
+    });
+
+    it('a number at 5 msg/s: 20 messages, none refused with 130429, never more than 5 in any second', async () => {
+      const slow = await t.createAccount({ apiBaseUrl: sandbox.url, messagesPerSecond: 5 });
+      await sandbox.control.post('/_sandbox/config', { messagesPerSecond: { [slow.messagingPhoneId]: 5 } });
+      const name = await h.approvedTemplate(slow, [h.body('Your slot is confirmed.')]);
+      const before = await rejected130429();
+      const recipients = Array.from({ length: 20 }, () => h.customer());
+      const started = Date.now();
+      const res = await template(recipients.map((to) => ({ templateName: name, to })), slow);
+      expect(res.status).toBe(200);
+      expect(res.body.results.every((r: any) => r.success && r.status !== 'queued')).toBe(true);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(3000); // 20 at 5/s: the last leaves after about 3 s
+      expect(await rejected130429()).toBe(before);
+      const sent = (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${slow.messagingPhoneId}`)).body.data;
+      expect(sent).toHaveLength(20);
+      expect(maxPerSecond(sent)).toBeLessThanOrEqual(5);
+    });
+
+    it('retries after a platform 130429 (honouring its Retry-After) and sends each message exactly once', async () => {
+      const fast = await t.createAccount({ apiBaseUrl: sandbox.url, messagesPerSecond: 50 });
+      await sandbox.control.post('/_sandbox/config', { messagesPerSecond: { [fast.messagingPhoneId]: 2 } }); // the platform is stricter than we think
+      const name = await h.approvedTemplate(fast, [h.body('Flash sale starts now.')]);
+      const before = await rejected130429();
+      const recipients = Array.from({ length: 6 }, () => h.customer());
+      const res = await template(recipients.map((to) => ({ templateName: name, to })), fast);
+      expect(res.status).toBe(200);
+      expect(res.body.results.every((r: any) => r.success)).toBe(true);
+      expect(await rejected130429()).toBeGreaterThan(before);
+      const sent = (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${fast.messagingPhoneId}`)).body.data;
+      expect(sent.map((m: any) => m.to).sort()).toEqual([...recipients].sort());
+      const rows = await t.db.query('SELECT attempts FROM messages WHERE account_id = $1', [fast.accountId]);
+      expect(rows.some((r: any) => r.attempts > 1)).toBe(true);
+    }, 60_000);
+
+    it('bulk sends (enqueueBulk) do not wait and go through the same pacer', async () => {
+      const { SendQueueService } = await import('@switchboard/messaging');
+      const sends = t.app.get(SendQueueService);
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+      const name = await h.approvedTemplate(account, [h.body('Weekly digest is out.')]);
+      const recipients = Array.from({ length: 30 }, () => h.customer());
+      const ids = await sends.enqueueBulk(
+        recipients.map((to) => ({
+          accountId: account.accountId,
+          phoneNumberId: phone.id,
+          recipient: to,
+          kind: 'template',
+          templateName: name,
+          payload: { messaging_product: 'whatsapp', to, type: 'template', template: { name, language: { code: 'en_US' } } },
+        })),
+      );
+      expect(ids).toHaveLength(30);
+      await eventually(async () => {
+        const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE id = ANY($1::uuid[]) AND wamid IS NOT NULL`, [ids]);
+        return n === 30;
+      }, 15_000, '30 bulk messages accepted');
+      const [{ queue }] = await t.db.query('SELECT DISTINCT queue FROM messages WHERE id = ANY($1::uuid[])', [ids]);
+      expect(queue).toBe('bulk');
+    });
+  });
+
+  describe('sends for automation steps (SendActivitiesService, worker side)', () => {
+    it('queues a template and a session message with the step idempotency key; a re-performed step sends nothing new; reasons reject', async () => {
+      const { SendActivitiesService } = await import('@switchboard/messaging');
+      const activities = t.worker!.get(SendActivitiesService, { strict: false });
+      const name = await h.approvedTemplate(account, [h.body('Hi {{first}}, welcome aboard.', { first: 'Ann' })]);
+      const to = h.customer();
+      const step = { accountId: account.accountId, messagingPhoneId: null, idempotencyKey: `run:r1:step:1` };
+      const first = await activities.sendTemplate({ ...step, to, templateName: name, variables: { name: 'Ann' } });
+      const again = await activities.sendTemplate({ ...step, to, templateName: name, variables: { name: 'Ann' } });
+      expect(again.messageId).toBe(first.messageId);
+      await eventually(async () => (await h.received(account, to)).length === 1, 10_000, 'template sent');
+      await expect(activities.sendTemplate({ ...step, idempotencyKey: 'run:r1:step:2', to, templateName: 'nope', variables: {} })).rejects.toThrow('No Template found');
+
+      await h.customerWrites(account, to);
+      await activities.sendSessionMessage({ ...step, messagingPhoneId: account.messagingPhoneId, idempotencyKey: 'run:r1:step:3', to, text: 'Pick one', buttons: [{ text: 'Yes', payload: 'Y' }] });
+      const got = await eventually(async () => {
+        const list = await h.received(account, to);
+        return list.length === 2 ? list : null;
+      }, 10_000, 'session sent');
+      expect(got[1].payload.interactive.action.buttons[0].reply).toEqual({ id: 'Yes', title: 'Yes' });
+      await settle();
+      expect(await h.received(account, to)).toHaveLength(2);
+    });
+  });
+
+  describe('recovery', () => {
+    it('a message stored but never queued (crash between INSERT and enqueue) is sent by the sweep, after the in-doubt wait', async () => {
+      const { SendExecutor } = await import('@switchboard/messaging');
+      const to = h.customer();
+      await h.customerWrites(account, to);
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+      const [row] = await t.db.query(
+        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, payload, queue, created_at)
+         VALUES ($1, $2, 'outbound', $3, 'text', 'queued', $4, 'api', now() - interval '1 minute') RETURNING id`,
+        [account.accountId, phone.id, to, JSON.stringify({ messaging_product: 'whatsapp', to, type: 'text', text: { body: 'from the sweep' } })],
+      );
+      expect(await t.worker!.get(SendExecutor, { strict: false }).sweep()).toBeGreaterThanOrEqual(1);
+      const sent = await eventually(async () => {
+        const [r] = await t.db.query('SELECT status, wamid FROM messages WHERE id = $1', [row.id]);
+        return r.wamid ? r : null;
+      }, 20_000, 'swept message sent');
+      expect(sent.status).not.toBe('failed');
+      const got = await h.received(account, to);
+      expect(got.map((m) => m.payload.text.body)).toEqual(['from the sweep']);
+    }, 30_000);
+  });
+
+  describe('reconciliation', () => {
+    it('a status carrying our message id in biz_opaque_callback_data links a message whose send answer was lost', async () => {
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+      const [row] = await t.db.query(
+        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, payload) VALUES ($1, $2, 'outbound', '4915112345678', 'text', 'queued', '{}') RETURNING id`,
+        [account.accountId, phone.id],
+      );
+      const body = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'whatsapp', 'status-sent.json'), 'utf8'));
+      const value = body.entry[0].changes[0].value;
+      value.metadata.phone_number_id = account.messagingPhoneId;
+      value.statuses[0].id = `wamid.lost-${row.id}`;
+      value.statuses[0].biz_opaque_callback_data = row.id;
+      const raw = JSON.stringify(body);
+      const res = await t.http.request('POST', '/webhooks/whatsapp', {
+        body: raw,
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': computeSignature(Buffer.from(raw), t.config.WHATSAPP_APP_SECRET) },
+      });
+      expect(res.status).toBe(200);
+      const linked = await eventually(async () => {
+        const [r] = await t.db.query('SELECT wamid, status, accepted_at FROM messages WHERE id = $1', [row.id]);
+        return r.wamid ? r : null;
+      });
+      expect(linked).toMatchObject({ wamid: `wamid.lost-${row.id}`, status: 'sent' });
+      expect(linked.accepted_at).not.toBeNull();
+    });
+  });
+
+  describe('conversations (GET /v2/conversations)', () => {
+    it('newest activity first, last message, unread = customer messages since our last message, the 24-hour window', async () => {
+      const [a, b] = [h.customer(), h.customer()];
+      await h.customerWrites(account, a, 'first from a');
+      await session({ typOfmsg: 'normal_message', receipentPhone: a, message: 'reply to a', receipentName: 'Alice' });
+      await h.customerWrites(account, a, 'a again');
+      await h.customerWrites(account, a, 'a once more');
+      await h.customerWrites(account, b, 'hello from b');
+      const other = await t.createAccount({ apiBaseUrl: sandbox.url });
+      await h.customerWrites(other, a, 'a writes to another account');
+
+      const list = await eventually(async () => {
+        const res = await t.http.get('/v2/conversations', { token: account.token });
+        return res.body.data?.total === 2 && res.body.data.conversations[0].last_message?.text === 'hello from b' && res.body.data.conversations[1].unread_count === 2 ? res : null;
+      }, 10_000, 'two conversations');
+      const [cb, ca] = list.body.data.conversations;
+      expect(cb.contact.contact_number).toBe(b);
+      expect(cb.unread_count).toBe(1);
+      expect(cb.window.open).toBe(true);
+      expect(new Date(cb.window.expires_at).getTime()).toBeGreaterThan(Date.now() + 23 * 3600_000);
+      expect(ca.contact).toMatchObject({ contact_number: a, name: 'Alice' });
+      expect(ca.last_message).toMatchObject({ direction: 'inbound', text: 'a once more', status: 'received' });
+      expect(list.body.data).toMatchObject({ page: 1, pageSize: 20, total: 2 });
+
+      const msgs = await t.http.get(`/v2/conversations/${ca.contact.contact_id}/messages?pageSize=10`, { token: account.token });
+      expect(msgs.status).toBe(200);
+      expect(msgs.body.data.messages.map((m: any) => `${m.direction}:${m.text}`)).toEqual(['inbound:a once more', 'inbound:a again', 'outbound:reply to a', 'inbound:first from a']);
+      expect(msgs.body.data.messages[2]).toMatchObject({ type: 'text', status: expect.stringMatching(/accepted|sent|delivered|read/) });
+
+      // isolation: the other account sees only its own conversation, and not this account's contact
+      const theirs = await t.http.get('/v2/conversations', { token: other.token });
+      expect(theirs.body.data.total).toBe(1);
+      expect(theirs.body.data.conversations[0].last_message.text).toBe('a writes to another account');
+      const foreign = await t.http.get(`/v2/conversations/${ca.contact.contact_id}/messages`, { token: other.token });
+      expect(foreign.status).toBe(404);
+      expect((await t.http.get('/v2/conversations?pageSize=101', { token: account.token })).status).toBe(400);
+    });
+  });
+});

@@ -1,0 +1,168 @@
+import { messagingHelpers } from '../helpers/messaging';
+import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
+import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+
+/** POST /v1/send-message/{messagingPhoneId}: session messages inside the 24-hour window (SPEC §4 Messages). */
+describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
+  let t: TestApp;
+  let sandbox: TestSandbox;
+  let account: TestAccount;
+  let h: ReturnType<typeof messagingHelpers>;
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_WAIT_TIMEOUT_MS: '15000' }, { worker: true });
+    sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, autoReview: false });
+    h = messagingHelpers(t, () => sandbox);
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    await t.close();
+  });
+  beforeEach(async () => {
+    account = await t.createAccount({ apiBaseUrl: sandbox.url });
+  });
+
+  const send = (body: unknown, phoneId = account.messagingPhoneId, token = account.token, headers: Record<string, string> = {}) =>
+    t.http.post(`/v1/send-message/${phoneId}`, body, { token, headers });
+
+  it('closed window: 500 with the platform reason; after the customer writes: 200 and the text reaches the platform', async () => {
+    const to = h.customer();
+    const closed = await send({ typOfmsg: 'normal_message', receipentPhone: `+${to}`, message: 'Hello?' });
+    expect(closed.status).toBe(500);
+    expect(closed.body).toMatchObject({ success: false, status: 'failed', code: 131047 });
+    expect(closed.body.message).toMatch(/Re-engagement message/);
+    const [failedRow] = await t.db.query('SELECT status, error_code FROM messages WHERE id = $1', [closed.body.messageId]);
+    expect(failedRow).toEqual({ status: 'failed', error_code: 131047 });
+
+    await h.customerWrites(account, to);
+    const open = await send({ typOfmsg: 'normal_message', receipentPhone: `+${to}`, message: 'Hello again' });
+    expect(open.status).toBe(200);
+    expect(open.body).toMatchObject({ success: true, message: 'Message sent to whatsapp successfully!' });
+    expect(open.body.messageId).toMatch(/^[0-9a-f-]{36}$/);
+    const got = await h.received(account, to);
+    expect(got).toHaveLength(1);
+    expect(got[0].payload).toMatchObject({ type: 'text', to, text: { body: 'Hello again' }, biz_opaque_callback_data: open.body.messageId });
+    const [row] = await t.db.query('SELECT status, wamid FROM messages WHERE id = $1', [open.body.messageId]);
+    expect(row.wamid).toBe(got[0].wamid);
+  });
+
+  it('quick_reply (text header, up to 3 buttons), cta (image header, first button only), media with caption and file name', async () => {
+    const to = h.customer();
+    await h.customerWrites(account, to);
+    const qr = await send({
+      typOfmsg: 'quick_reply',
+      receipentPhone: to,
+      message: 'Pick one',
+      header: { type: 'text', text: 'Your order' },
+      buttons: [{ text: 'Yes' }, { text: 'No' }, { text: 'Later' }],
+    });
+    expect(qr.status).toBe(200);
+    const cta = await send({
+      typOfmsg: 'cta',
+      receipentPhone: to,
+      message: 'Track it',
+      header: { type: 'image', url: 'https://example.com/box.png' },
+      buttons: [{ text: 'Track', url: 'https://example.com/t/1' }, { text: 'Ignored', url: 'https://example.com/x' }],
+    });
+    expect(cta.status).toBe(200);
+    const doc = await send({ typOfmsg: 'normal_message', receipentPhone: to, message: 'Your invoice', mediaUrl: 'https://example.com/i.pdf', fileType: 'document', fileName: 'invoice.pdf' });
+    expect(doc.status).toBe(200);
+    const img = await send({ typOfmsg: 'normal_message', receipentPhone: to, message: 'A photo', mediaUrl: 'https://example.com/p.jpg', fileType: 'image' });
+    expect(img.status).toBe(200);
+
+    const [a, b, c, d] = (await h.received(account, to)).map((m) => m.payload);
+    expect(a.interactive).toEqual({
+      type: 'button',
+      header: { type: 'text', text: 'Your order' },
+      body: { text: 'Pick one' },
+      action: { buttons: ['Yes', 'No', 'Later'].map((x) => ({ type: 'reply', reply: { id: x, title: x } })) },
+    });
+    expect(b.interactive).toEqual({
+      type: 'cta_url',
+      header: { type: 'image', image: { link: 'https://example.com/box.png' } },
+      body: { text: 'Track it' },
+      action: { name: 'cta_url', parameters: { display_text: 'Track', url: 'https://example.com/t/1' } },
+    });
+    expect(c).toMatchObject({ type: 'document', document: { link: 'https://example.com/i.pdf', caption: 'Your invoice', filename: 'invoice.pdf' } });
+    expect(d).toMatchObject({ type: 'image', image: { link: 'https://example.com/p.jpg', caption: 'A photo' } });
+  });
+
+  it.each([
+    [{ receipentPhone: '4915112345678', message: 'x' }, 'typOfmsg'],
+    [{ typOfmsg: 'sms', receipentPhone: '4915112345678', message: 'x' }, 'typOfmsg'],
+    [{ typOfmsg: 'normal_message', message: 'x' }, 'receipentPhone'],
+    [{ typOfmsg: 'normal_message', receipentPhone: 'call me', message: 'x' }, 'receipentPhone'],
+    [{ typOfmsg: 'normal_message', receipentPhone: '4915112345678' }, 'message'],
+    [{ typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', mediaUrl: 'https://e.com/a.png' }, 'fileType'],
+    [{ typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', mediaUrl: 'ftp://e.com/a.png', fileType: 'image' }, 'mediaUrl'],
+    [{ typOfmsg: 'quick_reply', receipentPhone: '4915112345678', message: 'x' }, 'buttons'],
+    [{ typOfmsg: 'quick_reply', receipentPhone: '4915112345678', message: 'x', buttons: [{ text: 'a' }, { text: 'b' }, { text: 'c' }, { text: 'd' }] }, 'buttons'],
+    [{ typOfmsg: 'quick_reply', receipentPhone: '4915112345678', message: 'x', buttons: [{ text: 'a'.repeat(21) }] }, 'buttons[0].text'],
+    [{ typOfmsg: 'cta', receipentPhone: '4915112345678', message: 'x', buttons: [{ text: 'Go' }] }, 'buttons[0].url'],
+    [{ typOfmsg: 'cta', receipentPhone: '4915112345678', message: 'x', buttons: [{ text: 'Go', url: 'https://e.com' }], header: { type: 'gif' } }, 'header.type'],
+    [{ typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', callback_url: 'ftp://example.com/cb' }, 'callback_url'],
+    [{ typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', callback_url: 'https://example.com/cb', event: ['opened'] }, 'event'],
+  ])('400 naming the field: %j → %s', async (body, field) => {
+    const res = await send(body);
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+    expect(res.body.message).toContain(field);
+    const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM messages WHERE account_id = $1', [account.accountId]);
+    expect(count).toBe(0);
+  });
+
+  it('404 for an unknown messagingPhoneId and for another account’s number', async () => {
+    const other = await t.createAccount({ apiBaseUrl: sandbox.url });
+    const body = { typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x' };
+    for (const phoneId of ['123456789012345', other.messagingPhoneId]) {
+      const res = await send(body, phoneId);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ success: false, message: `Phone number not found: ${phoneId} is not a connected number of this account (see GET /account/get)` });
+    }
+    expect((await h.received(other, '4915112345678')).length).toBe(0);
+  });
+
+  it('receipentName creates the contact; a blocked contact is refused with 403 and nothing is sent', async () => {
+    const to = h.customer();
+    await h.customerWrites(account, to);
+    const ok = await send({ typOfmsg: 'normal_message', receipentPhone: to, message: 'hi', receipentName: 'Ann Example' });
+    expect(ok.status).toBe(200);
+    const [contact] = await t.db.query('SELECT id, name FROM contacts WHERE account_id = $1 AND contact_number = $2', [account.accountId, to]);
+    expect(contact.name).toBe('Ann Example');
+    const [msg] = await t.db.query('SELECT contact_id FROM messages WHERE id = $1', [ok.body.messageId]);
+    expect(msg.contact_id).toBe(contact.id);
+
+    await t.db.query('UPDATE contacts SET is_blocked = true WHERE id = $1', [contact.id]);
+    const blocked = await send({ typOfmsg: 'normal_message', receipentPhone: to, message: 'again' });
+    expect(blocked.status).toBe(403);
+    expect(blocked.body).toEqual({ success: false, message: 'Contact has opted out (blocked)' });
+    expect(await h.received(account, to)).toHaveLength(1);
+  });
+
+  it('Idempotency-Key: a repeated request returns the first message and sends nothing more', async () => {
+    const to = h.customer();
+    await h.customerWrites(account, to);
+    const body = { typOfmsg: 'normal_message', receipentPhone: to, message: 'once' };
+    const first = await send(body, undefined, undefined, { 'idempotency-key': 'order-42' });
+    const second = await send(body, undefined, undefined, { 'idempotency-key': 'order-42' });
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.body.messageId).toBe(first.body.messageId);
+    expect(await h.received(account, to)).toHaveLength(1);
+  });
+
+  it('statuses move forward only, through the pipeline: accepted → sent → delivered → read, each time recorded', async () => {
+    const to = h.customer();
+    await h.customerWrites(account, to);
+    const res = await send({ typOfmsg: 'normal_message', receipentPhone: to, message: 'track me' });
+    const row = await eventually(async () => {
+      const [r] = await t.db.query('SELECT * FROM messages WHERE id = $1', [res.body.messageId]);
+      return r.status === 'read' ? r : null;
+    });
+    const times = ['accepted_at', 'sent_at', 'delivered_at', 'read_at'].map((c) => new Date(row[c]).getTime());
+    expect(times.every((x) => x > 0)).toBe(true);
+    expect(times[1]).toBeLessThanOrEqual(times[2]);
+    expect(times[2]).toBeLessThanOrEqual(times[3]);
+    expect(row.attempts).toBe(1);
+  });
+});
