@@ -337,7 +337,10 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       expect(msgs.body.data.messages[2]).toMatchObject({ type: 'text', status: expect.stringMatching(/accepted|sent|delivered|read/) });
 
       // isolation: the other account sees only its own conversation, and not this account's contact
-      const theirs = await t.http.get('/v2/conversations', { token: other.token });
+      const theirs = await eventually(async () => {
+        const res = await t.http.get('/v2/conversations', { token: other.token });
+        return res.body.data?.total >= 1 ? res : null;
+      }, 20_000, 'the other account’s conversation');
       expect(theirs.body.data.total).toBe(1);
       expect(theirs.body.data.conversations[0].last_message.text).toBe('a writes to another account');
       const foreign = await t.http.get(`/v2/conversations/${ca.contact.contact_id}/messages`, { token: other.token });
