@@ -391,44 +391,27 @@ describe('Workflow runs (embedded driver)', () => {
       expect(receiver.received.filter((r) => r.url === '/version-two')).toHaveLength(1);
     });
 
-    it('send_template fails the run with a readable error until messaging is installed, or takes onError', async () => {
+    it('send_template stores the message through messaging with the step idempotency key; a failing step takes onError', async () => {
       await seedTemplate(t, account, 'order_confirm');
       const wf = await createWorkflow(t, account.token, {
         trigger: { type: 'webhook' },
         startNodeId: 'send',
         nodes: [
-          { id: 'send', type: 'send_template', templateName: 'order_confirm', to: '{{payload.phone}}', next: 'done' },
-          { id: 'done', type: 'end' },
-        ],
-      });
-      const run = await waitForRun(t, account.token, (await webhook(wf.identifier, { phone: '15550009999' })).body.runId, ['completed', 'failed']);
-      expect(run.status).toBe('failed');
-      expect(run.error).toEqual({
-        code: 'effect_failed',
-        message: 'node "send" (send_template) failed: send_template is not available until the messaging module is installed',
-        nodeId: 'send',
-      });
-      expect(run.finishedAt).toEqual(expect.any(String));
-      const listed = await t.http.get(`/v1/workflows/${wf.id}/runs`, { token: account.token });
-      expect(listed.body.data[0]).toMatchObject({ status: 'failed', error: run.error.message });
-
-      const withFallback = await createWorkflow(t, account.token, {
-        trigger: { type: 'webhook' },
-        startNodeId: 'send',
-        nodes: [
-          { id: 'send', type: 'send_session_message', to: '{{payload.phone}}', text: 'Hi', next: 'done', onError: 'campaign' },
-          { id: 'campaign', type: 'trigger_campaign', campaignId: 7, contact: { phoneNumber: '{{payload.phone}}' }, next: 'done', onError: 'fallback' },
+          { id: 'send', type: 'send_template', templateName: 'order_confirm', to: '{{payload.phone}}', next: 'campaign' },
+          { id: 'campaign', type: 'trigger_campaign', campaignId: 999999, contact: { phoneNumber: '{{payload.phone}}' }, next: 'done', onError: 'fallback' },
           { id: 'fallback', type: 'end' },
           { id: 'done', type: 'end' },
         ],
       });
-      const recovered = await waitForRun(t, account.token, (await webhook(withFallback.identifier, { phone: '15550009999' })).body.runId, ['completed', 'failed']);
-      expect(recovered).toMatchObject({
-        status: 'completed',
-        currentNodeId: 'fallback',
-        vars: { lastError: { nodeId: 'campaign', message: 'trigger_campaign is not available until the campaigns module is installed', code: 'activity_not_available' } },
-      });
-      expect(recovered.history.map((h: any) => h.outcome)).toEqual(['on_error', 'on_error', 'end']);
+      const run = await waitForRun(t, account.token, (await webhook(wf.identifier, { phone: '15550009999' })).body.runId, ['completed', 'failed']);
+      expect(run).toMatchObject({ status: 'completed', currentNodeId: 'fallback' });
+      expect(run.vars.lastError).toMatchObject({ nodeId: 'campaign', message: expect.stringContaining('Campaign not found') });
+
+      const messages = await t.db.query(`SELECT recipient, template_name, idempotency_key FROM messages WHERE account_id = $1 AND idempotency_key LIKE $2`, [
+        account.accountId,
+        `run:${run.runId}:%`,
+      ]);
+      expect(messages).toEqual([{ recipient: '15550009999', template_name: 'order_confirm', idempotency_key: expect.stringMatching(new RegExp(`^run:${run.runId}:step:\\d+$`)) }]);
     });
 
     it("update_contact: updates the run's contact in its account (name, email, custom fields); an unknown contact fails the run", async () => {
@@ -450,7 +433,7 @@ describe('Workflow runs (embedded driver)', () => {
       const done = await waitForRun(t, account.token, (await webhook(wf.identifier, payload)).body.runId, ['completed', 'failed']);
       expect(done.status).toBe('completed');
       expect(done.contact).toEqual({ phone: '15550004444', name: 'Dee', email: 'dee@example.com', custom_order: 'A-1' });
-      const rows = await t.db.query('SELECT account_id, name, email, custom_fields FROM contacts WHERE account_id = ANY($1) ORDER BY id', [[account.accountId, other.accountId]]);
+      const rows = await t.db.query("SELECT account_id, name, email, custom_fields FROM contacts WHERE account_id = ANY($1) AND contact_number = '15550004444' ORDER BY id", [[account.accountId, other.accountId]]);
       expect(rows).toEqual([
         { account_id: account.accountId, name: 'Dee', email: 'dee@example.com', custom_fields: { custom_order: 'A-1' } },
         { account_id: other.accountId, name: 'Other account', email: null, custom_fields: {} },

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AutomationsWorkerModule } from '@switchboard/automations';
-import { CampaignsWorkerModule } from '@switchboard/campaigns';
+import { AutomationsWorkerModule, PlatformAutomationActivities } from '@switchboard/automations';
+import { CampaignsModule, CampaignsWorkerModule } from '@switchboard/campaigns';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { MessagingWorkerModule } from '@switchboard/messaging';
@@ -20,7 +20,8 @@ export class WorkerModule {
         RedisModule,
         QueueModule.forRoot(),
         MessagingWorkerModule,
-        AutomationsWorkerModule.forRoot(),
+        // automation steps send through messaging and trigger campaigns (CampaignsModule provides CampaignsService)
+        AutomationsWorkerModule.forRoot({ activities: PlatformAutomationActivities, imports: [MessagingWorkerModule, CampaignsModule] }),
         CampaignsWorkerModule,
       ],
     };

@@ -2,11 +2,13 @@ import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig, QUEUES } from '@switchboard/core';
+import { INBOUND_MESSAGE_LISTENER } from '@switchboard/messaging';
 import { AUTOMATION_ACTIVITIES, type AutomationActivities } from './activities/activities';
 import { DefaultAutomationActivities } from './activities/default-activities';
 import { AutomationQueue } from './embedded/automation-queue';
 import { AutomationsWorker } from './embedded/automations-worker';
 import { EmbeddedDriver } from './embedded/embedded-driver';
+import { AutomationInboundListener } from './inbound-message.listener';
 import { AUTOMATION_DRIVER, type AutomationDriver, type AutomationDriverKind } from './driver/automation-driver';
 import { EmbeddedAutomationDriver } from './driver/embedded-automation-driver';
 import { AUTOMATION_ENTITIES } from './entities';
@@ -95,6 +97,7 @@ export class AutomationsWorkerModule {
         TemporalActivities,
         TemporalAutomationWorker,
         DefaultAutomationActivities,
+        { provide: INBOUND_MESSAGE_LISTENER, useClass: AutomationInboundListener },
         options.activities
           ? { provide: AUTOMATION_ACTIVITIES, useClass: options.activities }
           : { provide: AUTOMATION_ACTIVITIES, useExisting: DefaultAutomationActivities },

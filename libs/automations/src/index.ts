@@ -16,3 +16,5 @@ export * from './temporal/temporal-driver';
 export * from './temporal/temporal-activities';
 export * from './temporal/temporal-worker';
 export * from './automations.module';
+export * from './activities/platform-activities';
+export * from './inbound-message.listener';

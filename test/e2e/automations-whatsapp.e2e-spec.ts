@@ -1,0 +1,85 @@
+import { createWorkflow, waitForRun } from '../helpers/automations';
+import { messagingHelpers } from '../helpers/messaging';
+import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
+import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+
+/**
+ * The whole product path of an automation, through the real platform boundary: a shop's webhook starts a run,
+ * the run sends a template through messaging to the sandbox, the customer answers via the sandbox, the signed
+ * webhook resumes the run, the condition reads the reply and a second template goes out.
+ */
+describe('Automations through WhatsApp (embedded driver, sandbox)', () => {
+  let t: TestApp;
+  let sandbox: TestSandbox;
+  let account: TestAccount;
+  const h = () => messagingHelpers(t, () => sandbox);
+
+  beforeAll(async () => {
+    t = await startTestApp({}, { worker: true });
+    sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 40, read: null }, autoReview: false });
+    account = await t.createAccount({ apiBaseUrl: sandbox.url });
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    await t.close();
+  });
+
+  function definition(ask: string, thanks: string, sorry: string, timeout = '1h') {
+    return {
+      trigger: { type: 'webhook' },
+      startNodeId: 'ask',
+      nodes: [
+        { id: 'ask', type: 'send_template', templateName: ask, to: '{{payload.phone}}', variables: { name: '{{payload.name}}' }, next: 'wait' },
+        { id: 'wait', type: 'wait_for_reply', timeout, branches: [{ match: { type: 'any' }, next: 'check' }], onTimeout: 'sorry' },
+        { id: 'check', type: 'condition', rules: [{ left: '{{reply.text}}', operator: 'equals', right: 'yes', next: 'thanks' }], else: 'sorry' },
+        { id: 'thanks', type: 'send_template', templateName: thanks, to: '{{payload.phone}}', next: 'done' },
+        { id: 'sorry', type: 'send_template', templateName: sorry, to: '{{payload.phone}}', next: 'done' },
+        { id: 'done', type: 'end' },
+      ],
+    };
+  }
+
+  async function templates() {
+    const { approvedTemplate, body } = h();
+    return {
+      ask: await approvedTemplate(account, [body('Hi {{name}}, shall we ship your order today?', { name: 'Ann' })]),
+      thanks: await approvedTemplate(account, [body('Great, it ships today.')]),
+      sorry: await approvedTemplate(account, [body('No problem, we will ask again tomorrow.')]),
+    };
+  }
+
+  it('webhook → template → customer replies "yes" → condition → second template', async () => {
+    const { ask, thanks, sorry } = await templates();
+    const wf = await createWorkflow(t, account.token, definition(ask, thanks, sorry));
+    const phone = h().customer();
+
+    const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: `+${phone}`, name: 'Ann' });
+    expect(started.status).toBe(200);
+    const first = await eventually(async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === ask), 15_000, 'the first template');
+    expect(first.payload.template.components[0].parameters[0]).toMatchObject({ type: 'text', text: 'Ann' });
+    await waitForRun(t, account.token, started.body.runId, ['waiting']);
+
+    await h().customerWrites(account, phone, 'yes');
+    const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 15_000);
+    expect(run).toMatchObject({ status: 'completed', reply: { text: 'yes' } });
+    const names = (await eventually(async () => {
+      const got = await h().received(account, phone);
+      return got.length >= 2 ? got : null;
+    })).map((m: any) => m.payload.template?.name);
+    expect(names).toEqual([ask, thanks]);
+  });
+
+  it('no reply before the timeout takes the timeout branch', async () => {
+    const { ask, thanks, sorry } = await templates();
+    const wf = await createWorkflow(t, account.token, definition(ask, thanks, sorry, '2s'));
+    const phone = h().customer();
+    const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Bo' });
+    const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 20_000);
+    expect(run.status).toBe('completed');
+    const names = (await eventually(async () => {
+      const got = await h().received(account, phone);
+      return got.length >= 2 ? got : null;
+    })).map((m: any) => m.payload.template?.name);
+    expect(names).toEqual([ask, sorry]);
+  });
+});
