@@ -363,16 +363,24 @@ export function contactListSql(accountId: string, query: ContactSearch): Contact
   const filter = where.join(' AND ');
   const limit = `LIMIT $${params.length + 1} OFFSET $${params.length + 2}`;
   const pageParams = [...params, query.pageSize, pageOffset(query)];
-  if (!query.search) {
+  if (query.phone) {
     return {
       kind: 'separate',
       pageSql: `SELECT ${contactColumns()} FROM contacts WHERE ${filter} ORDER BY created_at DESC, id DESC ${limit}`,
       pageParams,
-      // Unfiltered: the trigger-maintained count (contact_counts) instead of counting every row of the account.
-      countSql: query.phone
-        ? `SELECT count(*)::int AS total FROM contacts WHERE ${filter}`
-        : `SELECT COALESCE((SELECT total::int FROM contact_counts WHERE account_id = $1), 0) AS total`,
+      countSql: `SELECT count(*)::int AS total FROM contacts WHERE ${filter}`,
       countParams: params,
+    };
+  }
+  if (!query.search) {
+    // Unfiltered (the common case): one round trip, the total from the trigger-maintained contact_counts.
+    return {
+      kind: 'combined',
+      sql: `SELECT page.*, counted.total
+              FROM (SELECT COALESCE((SELECT total::int FROM contact_counts WHERE account_id = $1), 0) AS total) counted
+              LEFT JOIN LATERAL (SELECT ${contactColumns()} FROM contacts WHERE ${filter} ORDER BY created_at DESC, id DESC ${limit}) page ON true
+             ORDER BY page."createdAt" DESC, page."id" DESC`,
+      params: pageParams,
     };
   }
   // One row per contact of the page, each with the total; a single row of nulls and the total when the page is empty.
