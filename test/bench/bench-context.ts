@@ -2,6 +2,7 @@ import { provisionAccount, type ProvisionedAccount } from '@switchboard/accounts
 import { loadConfig, SecretBox } from '@switchboard/core';
 import { dataSourceOptions, runMigrations } from '@switchboard/core/database';
 import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -19,6 +20,19 @@ export interface BenchContext {
 }
 
 export const DIST = join(__dirname, '..', '..');
+
+/** A free TCP port on 127.0.0.1 (benchmarks of other worktrees may run on this machine too). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 
 export async function createBenchContext(): Promise<BenchContext & { results: Array<{ scenario: string; figures: Record<string, string | number> }>; close(): Promise<void> }> {
   const services = await ensureLocalServices((line) => console.error(line));

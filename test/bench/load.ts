@@ -9,7 +9,10 @@ export interface LoadResult {
 }
 
 /** Closed-loop HTTP load from this process (autocannon), e.g. 200 connections for 10 seconds. */
-export async function load(url: string, options: { connections?: number; seconds?: number; headers?: Record<string, string> } = {}): Promise<LoadResult> {
-  const result = await autocannon({ url, connections: options.connections ?? 200, duration: options.seconds ?? 10, headers: options.headers });
+export async function load(
+  url: string,
+  options: { connections?: number; seconds?: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string } = {},
+): Promise<LoadResult> {
+  const result = await autocannon({ url, connections: options.connections ?? 200, duration: options.seconds ?? 10, headers: options.headers, method: options.method, body: options.body });
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createBenchContext } from './bench-context';
 import { authenticatedReads } from './scenarios/authenticated-reads';
+import { automationLatency } from './scenarios/automations';
 import { campaignFanout } from './scenarios/campaign';
 import { sends } from './scenarios/sends';
 
@@ -12,6 +13,7 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   reads: (ctx) => authenticatedReads(ctx),
   campaign: (ctx) => campaignFanout(ctx),
   sends: (ctx) => sends(ctx),
+  automations: (ctx) => automationLatency(ctx),
 };
 
 async function main() {

@@ -1,10 +1,9 @@
 import { provisionAccount } from '@switchboard/accounts';
 import { loadConfig, SecretBox } from '@switchboard/core';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { BenchContext, DIST } from '../bench-context';
+import { BenchContext, DIST, freePort } from '../bench-context';
 
 const RECIPIENTS = Number(process.env.BENCH_CAMPAIGN_RECIPIENTS ?? 100_000);
 const RATE = Number(process.env.BENCH_CAMPAIGN_RATE ?? 1000);
@@ -22,17 +21,6 @@ function peakRssMb(pid: number | undefined): number | null {
   }
 }
 
-/** A port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** CPU seconds (user + system) a process has used so far; null once it has exited. */
 function cpuSeconds(pid: number | undefined): number | null {

@@ -4,9 +4,8 @@ import { OutboundMessage, SendQueueService } from '@switchboard/messaging';
 import { Queue } from 'bullmq';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { BenchContext, DIST } from '../bench-context';
+import { BenchContext, DIST, freePort } from '../bench-context';
 
 /**
  * ARCHITECTURE.md target: sends paced at the number's rate (1,000 msg/s here), never above it in any 1-second
@@ -136,13 +135,3 @@ export async function sends(ctx: BenchContext) {
   connection.disconnect();
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -1,0 +1,141 @@
+import { computeSignature } from '@switchboard/whatsapp';
+import { join } from 'node:path';
+import { BenchContext, DIST, freePort } from '../bench-context';
+import { load } from '../load';
+
+const APP_SECRET = 'bench-app-secret';
+
+/**
+ * ARCHITECTURE.md targets: inbound workflow webhook to run started p99 < 50 ms; reply to next step executed p99 < 100 ms.
+ * API and worker as their own processes (embedded driver). Part 1 loads the webhook with autocannon (the 200 is sent
+ * once the run row is committed) and reads, per run, how long the worker took to reach its first wait. Part 2 puts
+ * BENCH_REPLY_RUNS runs (default 200) in wait_for_reply, then posts each customer's reply as a signed platform webhook
+ * and measures reply posted → run finished (the step after the reply executed).
+ */
+export async function automationLatency(ctx: BenchContext) {
+  const apiPort = await freePort();
+  const base = `http://127.0.0.1:${apiPort}`;
+  const env = { WHATSAPP_APP_SECRET: APP_SECRET };
+  await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: String(apiPort) }, `${base}/health`);
+  await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'), env);
+  await new Promise((r) => setTimeout(r, 3000)); // the worker boots
+
+  const account = await ctx.createAccount();
+  const auth = await fetch(`${base}/v1/authenticate`, { method: 'POST', headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+  const { token } = (await auth.json()) as { token: string };
+  const create = async (name: string, nodes: unknown[]) => {
+    const res = await fetch(`${base}/v1/workflows`, {
+      method: 'POST',
+      headers: { authorization: token, 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'create', name, trigger: { type: 'webhook' }, startNodeId: nodes.length ? (nodes[0] as { id: string }).id : 'done', nodes }),
+    });
+    const body = (await res.json()) as { data: { id: number; identifier: string } };
+    return body.data;
+  };
+  const waitNodes = [
+    { id: 'wait', type: 'wait_for_reply', timeout: '1h', branches: [{ match: { type: 'any' }, next: 'done' }], onTimeout: 'done' },
+    { id: 'done', type: 'end' },
+  ];
+
+  // Part 1: webhook → run started
+  const started = await create('Bench webhook', waitNodes);
+  const webhook = await load(`${base}/webhook/workflow/${started.identifier}`, {
+    connections: 20,
+    seconds: 10,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ phone: '+4915100000001', order: { id: 'A-1' } }),
+  });
+  await new Promise((r) => setTimeout(r, 3000)); // let the worker drain what was accepted
+  const [pickup] = await ctx.db.query(
+    `SELECT count(*)::int AS runs,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99,
+            count(*) FILTER (WHERE status = 'waiting')::int AS waiting
+       FROM (SELECT status, extract(epoch FROM updated_at - created_at) * 1000 AS ms FROM workflow_runs WHERE workflow_id = $1) r`,
+    [started.id],
+  );
+
+  // Part 2: reply → next step
+  const replyRuns = Number(process.env.BENCH_REPLY_RUNS ?? 200);
+  const replies = await create('Bench replies', waitNodes);
+  const phones = Array.from({ length: replyRuns }, (_, i) => `49152${String(i).padStart(8, '0')}`);
+  for (const phone of phones) {
+    await fetch(`${base}/webhook/workflow/${replies.identifier}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phone }) });
+  }
+  await waitUntil(async () => {
+    const [{ n }] = await ctx.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'waiting'`, [replies.id]);
+    return n === replyRuns;
+  }, 60_000);
+  const messagingPhoneId = account.messagingPhoneIds[0];
+  const sentAt = new Map<string, number>();
+  await Promise.all(
+    chunks(phones, Math.ceil(phones.length / 10)).map(async (group) => {
+      for (const phone of group) {
+        const body = inboundWebhook(messagingPhoneId, phone);
+        sentAt.set(phone, Date.now());
+        await fetch(`${base}/webhooks/whatsapp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-hub-signature-256': computeSignature(Buffer.from(body), APP_SECRET) },
+          body,
+        });
+      }
+    }),
+  );
+  await waitUntil(async () => {
+    const [{ n }] = await ctx.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'completed'`, [replies.id]);
+    return n === replyRuns;
+  }, 60_000);
+  const finished: Array<{ contact_phone: string; finished: number }> = await ctx.db.query(
+    `SELECT contact_phone, extract(epoch FROM finished_at) * 1000 AS finished FROM workflow_runs WHERE workflow_id = $1`,
+    [replies.id],
+  );
+  const replyMs = finished.map((r) => Number(r.finished) - (sentAt.get(r.contact_phone) ?? NaN)).filter((n) => Number.isFinite(n)).sort((a, b) => a - b);
+  const pct = (q: number) => replyMs[Math.min(replyMs.length - 1, Math.floor(q * replyMs.length))]?.toFixed(0);
+
+  ctx.record('automations (embedded driver)', {
+    'webhook req/s (20 conns) = runs/s': webhook.rps,
+    'webhook HTTP p50 / p99 ms (target p99 < 50)': `${webhook.p50} / ${webhook.p99} ${webhook.p99 < 50 ? 'OK' : 'ABOVE TARGET'}`,
+    'webhook errors / non-2xx': `${webhook.errors} / ${webhook.non2xx}`,
+    'runs accepted / reached their wait': `${pickup.runs} / ${pickup.waiting}`,
+    'accepted → first wait p50 / p99 ms': `${Number(pickup.p50).toFixed(0)} / ${Number(pickup.p99).toFixed(0)}`,
+    'reply → next step p50 / p99 ms (target p99 < 100)': `${pct(0.5)} / ${pct(0.99)} ${Number(pct(0.99)) < 100 ? 'OK' : 'ABOVE TARGET'}`,
+    'replies measured': replyMs.length,
+  });
+}
+
+function inboundWebhook(phoneNumberId: string, from: string): string {
+  return JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: 'bench-waba',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550000000', phone_number_id: phoneNumberId },
+              contacts: [{ profile: { name: 'Bench' }, wa_id: from }],
+              messages: [{ from, id: `wamid.bench-${from}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: 'yes' } }],
+            },
+          },
+        ],
+      },
+    ],
+  });
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('benchmark step timed out');
+}
