@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+import { startWorkerProcess } from '../helpers/worker-process';
 
-const ROOT = join(__dirname, '..', '..');
 const RECIPIENTS = 10_000;
 const RATE = 1000;
 
@@ -38,22 +37,7 @@ describe('Campaign fan-out survives a killed worker (campaigns crash test)', () 
   });
 
   function startWorker(): ChildProcess {
-    const env = {
-      ...process.env,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: t.config.DATABASE_URL,
-      DATABASE_POOL_SIZE: '10',
-      REDIS_URL: t.config.REDIS_URL,
-      REDIS_PREFIX: t.config.REDIS_PREFIX,
-      JWT_SECRET: t.config.JWT_SECRET,
-      ENCRYPTION_KEY: t.config.ENCRYPTION_KEY,
-      WHATSAPP_APP_SECRET: t.config.WHATSAPP_APP_SECRET,
-      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    };
-    const child = spawn(process.execPath, [join(ROOT, 'dist/apps/worker/src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d) => logs.push(String(d)));
-    child.stderr!.on('data', (d) => logs.push(String(d)));
+    const child = startWorkerProcess(t, logs, 10);
     workers.push(child);
     return child;
   }

@@ -1,10 +1,8 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { SendQueueService } from '@switchboard/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
-
-const ROOT = join(__dirname, '..', '..');
+import { startWorkerProcess } from '../helpers/worker-process';
 
 /**
  * Nothing lost, nothing sent twice: a worker process is SIGKILLed in the middle of a paced bulk send, another one
@@ -18,7 +16,6 @@ describe('Send pipeline survives a killed worker (messaging crash test)', () => 
   const logs: string[] = [];
 
   beforeAll(async () => {
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'pipe' });
     t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' }); // API only: the worker runs as child processes
     sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 50, delivered: 150, read: null } });
     account = await t.createAccount({ apiBaseUrl: sandbox.url, messagesPerSecond: 30 });
@@ -31,22 +28,7 @@ describe('Send pipeline survives a killed worker (messaging crash test)', () => 
   });
 
   function startWorker(): ChildProcess {
-    const env = {
-      ...process.env,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: t.config.DATABASE_URL,
-      DATABASE_POOL_SIZE: '5',
-      REDIS_URL: t.config.REDIS_URL,
-      REDIS_PREFIX: t.config.REDIS_PREFIX,
-      JWT_SECRET: t.config.JWT_SECRET,
-      ENCRYPTION_KEY: t.config.ENCRYPTION_KEY,
-      WHATSAPP_APP_SECRET: t.config.WHATSAPP_APP_SECRET,
-      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    };
-    const child = spawn(process.execPath, [join(ROOT, 'dist/apps/worker/src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d) => logs.push(String(d)));
-    child.stderr!.on('data', (d) => logs.push(String(d)));
+    const child = startWorkerProcess(t, logs, 5);
     workers.push(child);
     return child;
   }
