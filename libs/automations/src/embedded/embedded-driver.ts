@@ -13,6 +13,7 @@ import {
 import { DataSource, type EntityManager } from 'typeorm';
 import { AUTOMATION_ACTIVITIES, type ActivityContext, type AutomationActivities } from '../activities/activities';
 import { startContactOf } from '../contact-binding';
+import { RUN_ROW_SET, runRowValues } from '../run-row';
 import { AutomationQueue } from './automation-queue';
 
 /** What a job asks the driver to do with a run. */
@@ -130,36 +131,7 @@ export class EmbeddedDriver {
   }
 
   private async persist(tx: EntityManager, runId: string, state: RunState): Promise<void> {
-    const waiting = state.waitingFor;
-    const finished = isFinished(state);
-    const status = finished ? state.status : waiting?.kind === 'effect' ? 'running' : 'waiting';
-    const wakeInMs = waiting?.kind === 'timer' ? waiting.durationMs : waiting?.kind === 'reply' ? waiting.timeoutMs : null;
-    const contact = state.context.contact ?? {};
-    // A run whose payload named no contact phone is bound to the recipient of its first message, so replies reach it.
-    const effect = waiting?.kind === 'effect' ? waiting.effect : null;
-    const recipient = effect && (effect.type === 'send_template' || effect.type === 'send_session_message') ? effect.to : null;
-    const phone = typeof contact.phone === 'string' && contact.phone ? contact.phone : null;
-    await tx.query(
-      `UPDATE workflow_runs
-          SET status = $2, state = $3, current_node_id = $4, waiting_kind = $5, waiting_seq = $6,
-              wake_at = CASE WHEN $7::bigint IS NULL THEN NULL ELSE clock_timestamp() + make_interval(secs => $7::bigint / 1000.0) END,
-              contact_id = COALESCE($8, contact_id), contact_phone = COALESCE($9, contact_phone, $11),
-              updated_at = now(), finished_at = CASE WHEN $10 THEN now() ELSE NULL END
-        WHERE id = $1`,
-      [
-        runId,
-        status,
-        JSON.stringify(state),
-        state.currentNodeId,
-        waiting?.kind ?? null,
-        waiting?.seq ?? null,
-        wakeInMs,
-        typeof contact.id === 'string' ? contact.id : null,
-        phone ? phone.replace(/\D/g, '') || null : null,
-        finished,
-        recipient ? recipient.replace(/\D/g, '') || null : null,
-      ],
-    );
+    await tx.query(`UPDATE workflow_runs SET ${RUN_ROW_SET} WHERE id = $1`, [runId, ...runRowValues(state)]);
   }
 
   /** Performs one action effect; never throws (an activity error is the step's failure). */

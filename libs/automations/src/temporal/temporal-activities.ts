@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BlockedTargetError, OutboundHttpError } from '@switchboard/core';
-import { isFinished, type ActionEffect, type RunState } from '@switchboard/engine';
+import type { ActionEffect, RunState } from '@switchboard/engine';
 import { DataSource } from 'typeorm';
 import type {
   AutomationActivities as WorkflowActivities,
@@ -9,6 +9,7 @@ import type {
   RecordRunStateInput,
 } from '../../../../workflows/activities';
 import { ActivityNotAvailableError, AUTOMATION_ACTIVITIES, type AutomationActivities } from '../activities/activities';
+import { RUN_ROW_SET, runRowValues } from '../run-row';
 
 /** The AutomationActivities method of each action effect (the embedded driver uses the same table). */
 export const ACTIVITY_METHOD: Record<ActionEffect['type'], keyof AutomationActivities> = {
@@ -118,43 +119,16 @@ export class TemporalActivities implements WorkflowActivities {
   /**
    * Writes `state` into the run row unless the row is ahead: a lower `seq` than the stored state's is ignored
    * (a retried or late activity), and a finished run (completed/failed) is never changed again. Columns are
-   * derived exactly like the embedded driver's (status, current node, waiting kind/seq, wake_at, contact binding,
-   * finished_at). Returns whether the row was written. The row always exists (the API writes it before the start).
+   * derived as for the embedded driver (run-row.ts). Returns whether the row was written. The row always exists (the API writes it before the start).
    */
   async record(runId: string, accountId: string, state: RunState): Promise<boolean> {
-    const waiting = state.waitingFor;
-    const finished = isFinished(state);
-    const status = finished ? state.status : waiting?.kind === 'effect' ? 'running' : 'waiting';
-    const wakeInMs = waiting?.kind === 'timer' ? waiting.durationMs : waiting?.kind === 'reply' ? waiting.timeoutMs : null;
-    const contact = state.context.contact ?? {};
-    const effect = waiting?.kind === 'effect' ? waiting.effect : null;
-    const recipient = effect && (effect.type === 'send_template' || effect.type === 'send_session_message') ? effect.to : null;
-    const phone = typeof contact.phone === 'string' && contact.phone ? contact.phone : null;
     const updated: [unknown[], number] = await this.dataSource.query(
-      `UPDATE workflow_runs
-          SET status = $2, state = $3, current_node_id = $4, waiting_kind = $5, waiting_seq = $6,
-              wake_at = CASE WHEN $7::bigint IS NULL THEN NULL ELSE clock_timestamp() + make_interval(secs => $7::bigint / 1000.0) END,
-              contact_id = COALESCE($8, contact_id), contact_phone = COALESCE($9, contact_phone, $11),
-              updated_at = now(), finished_at = CASE WHEN $10 THEN COALESCE(finished_at, now()) ELSE NULL END
+      `UPDATE workflow_runs SET ${RUN_ROW_SET}
         WHERE id = $1 AND account_id = $12
           AND status NOT IN ('completed', 'failed')
           AND (state IS NULL OR COALESCE((state->>'seq')::int, 0) <= $13)
         RETURNING id`,
-      [
-        runId,
-        status,
-        JSON.stringify(state),
-        state.currentNodeId,
-        waiting?.kind ?? null,
-        waiting?.seq ?? null,
-        wakeInMs,
-        typeof contact.id === 'string' ? contact.id : null,
-        phone ? phone.replace(/\D/g, '') || null : null,
-        finished,
-        recipient ? recipient.replace(/\D/g, '') || null : null,
-        accountId,
-        state.seq,
-      ],
+      [runId, ...runRowValues(state), accountId, state.seq],
     );
     const written = updated[1] > 0;
     if (!written) this.logger.debug?.({ msg: 'run state not recorded (row ahead, finished or missing)', runId, seq: state.seq });
