@@ -69,6 +69,39 @@ describe('Automations through WhatsApp (embedded driver, sandbox)', () => {
     expect(names).toEqual([ask, thanks]);
   });
 
+  it('a trigger_campaign step sends the campaign to the run\'s contact with its own variables', async () => {
+    const { approvedTemplate, body } = h();
+    const offer = await approvedTemplate(account, [body('Hi {{name}}, here is your offer.', { name: 'Ann' })]);
+    const campaign = await t.http.post(
+      '/v2/campaigns',
+      { name: 'Follow-up offer', messagingPhoneId: account.messagingPhoneId, templateName: offer, variables: { name: 'there' } },
+      { token: account.token },
+    );
+    expect(campaign.status).toBe(201);
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'offer',
+      nodes: [
+        {
+          id: 'offer',
+          type: 'trigger_campaign',
+          campaignId: String(campaign.body.data.campaign_id),
+          contact: { phoneNumber: '{{payload.phone}}', name: '{{payload.name}}', variables: { name: '{{payload.name}}' } },
+          next: 'done',
+        },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const phone = h().customer();
+    const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Cleo' });
+    const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 15_000);
+    expect(run.status).toBe('completed');
+    const sent = await eventually(async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === offer), 15_000, 'the campaign message');
+    expect(sent.payload.template.components[0].parameters[0]).toMatchObject({ type: 'text', text: 'Cleo' });
+    const [{ n }] = await t.db.query('SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1', [campaign.body.data.campaign_id]);
+    expect(n).toBe(1);
+  });
+
   it('no reply before the timeout takes the timeout branch', async () => {
     const { ask, thanks, sorry } = await templates();
     const wf = await createWorkflow(t, account.token, definition(ask, thanks, sorry, '2s'));
