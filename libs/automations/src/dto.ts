@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { Allow, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { Allow, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min, ValidateIf } from 'class-validator';
+import { PaginationQuery } from '@switchboard/core';
 import { RUN_STATUSES, type WorkflowRunStatus } from './entities';
 
 /**
@@ -43,22 +43,7 @@ export class SaveWorkflowDto {
   nodes?: unknown;
 }
 
-export class ListRunsQuery {
-  @ApiPropertyOptional({ default: 1 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  page = 1;
-
-  @ApiPropertyOptional({ default: 20, maximum: 100 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  pageSize = 20;
-
+export class ListRunsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {
   @ApiPropertyOptional({ enum: RUN_STATUSES })
   @IsOptional()
   @IsIn(RUN_STATUSES, { message: `status must be one of: ${RUN_STATUSES.join(', ')}` })

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
+import { IsIntInRange } from '@switchboard/core';
+import { IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { TEMPLATE_CATEGORIES, TEMPLATE_STATUSES } from './template.entity';
 
 export const TEMPLATE_NAME = /^[a-z0-9_]{1,512}$/;
@@ -10,17 +11,6 @@ export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 50;
 /** keeps OFFSET a plain integer */
 export const MAX_PAGE = 1_000_000_000;
-
-/** One check, one message: an integer from min to max (a query string converted by @Type(() => Number)). */
-function IsIntBetween(min: number, max: number) {
-  return ValidateBy({
-    name: 'isIntBetween',
-    validator: {
-      validate: (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max,
-      defaultMessage: (args) => `${args?.property} must be an integer from ${min} to ${max}`,
-    },
-  });
-}
 
 export class CreateTemplateBody {
   @ApiProperty({ example: 'order_update', description: 'lowercase letters, digits and underscores; unique within the account' })
@@ -87,12 +77,12 @@ export class ListTemplatesQuery {
   @ApiPropertyOptional({ default: 1, minimum: 1 })
   @IsOptional()
   @Type(() => Number)
-  @IsIntBetween(1, MAX_PAGE)
+  @IsIntInRange(1, MAX_PAGE)
   page?: number;
 
   @ApiPropertyOptional({ default: DEFAULT_PAGE_SIZE, minimum: 1, maximum: MAX_PAGE_SIZE })
   @IsOptional()
   @Type(() => Number)
-  @IsIntBetween(1, MAX_PAGE_SIZE)
+  @IsIntInRange(1, MAX_PAGE_SIZE)
   pageSize?: number;
 }
