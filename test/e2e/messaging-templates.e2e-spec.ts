@@ -188,9 +188,15 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
 
   it('a platform rejection of a template send is a failed result with the platform reason (207)', async () => {
     const name = await orderTemplate();
-    await sandbox.control.post('/_sandbox/templates/review', { name, status: 'PAUSED' }); // the platform now refuses it
+    // The platform now refuses it and we have not heard yet: its status webhook is held back until after the send
+    // (otherwise, whichever comes first decides whether we refuse locally or the platform does).
+    const webhookUrl = (await sandbox.control.get('/_sandbox/config')).body.webhookUrl;
+    await sandbox.control.post('/_sandbox/config', { webhookUrl: null });
+    await sandbox.control.post('/_sandbox/templates/review', { name, status: 'PAUSED' });
     const to = h.customer();
-    const res = await send({ templateName: name, to, variables: { name: 'A', custom_b: 'B', custom_c: 'C' } });
+    const res = await send({ templateName: name, to, variables: { name: 'A', custom_b: 'B', custom_c: 'C' } }).finally(() =>
+      sandbox.control.post('/_sandbox/config', { webhookUrl }),
+    );
     expect(res.status).toBe(207);
     expect(res.body.results[0]).toMatchObject({ success: false, contact: to, status: 'failed', code: 132001 });
     expect(res.body.results[0].message).toMatch(/does not exist/);
