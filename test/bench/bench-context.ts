@@ -70,7 +70,9 @@ export async function createBenchContext(): Promise<BenchContext & { results: Ar
     env,
     results,
     async startProcess(name, entry, extraEnv = {}, waitForUrl) {
-      const child = spawn(process.execPath, [entry], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'inherit', 'inherit'] });
+      // BENCH_NODE_ARGS: extra node flags for every process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them
+      const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+      const child = spawn(process.execPath, [...nodeArgs, entry], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'inherit', 'inherit'] });
       children.push(child);
       child.on('exit', (code) => code && code !== 143 && console.error(`${name} exited with ${code}`));
       if (waitForUrl) {

@@ -2,7 +2,7 @@ import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AppConfig, QUEUES } from '@switchboard/core';
-import { buildTemplateComponents, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import { buildTemplateComponents, SendJobData, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -51,7 +51,7 @@ export type BatchOutcome =
   | { kind: 'stale' }
   | { kind: 'held'; reason: string }
   | { kind: 'backlog'; queued: number }
-  | { kind: 'expanded'; messageIds: string[]; done: boolean };
+  | { kind: 'expanded'; messageIds: string[]; done: boolean; inline?: Map<string, Pick<SendJobData, 'phoneNumberId' | 'payload'>> };
 
 /**
  * The campaign fan-out. Each job expands one batch of one trigger (a `start` over the campaign's groups, or an API
@@ -117,7 +117,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
     const take = Math.min(FANOUT_BATCH, Math.max(10, limit - queued));
     const result = await this.db.transaction(async (tx) => this.expand(tx, triggerId, batch, template, take));
     if (result.kind === 'expanded') {
-      if (result.messageIds.length) await this.sends.enqueue(result.messageIds, 'bulk');
+      if (result.messageIds.length) await this.sends.enqueue(result.messageIds, 'bulk', result.inline);
       if (!result.done) await addFanoutJobs(this.queue, [{ triggerId, batch: batch + 1 }]);
       else if (t.kind === 'start') await addFinishJob(this.queue, t.campaign_id);
     }
@@ -178,7 +178,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
     }
 
     const defaults = t.kind === 'start' && typeof template !== 'string' ? buildTemplateComponents(template, this.sendInput(t, t.variables)) : null;
-    const messages: Array<{ id: string; contact_id: string; recipient: string; body: string | null; payload: string }> = [];
+    const messages: Array<{ id: string; contact_id: string; recipient: string; body: string | null; payload: Record<string, unknown> }> = [];
     const recipients: Array<{ contact_id: string; message_id: string | null; status: string; error: string | null }> = [];
     for (const r of rows) {
       const contactId = String(r.contact_id);
@@ -203,7 +203,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
         type: 'template',
         template: { name: template.name, language: { code: template.language }, ...(built.components.length ? { components: built.components } : {}) },
       };
-      messages.push({ id, contact_id: contactId, recipient: r.contact_number, body: built.bodyText.length ? built.bodyText.join(' | ') : null, payload: JSON.stringify(payload) });
+      messages.push({ id, contact_id: contactId, recipient: r.contact_number, body: built.bodyText.length ? built.bodyText.join(' | ') : null, payload });
       recipients.push({ contact_id: contactId, message_id: id, status: 'queued', error: null });
     }
 
@@ -224,7 +224,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
           messages.map((m) => m.contact_id),
           messages.map((m) => m.recipient),
           messages.map((m) => m.body),
-          messages.map((m) => m.payload),
+          messages.map((m) => JSON.stringify(m.payload)),
         ],
       );
     }
@@ -255,7 +255,10 @@ export class CampaignFanoutService implements OnModuleDestroy {
         WHERE id = $1`,
       [triggerId, last, batch + 1, recipients.length, blocked],
     );
-    return { kind: 'expanded', messageIds: messages.map((m) => m.id), done: false };
+    // the send jobs carry their payload: a first attempt does not read the row back
+    const phoneNumberId = String(t.phone_number_id);
+    const inline = new Map(messages.map((m) => [m.id, { phoneNumberId, payload: m.payload }]));
+    return { kind: 'expanded', messageIds: messages.map((m) => m.id), done: false, inline };
   }
 
   private sendInput(t: TriggerState, variables: Record<string, unknown>) {

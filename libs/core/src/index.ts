@@ -13,3 +13,4 @@ export * from './http/pagination';
 export * from './phone';
 export * from './http/ssrf-guard';
 export * from './http/safe-http';
+export * from './batching/micro-batcher';

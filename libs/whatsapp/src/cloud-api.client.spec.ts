@@ -1,6 +1,8 @@
 /**
  * The Cloud API client against the in-process sandbox, over real HTTP (no HTTP mocking).
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createSandbox, Sandbox } from '../../../apps/sandbox/src/sandbox';
 import { statusesOf, WebhookReceiver } from '../../../apps/sandbox/src/testing/webhook-receiver';
 import {
@@ -294,6 +296,24 @@ describe('errors', () => {
     expect(err.kind).toBe('network');
     expect(err.retryable).toBe(true);
     expect(classifyCloudApiError(err).class).toBe('transient');
+  });
+
+  it('a platform that never answers is a retryable timeout after timeoutMs', async () => {
+    const silent = createServer(() => undefined); // accepts the request, never responds
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const slow = new CloudApiClient({ ...client.connection, baseUrl: `http://127.0.0.1:${port}` }, { timeoutMs: 200 });
+      const started = Date.now();
+      const err = await expectCloudError(slow.sendText(CUSTOMER, 'x'));
+      expect(err.kind).toBe('timeout');
+      expect(err.message).toBe(`Cloud API request timed out after 200 ms: POST ${PHONE}/messages`);
+      expect(err.retryable).toBe(true);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('a transient template GET failure (control) is retryable', async () => {

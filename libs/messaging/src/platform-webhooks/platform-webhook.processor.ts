@@ -63,7 +63,10 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
   async process(job: Job<{ eventId: string }>): Promise<void> {
     const stored = await this.events.findOneBy({ id: job.data.eventId });
     if (!stored || stored.processedAt) return;
-    for (const event of parseWebhook(stored.payload)) await this.dispatch(event, stored.receivedAt);
+    const events = parseWebhook(stored.payload);
+    // statuses all at once: MessageEventsService writes statuses that arrive together in one statement
+    await Promise.all(events.filter((e) => e.kind === 'status').map((e) => this.dispatch(e)));
+    for (const event of events) if (event.kind !== 'status') await this.dispatch(event, stored.receivedAt);
     await this.events.update({ id: stored.id }, { processedAt: new Date(), error: null });
   }
 

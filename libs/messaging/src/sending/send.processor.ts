@@ -2,7 +2,7 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
-import { AppConfig, QUEUES, REDIS } from '@switchboard/core';
+import { AppConfig, MicroBatcher, QUEUES, REDIS } from '@switchboard/core';
 import { classifyCloudApiError, CloudApiClient, CloudApiError } from '@switchboard/whatsapp';
 import { DelayedError, Job } from 'bullmq';
 import type Redis from 'ioredis';
@@ -61,6 +61,7 @@ export class SendExecutor implements OnModuleDestroy {
   private readonly pacer: Pacer;
   private sweepTimer?: NodeJS.Timeout;
   private readonly lateToleranceMs: number;
+  private readonly acceptedWriter = new MicroBatcher((items: Array<{ messageId: string; wamid: string }>) => this.writeAccepted(items), { maxItems: 500 });
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -130,13 +131,22 @@ export class SendExecutor implements OnModuleDestroy {
     return { outcome: 'accepted', wamid };
   }
 
-  private recordAccepted(messageId: string, wamid: string) {
-    return this.db.query(
-      `UPDATE messages SET wamid = $2, status = CASE WHEN message_status_rank(status) < 1 THEN 'accepted' ELSE status END,
-              accepted_at = COALESCE(accepted_at, now()), attempts = attempts + 1, updated_at = now()
-       WHERE id = $1`,
-      [messageId, wamid],
+  private recordAccepted(messageId: string, wamid: string): Promise<void> {
+    return this.acceptedWriter.add({ messageId, wamid });
+  }
+
+  /** Records the platform's answers of concurrent sends in one UPDATE (rows locked in id order: no deadlocks with status writes). */
+  private async writeAccepted(items: Array<{ messageId: string; wamid: string }>): Promise<void[]> {
+    await this.db.query(
+      `WITH answer AS (SELECT * FROM unnest($1::uuid[], $2::text[]) AS x(id, wamid)),
+            locked AS (SELECT m.id FROM messages m WHERE m.id IN (SELECT id FROM answer) ORDER BY m.id FOR UPDATE)
+       UPDATE messages m SET wamid = answer.wamid, status = CASE WHEN message_status_rank(m.status) < 1 THEN 'accepted' ELSE m.status END,
+              accepted_at = COALESCE(m.accepted_at, now()), attempts = m.attempts + 1, updated_at = now()
+         FROM answer JOIN locked ON locked.id = answer.id
+        WHERE m.id = answer.id`,
+      [items.map((i) => i.messageId), items.map((i) => i.wamid)],
     );
+    return items.map(() => undefined);
   }
 
   private async onError(job: Job<SendJobData>, row: Record<string, any>, error: unknown): Promise<SendResult> {

@@ -1,0 +1,49 @@
+import { MicroBatcher } from './micro-batcher';
+
+describe('MicroBatcher', () => {
+  it('writes items added in the same turn as one batch and answers each with its own result', async () => {
+    const batches: number[][] = [];
+    const batcher = new MicroBatcher<number, string>(async (items) => {
+      batches.push(items);
+      return items.map((n) => `r${n}`);
+    });
+    const results = await Promise.all([1, 2, 3].map((n) => batcher.add(n)));
+    expect(results).toEqual(['r1', 'r2', 'r3']);
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('gathers what arrives during a write into the next batch, at most maxItems at a time', async () => {
+    const batches: number[][] = [];
+    let release!: () => void;
+    const firstWrite = new Promise<void>((resolve) => (release = resolve));
+    const batcher = new MicroBatcher<number, number>(
+      async (items) => {
+        batches.push(items);
+        if (batches.length === 1) await firstWrite;
+        return items;
+      },
+      { maxItems: 2 },
+    );
+    const first = batcher.add(1);
+    await new Promise((r) => setImmediate(r)); // the first batch is being written
+    const later = [2, 3, 4].map((n) => batcher.add(n));
+    await new Promise((r) => setImmediate(r));
+    expect(batches).toEqual([[1]]); // one write at a time
+    release();
+    expect(await Promise.all([first, ...later])).toEqual([1, 2, 3, 4]);
+    expect(batches).toEqual([[1], [2, 3], [4]]);
+  });
+
+  it('rejects every item of a failed batch and keeps serving later ones', async () => {
+    let fail = true;
+    const batcher = new MicroBatcher<number, number>(async (items) => {
+      if (fail) throw new Error('database down');
+      return items;
+    });
+    const failed = await Promise.allSettled([batcher.add(1), batcher.add(2)]);
+    expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect((failed[0] as PromiseRejectedResult).reason.message).toBe('database down');
+    fail = false;
+    expect(await batcher.add(3)).toBe(3);
+  });
+});

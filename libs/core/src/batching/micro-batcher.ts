@@ -1,0 +1,51 @@
+/**
+ * Turns many concurrent single writes into few batched ones: `add(item)` resolves with that item's result once the
+ * batch holding it is written. Items that arrive while a batch is being written wait for the next one, so a quiet
+ * process writes each item at once (one event-loop turn later) and a busy one writes up to `maxItems` per call.
+ *
+ * Each batch's `write` is one round trip instead of one per item; on this kind of machine a database round trip
+ * costs the caller about 0.1 ms of CPU, which is what limits the send pipeline at 1,000 msg/s.
+ */
+export class MicroBatcher<T, R> {
+  private pending: Array<{ item: T; resolve: (result: R) => void; reject: (error: unknown) => void }> = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(
+    /** writes a batch; returns one result per item, in order */
+    private readonly write: (items: T[]) => Promise<R[]>,
+    private readonly options: { maxItems: number; maxConcurrent?: number } = { maxItems: 500 },
+  ) {}
+
+  add(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.pending.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= (this.options.maxConcurrent ?? 1) || this.pending.length === 0) return;
+    this.scheduled = true;
+    // after the current I/O phase: every item that arrived in this turn of the event loop joins the batch
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending.splice(0, this.options.maxItems);
+    if (batch.length === 0) return;
+    this.inFlight++;
+    try {
+      const results = await this.write(batch.map((b) => b.item));
+      batch.forEach((b, i) => b.resolve(results[i]));
+    } catch (error) {
+      for (const b of batch) b.reject(error);
+    } finally {
+      this.inFlight--;
+      this.schedule();
+    }
+  }
+}
