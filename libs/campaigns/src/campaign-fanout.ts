@@ -2,7 +2,7 @@ import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AppConfig, QUEUES } from '@switchboard/core';
-import { buildTemplateComponents, SendJobData, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import { buildTemplateComponents, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -11,6 +11,13 @@ import { addFanoutJobs, addFinishJob, FANOUT_JOB, FanoutJobData, FINISH_JOB } fr
 
 /** Recipients expanded per fan-out job (one transaction: recipients + messages + cursor). */
 export const FANOUT_BATCH = 1000;
+/** Messages per send job: a batch's messages go to the send queue in chunks of this many (one job, one read each). */
+export const SEND_CHUNK = 50;
+
+/** The send job of chunk `chunk` of fan-out batch `batch` (stored in each message's send_job). */
+export function sendChunkJobId(triggerId: string, batch: number, chunk: number): string {
+  return `campaign-send-${triggerId}-${batch}-${chunk}`;
+}
 /**
  * How many of a campaign's messages may wait (`queued`) for the send pipeline. The send worker checks a message's
  * status when it picks the job up, before its pacer wait, so what still goes out after a pause is at most
@@ -51,7 +58,7 @@ export type BatchOutcome =
   | { kind: 'stale' }
   | { kind: 'held'; reason: string }
   | { kind: 'backlog'; queued: number }
-  | { kind: 'expanded'; messageIds: string[]; done: boolean; inline?: Map<string, Pick<SendJobData, 'phoneNumberId' | 'payload'>> };
+  | { kind: 'expanded'; messageIds: string[]; done: boolean; sendJobs?: Array<{ jobId: string; messageIds: string[] }> };
 
 /**
  * The campaign fan-out. Each job expands one batch of one trigger (a `start` over the campaign's groups, or an API
@@ -94,12 +101,12 @@ export class CampaignFanoutService implements OnModuleDestroy {
     if (batch < t.batches_done) {
       // Our batch is committed (we crashed after the commit, or this is a replay): finish its hand-off, once more.
       if (batch === t.batches_done - 1) {
-        const rows: Array<{ message_id: string }> = await this.db.query(
-          `SELECT r.message_id FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
+        const rows: Array<{ id: string; send_job: string | null }> = await this.db.query(
+          `SELECT m.id, m.send_job FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
             WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.batch = $3 AND m.status = 'queued'`,
           [t.campaign_id, triggerId, batch],
         );
-        await this.sends.enqueue(rows.map((r) => r.message_id), 'bulk');
+        await this.sends.requeue(rows, 'bulk');
         await addFanoutJobs(this.queue, [{ triggerId, batch: t.batches_done }]);
       }
       return { kind: 'stale' };
@@ -117,7 +124,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
     const take = Math.min(FANOUT_BATCH, Math.max(10, limit - queued));
     const result = await this.db.transaction(async (tx) => this.expand(tx, triggerId, batch, template, take));
     if (result.kind === 'expanded') {
-      if (result.messageIds.length) await this.sends.enqueue(result.messageIds, 'bulk', result.inline);
+      if (result.sendJobs?.length) await this.sends.enqueueBatches(result.sendJobs);
       if (!result.done) await addFanoutJobs(this.queue, [{ triggerId, batch: batch + 1 }]);
       else if (t.kind === 'start') await addFinishJob(this.queue, t.campaign_id);
     }
@@ -178,7 +185,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
     }
 
     const defaults = t.kind === 'start' && typeof template !== 'string' ? buildTemplateComponents(template, this.sendInput(t, t.variables)) : null;
-    const messages: Array<{ id: string; contact_id: string; recipient: string; body: string | null; payload: Record<string, unknown> }> = [];
+    const messages: Array<{ id: string; contact_id: string; recipient: string; body: string | null; payload: string; send_job: string }> = [];
     const recipients: Array<{ contact_id: string; message_id: string | null; status: string; error: string | null }> = [];
     for (const r of rows) {
       const contactId = String(r.contact_id);
@@ -203,16 +210,16 @@ export class CampaignFanoutService implements OnModuleDestroy {
         type: 'template',
         template: { name: template.name, language: { code: template.language }, ...(built.components.length ? { components: built.components } : {}) },
       };
-      messages.push({ id, contact_id: contactId, recipient: r.contact_number, body: built.bodyText.length ? built.bodyText.join(' | ') : null, payload });
+      messages.push({ id, contact_id: contactId, recipient: r.contact_number, body: built.bodyText.length ? built.bodyText.join(' | ') : null, payload: JSON.stringify(payload), send_job: sendChunkJobId(triggerId, batch, Math.floor(messages.length / SEND_CHUNK)) });
       recipients.push({ contact_id: contactId, message_id: id, status: 'queued', error: null });
     }
 
     if (messages.length) {
       await tx.query(
         `INSERT INTO messages (id, account_id, phone_number_id, contact_id, direction, recipient, kind, template_name, body, payload, status,
-                               callback_url, callback_events, queue, campaign_id)
-         SELECT x.id, $1, $2, x.contact_id, 'outbound', x.recipient, 'template', $3, x.body, x.payload::jsonb, 'queued', $4, $5::text[], 'bulk', $6
-           FROM unnest($7::uuid[], $8::bigint[], $9::text[], $10::text[], $11::text[]) AS x(id, contact_id, recipient, body, payload)`,
+                               callback_url, callback_events, queue, campaign_id, send_job)
+         SELECT x.id, $1, $2, x.contact_id, 'outbound', x.recipient, 'template', $3, x.body, x.payload::jsonb, 'queued', $4, $5::text[], 'bulk', $6, x.send_job
+           FROM unnest($7::uuid[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[]) AS x(id, contact_id, recipient, body, payload, send_job)`,
         [
           t.account_id,
           t.phone_number_id,
@@ -224,7 +231,8 @@ export class CampaignFanoutService implements OnModuleDestroy {
           messages.map((m) => m.contact_id),
           messages.map((m) => m.recipient),
           messages.map((m) => m.body),
-          messages.map((m) => JSON.stringify(m.payload)),
+          messages.map((m) => m.payload),
+          messages.map((m) => m.send_job),
         ],
       );
     }
@@ -255,10 +263,9 @@ export class CampaignFanoutService implements OnModuleDestroy {
         WHERE id = $1`,
       [triggerId, last, batch + 1, recipients.length, blocked],
     );
-    // the send jobs carry their payload: a first attempt does not read the row back
-    const phoneNumberId = String(t.phone_number_id);
-    const inline = new Map(messages.map((m) => [m.id, { phoneNumberId, payload: m.payload }]));
-    return { kind: 'expanded', messageIds: messages.map((m) => m.id), done: false, inline };
+    const sendJobs = new Map<string, string[]>();
+    for (const m of messages) sendJobs.set(m.send_job, [...(sendJobs.get(m.send_job) ?? []), m.id]);
+    return { kind: 'expanded', messageIds: messages.map((m) => m.id), done: false, sendJobs: [...sendJobs].map(([jobId, messageIds]) => ({ jobId, messageIds })) };
   }
 
   private sendInput(t: TriggerState, variables: Record<string, unknown>) {

@@ -3,7 +3,7 @@ import { BadRequestException, ConflictException, Injectable, Logger, NotFoundExc
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { AppConfig, assertPublicTarget, PageRequest, pageOffset, QUEUES, validationException } from '@switchboard/core';
-import { buildTemplateComponents, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { TemplatesService } from '@switchboard/templates';
 import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
@@ -178,7 +178,7 @@ export class CampaignsService {
   async transition(accountId: string, campaignId: string, action: CampaignAction): Promise<CampaignRow> {
     const rule = TRANSITIONS[action];
     const jobs: Array<{ triggerId: string; batch: number }> = [];
-    let requeue: string[] = [];
+    let requeue: QueuedMessageRef[] = [];
     let finish = false;
     await this.db.transaction(async (tx) => {
       const c = await this.find(accountId, campaignId, tx, true);
@@ -205,11 +205,11 @@ export class CampaignsService {
         await tx.query(`UPDATE messages SET status = 'paused', updated_at = now() WHERE campaign_id = $1 AND status = 'queued'`, [campaignId]);
       } else if (action === 'resume') {
         await tx.query(`UPDATE campaigns SET status = 'running', updated_at = now() WHERE id = $1`, [campaignId]);
-        const [rows] = (await tx.query(`UPDATE messages SET status = 'queued', updated_at = now() WHERE campaign_id = $1 AND status = 'paused' RETURNING id`, [campaignId])) as [
-          Array<{ id: string }>,
+        const [rows] = (await tx.query(`UPDATE messages SET status = 'queued', updated_at = now() WHERE campaign_id = $1 AND status = 'paused' RETURNING id, send_job`, [campaignId])) as [
+          QueuedMessageRef[],
           number,
         ];
-        requeue = rows.map((r) => r.id);
+        requeue = rows;
         const triggers: Array<{ id: string; batches_done: number }> = await tx.query(`SELECT id, batches_done FROM campaign_triggers WHERE campaign_id = $1 AND status = 'running'`, [campaignId]);
         jobs.push(...triggers.map((t) => ({ triggerId: String(t.id), batch: t.batches_done })));
         finish = true; // a no-op while the start fan-out still runs
@@ -231,8 +231,8 @@ export class CampaignsService {
     return this.find(accountId, campaignId);
   }
 
-  private async enqueueSends(ids: string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += 1000) await this.sends.enqueue(ids.slice(i, i + 1000), 'bulk');
+  private async enqueueSends(messages: QueuedMessageRef[]): Promise<void> {
+    for (let i = 0; i < messages.length; i += 1000) await this.sends.requeue(messages.slice(i, i + 1000), 'bulk');
   }
 
   // ------------------------------------------------------------------ trigger API

@@ -62,6 +62,10 @@ export class Message {
   @Column({ type: 'text', nullable: true })
   queue: string | null;
 
+  /** Outbound: the send job that carries it with others (a campaign chunk); null when the job id is the message id. */
+  @Column({ name: 'send_job', type: 'text', nullable: true })
+  sendJob: string | null;
+
   /** Outbound: platform calls made for it (retries included). */
   @Column({ type: 'int', default: 0 })
   attempts: number;

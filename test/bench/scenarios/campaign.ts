@@ -1,6 +1,6 @@
 import { provisionAccount } from '@switchboard/accounts';
 import { loadConfig, SecretBox } from '@switchboard/core';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
@@ -31,6 +31,22 @@ function cpuSeconds(pid: number | undefined): number | null {
   } catch {
     return null;
   }
+}
+
+/** CPU seconds used so far by every process with this command name (PostgreSQL's backends, redis-server). */
+function cpuSecondsOf(command: string): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== command) continue;
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // the process exited while we looked
+    }
+  }
+  return total;
 }
 
 /** The largest number of timestamps inside any window of `windowMs` (sliding, two pointers over sorted times). */
@@ -141,6 +157,7 @@ export async function campaignFanout(ctx: BenchContext) {
 
   const processes = [...workers, apiProcess, sandboxProcess];
   const cpuAtStart = processes.map((p) => cpuSeconds(p.pid) ?? 0);
+  const servicesAtStart = [cpuSecondsOf('postgres'), cpuSecondsOf('redis-server')];
   const started = Date.now();
   const start = await post(`${api}/v2/campaigns/${id}/start`, undefined, authz);
   if (start.status !== 200) throw new Error(`start failed: ${JSON.stringify(start.body)}`);
@@ -160,6 +177,7 @@ export async function campaignFanout(ctx: BenchContext) {
   const totalMs = Date.now() - started;
   const workerPeak = workers.map((w) => peakRssMb(w.pid) ?? 'n/a').join(' / ');
   const cpu = processes.map((p, i) => ((cpuSeconds(p.pid) ?? 0) - cpuAtStart[i]).toFixed(1));
+  const services = [cpuSecondsOf('postgres') - servicesAtStart[0], cpuSecondsOf('redis-server') - servicesAtStart[1]].map((s) => s.toFixed(1));
   const load = loadavg().map((l) => l.toFixed(2)).join(' ');
 
   const stats = (await (await fetch(`${sandboxUrl}/_sandbox/stats`)).json()) as any;
@@ -189,7 +207,8 @@ export async function campaignFanout(ctx: BenchContext) {
     'progress at completion': JSON.stringify(progress),
     'worker processes': WORKERS,
     'worker peak RSS MB': workerPeak,
-    [`CPU s during the run: worker${WORKERS > 1 ? 's' : ''} / api / sandbox`]: `${cpu.join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
+    [`CPU s during the run: worker${WORKERS > 1 ? 's' : ''} / api / sandbox / postgres / redis`]: `${[...cpu, ...services].join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
+    'CPU ms per recipient, all processes': (([...cpu, ...services].reduce((a, b) => a + Number(b), 0) * 1000) / RECIPIENTS).toFixed(2),
     'load average at the end (1/5/15 min)': load,
   });
 }

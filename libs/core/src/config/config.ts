@@ -151,10 +151,11 @@ export class AppConfig {
   @Min(1)
   SEND_CONCURRENCY = 100;
 
+  /** bulk jobs are mostly campaign chunks of 50 messages, each waiting for one pacer slot at a time */
   @Transform(toInt)
   @IsInt()
   @Min(1)
-  BULK_SEND_CONCURRENCY = 1000;
+  BULK_SEND_CONCURRENCY = 50;
 
   /** The pacer counts each number's rate over 1 s + this margin, absorbing network jitter between our clock and the platform's. */
   @Transform(toInt)

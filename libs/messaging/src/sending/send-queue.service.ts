@@ -52,12 +52,30 @@ export interface MessageOutcome {
   errorMessage: string | null;
 }
 
+/** A job that sends several stored messages (a campaign chunk); its id is stored in each message's `send_job`. */
+export interface SendBatchJobData {
+  messageIds: string[];
+  /** as in SendJobData: a previous attempt may have reached the platform without us recording its answer */
+  inDoubtSince?: number;
+  stallsSeen?: number;
+  /** accepted by the platform on an earlier attempt whose database write failed: message id → wamid */
+  acceptedWamids?: Record<string, string>;
+}
+
+/** A stored message to queue again: with its `send_job` when it belongs to a batch job. */
+export interface QueuedMessageRef {
+  id: string;
+  send_job?: string | null;
+}
+
 export const SEND_JOB = 'send';
+export const SEND_BATCH_JOB = 'send-batch';
 const INSERT_CHUNK = 1000;
 
-export function sendJobOptions(messageId: string): JobsOptions {
+/** Job id = message id, or the batch's id: a second enqueue of the same message (or batch) is a no-op while the first waits. */
+export function sendJobOptions(jobId: string): JobsOptions {
   return {
-    jobId: messageId, // a second enqueue of the same message is a no-op
+    jobId,
     attempts: 12,
     backoff: { type: 'platform' }, // see sendBackoff: honours retryAfterMs
     removeOnComplete: true,
@@ -121,6 +139,34 @@ export class SendQueueService implements OnModuleDestroy {
         opts: sendJobOptions(messageId),
       })),
     );
+  }
+
+  /** Queues stored batches (campaign chunks) on the bulk queue; each message's `send_job` must be its batch's jobId. */
+  async enqueueBatches(batches: Array<{ jobId: string; messageIds: string[] }>, options: { inDoubt?: boolean } = {}): Promise<void> {
+    if (!batches.length) return;
+    const inDoubtSince = options.inDoubt ? Date.now() : undefined;
+    await this.bulkQueue.addBulk(
+      batches.map((b) => ({
+        name: SEND_BATCH_JOB,
+        data: { messageIds: b.messageIds, ...(inDoubtSince ? { inDoubtSince } : {}) } satisfies SendBatchJobData,
+        opts: sendJobOptions(b.jobId),
+      })),
+    );
+  }
+
+  /**
+   * Queues stored messages again (recovery, campaign resume): a message that belongs to a batch goes back under its
+   * batch's id, never under a second job, so it cannot be sent by two jobs at once.
+   */
+  async requeue(messages: QueuedMessageRef[], lane: SendLane, options: { inDoubt?: boolean } = {}): Promise<void> {
+    const batches = new Map<string, string[]>();
+    const single: string[] = [];
+    for (const m of messages) {
+      if (!m.send_job) single.push(m.id);
+      else batches.set(m.send_job, [...(batches.get(m.send_job) ?? []), m.id]);
+    }
+    await this.enqueue(single, lane, undefined, options);
+    await this.enqueueBatches([...batches].map(([jobId, messageIds]) => ({ jobId, messageIds })), options);
   }
 
   private async insert(messages: OutboundMessage[], lane: SendLane): Promise<{ ids: string[]; created: Set<string> }> {

@@ -3,13 +3,13 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { AppConfig, MicroBatcher, QUEUES, REDIS } from '@switchboard/core';
-import { classifyCloudApiError, CloudApiClient, CloudApiError } from '@switchboard/whatsapp';
+import { classifyCloudApiError, CloudApiClient, CloudApiError, type SendMessageRequest } from '@switchboard/whatsapp';
 import { DelayedError, Job } from 'bullmq';
 import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { Pacer } from './pacer';
-import { SEND_JOB, SendJobData, SendLane, SendQueueService } from './send-queue.service';
+import { SEND_BATCH_JOB, SEND_JOB, SendBatchJobData, SendJobData, SendLane, SendQueueService } from './send-queue.service';
 
 /** How long a message whose previous attempt may have reached the platform waits for a status webhook before re-sending. */
 export const IN_DOUBT_WAIT_MS = 10_000;
@@ -42,6 +42,29 @@ interface NumberInfo {
 }
 
 export type SendResult = { outcome: 'accepted'; wamid: string } | { outcome: 'failed'; code: number } | { outcome: 'skipped'; status: string };
+export interface BatchResult {
+  accepted: number;
+  failed: number;
+  /** no longer queued when the job read them (sent, paused, cancelled) */
+  skipped: number;
+}
+
+interface SendRow {
+  id: string;
+  phone_number_id: string;
+  payload: Record<string, unknown>;
+  status?: string;
+  wamid?: string | null;
+}
+
+/** What one platform call came to: recorded, failed for good, to retry, or accepted but not yet written down. */
+type Delivery =
+  | { outcome: 'accepted'; wamid: string }
+  | { outcome: 'failed'; code: number }
+  | { outcome: 'retry'; error: unknown; retryAfterMs?: number; timeout: boolean }
+  | { outcome: 'unrecorded'; wamid: string; error: unknown };
+
+const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
  * Sends one stored message: skip unless still `queued` (never re-send what the platform accepted), wait for a pacer
@@ -75,6 +98,7 @@ export class SendExecutor implements OnModuleDestroy {
     this.lateToleranceMs = Math.max(10, Math.floor(config.SEND_PACING_MARGIN_MS / 2));
   }
 
+  /** A single-message job (API sends, automation sends, recovery of messages not in a batch). */
   async execute(job: Job<SendJobData>, token: string | undefined, lane: SendLane): Promise<SendResult> {
     const { messageId } = job.data;
     if (job.data.acceptedWamid) {
@@ -85,48 +109,120 @@ export class SendExecutor implements OnModuleDestroy {
     // A first attempt of a job created with the insert (payload inline, never run, never stalled) cannot have been
     // sent yet: it skips the read. Everything else reads the row and sends only a message that is still queued.
     const fresh = job.attemptsMade === 0 && !job.stalledCounter && job.data.payload && job.data.phoneNumberId && job.data.inDoubtSince === undefined;
-    const row = fresh
+    const row: SendRow | undefined = fresh
       ? { id: messageId, phone_number_id: job.data.phoneNumberId!, payload: job.data.payload! }
       : (await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = $1`, [messageId]))[0];
     if (!row) return { outcome: 'skipped', status: 'missing' };
-    if (!fresh && (row.status !== 'queued' || row.wamid)) return { outcome: 'skipped', status: row.status };
-
-    // A stall we have not looked at yet (the worker died while this job was active), or a timeout: in doubt.
-    const newStall = (job.stalledCounter ?? 0) > (job.data.stallsSeen ?? 0);
-    const inDoubtSince = job.data.inDoubtSince ?? (newStall ? Date.now() : undefined);
-    if (inDoubtSince !== undefined) {
-      if (job.data.inDoubtSince === undefined) await job.updateData({ ...job.data, inDoubtSince, stallsSeen: job.stalledCounter ?? 0 });
-      if (Date.now() - inDoubtSince < IN_DOUBT_WAIT_MS && token) {
-        await job.moveToDelayed(inDoubtSince + IN_DOUBT_WAIT_MS, token);
-        throw new DelayedError();
-      }
-      this.logger.warn(`Message ${messageId}: no platform answer recorded and no status webhook after ${IN_DOUBT_WAIT_MS} ms; sending again`);
-      await job.updateData({ messageId, stallsSeen: job.stalledCounter ?? 0 });
-    }
+    if (!fresh && (row.status !== 'queued' || row.wamid)) return { outcome: 'skipped', status: row.status! };
+    await this.waitWhileInDoubt(job, token, `Message ${messageId}`);
 
     const number = await this.numberInfo(String(row.phone_number_id));
-    await this.pacer.acquire(
+    await this.acquireSlot(row, number, job.attemptsMade, lane);
+    const result = await this.deliver(row, number, this.isLastAttempt(job));
+    if (result.outcome === 'retry') {
+      if (result.timeout) await job.updateData({ ...job.data, inDoubtSince: Date.now(), stallsSeen: job.stalledCounter ?? 0 }); // it may have been accepted
+      throw new RetryableSendError(errorMessage(result.error), result.retryAfterMs);
+    }
+    if (result.outcome === 'unrecorded') {
+      // The platform has the message: never send it again. Keep its wamid with the job; the retry only records it.
+      await job.updateData({ ...job.data, acceptedWamid: result.wamid });
+      throw result.error;
+    }
+    return result;
+  }
+
+  /**
+   * A batch job (a campaign chunk): reads its messages in one query and sends those still `queued`, one pacer slot
+   * after another, each platform call running while the next slot is awaited. Messages that failed retryably make the
+   * whole job retry (with the platform's Retry-After); the retry sends only what is still queued. Stalls and
+   * timeouts go through the same in-doubt wait as single messages.
+   */
+  async executeBatch(job: Job<SendBatchJobData>, token: string | undefined): Promise<BatchResult> {
+    const unrecorded = Object.entries(job.data.acceptedWamids ?? {});
+    if (unrecorded.length) {
+      await Promise.all(unrecorded.map(([id, wamid]) => this.recordAccepted(id, wamid)));
+      await job.updateData({ ...job.data, acceptedWamids: undefined });
+    }
+    await this.waitWhileInDoubt(job, token, `Send batch ${job.id}`);
+    // by primary key only, filtered here: a condition on status or wamid can lead the planner to a partial index of
+    // every queued message instead
+    const stored: SendRow[] = await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = ANY($1::uuid[])`, [job.data.messageIds]);
+    const rows = stored.filter((r) => r.status === 'queued' && !r.wamid);
+    const lastAttempt = this.isLastAttempt(job);
+    const deliveries: Array<Promise<Delivery>> = [];
+    for (const row of rows) {
+      const number = await this.numberInfo(String(row.phone_number_id));
+      await this.acquireSlot(row, number, job.attemptsMade, 'bulk');
+      deliveries.push(this.deliver(row, number, lastAttempt));
+    }
+    const results = await Promise.all(deliveries);
+    const retry = results.filter((r) => r.outcome === 'retry');
+    const notRecorded = results.map((r, i) => [rows[i].id, r] as const).filter(([, r]) => r.outcome === 'unrecorded');
+    const count = (outcome: Delivery['outcome']) => results.filter((r) => r.outcome === outcome).length;
+    if (retry.length || notRecorded.length) {
+      await job.updateData({
+        ...job.data,
+        ...(notRecorded.length ? { acceptedWamids: Object.fromEntries(notRecorded.map(([id, r]) => [id, (r as { wamid: string }).wamid])) } : {}),
+        ...(retry.some((r) => r.timeout) ? { inDoubtSince: Date.now(), stallsSeen: job.stalledCounter ?? 0 } : {}),
+      });
+      const first = retry[0] ?? notRecorded[0][1];
+      const retryAfterMs = Math.max(0, ...retry.map((r) => r.retryAfterMs ?? 0)) || undefined;
+      throw new RetryableSendError(`${retry.length + notRecorded.length} of ${rows.length} messages to retry: ${errorMessage(first.error)}`, retryAfterMs);
+    }
+    return { accepted: count('accepted'), failed: count('failed'), skipped: job.data.messageIds.length - rows.length };
+  }
+
+  private isLastAttempt(job: Job): boolean {
+    return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  }
+
+  /**
+   * A job that was active when its worker died (a stall we have not looked at yet), or whose platform call timed out,
+   * may have reached the platform: it first waits IN_DOUBT_WAIT_MS (as a delayed job) for the status webhook that
+   * links the wamid, then goes on with what is still queued.
+   */
+  private async waitWhileInDoubt(job: Job<SendJobData | SendBatchJobData>, token: string | undefined, what: string): Promise<void> {
+    const newStall = (job.stalledCounter ?? 0) > (job.data.stallsSeen ?? 0);
+    const inDoubtSince = job.data.inDoubtSince ?? (newStall ? Date.now() : undefined);
+    if (inDoubtSince === undefined) return;
+    if (job.data.inDoubtSince === undefined) await job.updateData({ ...job.data, inDoubtSince, stallsSeen: job.stalledCounter ?? 0 });
+    if (Date.now() - inDoubtSince < IN_DOUBT_WAIT_MS && token) {
+      await job.moveToDelayed(inDoubtSince + IN_DOUBT_WAIT_MS, token);
+      throw new DelayedError();
+    }
+    this.logger.warn(`${what}: no platform answer recorded and no status webhook after ${IN_DOUBT_WAIT_MS} ms; sending again`);
+    await job.updateData({ ...job.data, inDoubtSince: undefined, stallsSeen: job.stalledCounter ?? 0 });
+  }
+
+  private acquireSlot(row: SendRow, number: NumberInfo, attempt: number, lane: SendLane) {
+    return this.pacer.acquire(
       String(row.phone_number_id),
       number.messagesPerSecond,
-      `${messageId}:${job.attemptsMade}:${Date.now()}`,
+      `${row.id}:${attempt}:${Date.now()}`,
       lane === 'bulk' ? BULK_MAX_AHEAD_MS : -1,
       this.lateToleranceMs,
     );
+  }
 
+  /** Calls the platform and records its answer; a retryable failure is returned (the caller decides), a final one recorded. */
+  private async deliver(row: SendRow, number: NumberInfo, lastAttempt: boolean): Promise<Delivery> {
     let wamid: string;
     try {
-      const response = await number.client.sendMessage({ ...row.payload, biz_opaque_callback_data: messageId });
+      const response = await number.client.sendMessage({ ...row.payload, biz_opaque_callback_data: row.id } as SendMessageRequest);
       wamid = response.messages?.[0]?.id;
       if (!wamid) throw new CloudApiError({ kind: 'invalid_response', code: 0, message: 'the platform answered without a message id' });
     } catch (error) {
-      return this.onError(job, row, error);
+      const { retryable, retryAfterMs } = classifyCloudApiError(error);
+      if (retryable && !lastAttempt) {
+        await this.db.query(`UPDATE messages SET attempts = attempts + 1 WHERE id = $1`, [row.id]);
+        return { outcome: 'retry', error, retryAfterMs, timeout: error instanceof CloudApiError && error.kind === 'timeout' };
+      }
+      return this.markFailed(row.id, error);
     }
     try {
-      await this.recordAccepted(messageId, wamid);
+      await this.recordAccepted(row.id, wamid);
     } catch (error) {
-      // The platform has the message: never send it again. Keep its wamid with the job; the retry only records it.
-      await job.updateData({ ...job.data, acceptedWamid: wamid });
-      throw error;
+      return { outcome: 'unrecorded', wamid, error };
     }
     return { outcome: 'accepted', wamid };
   }
@@ -149,15 +245,9 @@ export class SendExecutor implements OnModuleDestroy {
     return items.map(() => undefined);
   }
 
-  private async onError(job: Job<SendJobData>, row: Record<string, any>, error: unknown): Promise<SendResult> {
-    const { retryable, retryAfterMs } = classifyCloudApiError(error);
+  /** A final failure: the message becomes `failed` (code, title, details) and its `failed` callback is queued. */
+  private async markFailed(messageId: string, error: unknown): Promise<Delivery> {
     const e = error instanceof CloudApiError ? error : undefined;
-    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    if (retryable && !lastAttempt) {
-      if (e?.kind === 'timeout') await job.updateData({ ...job.data, inDoubtSince: Date.now(), stallsSeen: job.stalledCounter ?? 0 }); // it may have been accepted
-      await this.db.query(`UPDATE messages SET attempts = attempts + 1 WHERE id = $1`, [row.id]);
-      throw new RetryableSendError(e?.message ?? String(error), retryAfterMs);
-    }
     const code = e?.code ?? 0;
     const title = e?.title ?? (e ? e.kind : 'error');
     const details = e?.details ?? e?.message ?? String(error);
@@ -166,7 +256,7 @@ export class SendExecutor implements OnModuleDestroy {
               attempts = attempts + 1, updated_at = now()
        WHERE id = $1 AND status = 'queued'
        RETURNING id, account_id, callback_url, callback_events, recipient, failed_at`,
-      [row.id, code || null, title, details],
+      [messageId, code || null, title, details],
     )) as [Array<Record<string, any>>, number];
     if (failed) {
       await this.callbacks.notify(
@@ -194,16 +284,16 @@ export class SendExecutor implements OnModuleDestroy {
     return loading;
   }
 
-  /** Queues messages stored but never queued (or whose job was lost); idempotent thanks to the job id. */
+  /** Queues messages stored but never queued (or whose job was lost); idempotent thanks to the job ids. */
   async sweep(): Promise<number> {
-    const rows: Array<{ id: string; queue: string | null }> = await this.db.query(
-      `SELECT id, queue FROM messages WHERE status = 'queued' AND created_at < now() - ($1 || ' milliseconds')::interval ORDER BY created_at LIMIT 10000`,
+    const rows: Array<{ id: string; queue: string | null; send_job: string | null }> = await this.db.query(
+      `SELECT id, queue, send_job FROM messages WHERE status = 'queued' AND created_at < now() - ($1 || ' milliseconds')::interval ORDER BY created_at LIMIT 10000`,
       [String(SWEEP_MIN_AGE_MS)],
     );
     // A queued message without a job may have lost it after reaching the platform (e.g. a job failed after too many
     // stalls): it goes through the in-doubt wait before any platform call.
-    await this.sends.enqueue(rows.filter((r) => r.queue !== 'bulk').map((r) => r.id), 'api', undefined, { inDoubt: true });
-    await this.sends.enqueue(rows.filter((r) => r.queue === 'bulk').map((r) => r.id), 'bulk', undefined, { inDoubt: true });
+    await this.sends.requeue(rows.filter((r) => r.queue !== 'bulk'), 'api', { inDoubt: true });
+    await this.sends.requeue(rows.filter((r) => r.queue === 'bulk'), 'bulk', { inDoubt: true });
     return rows.length;
   }
 
@@ -261,8 +351,9 @@ export class BulkSendProcessor extends WorkerHost implements OnApplicationBootst
   onApplicationBootstrap() {
     this.worker.concurrency = this.config.BULK_SEND_CONCURRENCY;
   }
-  process(job: Job<SendJobData>, token?: string) {
+  process(job: Job<SendJobData | SendBatchJobData>, token?: string) {
+    if (job.name === SEND_BATCH_JOB) return this.executor.executeBatch(job as Job<SendBatchJobData>, token);
     if (job.name !== SEND_JOB) return Promise.resolve({ outcome: 'skipped', status: 'unknown job' });
-    return this.executor.execute(job, token, 'bulk');
+    return this.executor.execute(job as Job<SendJobData>, token, 'bulk');
   }
 }

@@ -8,6 +8,7 @@ import { Automations1763790000000 } from './1763790000000-automations';
 import { ContactCounts1763791000000 } from './1763791000000-contact-counts';
 import { ContactCustomFields1763792000000 } from './1763792000000-contact-custom-fields';
 import { MessagingSends1763795000000 } from './1763795000000-messaging-sends';
+import { SendBatches1763796000000 } from './1763796000000-send-batches';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   ContactCounts1763791000000,
   ContactCustomFields1763792000000,
   MessagingSends1763795000000,
+  SendBatches1763796000000,
 ];
