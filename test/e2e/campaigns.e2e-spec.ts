@@ -47,6 +47,32 @@ describe('Campaigns', () => {
   }
 
   const progressOf = async (id: number) => (await getCampaign(id)).body.data.progress;
+  /** The progress counted from the rows themselves: the trigger-kept counters (campaign_counts) must say the same. */
+  async function recount(id: number) {
+    const [[a], [r], [m]] = await Promise.all([
+      t.db.query(`SELECT count(*)::int AS n FROM campaign_audience WHERE campaign_id = $1`, [id]),
+      t.db.query(
+        `SELECT count(*)::int AS recipients, count(*) FILTER (WHERE status = 'pending')::int AS pending,
+                count(*) FILTER (WHERE status = 'skipped_blocked')::int AS skipped_blocked,
+                count(*) FILTER (WHERE status = 'failed')::int AS failed, count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled
+           FROM campaign_recipients WHERE campaign_id = $1`,
+        [id],
+      ),
+      t.db.query(
+        `SELECT count(*) FILTER (WHERE status IN ('queued', 'paused'))::int AS queued,
+                count(*) FILTER (WHERE status IN ('accepted', 'sent', 'delivered', 'read'))::int AS sent,
+                count(*) FILTER (WHERE status IN ('delivered', 'read'))::int AS delivered, count(*) FILTER (WHERE status = 'read')::int AS read,
+                count(*) FILTER (WHERE status = 'failed')::int AS failed, count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled,
+                count(*) FILTER (WHERE replied_at IS NOT NULL)::int AS replied
+           FROM messages WHERE campaign_id = $1`,
+        [id],
+      ),
+    ]);
+    return {
+      audience: a.n, recipients: r.recipients, pending: r.pending, queued: m.queued, sent: m.sent, delivered: m.delivered, read: m.read,
+      failed: m.failed + r.failed, replied: m.replied, skipped_blocked: r.skipped_blocked, cancelled: m.cancelled + r.cancelled,
+    };
+  }
   /** Progress once `sent` stops moving (sends already handed to the platform pipeline finish after a pause or cancel). */
   const settledProgress = (id: number) =>
     eventually(
@@ -307,6 +333,10 @@ describe('Campaigns', () => {
       expect(done.progress).toMatchObject({ audience: 25, recipients: 25, queued: 0, sent: 24, delivered: 24, read: 24, failed: 0, skipped_blocked: 1 });
       expect(done.completed_at).toEqual(expect.any(String));
       for (const [i, n] of numbers.entries()) expect(await h.received(account, n)).toHaveLength(i === 3 ? 0 : 1);
+      // a customer answers: replied moves too
+      await h.customerWrites(account, numbers[0], 'count me in');
+      expect((await eventually(async () => (await progressOf(id)).replied === 1 && progressOf(id), 10_000, 'replied')).replied).toBe(1);
+      expect(await progressOf(id)).toEqual(await recount(id));
       expect(bodyTexts((await h.received(account, numbers[0]))[0])).toEqual(['member', 'G']);
     });
 
@@ -337,6 +367,7 @@ describe('Campaigns', () => {
       expect(settled.sent).toBeLessThan(40);
       await new Promise((r) => setTimeout(r, 1500));
       expect((await progressOf(id)).sent).toBe(settled.sent); // nothing more went out while paused
+      expect(await progressOf(id)).toEqual(await recount(id));
       expect((await act(id, 'pause')).status).toBe(409);
 
       const resumed = await act(id, 'resume');
@@ -344,6 +375,7 @@ describe('Campaigns', () => {
       expect(resumed.body.data.status).toBe('running');
       await eventually(async () => (await getCampaign(id)).body.data.status === 'completed' && (await progressOf(id)).sent === 40, 20_000, 'all sent');
       for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
+      expect(await progressOf(id)).toEqual(await recount(id));
     });
 
     it('invalid transitions are 409 with a clear message; cancel stops a running campaign', async () => {
@@ -366,6 +398,9 @@ describe('Campaigns', () => {
       expect(p.sent).toBeLessThan(30);
       await new Promise((r) => setTimeout(r, 1000));
       expect((await progressOf(id)).sent).toBe(p.sent);
+      const counted = await recount(id);
+      expect(counted.cancelled).toBeGreaterThan(0);
+      expect(await progressOf(id)).toEqual(counted);
       expect((await act(id, 'resume')).status).toBe(409);
       expect((await t.http.post(`/v2/campaigns/${id}/explode`, undefined, { token: account.token })).status).toBe(400);
     });

@@ -214,6 +214,25 @@ export class CampaignFanoutService implements OnModuleDestroy {
       recipients.push({ contact_id: contactId, message_id: id, status: 'queued', error: null });
     }
 
+    const cols = [recipients.map((r) => r.contact_id), recipients.map((r) => r.message_id), recipients.map((r) => r.status), recipients.map((r) => r.error)];
+    if (t.kind === 'start') {
+      await tx.query(`INSERT INTO campaign_audience (campaign_id, contact_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING`, [campaignId, cols[0]]);
+      await tx.query(
+        `INSERT INTO campaign_recipients (campaign_id, trigger_id, contact_id, message_id, status, error, batch)
+         SELECT $1, $2, x.contact_id, x.message_id, x.status, x.error, $3
+           FROM unnest($4::bigint[], $5::uuid[], $6::text[], $7::text[]) AS x(contact_id, message_id, status, error)
+         ON CONFLICT DO NOTHING`,
+        [campaignId, triggerId, batch, ...cols],
+      );
+    } else {
+      await tx.query(
+        `UPDATE campaign_recipients r SET message_id = x.message_id, status = x.status, error = x.error, batch = $3
+           FROM unnest($4::bigint[], $5::uuid[], $6::text[], $7::text[]) AS x(contact_id, message_id, status, error)
+          WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.contact_id = x.contact_id`,
+        [campaignId, triggerId, batch, ...cols],
+      );
+    }
+    // messages last: their counter rows (campaign_counts, via trigger) stay locked only until the commit just after
     if (messages.length) {
       await tx.query(
         `INSERT INTO messages (id, account_id, phone_number_id, contact_id, direction, recipient, kind, template_name, body, payload, status,
@@ -234,24 +253,6 @@ export class CampaignFanoutService implements OnModuleDestroy {
           messages.map((m) => m.payload),
           messages.map((m) => m.send_job),
         ],
-      );
-    }
-    const cols = [recipients.map((r) => r.contact_id), recipients.map((r) => r.message_id), recipients.map((r) => r.status), recipients.map((r) => r.error)];
-    if (t.kind === 'start') {
-      await tx.query(`INSERT INTO campaign_audience (campaign_id, contact_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING`, [campaignId, cols[0]]);
-      await tx.query(
-        `INSERT INTO campaign_recipients (campaign_id, trigger_id, contact_id, message_id, status, error, batch)
-         SELECT $1, $2, x.contact_id, x.message_id, x.status, x.error, $3
-           FROM unnest($4::bigint[], $5::uuid[], $6::text[], $7::text[]) AS x(contact_id, message_id, status, error)
-         ON CONFLICT DO NOTHING`,
-        [campaignId, triggerId, batch, ...cols],
-      );
-    } else {
-      await tx.query(
-        `UPDATE campaign_recipients r SET message_id = x.message_id, status = x.status, error = x.error, batch = $3
-           FROM unnest($4::bigint[], $5::uuid[], $6::text[], $7::text[]) AS x(contact_id, message_id, status, error)
-          WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.contact_id = x.contact_id`,
-        [campaignId, triggerId, batch, ...cols],
       );
     }
     const blocked = recipients.filter((r) => r.status === 'skipped_blocked').length;

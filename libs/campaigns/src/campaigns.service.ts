@@ -133,43 +133,27 @@ export class CampaignsService {
     return rows[0];
   }
 
-  /** Live counts: the audience, recipients by state, and messages by delivery status (they move with the platform's webhooks). */
+  /**
+   * Live counts: the audience, recipients by state, and messages by delivery status (they move with the platform's
+   * webhooks). Read from campaign_counts, which triggers keep in step with every write (see its migration).
+   */
   async progress(campaignId: string): Promise<CampaignProgress> {
-    const [[a], [r], [m]] = await Promise.all([
-      this.db.query(`SELECT count(*)::int AS audience FROM campaign_audience WHERE campaign_id = $1`, [campaignId]),
-      this.db.query(
-        `SELECT count(*)::int AS recipients,
-                count(*) FILTER (WHERE status = 'pending')::int AS pending,
-                count(*) FILTER (WHERE status = 'skipped_blocked')::int AS skipped_blocked,
-                count(*) FILTER (WHERE status = 'failed')::int AS failed_before_send,
-                count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled_before_send
-           FROM campaign_recipients WHERE campaign_id = $1`,
-        [campaignId],
-      ),
-      this.db.query(
-        `SELECT count(*) FILTER (WHERE status IN ('queued', 'paused'))::int AS queued,
-                count(*) FILTER (WHERE status IN ('accepted', 'sent', 'delivered', 'read'))::int AS sent,
-                count(*) FILTER (WHERE status IN ('delivered', 'read'))::int AS delivered,
-                count(*) FILTER (WHERE status = 'read')::int AS read,
-                count(*) FILTER (WHERE status = 'failed')::int AS failed,
-                count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled,
-                count(*) FILTER (WHERE replied_at IS NOT NULL)::int AS replied
-           FROM messages WHERE campaign_id = $1`,
-        [campaignId],
-      ),
-    ]);
+    const rows: Array<{ counter: string; n: string }> = await this.db.query(`SELECT counter, n FROM campaign_counts WHERE campaign_id = $1`, [campaignId]);
+    const counts = new Map(rows.map((r) => [r.counter, Number(r.n)]));
+    const sum = (...counters: string[]) => counters.reduce((total, c) => total + (counts.get(c) ?? 0), 0);
+    const recipients = rows.filter((r) => r.counter.startsWith('recipients:')).reduce((total, r) => total + Number(r.n), 0);
     return {
-      audience: a.audience,
-      recipients: r.recipients,
-      pending: r.pending,
-      queued: m.queued,
-      sent: m.sent,
-      delivered: m.delivered,
-      read: m.read,
-      failed: m.failed + r.failed_before_send,
-      replied: m.replied,
-      skipped_blocked: r.skipped_blocked,
-      cancelled: m.cancelled + r.cancelled_before_send,
+      audience: sum('audience'),
+      recipients,
+      pending: sum('recipients:pending'),
+      queued: sum('messages:queued', 'messages:paused'),
+      sent: sum('messages:accepted', 'messages:sent', 'messages:delivered', 'messages:read'),
+      delivered: sum('messages:delivered', 'messages:read'),
+      read: sum('messages:read'),
+      failed: sum('messages:failed', 'recipients:failed'),
+      replied: sum('messages:replied'),
+      skipped_blocked: sum('recipients:skipped_blocked'),
+      cancelled: sum('messages:cancelled', 'recipients:cancelled'),
     };
   }
 

@@ -13,6 +13,8 @@ import { SEND_BATCH_JOB, SEND_JOB, SendBatchJobData, SendJobData, SendLane, Send
 
 /** How long a message whose previous attempt may have reached the platform waits for a status webhook before re-sending. */
 export const IN_DOUBT_WAIT_MS = 10_000;
+/** A batch job re-reads the status of the messages it has yet to send this often (a pause or cancel takes effect). */
+const BATCH_RECHECK_MS = 1000;
 /** Bulk sends reserve pacer slots at most this far ahead, so API sends never queue behind more than this. */
 const BULK_MAX_AHEAD_MS = 1000;
 /** Sweep of messages stored but not queued (a crash between the insert and the enqueue, a lost job). */
@@ -150,14 +152,25 @@ export class SendExecutor implements OnModuleDestroy {
     const rows = stored.filter((r) => r.status === 'queued' && !r.wamid);
     const lastAttempt = this.isLastAttempt(job);
     const deliveries: Array<Promise<Delivery>> = [];
-    for (const row of rows) {
+    const sent: SendRow[] = [];
+    let pending = rows;
+    let checkedAt = Date.now();
+    while (pending.length) {
+      // a slow number takes a while through the chunk: look again now and then, so a pause or cancel holds
+      if (Date.now() - checkedAt > BATCH_RECHECK_MS) {
+        pending = await this.stillQueued(pending);
+        checkedAt = Date.now();
+        if (!pending.length) break;
+      }
+      const row = pending.shift()!;
       const number = await this.numberInfo(String(row.phone_number_id));
       await this.acquireSlot(row, number, job.attemptsMade, 'bulk');
       deliveries.push(this.deliver(row, number, lastAttempt));
+      sent.push(row);
     }
     const results = await Promise.all(deliveries);
     const retry = results.filter((r) => r.outcome === 'retry');
-    const notRecorded = results.map((r, i) => [rows[i].id, r] as const).filter(([, r]) => r.outcome === 'unrecorded');
+    const notRecorded = results.map((r, i) => [sent[i].id, r] as const).filter(([, r]) => r.outcome === 'unrecorded');
     const count = (outcome: Delivery['outcome']) => results.filter((r) => r.outcome === outcome).length;
     if (retry.length || notRecorded.length) {
       await job.updateData({
@@ -167,9 +180,15 @@ export class SendExecutor implements OnModuleDestroy {
       });
       const first = retry[0] ?? notRecorded[0][1];
       const retryAfterMs = Math.max(0, ...retry.map((r) => r.retryAfterMs ?? 0)) || undefined;
-      throw new RetryableSendError(`${retry.length + notRecorded.length} of ${rows.length} messages to retry: ${errorMessage(first.error)}`, retryAfterMs);
+      throw new RetryableSendError(`${retry.length + notRecorded.length} of ${sent.length} messages to retry: ${errorMessage(first.error)}`, retryAfterMs);
     }
-    return { accepted: count('accepted'), failed: count('failed'), skipped: job.data.messageIds.length - rows.length };
+    return { accepted: count('accepted'), failed: count('failed'), skipped: job.data.messageIds.length - sent.length };
+  }
+
+  private async stillQueued(rows: SendRow[]): Promise<SendRow[]> {
+    const now: Array<{ id: string; status: string }> = await this.db.query(`SELECT id, status FROM messages WHERE id = ANY($1::uuid[])`, [rows.map((r) => r.id)]);
+    const queued = new Set(now.filter((r) => r.status === 'queued').map((r) => r.id));
+    return rows.filter((r) => queued.has(r.id));
   }
 
   private isLastAttempt(job: Job): boolean {

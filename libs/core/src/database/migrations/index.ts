@@ -9,6 +9,7 @@ import { ContactCounts1763791000000 } from './1763791000000-contact-counts';
 import { ContactCustomFields1763792000000 } from './1763792000000-contact-custom-fields';
 import { MessagingSends1763795000000 } from './1763795000000-messaging-sends';
 import { SendBatches1763796000000 } from './1763796000000-send-batches';
+import { CampaignCounts1763797000000 } from './1763797000000-campaign-counts';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   ContactCustomFields1763792000000,
   MessagingSends1763795000000,
   SendBatches1763796000000,
+  CampaignCounts1763797000000,
 ];
