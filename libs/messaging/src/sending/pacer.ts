@@ -24,24 +24,29 @@ local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local maxAhead = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window - 1)
-local n = redis.call('ZCARD', KEYS[1])
-local at = now
-if n > 0 then
-  local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  local lastAt = tonumber(last[2]) + window / limit
-  if lastAt > at then at = lastAt end
-  if n >= limit then
-    local kth = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
-    local earliest = tonumber(kth[2]) + window
-    if earliest > at then at = earliest end
+local waits = {}
+for i = 4, #ARGV do
+  local n = redis.call('ZCARD', KEYS[1])
+  local at = now
+  if n > 0 then
+    local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+    local lastAt = tonumber(last[2]) + window / limit
+    if lastAt > at then at = lastAt end
+    if n >= limit then
+      local kth = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
+      local earliest = tonumber(kth[2]) + window
+      if earliest > at then at = earliest end
+    end
   end
+  if maxAhead >= 0 and (at - now) > maxAhead then
+    if #waits == 0 then return {0, at - now - maxAhead} end
+    break
+  end
+  redis.call('ZADD', KEYS[1], at, ARGV[i])
+  redis.call('PEXPIRE', KEYS[1], math.ceil((at - now) + window + 1000))
+  waits[#waits + 1] = at - now
 end
-if maxAhead >= 0 and (at - now) > maxAhead then
-  return {0, at - now - maxAhead}
-end
-redis.call('ZADD', KEYS[1], at, ARGV[4])
-redis.call('PEXPIRE', KEYS[1], math.ceil((at - now) + window + 1000))
-return {1, at - now}
+return {1, unpack(waits)}
 `;
 
 export interface SlotReservation {
@@ -63,18 +68,37 @@ export class Pacer {
 
   /** Asks for a send slot on `phoneNumberId` at `limit` messages per window; `member` must be unique per attempt. */
   async reserve(phoneNumberId: string, limit: number, member: string, maxAheadMs = -1): Promise<SlotReservation> {
-    const key = `${this.prefix}:pace:${phoneNumberId}`;
-    const args = [String(Math.max(1, limit)), String(this.windowMs), String(maxAheadMs), member];
-    let result: [number, number];
+    const { waitsMs, retryInMs } = await this.reserveMany(phoneNumberId, limit, [member], maxAheadMs);
+    return waitsMs.length ? { reserved: true, waitMs: waitsMs[0] } : { reserved: false, waitMs: retryInMs };
+  }
+
+  /**
+   * Asks for consecutive slots, one per member, in one call: `waitsMs[i]` is the wait for `members[i]`. Bulk sends
+   * (`maxAheadMs`) get only the slots that fit the horizon, maybe fewer than asked; none at all: `retryInMs`.
+   */
+  async reserveMany(phoneNumberId: string, limit: number, members: string[], maxAheadMs = -1): Promise<{ waitsMs: number[]; retryInMs: number }> {
+    const key = this.key(phoneNumberId);
+    const args = [String(Math.max(1, limit)), String(this.windowMs), String(maxAheadMs), ...members];
+    let result: number[];
     try {
       this.sha ??= (await this.redis.script('LOAD', SCRIPT)) as string;
-      result = (await this.redis.evalsha(this.sha, 1, key, ...args)) as [number, number];
+      result = (await this.redis.evalsha(this.sha, 1, key, ...args)) as number[];
     } catch (error) {
       if (!String((error as Error).message).includes('NOSCRIPT')) throw error;
       this.sha = undefined;
-      result = (await this.redis.eval(SCRIPT, 1, key, ...args)) as [number, number];
+      result = (await this.redis.eval(SCRIPT, 1, key, ...args)) as number[];
     }
-    return { reserved: result[0] === 1, waitMs: Math.max(0, Number(result[1])) };
+    const [reserved, ...waits] = result.map(Number);
+    return reserved === 1 ? { waitsMs: waits.map((w) => Math.max(0, w)), retryInMs: 0 } : { waitsMs: [], retryInMs: Math.max(0, waits[0]) };
+  }
+
+  /** Gives a reserved slot back (its holder woke up too late to use it). */
+  async release(phoneNumberId: string, member: string): Promise<void> {
+    await this.redis.zrem(this.key(phoneNumberId), member);
+  }
+
+  private key(phoneNumberId: string) {
+    return `${this.prefix}:pace:${phoneNumberId}`;
   }
 
   /**
@@ -94,14 +118,47 @@ export class Pacer {
           return Date.now() - started;
         }
         this.stats.late++;
-        await this.redis.zrem(`${this.prefix}:pace:${phoneNumberId}`, `${member}:${round}`);
+        await this.release(phoneNumberId, `${member}:${round}`);
         continue;
       }
       this.stats.polled++;
-      // Bulk beyond the horizon: come back later, spread out so saturated numbers are not polled in lockstep.
-      await sleep(slot.waitMs + Math.floor(Math.random() * Math.min(250, Math.max(20, slot.waitMs))));
+      await sleep(pollDelay(slot.waitMs));
     }
   }
+
+  /**
+   * `acquire` for several sends in a row: reserves their slots in one call (as many as fit the horizon) and yields
+   * the index of each member when its slot is due, in order. A member woken too late gives its slot back and
+   * acquires a fresh one on its own.
+   */
+  async *acquireEach(phoneNumberId: string, limit: number, members: string[], maxAheadMs = -1, lateToleranceMs = 20): AsyncGenerator<number> {
+    let next = 0;
+    while (next < members.length) {
+      const { waitsMs, retryInMs } = await this.reserveMany(phoneNumberId, limit, members.slice(next), maxAheadMs);
+      if (!waitsMs.length) {
+        this.stats.polled++;
+        await sleep(pollDelay(retryInMs));
+        continue;
+      }
+      const reservedAt = Date.now();
+      for (const waitMs of waitsMs) {
+        const due = reservedAt + waitMs;
+        if (due > Date.now()) await sleep(due - Date.now());
+        this.stats.reserved++;
+        if (Date.now() - due > lateToleranceMs) {
+          this.stats.late++;
+          await this.release(phoneNumberId, members[next]);
+          await this.acquire(phoneNumberId, limit, `${members[next]}:late`, maxAheadMs, lateToleranceMs);
+        }
+        yield next++;
+      }
+    }
+  }
+}
+
+/** Bulk beyond the horizon: come back later, spread out so saturated numbers are not polled in lockstep. */
+function pollDelay(waitMs: number): number {
+  return waitMs + Math.floor(Math.random() * Math.min(250, Math.max(20, waitMs)));
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -6,6 +6,7 @@ import { AppConfig, MicroBatcher, QUEUES, REDIS } from '@switchboard/core';
 import { classifyCloudApiError, CloudApiClient, CloudApiError, type SendMessageRequest } from '@switchboard/whatsapp';
 import { DelayedError, Job } from 'bullmq';
 import type Redis from 'ioredis';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { Pacer } from './pacer';
@@ -13,6 +14,8 @@ import { SEND_BATCH_JOB, SEND_JOB, SendBatchJobData, SendJobData, SendLane, Send
 
 /** How long a message whose previous attempt may have reached the platform waits for a status webhook before re-sending. */
 export const IN_DOUBT_WAIT_MS = 10_000;
+/** A batch job reserves about 50 ms of its number's rate per pacer call (1 slot at 20 msg/s or less, at most 20). */
+export const slotsPerReservation = (messagesPerSecond: number) => Math.max(1, Math.min(20, Math.floor(messagesPerSecond / 20)));
 /** A batch job re-reads the status of the messages it has yet to send this often (a pause or cancel takes effect). */
 const BATCH_RECHECK_MS = 1000;
 /** Bulk sends reserve pacer slots at most this far ahead, so API sends never queue behind more than this. */
@@ -162,11 +165,17 @@ export class SendExecutor implements OnModuleDestroy {
         checkedAt = Date.now();
         if (!pending.length) break;
       }
-      const row = pending.shift()!;
-      const number = await this.numberInfo(String(row.phone_number_id));
-      await this.acquireSlot(row, number, job.attemptsMade, 'bulk');
-      deliveries.push(this.deliver(row, number, lastAttempt));
-      sent.push(row);
+      // the next sends on one number: their pacer slots in one call, each sent when its slot is due
+      const phone = String(pending[0].phone_number_id);
+      const number = await this.numberInfo(phone);
+      const otherNumber = pending.findIndex((r) => String(r.phone_number_id) !== phone);
+      const block = pending.slice(0, Math.min(slotsPerReservation(number.messagesPerSecond), otherNumber === -1 ? pending.length : otherNumber));
+      pending = pending.slice(block.length);
+      const members = block.map((r) => `${r.id}:${job.attemptsMade}:${Date.now()}`);
+      for await (const i of this.pacer.acquireEach(phone, number.messagesPerSecond, members, BULK_MAX_AHEAD_MS, this.lateToleranceMs)) {
+        deliveries.push(this.deliver(block[i], number, lastAttempt));
+        sent.push(block[i]);
+      }
     }
     const results = await Promise.all(deliveries);
     const retry = results.filter((r) => r.outcome === 'retry');
@@ -319,7 +328,17 @@ export class SendExecutor implements OnModuleDestroy {
   startSweeping() {
     if (this.sweepTimer) return;
     if (process.env.SEND_DEBUG) {
-      setInterval(() => this.logger.warn(`pacer ${JSON.stringify(this.pacer.stats)}`), 5000).unref();
+      // pacer counters and this process's event-loop lag every 5 s (a late wake-up gives its slot back)
+      const lag = monitorEventLoopDelay({ resolution: 5 });
+      lag.enable();
+      let busy = performance.eventLoopUtilization();
+      setInterval(() => {
+        const utilization = performance.eventLoopUtilization(busy).utilization;
+        busy = performance.eventLoopUtilization();
+        const ms = (p: number) => (lag.percentile(p) / 1e6).toFixed(0);
+        this.logger.warn(`pacer ${JSON.stringify(this.pacer.stats)}; event loop busy ${(utilization * 100).toFixed(0)}%, lag p50/p90/p99 ${ms(50)}/${ms(90)}/${ms(99)} ms`);
+        lag.reset();
+      }, 5000).unref();
     }
     const run = () => this.sweep().then((n) => n && this.logger.log(`Re-queued ${n} stored messages`)).catch((e) => this.logger.warn(`send sweep: ${e.message}`));
     this.sweepTimer = setInterval(run, SWEEP_EVERY_MS);
