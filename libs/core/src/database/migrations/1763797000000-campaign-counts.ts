@@ -7,6 +7,9 @@ const COUNTERS = {
   campaign_audience: `ARRAY['audience']`,
 };
 
+/** Audience rows are never updated (only added and removed). */
+const OPERATIONS = { messages: ['insert', 'update', 'delete'], campaign_recipients: ['insert', 'update', 'delete'], campaign_audience: ['insert', 'delete'] } as const;
+
 /**
  * campaign_counts: a campaign's progress as counters (`audience`, `recipients:<status>`, `messages:<status>`,
  * `messages:replied`), kept by statement-level triggers on messages, campaign_recipients and campaign_audience, so
@@ -27,34 +30,30 @@ export class CampaignCounts1763797000000 implements MigrationInterface {
         n            bigint NOT NULL,
         PRIMARY KEY (campaign_id, counter)
       )`);
-    // TG_ARGV[0]: the counters expression of the table (see COUNTERS); transition tables: new_rows, old_rows
-    await db.query(`
-      CREATE FUNCTION campaign_counts_apply() RETURNS trigger LANGUAGE plpgsql AS $fn$
-      DECLARE
-        changes text;
-      BEGIN
-        changes := CASE TG_OP
-          WHEN 'INSERT' THEN format('SELECT campaign_id, unnest(%s) AS counter, 1 AS delta FROM new_rows', TG_ARGV[0])
-          WHEN 'DELETE' THEN format('SELECT campaign_id, unnest(%s) AS counter, -1 AS delta FROM old_rows', TG_ARGV[0])
-          ELSE format('SELECT campaign_id, unnest(%1$s) AS counter, 1 AS delta FROM new_rows
-                       UNION ALL SELECT campaign_id, unnest(%1$s), -1 FROM old_rows', TG_ARGV[0])
-        END;
-        EXECUTE format($q$
-          INSERT INTO campaign_counts (campaign_id, counter, n)
-          SELECT d.campaign_id, d.counter, sum(d.delta)
-            FROM (%s) d JOIN campaigns c ON c.id = d.campaign_id
-           GROUP BY d.campaign_id, d.counter HAVING sum(d.delta) <> 0
-           ORDER BY d.campaign_id, d.counter
-          ON CONFLICT (campaign_id, counter) DO UPDATE SET n = campaign_counts.n + EXCLUDED.n$q$, changes);
-        RETURN NULL;
-      END $fn$`);
+    // One trigger function per table and operation, with static SQL (plans are cached: a single-row UPDATE of a
+    // message pays a few microseconds for its counters, not a planning of dynamic SQL)
     for (const [table, counters] of Object.entries(COUNTERS)) {
-      const arg = `'${counters.replace(/'/g, "''")}'`;
-      await db.query(`CREATE TRIGGER ${table}_counted_insert AFTER INSERT ON ${table} REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION campaign_counts_apply(${arg})`);
-      await db.query(`CREATE TRIGGER ${table}_counted_delete AFTER DELETE ON ${table} REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION campaign_counts_apply(${arg})`);
-      if (table !== 'campaign_audience') {
+      for (const op of OPERATIONS[table as keyof typeof COUNTERS]) {
+        const changes = {
+          insert: `SELECT campaign_id, unnest(${counters}) AS counter, 1 AS delta FROM new_rows`,
+          delete: `SELECT campaign_id, unnest(${counters}) AS counter, -1 AS delta FROM old_rows`,
+          update: `SELECT campaign_id, unnest(${counters}) AS counter, 1 AS delta FROM new_rows
+                   UNION ALL SELECT campaign_id, unnest(${counters}), -1 FROM old_rows`,
+        }[op];
+        await db.query(`
+          CREATE FUNCTION ${table}_counted_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+          BEGIN
+            INSERT INTO campaign_counts (campaign_id, counter, n)
+            SELECT d.campaign_id, d.counter, sum(d.delta)
+              FROM (${changes}) d JOIN campaigns c ON c.id = d.campaign_id
+             GROUP BY d.campaign_id, d.counter HAVING sum(d.delta) <> 0
+             ORDER BY d.campaign_id, d.counter
+            ON CONFLICT (campaign_id, counter) DO UPDATE SET n = campaign_counts.n + EXCLUDED.n;
+            RETURN NULL;
+          END $fn$`);
+        const transition = { insert: 'NEW TABLE AS new_rows', delete: 'OLD TABLE AS old_rows', update: 'OLD TABLE AS old_rows NEW TABLE AS new_rows' }[op];
         await db.query(
-          `CREATE TRIGGER ${table}_counted_update AFTER UPDATE ON ${table} REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION campaign_counts_apply(${arg})`,
+          `CREATE TRIGGER ${table}_counted_${op} AFTER ${op.toUpperCase()} ON ${table} REFERENCING ${transition} FOR EACH STATEMENT EXECUTE FUNCTION ${table}_counted_${op}()`,
         );
       }
     }
@@ -68,10 +67,12 @@ export class CampaignCounts1763797000000 implements MigrationInterface {
   }
 
   async down(db: QueryRunner): Promise<void> {
-    for (const table of Object.keys(COUNTERS)) {
-      for (const op of ['insert', 'delete', 'update']) await db.query(`DROP TRIGGER IF EXISTS ${table}_counted_${op} ON ${table}`);
+    for (const [table, operations] of Object.entries(OPERATIONS)) {
+      for (const op of operations) {
+        await db.query(`DROP TRIGGER ${table}_counted_${op} ON ${table}`);
+        await db.query(`DROP FUNCTION ${table}_counted_${op}()`);
+      }
     }
-    await db.query(`DROP FUNCTION campaign_counts_apply()`);
     await db.query(`DROP TABLE campaign_counts`);
   }
 }
