@@ -8,11 +8,22 @@ export interface LoadResult {
   non2xx: number;
 }
 
-/** Closed-loop HTTP load from this process (autocannon), e.g. 200 connections for 10 seconds. */
+/**
+ * HTTP load from this process (autocannon), e.g. 200 connections for 10 seconds: closed loop (each connection sends its
+ * next request when the previous one is answered), or at most `rate` requests per second over all connections.
+ */
 export async function load(
   url: string,
-  options: { connections?: number; seconds?: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string } = {},
+  options: { connections?: number; seconds?: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string; rate?: number } = {},
 ): Promise<LoadResult> {
-  const result = await autocannon({ url, connections: options.connections ?? 200, duration: options.seconds ?? 10, headers: options.headers, method: options.method, body: options.body });
+  const result = await autocannon({
+    url,
+    connections: options.connections ?? 200,
+    duration: options.seconds ?? 10,
+    headers: options.headers,
+    method: options.method,
+    body: options.body,
+    ...(options.rate ? { overallRate: options.rate } : {}),
+  });
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
 }
