@@ -378,6 +378,21 @@ describe('Campaigns', () => {
       expect(await progressOf(id)).toEqual(await recount(id));
     });
 
+    it('sends the platform throttles (130429) are retried by their chunk job: every recipient gets exactly one message', async () => {
+      const tpl = await greeting();
+      const { groupId, numbers } = await seedGroup(30);
+      // our pacer allows 30/s, the platform only 10/s: most of a chunk's first attempt is refused and retried
+      await t.db.query(`UPDATE phone_numbers SET messages_per_second = 30 WHERE account_id = $1`, [account.accountId]);
+      await sandbox.control.post('/_sandbox/config', { messagesPerSecond: { [account.messagingPhoneId]: 10 } });
+      const rejectedBefore = (await sandbox.control.get('/_sandbox/stats')).body.rejected['130429'] ?? 0;
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })).body.data.campaign_id;
+      expect((await act(id, 'start')).status).toBe(200);
+      await eventually(async () => (await getCampaign(id)).body.data.status === 'completed' && (await progressOf(id)).sent === 30, 30_000, 'all sent');
+      expect((await sandbox.control.get('/_sandbox/stats')).body.rejected['130429']).toBeGreaterThan(rejectedBefore);
+      for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
+      expect(await progressOf(id)).toMatchObject({ sent: 30, failed: 0, queued: 0 });
+    });
+
     it('invalid transitions are 409 with a clear message; cancel stops a running campaign', async () => {
       const tpl = await greeting();
       const { groupId } = await seedGroup(30);

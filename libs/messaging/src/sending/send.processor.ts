@@ -153,45 +153,62 @@ export class SendExecutor implements OnModuleDestroy {
     // every queued message instead
     const stored: SendRow[] = await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = ANY($1::uuid[])`, [job.data.messageIds]);
     const rows = stored.filter((r) => r.status === 'queued' && !r.wamid);
-    const lastAttempt = this.isLastAttempt(job);
-    const deliveries: Array<Promise<Delivery>> = [];
-    const sent: SendRow[] = [];
-    let pending = rows;
-    let checkedAt = Date.now();
-    while (pending.length) {
-      // a slow number takes a while through the chunk: look again now and then, so a pause or cancel holds
-      if (Date.now() - checkedAt > BATCH_RECHECK_MS) {
-        pending = await this.stillQueued(pending);
-        checkedAt = Date.now();
-        if (!pending.length) break;
-      }
-      // the next sends on one number: their pacer slots in one call, each sent when its slot is due
-      const phone = String(pending[0].phone_number_id);
-      const number = await this.numberInfo(phone);
-      const otherNumber = pending.findIndex((r) => String(r.phone_number_id) !== phone);
-      const block = pending.slice(0, Math.min(slotsPerReservation(number.messagesPerSecond), otherNumber === -1 ? pending.length : otherNumber));
-      pending = pending.slice(block.length);
-      const members = block.map((r) => `${r.id}:${job.attemptsMade}:${Date.now()}`);
-      for await (const i of this.pacer.acquireEach(phone, number.messagesPerSecond, members, BULK_MAX_AHEAD_MS, this.lateToleranceMs)) {
-        deliveries.push(this.deliver(block[i], number, lastAttempt));
-        sent.push(block[i]);
-      }
-    }
-    const results = await Promise.all(deliveries);
+    const { sent, results, interrupted } = await this.sendInSlotOrder(rows, job.attemptsMade, this.isLastAttempt(job));
     const retry = results.filter((r) => r.outcome === 'retry');
     const notRecorded = results.map((r, i) => [sent[i].id, r] as const).filter(([, r]) => r.outcome === 'unrecorded');
     const count = (outcome: Delivery['outcome']) => results.filter((r) => r.outcome === outcome).length;
-    if (retry.length || notRecorded.length) {
+    if (retry.length || notRecorded.length || interrupted) {
       await job.updateData({
         ...job.data,
         ...(notRecorded.length ? { acceptedWamids: Object.fromEntries(notRecorded.map(([id, r]) => [id, (r as { wamid: string }).wamid])) } : {}),
         ...(retry.some((r) => r.timeout) ? { inDoubtSince: Date.now(), stallsSeen: job.stalledCounter ?? 0 } : {}),
       });
+      if (interrupted) throw interrupted;
       const first = retry[0] ?? notRecorded[0][1];
       const retryAfterMs = Math.max(0, ...retry.map((r) => r.retryAfterMs ?? 0)) || undefined;
       throw new RetryableSendError(`${retry.length + notRecorded.length} of ${sent.length} messages to retry: ${errorMessage(first.error)}`, retryAfterMs);
     }
     return { accepted: count('accepted'), failed: count('failed'), skipped: job.data.messageIds.length - sent.length };
+  }
+
+  /**
+   * Sends the rows one pacer slot after another (slots reserved about 50 ms of the rate at a time), each platform call
+   * running while the next slot is awaited; re-reads their status every BATCH_RECHECK_MS. Returns once every call made
+   * has settled, also when the loop was interrupted (e.g. Redis unreachable): a retry must never overlap them.
+   */
+  private async sendInSlotOrder(rows: SendRow[], attempt: number, lastAttempt: boolean): Promise<{ sent: SendRow[]; results: Delivery[]; interrupted?: unknown }> {
+    const deliveries: Array<Promise<Delivery>> = [];
+    const sent: SendRow[] = [];
+    let pending = rows;
+    let checkedAt = Date.now();
+    let interrupted: unknown;
+    try {
+      while (pending.length) {
+        // a slow number takes a while through the chunk: look again now and then, so a pause or cancel holds
+        if (Date.now() - checkedAt > BATCH_RECHECK_MS) {
+          pending = await this.stillQueued(pending);
+          checkedAt = Date.now();
+          if (!pending.length) break;
+        }
+        // the next sends on one number: their pacer slots in one call, each sent when its slot is due
+        const phone = String(pending[0].phone_number_id);
+        const number = await this.numberInfo(phone);
+        const otherNumber = pending.findIndex((r) => String(r.phone_number_id) !== phone);
+        const block = pending.slice(0, Math.min(slotsPerReservation(number.messagesPerSecond), otherNumber === -1 ? pending.length : otherNumber));
+        pending = pending.slice(block.length);
+        const members = block.map((r) => `${r.id}:${attempt}:${Date.now()}`);
+        for await (const i of this.pacer.acquireEach(phone, number.messagesPerSecond, members, BULK_MAX_AHEAD_MS, this.lateToleranceMs)) {
+          deliveries.push(this.deliver(block[i], number, lastAttempt));
+          sent.push(block[i]);
+        }
+      }
+    } catch (error) {
+      interrupted = error;
+    }
+    const results: Delivery[] = (await Promise.allSettled(deliveries)).map((r) =>
+      r.status === 'fulfilled' ? r.value : { outcome: 'retry', error: r.reason, timeout: false },
+    );
+    return { sent, results, interrupted };
   }
 
   private async stillQueued(rows: SendRow[]): Promise<SendRow[]> {
