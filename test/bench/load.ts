@@ -20,9 +20,9 @@ export async function load(
     url,
     connections: options.connections ?? 200,
     duration: options.seconds ?? 10,
-    headers: options.headers,
-    method: options.method,
-    body: options.body,
+    method: options.method ?? 'GET',
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.body !== undefined ? { body: options.body } : {}),
     ...(options.rate ? { overallRate: options.rate } : {}),
   });
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
