@@ -34,6 +34,8 @@ const TIMESTAMP_COLUMN: Record<string, string> = { sent: 'sent_at', delivered: '
  */
 @Injectable()
 export class MessageEventsService {
+  private readonly statusWriter = new MicroBatcher((events: StatusEvent[]) => this.writeStatuses(events), { maxItems: 1000 });
+
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
@@ -46,8 +48,6 @@ export class MessageEventsService {
     return this.statusWriter.add(event);
   }
 
-  private readonly statusWriter = new MicroBatcher((events: StatusEvent[]) => this.writeStatuses(events), { maxItems: 1000 });
-
   /**
    * One UPDATE for many statuses: they are folded per wamid first (a message is updated once per statement: the
    * highest status wins, each status column takes its own time), rows are locked in id order (no deadlock with a
@@ -58,42 +58,42 @@ export class MessageEventsService {
     type Row = { id: string; wamid: string; account_id: string; callback_url: string | null; callback_events: string[]; recipient: string } & Record<string, boolean>;
     // TypeORM answers an UPDATE ... RETURNING with [rows, affected]
     const [rows] = (await this.db.query(
-        `WITH event AS (SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::int[], $5::text[], $6::text[]) AS x(wamid, status, ts, code, title, details)),
-              folded AS (
-                SELECT wamid,
-                       (array_agg(status ORDER BY message_status_rank(status) DESC))[1] AS top,
-                       min(ts) FILTER (WHERE status = 'sent') AS sent, min(ts) FILTER (WHERE status = 'delivered') AS delivered,
-                       min(ts) FILTER (WHERE status = 'read') AS read, min(ts) FILTER (WHERE status = 'failed') AS failed,
-                       (array_agg(code) FILTER (WHERE status = 'failed'))[1] AS code,
-                       (array_agg(title) FILTER (WHERE status = 'failed'))[1] AS title,
-                       (array_agg(details) FILTER (WHERE status = 'failed'))[1] AS details
-                  FROM event GROUP BY wamid),
-              previous AS (
-                SELECT m.id, m.wamid, m.sent_at, m.delivered_at, m.read_at, m.failed_at
-                  FROM messages m WHERE m.wamid IN (SELECT wamid FROM folded) ORDER BY m.id FOR UPDATE)
-         UPDATE messages m SET
-           status = CASE WHEN message_status_rank(f.top) > message_status_rank(m.status) THEN f.top ELSE m.status END,
-           sent_at = COALESCE(m.sent_at, to_timestamp(f.sent)),
-           delivered_at = COALESCE(m.delivered_at, to_timestamp(f.delivered)),
-           read_at = COALESCE(m.read_at, to_timestamp(f.read)),
-           failed_at = COALESCE(m.failed_at, to_timestamp(f.failed)),
-           error_code = CASE WHEN f.failed IS NOT NULL THEN f.code ELSE m.error_code END,
-           error_title = CASE WHEN f.failed IS NOT NULL THEN f.title ELSE m.error_title END,
-           error_message = CASE WHEN f.failed IS NOT NULL THEN f.details ELSE m.error_message END,
-           updated_at = now()
-         FROM folded f JOIN previous p ON p.wamid = f.wamid
-         WHERE m.id = p.id
-         RETURNING m.id, m.wamid, m.account_id, m.callback_url, m.callback_events, m.recipient,
-                   p.sent_at IS NULL AS sent, p.delivered_at IS NULL AS delivered, p.read_at IS NULL AS read, p.failed_at IS NULL AS failed`,
-        [
-          events.map((e) => e.wamid),
-          events.map((e) => e.status),
-          events.map((e) => e.timestamp),
-          errors.map((e) => e?.code ?? null),
-          errors.map((e) => e?.title ?? null),
-          errors.map((e) => e?.details ?? e?.message ?? null),
-        ],
-      )) as [Row[], number];
+      `WITH event AS (SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::int[], $5::text[], $6::text[]) AS x(wamid, status, ts, code, title, details)),
+            folded AS (
+              SELECT wamid,
+                     (array_agg(status ORDER BY message_status_rank(status) DESC))[1] AS top,
+                     min(ts) FILTER (WHERE status = 'sent') AS sent, min(ts) FILTER (WHERE status = 'delivered') AS delivered,
+                     min(ts) FILTER (WHERE status = 'read') AS read, min(ts) FILTER (WHERE status = 'failed') AS failed,
+                     (array_agg(code) FILTER (WHERE status = 'failed'))[1] AS code,
+                     (array_agg(title) FILTER (WHERE status = 'failed'))[1] AS title,
+                     (array_agg(details) FILTER (WHERE status = 'failed'))[1] AS details
+                FROM event GROUP BY wamid),
+            previous AS (
+              SELECT m.id, m.wamid, m.sent_at, m.delivered_at, m.read_at, m.failed_at
+                FROM messages m WHERE m.wamid IN (SELECT wamid FROM folded) ORDER BY m.id FOR UPDATE)
+       UPDATE messages m SET
+         status = CASE WHEN message_status_rank(f.top) > message_status_rank(m.status) THEN f.top ELSE m.status END,
+         sent_at = COALESCE(m.sent_at, to_timestamp(f.sent)),
+         delivered_at = COALESCE(m.delivered_at, to_timestamp(f.delivered)),
+         read_at = COALESCE(m.read_at, to_timestamp(f.read)),
+         failed_at = COALESCE(m.failed_at, to_timestamp(f.failed)),
+         error_code = CASE WHEN f.failed IS NOT NULL THEN f.code ELSE m.error_code END,
+         error_title = CASE WHEN f.failed IS NOT NULL THEN f.title ELSE m.error_title END,
+         error_message = CASE WHEN f.failed IS NOT NULL THEN f.details ELSE m.error_message END,
+         updated_at = now()
+       FROM folded f JOIN previous p ON p.wamid = f.wamid
+       WHERE m.id = p.id
+       RETURNING m.id, m.wamid, m.account_id, m.callback_url, m.callback_events, m.recipient,
+                 p.sent_at IS NULL AS sent, p.delivered_at IS NULL AS delivered, p.read_at IS NULL AS read, p.failed_at IS NULL AS failed`,
+      [
+        events.map((e) => e.wamid),
+        events.map((e) => e.status),
+        events.map((e) => e.timestamp),
+        errors.map((e) => e?.code ?? null),
+        errors.map((e) => e?.title ?? null),
+        errors.map((e) => e?.details ?? e?.message ?? null),
+      ],
+    )) as [Row[], number];
     const byWamid = new Map(rows.map((r) => [r.wamid, r]));
     const reported = new Set<string>(); // the same status twice in one batch: only the first is the first time
     return events.map((event) => {
