@@ -2,7 +2,7 @@ import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AppConfig, QUEUES } from '@switchboard/core';
-import { buildTemplateComponents, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -58,7 +58,7 @@ export type BatchOutcome =
   | { kind: 'stale' }
   | { kind: 'held'; reason: string }
   | { kind: 'backlog'; queued: number }
-  | { kind: 'expanded'; messageIds: string[]; done: boolean; sendJobs?: Array<{ jobId: string; messageIds: string[] }> };
+  | { kind: 'expanded'; messages: QueuedMessageRef[]; done: boolean };
 
 /**
  * The campaign fan-out. Each job expands one batch of one trigger (a `start` over the campaign's groups, or an API
@@ -124,7 +124,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
     const take = Math.min(FANOUT_BATCH, Math.max(10, limit - queued));
     const result = await this.db.transaction(async (tx) => this.expand(tx, triggerId, batch, template, take));
     if (result.kind === 'expanded') {
-      if (result.sendJobs?.length) await this.sends.enqueueBatches(result.sendJobs);
+      if (result.messages.length) await this.sends.requeue(result.messages, 'bulk');
       if (!result.done) await addFanoutJobs(this.queue, [{ triggerId, batch: batch + 1 }]);
       else if (t.kind === 'start') await addFinishJob(this.queue, t.campaign_id);
     }
@@ -181,7 +181,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
 
     if (!rows.length) {
       await tx.query(`UPDATE campaign_triggers SET status = 'completed', completed_at = now(), batches_done = $2 WHERE id = $1`, [triggerId, batch + 1]);
-      return { kind: 'expanded', messageIds: [], done: true };
+      return { kind: 'expanded', messages: [], done: true };
     }
 
     const defaults = t.kind === 'start' && typeof template !== 'string' ? buildTemplateComponents(template, this.sendInput(t, t.variables)) : null;
@@ -264,9 +264,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
         WHERE id = $1`,
       [triggerId, last, batch + 1, recipients.length, blocked],
     );
-    const sendJobs = new Map<string, string[]>();
-    for (const m of messages) sendJobs.set(m.send_job, [...(sendJobs.get(m.send_job) ?? []), m.id]);
-    return { kind: 'expanded', messageIds: messages.map((m) => m.id), done: false, sendJobs: [...sendJobs].map(([jobId, messageIds]) => ({ jobId, messageIds })) };
+    return { kind: 'expanded', messages: messages.map((m) => ({ id: m.id, send_job: m.send_job })), done: false };
   }
 
   private sendInput(t: TriggerState, variables: Record<string, unknown>) {

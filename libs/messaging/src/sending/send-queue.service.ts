@@ -142,7 +142,7 @@ export class SendQueueService implements OnModuleDestroy {
   }
 
   /** Queues stored batches (campaign chunks) on the bulk queue; each message's `send_job` must be its batch's jobId. */
-  async enqueueBatches(batches: Array<{ jobId: string; messageIds: string[] }>, options: { inDoubt?: boolean } = {}): Promise<void> {
+  private async enqueueBatches(batches: Array<{ jobId: string; messageIds: string[] }>, options: { inDoubt?: boolean } = {}): Promise<void> {
     if (!batches.length) return;
     const inDoubtSince = options.inDoubt ? Date.now() : undefined;
     await this.bulkQueue.addBulk(
@@ -155,8 +155,9 @@ export class SendQueueService implements OnModuleDestroy {
   }
 
   /**
-   * Queues stored messages again (recovery, campaign resume): a message that belongs to a batch goes back under its
-   * batch's id, never under a second job, so it cannot be sent by two jobs at once.
+   * Queues stored messages under their job: a message that belongs to a batch (`send_job`, campaign fan-out) goes under
+   * its batch's id, never under a second job, so it cannot be sent by two jobs at once; others get a job of their own.
+   * Used for the first queueing of campaign chunks and for every re-queue (recovery, fan-out replay, resume).
    */
   async requeue(messages: QueuedMessageRef[], lane: SendLane, options: { inDoubt?: boolean } = {}): Promise<void> {
     const batches = new Map<string, string[]>();

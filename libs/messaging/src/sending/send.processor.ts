@@ -69,6 +69,9 @@ type Delivery =
   | { outcome: 'retry'; error: unknown; retryAfterMs?: number; timeout: boolean }
   | { outcome: 'unrecorded'; wamid: string; error: unknown };
 
+/** Still to be sent: queued (not paused, cancelled or failed) and without a platform id. */
+const isUnsent = (row: Pick<SendRow, 'status' | 'wamid'>) => row.status === 'queued' && !row.wamid;
+
 const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
@@ -118,7 +121,7 @@ export class SendExecutor implements OnModuleDestroy {
       ? { id: messageId, phone_number_id: job.data.phoneNumberId!, payload: job.data.payload! }
       : (await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = $1`, [messageId]))[0];
     if (!row) return { outcome: 'skipped', status: 'missing' };
-    if (!fresh && (row.status !== 'queued' || row.wamid)) return { outcome: 'skipped', status: row.status! };
+    if (!fresh && !isUnsent(row)) return { outcome: 'skipped', status: row.status! };
     await this.waitWhileInDoubt(job, token, `Message ${messageId}`);
 
     const number = await this.numberInfo(String(row.phone_number_id));
@@ -152,7 +155,7 @@ export class SendExecutor implements OnModuleDestroy {
     // by primary key only, filtered here: a condition on status or wamid can lead the planner to a partial index of
     // every queued message instead
     const stored: SendRow[] = await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = ANY($1::uuid[])`, [job.data.messageIds]);
-    const rows = stored.filter((r) => r.status === 'queued' && !r.wamid);
+    const rows = stored.filter(isUnsent);
     const { sent, results, interrupted } = await this.sendInSlotOrder(rows, job.attemptsMade, this.isLastAttempt(job));
     const retry = results.filter((r) => r.outcome === 'retry');
     const notRecorded = results.map((r, i) => [sent[i].id, r] as const).filter(([, r]) => r.outcome === 'unrecorded');
@@ -212,9 +215,9 @@ export class SendExecutor implements OnModuleDestroy {
   }
 
   private async stillQueued(rows: SendRow[]): Promise<SendRow[]> {
-    const now: Array<{ id: string; status: string }> = await this.db.query(`SELECT id, status FROM messages WHERE id = ANY($1::uuid[])`, [rows.map((r) => r.id)]);
-    const queued = new Set(now.filter((r) => r.status === 'queued').map((r) => r.id));
-    return rows.filter((r) => queued.has(r.id));
+    const now: Array<Pick<SendRow, 'id' | 'status' | 'wamid'>> = await this.db.query(`SELECT id, status, wamid FROM messages WHERE id = ANY($1::uuid[])`, [rows.map((r) => r.id)]);
+    const unsent = new Set(now.filter(isUnsent).map((r) => r.id));
+    return rows.filter((r) => unsent.has(r.id));
   }
 
   private isLastAttempt(job: Job): boolean {
