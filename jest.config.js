@@ -29,7 +29,7 @@ module.exports = {
   testTimeout: 30000,
   reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,workflows}/**/*.spec.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,workflows}/**/*.spec.ts', '<rootDir>/test/architecture/**/*.spec.ts'] },
     {
       ...common,
       displayName: 'e2e',
