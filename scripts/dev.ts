@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { provisionAccount } from '@switchboard/accounts';
+import { clientExists } from '@switchboard/auth';
 import { loadConfigOrExit, SecretBox } from '@switchboard/core';
 import { dataSourceOptions, runMigrations } from '@switchboard/core/database';
 import { ChildProcess, spawn } from 'node:child_process';
@@ -69,8 +70,7 @@ async function demoAccount(config: ReturnType<typeof loadConfigOrExit>) {
   try {
     if (existsSync(DEMO_FILE)) {
       const saved = JSON.parse(readFileSync(DEMO_FILE, 'utf8'));
-      const [row] = await db.query('SELECT 1 FROM api_clients WHERE client_id = $1', [saved.clientId]);
-      if (row) return saved;
+      if (await clientExists(db, saved.clientId)) return saved;
     }
     const demo = await provisionAccount(db, new SecretBox(config.ENCRYPTION_KEY), {
       name: 'Demo Shop',

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
-import { createClient, provisionAccount } from '@switchboard/accounts';
-import { GRANTS, isGrant } from '@switchboard/auth';
+import { accountExists, listAccounts, provisionAccount } from '@switchboard/accounts';
+import { clientIdsByAccount, createClient, GRANTS, isGrant, setClientGrants } from '@switchboard/auth';
 import { loadConfigOrExit, SecretBox } from '@switchboard/core';
 import { dataSourceOptions } from '@switchboard/core/database';
 import { parseArgs } from 'node:util';
@@ -52,8 +52,7 @@ async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, 
     }
     case 'create-client': {
       if (!values.account || !/^\d+$/.test(values.account)) throw new UsageError('create-client needs --account ACCOUNT_ID (a number)');
-      const [account] = await db.query('SELECT id FROM accounts WHERE id = $1', [values.account]);
-      if (!account) throw new UsageError(`No account with id ${values.account}`);
+      if (!(await accountExists(db, values.account))) throw new UsageError(`No account with id ${values.account}`);
       return { accountId: values.account, ...(await createClient(db, values.account)) };
     }
     case 'set-grants': {
@@ -62,16 +61,18 @@ async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, 
       const grants = list.split(',').map((g) => g.trim()).filter(Boolean);
       const unknown = grants.filter((g) => !isGrant(g));
       if (unknown.length) throw new UsageError(`Unknown grant(s): ${unknown.join(', ')}. Known: ${GRANTS.join(', ')}`);
-      const [rows] = await db.query('UPDATE api_clients SET grants = $2 WHERE client_id = $1 RETURNING client_id', [clientId, grants]);
-      if (!rows.length) throw new UsageError(`No client with id ${clientId}`);
+      if (!(await setClientGrants(db, clientId, grants))) throw new UsageError(`No client with id ${clientId}`);
       return { clientId, grants };
     }
     case 'list-accounts': {
-      return db.query(`
-        SELECT a.id::text AS "accountId", a.name, a.created_at AS "createdAt",
-               COALESCE((SELECT array_agg(c.client_id ORDER BY c.id) FROM api_clients c WHERE c.account_id = a.id), '{}') AS "clientIds",
-               COALESCE((SELECT array_agg(p.messaging_phone_id ORDER BY p.id) FROM phone_numbers p WHERE p.account_id = a.id), '{}') AS "messagingPhoneIds"
-        FROM accounts a ORDER BY a.id`);
+      const clients = await clientIdsByAccount(db);
+      return (await listAccounts(db)).map(({ accountId, name, createdAt, messagingPhoneIds }) => ({
+        accountId,
+        name,
+        createdAt,
+        clientIds: clients.get(accountId) ?? [],
+        messagingPhoneIds,
+      }));
     }
     default:
       throw new UsageError(`Unknown command "${command}"\n\n${USAGE}`);

@@ -3,3 +3,4 @@ export * from './accounts.module';
 export * from './accounts.service';
 export * from './phone-number.entity';
 export * from './provision-account';
+export * from './account-events';

@@ -1,4 +1,4 @@
-import { generateClientCredentials, GRANTS } from '@switchboard/auth';
+import { createClient } from '@switchboard/auth';
 import { SecretBox } from '@switchboard/core';
 import { randomBytes, randomInt } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -54,9 +54,16 @@ export async function provisionAccount(dataSource: DataSource, secretBox: Secret
   });
 }
 
-/** Adds a Client ID / Client Secret to an account; a new client has every grant. */
-export async function createClient(db: DataSource | EntityManager, accountId: string, grants: readonly string[] = GRANTS) {
-  const { clientId, clientSecret, secretHash } = generateClientCredentials();
-  await db.query(`INSERT INTO api_clients (account_id, client_id, secret_hash, grants) VALUES ($1, $2, $3, $4)`, [accountId, clientId, secretHash, grants]);
-  return { clientId, clientSecret };
+/** Whether an account exists (operator CLI). */
+export async function accountExists(db: DataSource | EntityManager, accountId: string): Promise<boolean> {
+  const [row] = await db.query('SELECT 1 FROM accounts WHERE id = $1', [accountId]);
+  return Boolean(row);
+}
+
+/** Every account with its connected numbers' messagingPhoneIds (operator CLI `list-accounts`). */
+export async function listAccounts(db: DataSource | EntityManager): Promise<Array<{ accountId: string; name: string; createdAt: Date; messagingPhoneIds: string[] }>> {
+  return db.query(`
+    SELECT a.id::text AS "accountId", a.name, a.created_at AS "createdAt",
+           COALESCE((SELECT array_agg(p.messaging_phone_id ORDER BY p.id) FROM phone_numbers p WHERE p.account_id = a.id), '{}') AS "messagingPhoneIds"
+    FROM accounts a ORDER BY a.id`);
 }

@@ -1,6 +1,6 @@
 import { BadGatewayException, BadRequestException, ConflictException, HttpException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { AccountsService, PhoneNumber } from '@switchboard/accounts';
+import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
 import { validationException } from '@switchboard/core';
 import { CloudApiClient, CloudApiError, MessageTemplate, TemplateStatusEvent } from '@switchboard/whatsapp';
 import { DataSource, EntityManager, Repository } from 'typeorm';
@@ -365,19 +365,15 @@ export class TemplatesService {
         rejectedReason: mapped.rejectedReason,
         platformStatus: mapped.platformStatus,
       };
-      await m.query(`INSERT INTO account_events (account_id, type, payload) VALUES ($1, $2, $3)`, [
-        row.accountId,
-        TEMPLATE_STATUS_UPDATE,
-        JSON.stringify({
-          template_name: row.name,
-          language: row.language,
-          status: mapped.status,
-          previous_status: row.status,
-          rejected_reason: mapped.rejectedReason,
-          platform_status: mapped.platformStatus,
-          source,
-        }),
-      ]);
+      await recordAccountEvent(m, row.accountId, TEMPLATE_STATUS_UPDATE, {
+        template_name: row.name,
+        language: row.language,
+        status: mapped.status,
+        previous_status: row.status,
+        rejected_reason: mapped.rejectedReason,
+        platform_status: mapped.platformStatus,
+        source,
+      });
       return change;
     });
   }

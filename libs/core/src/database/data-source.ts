@@ -1,16 +1,16 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { ALL_ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
 /**
  * The one description of the database: used by the Nest apps (TypeOrmModule), the migration runner,
- * the operator CLI and the test harness. Schema changes happen only through migrations.
+ * the operator CLI and the test harness. Schema changes happen only through migrations. No entities here: libs/core
+ * knows no domain; each domain module registers its own (TypeOrmModule.forFeature, picked up by autoLoadEntities).
  */
 export function dataSourceOptions(databaseUrl: string, overrides: Partial<DataSourceOptions> = {}): DataSourceOptions {
   return {
     type: 'postgres',
     url: databaseUrl,
-    entities: ALL_ENTITIES,
+    entities: [],
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -3,7 +3,10 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/config';
 import { dataSourceOptions } from './data-source';
 
-/** PostgreSQL through TypeORM for a Nest process (entities registered per domain module with forFeature). */
+/**
+ * PostgreSQL through TypeORM for a Nest process. Entities are registered by the domain module that owns them
+ * (TypeOrmModule.forFeature); autoLoadEntities gives the connection exactly those of the modules in the process.
+ */
 @Module({})
 export class DatabaseModule {
   static forRoot(): DynamicModule {
@@ -14,6 +17,7 @@ export class DatabaseModule {
           inject: [AppConfig],
           useFactory: (config: AppConfig) => ({
             ...dataSourceOptions(config.DATABASE_URL, { extra: { max: config.DATABASE_POOL_SIZE } }),
+            autoLoadEntities: true,
             migrationsRun: false,
             logging: ['error'],
           }),

@@ -1,3 +1,2 @@
 export * from './data-source';
-export * from './entities';
 export * from './database.module';
