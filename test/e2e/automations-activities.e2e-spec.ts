@@ -2,7 +2,7 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import {
   AutomationsWorkerModule,
-  DefaultAutomationActivities,
+  type AutomationActivities,
   EmbeddedDriver,
   WorkflowRunsService,
   type SendSessionMessageInput,
@@ -20,9 +20,9 @@ const calls: Array<{ kind: string; input: any }> = [];
 let holdSessionMessages = false;
 const held: Array<() => void> = [];
 
-/** What the messaging and campaign modules will do: extend (or replace) the default activities. */
+/** Replaces the platform's activities (AUTOMATION_ACTIVITIES) to see exactly what the driver asks for. */
 @Injectable()
-class RecordingActivities extends DefaultAutomationActivities {
+class RecordingActivities implements AutomationActivities {
   async sendTemplate(input: SendTemplateInput) {
     calls.push({ kind: 'sendTemplate', input });
     return { messageId: `wamid.${input.idempotencyKey}` };
@@ -35,6 +35,12 @@ class RecordingActivities extends DefaultAutomationActivities {
   async triggerCampaign(input: TriggerCampaignInput) {
     calls.push({ kind: 'triggerCampaign', input });
     throw new Error('campaign 7 is paused');
+  }
+  async httpRequest(): Promise<never> {
+    throw new Error('http_request is not used in these workflows');
+  }
+  async updateContact(): Promise<never> {
+    throw new Error('update_contact is not used in these workflows');
   }
 }
 

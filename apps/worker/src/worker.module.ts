@@ -1,13 +1,15 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AutomationsWorkerModule, PlatformAutomationActivities } from '@switchboard/automations';
-import { CampaignsModule, CampaignsWorkerModule } from '@switchboard/campaigns';
+import { AutomationsWorkerModule } from '@switchboard/automations';
+import { CampaignsWorkerModule } from '@switchboard/campaigns';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
+import { FlowsWorkerModule } from '@switchboard/flows';
 import { MessagingWorkerModule } from '@switchboard/messaging';
 
 /**
  * The background process: BullMQ processors of every domain (webhook ingestion, sends, callbacks,
- * campaign fan-out, automation steps) are registered here as their modules land.
+ * campaign fan-out, automation steps) and the listeners of inbound messages (automations, flows). Each domain's
+ * services come from its core module, imported once however many modules need it (see worker.module.spec.ts).
  */
 @Module({})
 export class WorkerModule {
@@ -20,9 +22,9 @@ export class WorkerModule {
         RedisModule,
         QueueModule.forRoot(),
         MessagingWorkerModule,
-        // automation steps send through messaging and trigger campaigns (CampaignsModule provides CampaignsService)
-        AutomationsWorkerModule.forRoot({ activities: PlatformAutomationActivities, imports: [MessagingWorkerModule, CampaignsModule] }),
+        AutomationsWorkerModule.forRoot(),
         CampaignsWorkerModule,
+        FlowsWorkerModule,
       ],
     };
   }

@@ -1,7 +1,7 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AppConfig, SecretBox } from '@switchboard/core';
-import { Repository } from 'typeorm';
+import { In, Repository } from 'typeorm';
 import { Account } from './account.entity';
 import { PhoneNumber } from './phone-number.entity';
 
@@ -42,6 +42,32 @@ export class AccountsService {
   /** The caller's number by its messagingPhoneId, or null when it is not this account's. */
   findPhoneNumber(accountId: string, messagingPhoneId: string): Promise<PhoneNumber | null> {
     return this.phoneNumbers.findOneBy({ accountId, messagingPhoneId });
+  }
+
+  /** A connected number by its row id (phone_numbers.id), whatever its account; null when unknown. */
+  phoneNumberById(id: string): Promise<PhoneNumber | null> {
+    return this.phoneNumbers.findOneBy({ id });
+  }
+
+  /**
+   * A connected number by the platform's phone_number_id (our messagingPhoneId), whatever its account: how platform
+   * webhooks find the account they belong to. Null for a number that is not connected here.
+   */
+  phoneNumberByPlatformId(messagingPhoneId: string): Promise<PhoneNumber | null> {
+    return this.phoneNumbers.findOneBy({ messagingPhoneId });
+  }
+
+  /** The account's first connected number (the default sender when none is named), or null. */
+  async defaultPhoneNumber(accountId: string): Promise<PhoneNumber | null> {
+    const [phone] = await this.phoneNumbers.find({ where: { accountId }, order: { id: 'ASC' }, take: 1 });
+    return phone ?? null;
+  }
+
+  /** Connected numbers by row id (any account), for joining to rows of other modules that store phone_number_id. */
+  async phoneNumbersByIds(ids: string[]): Promise<Map<string, PhoneNumber>> {
+    if (!ids.length) return new Map();
+    const rows = await this.phoneNumbers.findBy({ id: In([...new Set(ids)]) });
+    return new Map(rows.map((p) => [p.id, p]));
   }
 
   /** Decrypts the stored access token; use only to call the platform. */

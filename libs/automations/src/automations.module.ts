@@ -1,10 +1,13 @@
 import { BullModule } from '@nestjs/bullmq';
-import { DynamicModule, Module, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
+import { DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig, QUEUES } from '@switchboard/core';
-import { INBOUND_MESSAGE_LISTENER } from '@switchboard/messaging';
+import { CampaignsCoreModule } from '@switchboard/campaigns';
+import { ContactsModule } from '@switchboard/contacts';
+import { MessagingCoreModule } from '@switchboard/messaging';
+import { TemplatesModule } from '@switchboard/templates';
 import { AUTOMATION_ACTIVITIES, type AutomationActivities } from './activities/activities';
-import { DefaultAutomationActivities } from './activities/default-activities';
+import { PlatformAutomationActivities } from './activities/platform-activities';
 import { AutomationQueue } from './embedded/automation-queue';
 import { AutomationsWorker } from './embedded/automations-worker';
 import { EmbeddedDriver } from './embedded/embedded-driver';
@@ -16,7 +19,6 @@ import { TemporalActivities } from './temporal/temporal-activities';
 import { TemporalClientService } from './temporal/temporal-client.service';
 import { TemporalAutomationDriver } from './temporal/temporal-driver';
 import { TemporalAutomationWorker } from './temporal/temporal-worker';
-import { TableTemplateCatalog, TEMPLATE_CATALOG, type TemplateCatalog } from './template-catalog';
 import { WorkflowRunsService } from './workflow-runs.service';
 import { WorkflowWebhookController } from './workflow-webhook.controller';
 import { WorkflowsController } from './workflows.controller';
@@ -49,25 +51,21 @@ export function automationDriverProviders(driver?: AutomationDriverKind): Provid
 }
 
 /**
- * API side: workflow definitions (grant /workflows), runs read-out and the inbound webhook. Needs
- * QueueModule.forRoot() in the process. `templateCatalog` replaces the default template-name check
- * (the templates module passes its own, with the module providing it in `imports`). Runs are started through
+ * API side: workflow definitions (grant /workflows; send_template nodes checked against libs/templates), runs
+ * read-out and the inbound webhook. Needs QueueModule.forRoot() in the process. Runs are started through
  * AUTOMATION_DRIVER: Temporal when `TEMPORAL_ADDRESS` is set (or `driver: 'temporal'`), else embedded.
  */
 @Module({})
 export class AutomationsModule {
-  static forRoot(
-    options: { imports?: ModuleMetadata['imports']; templateCatalog?: Type<TemplateCatalog>; driver?: AutomationDriverKind } = {},
-  ): DynamicModule {
+  static forRoot(options: { driver?: AutomationDriverKind } = {}): DynamicModule {
     return {
       module: AutomationsModule,
-      imports: [...shared, ...(options.imports ?? [])],
+      imports: [...shared, TemplatesModule],
       controllers: [WorkflowsController, WorkflowWebhookController],
       providers: [
         WorkflowsService,
         WorkflowRunsService,
         ...automationDriverProviders(options.driver),
-        { provide: TEMPLATE_CATALOG, useClass: options.templateCatalog ?? TableTemplateCatalog },
       ],
       exports: [WorkflowsService, WorkflowRunsService, AUTOMATION_DRIVER, TemporalClientService],
     };
@@ -77,18 +75,16 @@ export class AutomationsModule {
 /**
  * Worker side: the embedded driver (BullMQ worker of the `automations` queue, recovery sweep) or, when
  * `TEMPORAL_ADDRESS` is set, the Temporal worker (TemporalAutomationWorker: workflow + TemporalActivities, and the
- * sweep that starts runs left pending), and the activities both call. `activities` replaces DefaultAutomationActivities under AUTOMATION_ACTIVITIES (the
- * messaging/campaign modules pass a class implementing AutomationActivities, with its dependencies in `imports`).
- * Exports WorkflowRunsService: `deliverReply` and `startFromInboundMessage` for inbound messages.
+ * sweep that starts runs left pending), and the activities both call (PlatformAutomationActivities: sends through
+ * libs/messaging, campaign triggers through libs/campaigns, contact updates through libs/contacts; `activities`
+ * replaces it, for tests). Inbound customer messages arrive through messaging's InboundMessages.
  */
 @Module({})
 export class AutomationsWorkerModule {
-  static forRoot(
-    options: { imports?: ModuleMetadata['imports']; activities?: Type<AutomationActivities>; driver?: AutomationDriverKind } = {},
-  ): DynamicModule {
+  static forRoot(options: { activities?: Type<AutomationActivities>; driver?: AutomationDriverKind } = {}): DynamicModule {
     return {
       module: AutomationsWorkerModule,
-      imports: [...shared, ...(options.imports ?? [])],
+      imports: [...shared, MessagingCoreModule, CampaignsCoreModule, ContactsModule],
       providers: [
         ...automationDriverProviders(options.driver),
         WorkflowRunsService,
@@ -96,17 +92,13 @@ export class AutomationsWorkerModule {
         AutomationsWorker,
         TemporalActivities,
         TemporalAutomationWorker,
-        DefaultAutomationActivities,
-        { provide: INBOUND_MESSAGE_LISTENER, useClass: AutomationInboundListener },
-        options.activities
-          ? { provide: AUTOMATION_ACTIVITIES, useClass: options.activities }
-          : { provide: AUTOMATION_ACTIVITIES, useExisting: DefaultAutomationActivities },
+        AutomationInboundListener,
+        { provide: AUTOMATION_ACTIVITIES, useClass: options.activities ?? PlatformAutomationActivities },
       ],
       exports: [
         WorkflowRunsService,
         EmbeddedDriver,
         AutomationsWorker,
-        DefaultAutomationActivities,
         AUTOMATION_DRIVER,
         TemporalActivities,
         TemporalAutomationWorker,

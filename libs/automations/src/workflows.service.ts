@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource, Repository } from 'typeorm';
 import type { SaveWorkflowDto } from './dto';
 import { Workflow, WorkflowVersion } from './entities';
-import { TEMPLATE_CATALOG, type TemplateCatalog } from './template-catalog';
+import { TemplatesService } from '@switchboard/templates';
 
 /** A validation error of a definition: `nodeId` names the node when there is one. */
 export interface DefinitionFieldError extends FieldError {
@@ -27,7 +27,7 @@ export class WorkflowsService {
     private readonly config: AppConfig,
     @InjectRepository(Workflow) private readonly workflows: Repository<Workflow>,
     @InjectRepository(WorkflowVersion) private readonly versions: Repository<WorkflowVersion>,
-    @Inject(TEMPLATE_CATALOG) private readonly templates: TemplateCatalog,
+    private readonly templates: TemplatesService,
   ) {}
 
   webhookUrl(identifier: string): string {

@@ -1,8 +1,12 @@
 import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { AccountsService } from '@switchboard/accounts';
+import { ContactsService } from '@switchboard/contacts';
 import { AppConfig, QUEUES } from '@switchboard/core';
-import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import { buildTemplateComponents, OutboundMessage, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import { templateMessage } from '@switchboard/whatsapp';
+import { TemplatesService } from '@switchboard/templates';
 import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -51,7 +55,6 @@ interface TriggerState {
   callback_url: string | null;
   callback_events: string[];
   group_ids: string[];
-  messages_per_second: number;
 }
 
 export type BatchOutcome =
@@ -80,11 +83,15 @@ export class CampaignFanoutService implements OnModuleDestroy {
   private readonly logger = new Logger(CampaignFanoutService.name);
   private sweepTimer?: NodeJS.Timeout;
   private readonly templates = new Map<string, { at: number; template: TemplateForSend | string }>();
+  private readonly rates = new Map<string, { at: number; rate: number }>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @InjectQueue(QUEUES.campaigns) private readonly queue: Queue,
     private readonly sends: SendQueueService,
+    private readonly accounts: AccountsService,
+    private readonly contacts: ContactsService,
+    private readonly templateStore: TemplatesService,
     private readonly config: AppConfig,
   ) {}
 
@@ -101,23 +108,19 @@ export class CampaignFanoutService implements OnModuleDestroy {
     if (batch < t.batches_done) {
       // Our batch is committed (we crashed after the commit, or this is a replay): finish its hand-off, once more.
       if (batch === t.batches_done - 1) {
-        const rows: Array<{ id: string; send_job: string | null }> = await this.db.query(
-          `SELECT m.id, m.send_job FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
-            WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.batch = $3 AND m.status = 'queued'`,
+        const recipients: Array<{ message_id: string }> = await this.db.query(
+          `SELECT r.message_id FROM campaign_recipients r WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.batch = $3 AND r.message_id IS NOT NULL`,
           [t.campaign_id, triggerId, batch],
         );
-        await this.sends.requeue(rows, 'bulk');
+        await this.sends.requeue(await this.sends.stillQueued(recipients.map((r) => r.message_id)), 'bulk');
         await addFanoutJobs(this.queue, [{ triggerId, batch: t.batches_done }]);
       }
       return { kind: 'stale' };
     }
     if (batch > t.batches_done) return { kind: 'stale' };
 
-    const limit = backlogLimit(Number(t.messages_per_second));
-    const [{ queued }] = await this.db.query(
-      `SELECT count(*)::int AS queued FROM (SELECT 1 FROM messages WHERE campaign_id = $1 AND status = 'queued' LIMIT $2) q`,
-      [t.campaign_id, limit],
-    );
+    const limit = backlogLimit(await this.messagesPerSecond(t.phone_number_id));
+    const queued = await this.sends.campaignBacklog(t.campaign_id, limit);
     if (queued >= limit) return { kind: 'backlog', queued };
 
     const template = await this.template(t);
@@ -139,8 +142,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
       [campaignId],
     );
     if (!c || c.status !== 'running' || c.expanding) return 'stale';
-    const waiting = await this.db.query(`SELECT 1 FROM messages WHERE campaign_id = $1 AND status = 'queued' LIMIT 1`, [campaignId]);
-    if (waiting.length) return 'waiting';
+    if ((await this.sends.campaignBacklog(campaignId, 1)) > 0) return 'waiting';
     await this.db.query(`UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1 AND status = 'running'`, [campaignId]);
     return 'completed';
   }
@@ -155,37 +157,42 @@ export class CampaignFanoutService implements OnModuleDestroy {
     }
     const campaignId = t.campaign_id;
 
+    // The next contacts after the cursor (keyset on contact id, never the whole audience): group members for a start
+    // (without the contacts this campaign already reached through API triggers), the recorded recipients of an API trigger.
     let rows: Array<{ contact_id: string; contact_number: string; is_blocked: boolean; variables: string | null }>;
+    let last: string | undefined;
     if (t.kind === 'start') {
-      // Group members after the cursor; contacts this campaign already reached (API triggers) are not sent again.
-      rows = await tx.query(
-        `SELECT c.id AS contact_id, c.contact_number, c.is_blocked, NULL AS variables
-           FROM contacts c
-          WHERE c.account_id = $1 AND c.id > $2
-            AND EXISTS (SELECT 1 FROM contact_group_members m WHERE m.contact_id = c.id AND m.group_id = ANY($3::bigint[]))
-            AND NOT EXISTS (SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = $4 AND r.contact_id = c.id)
-          ORDER BY c.id
-          LIMIT $5`,
-        [t.account_id, t.cursor, t.group_ids, campaignId, take],
-      );
+      const members = await this.contacts.groupAudienceAfter(tx, t.account_id, t.group_ids, t.cursor, take);
+      last = members.at(-1)?.id;
+      const reached: Array<{ contact_id: string }> = members.length
+        ? await tx.query(`SELECT contact_id FROM campaign_recipients WHERE campaign_id = $1 AND contact_id = ANY($2::bigint[])`, [campaignId, members.map((m) => m.id)])
+        : [];
+      const skip = new Set(reached.map((r) => String(r.contact_id)));
+      rows = members.filter((m) => !skip.has(m.id)).map((m) => ({ contact_id: m.id, contact_number: m.contactNumber, is_blocked: m.isBlocked, variables: null }));
     } else {
-      rows = await tx.query(
-        `SELECT r.contact_id, c.contact_number, c.is_blocked, r.variables::text AS variables
-           FROM campaign_recipients r JOIN contacts c ON c.id = r.contact_id
+      const pending: Array<{ contact_id: string; variables: string | null }> = await tx.query(
+        `SELECT r.contact_id, r.variables::text AS variables
+           FROM campaign_recipients r
           WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.status = 'pending' AND r.contact_id > $3
           ORDER BY r.contact_id
           LIMIT $4`,
         [campaignId, triggerId, t.cursor, take],
       );
+      last = pending.at(-1)?.contact_id;
+      const numbers = await this.contacts.numbersOf(tx, t.account_id, pending.map((r) => String(r.contact_id)));
+      rows = pending.flatMap((r) => {
+        const c = numbers.get(String(r.contact_id));
+        return c ? [{ contact_id: String(r.contact_id), contact_number: c.contactNumber, is_blocked: c.isBlocked, variables: r.variables }] : [];
+      });
     }
 
-    if (!rows.length) {
+    if (last === undefined) {
       await tx.query(`UPDATE campaign_triggers SET status = 'completed', completed_at = now(), batches_done = $2 WHERE id = $1`, [triggerId, batch + 1]);
       return { kind: 'expanded', messages: [], done: true };
     }
 
     const defaults = t.kind === 'start' && typeof template !== 'string' ? buildTemplateComponents(template, this.sendInput(t, t.variables)) : null;
-    const messages: Array<{ id: string; contact_id: string; recipient: string; body: string | null; payload: string; send_job: string }> = [];
+    const messages: OutboundMessage[] = [];
     const recipients: Array<{ contact_id: string; message_id: string | null; status: string; error: string | null }> = [];
     for (const r of rows) {
       const contactId = String(r.contact_id);
@@ -203,14 +210,21 @@ export class CampaignFanoutService implements OnModuleDestroy {
         continue;
       }
       const id = randomUUID();
-      const payload = {
-        messaging_product: 'whatsapp',
-        recipient_type: 'individual',
-        to: r.contact_number,
-        type: 'template',
-        template: { name: template.name, language: { code: template.language }, ...(built.components.length ? { components: built.components } : {}) },
-      };
-      messages.push({ id, contact_id: contactId, recipient: r.contact_number, body: built.bodyText.length ? built.bodyText.join(' | ') : null, payload: JSON.stringify(payload), send_job: sendChunkJobId(triggerId, batch, Math.floor(messages.length / SEND_CHUNK)) });
+      messages.push({
+        id,
+        accountId: t.account_id,
+        phoneNumberId: t.phone_number_id,
+        contactId,
+        recipient: r.contact_number,
+        kind: 'template',
+        templateName: template.name,
+        body: built.bodyText.length ? built.bodyText.join(' | ') : null,
+        payload: templateMessage(r.contact_number, template.name, template.language, built.components),
+        callbackUrl: t.callback_url,
+        callbackEvents: t.callback_url ? t.callback_events : [],
+        campaignId,
+        sendJob: sendChunkJobId(triggerId, batch, Math.floor(messages.length / SEND_CHUNK)),
+      });
       recipients.push({ contact_id: contactId, message_id: id, status: 'queued', error: null });
     }
 
@@ -232,31 +246,10 @@ export class CampaignFanoutService implements OnModuleDestroy {
         [campaignId, triggerId, batch, ...cols],
       );
     }
-    // messages last: their counter rows (campaign_counts, via trigger) stay locked only until the commit just after
-    if (messages.length) {
-      await tx.query(
-        `INSERT INTO messages (id, account_id, phone_number_id, contact_id, direction, recipient, kind, template_name, body, payload, status,
-                               callback_url, callback_events, queue, campaign_id, send_job)
-         SELECT x.id, $1, $2, x.contact_id, 'outbound', x.recipient, 'template', $3, x.body, x.payload::jsonb, 'queued', $4, $5::text[], 'bulk', $6, x.send_job
-           FROM unnest($7::uuid[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[]) AS x(id, contact_id, recipient, body, payload, send_job)`,
-        [
-          t.account_id,
-          t.phone_number_id,
-          typeof template === 'string' ? t.template_name : template.name,
-          t.callback_url,
-          t.callback_url ? t.callback_events : [],
-          campaignId,
-          messages.map((m) => m.id),
-          messages.map((m) => m.contact_id),
-          messages.map((m) => m.recipient),
-          messages.map((m) => m.body),
-          messages.map((m) => m.payload),
-          messages.map((m) => m.send_job),
-        ],
-      );
-    }
+    // messages last (libs/messaging's one INSERT, in this transaction): their counter rows (campaign_counts, via trigger)
+    // stay locked only until the commit just after
+    if (messages.length) await this.sends.insert(messages, 'bulk', tx);
     const blocked = recipients.filter((r) => r.status === 'skipped_blocked').length;
-    const last = String(rows[rows.length - 1].contact_id);
     await tx.query(
       `UPDATE campaign_triggers SET cursor = $2, batches_done = $3,
               recipients = recipients + CASE WHEN kind = 'start' THEN $4::int ELSE 0 END,
@@ -264,7 +257,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
         WHERE id = $1`,
       [triggerId, last, batch + 1, recipients.length, blocked],
     );
-    return { kind: 'expanded', messages: messages.map((m) => ({ id: m.id, send_job: m.send_job })), done: false };
+    return { kind: 'expanded', messages: messages.map((m) => ({ id: m.id!, send_job: m.sendJob })), done: false };
   }
 
   private sendInput(t: TriggerState, variables: Record<string, unknown>) {
@@ -275,7 +268,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
     const key = `${t.account_id}\u0000${t.template_name}\u0000${t.template_language}`;
     const cached = this.templates.get(key);
     if (cached && Date.now() - cached.at < 10_000) return cached.template;
-    const template = await approvedTemplate(this.db, t.account_id, t.template_name, t.template_language);
+    const template = await approvedTemplate(this.templateStore, t.account_id, t.template_name, t.template_language);
     this.templates.set(key, { at: Date.now(), template });
     return template;
   }
@@ -284,12 +277,21 @@ export class CampaignFanoutService implements OnModuleDestroy {
     const rows = await db.query(
       `SELECT t.id, t.campaign_id, t.kind, t.status, t.cursor, t.batches_done,
               c.account_id, c.phone_number_id, c.status AS campaign_status, c.template_name, c.template_language, c.variables,
-              c.media_url, c.document_name, c.callback_url, c.callback_events, c.group_ids, p.messages_per_second
-         FROM campaign_triggers t JOIN campaigns c ON c.id = t.campaign_id JOIN phone_numbers p ON p.id = c.phone_number_id
+              c.media_url, c.document_name, c.callback_url, c.callback_events, c.group_ids
+         FROM campaign_triggers t JOIN campaigns c ON c.id = t.campaign_id
         WHERE t.id = $1${lock ? ' FOR UPDATE OF t' : ''}`,
       [triggerId],
     );
     return rows[0];
+  }
+
+  /** The number's configured send rate (libs/accounts), cached briefly: read once per batch. */
+  private async messagesPerSecond(phoneNumberId: string): Promise<number> {
+    const cached = this.rates.get(phoneNumberId);
+    if (cached && Date.now() - cached.at < 10_000) return cached.rate;
+    const rate = Number((await this.accounts.phoneNumberById(phoneNumberId))?.messagesPerSecond ?? 80);
+    this.rates.set(phoneNumberId, { at: Date.now(), rate });
+    return rate;
   }
 
   /** Re-adds the due job of every running trigger whose campaign may proceed (idempotent: deterministic job ids). */

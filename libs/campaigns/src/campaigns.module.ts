@@ -2,26 +2,36 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '@switchboard/accounts';
+import { ContactsModule } from '@switchboard/contacts';
 import { QUEUES } from '@switchboard/core';
-import { MessagingModule, MessagingWorkerModule } from '@switchboard/messaging';
+import { MessagingCoreModule } from '@switchboard/messaging';
 import { TemplatesModule } from '@switchboard/templates';
 import { CampaignFanoutProcessor, CampaignFanoutService } from './campaign-fanout';
 import { Campaign } from './campaign.entity';
 import { CampaignsController } from './campaigns.controller';
 import { CampaignsService } from './campaigns.service';
 
-/** API side: campaigns CRUD, the state machine and the trigger endpoint (grant /campaigns). */
+const dependencies = [AccountsModule, ContactsModule, TemplatesModule, MessagingCoreModule];
+
+/** Campaigns without controllers or processors: CampaignsService (create, state machine, trigger) for whoever imports it. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Campaign]), BullModule.registerQueue({ name: QUEUES.campaigns }), AccountsModule, TemplatesModule, MessagingModule],
-  controllers: [CampaignsController],
+  imports: [TypeOrmModule.forFeature([Campaign]), BullModule.registerQueue({ name: QUEUES.campaigns }), ...dependencies],
   providers: [CampaignsService],
   exports: [CampaignsService],
+})
+export class CampaignsCoreModule {}
+
+/** API side: campaigns CRUD, the state machine and the trigger endpoint (grant /campaigns). */
+@Module({
+  imports: [CampaignsCoreModule],
+  controllers: [CampaignsController],
+  exports: [CampaignsCoreModule],
 })
 export class CampaignsModule {}
 
 /** Worker side: the fan-out processor (QUEUES.campaigns) and its sweep; sends go through libs/messaging's bulk queue. */
 @Module({
-  imports: [BullModule.registerQueue({ name: QUEUES.campaigns }), MessagingWorkerModule],
+  imports: [BullModule.registerQueue({ name: QUEUES.campaigns }), ...dependencies],
   providers: [CampaignFanoutService, CampaignFanoutProcessor],
 })
 export class CampaignsWorkerModule {}

@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { BadRequestException, ConflictException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
+import { ContactsService } from '@switchboard/contacts';
 import { AppConfig, assertPublicTarget, PageRequest, pageOffset, QUEUES, validationException } from '@switchboard/core';
 import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { TemplatesService } from '@switchboard/templates';
@@ -60,18 +61,14 @@ export interface CampaignProgress {
   cancelled: number;
 }
 
-const SELECT_CAMPAIGN = `SELECT c.*, p.messaging_phone_id FROM campaigns c JOIN phone_numbers p ON p.id = c.phone_number_id`;
+const SELECT_CAMPAIGN = `SELECT c.* FROM campaigns c`;
 
-/** The stored template as the send payload builder needs it, or the reason it cannot be sent. */
-export async function approvedTemplate(db: DataSource | EntityManager, accountId: string, name: string, language: string): Promise<TemplateForSend | string> {
-  const rows = await db.query(
-    `SELECT name, language, category, variables, header_type, buttons, carousel, status FROM templates WHERE account_id = $1 AND name = $2 AND language = $3 ORDER BY (status = 'APPROVED') DESC, id LIMIT 1`,
-    [accountId, name, language],
-  );
-  const t = rows[0];
-  if (!t) return `Template ${name} (${language}) no longer exists`;
-  if (t.status !== 'APPROVED') return `Template ${name} is not approved (status ${t.status})`;
-  return { name: t.name, language: t.language, category: t.category, variables: t.variables, headerType: t.header_type, buttons: t.buttons ?? [], carousel: t.carousel ?? null };
+/** The campaign's template as the send payload builder needs it (libs/templates' approved-template lookup), or the reason it cannot be sent. */
+export async function approvedTemplate(templates: TemplatesService, accountId: string, name: string, language: string): Promise<TemplateForSend | string> {
+  const found = await templates.findApprovedForSend(accountId, name, language);
+  if (!found.ok) return found.status ? `Template ${name} is not approved (status ${found.status})` : `Template ${name} (${language}) no longer exists`;
+  const t = found.template;
+  return { name: t.name, language: t.language, category: t.category, variables: t.variables, headerType: t.headerType, buttons: t.buttons ?? [], carousel: t.carousel ?? null };
 }
 
 /**
@@ -89,6 +86,7 @@ export class CampaignsService {
     private readonly templates: TemplatesService,
     private readonly config: AppConfig,
     private readonly sends: SendQueueService,
+    private readonly contacts: ContactsService,
   ) {}
 
   // ------------------------------------------------------------------ create / read
@@ -102,9 +100,7 @@ export class CampaignsService {
     if (!found.ok) throw validationException([{ field: 'templateName', message: `templateName ${value.templateName}: ${found.reason}` }]);
     await this.checkUrls(value);
     if (value.groupIds.length) {
-      const rows: Array<{ id: string }> = await this.db.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND id = ANY($2::bigint[])`, [accountId, value.groupIds]);
-      const known = new Set(rows.map((r) => String(r.id)));
-      const missing = value.groupIds.filter((id) => !known.has(id));
+      const missing = await this.contacts.missingGroups(accountId, value.groupIds);
       if (missing.length) {
         throw new BadRequestException({ statusCode: 400, message: GROUPS_MISSING, missingGroups: missing.map(Number), errors: [{ field: 'group_ids', message: GROUPS_MISSING }] });
       }
@@ -122,7 +118,7 @@ export class CampaignsService {
       this.db.query(`${SELECT_CAMPAIGN} WHERE c.account_id = $1 ORDER BY c.id DESC LIMIT $2 OFFSET $3`, [accountId, page.pageSize, pageOffset(page)]),
       this.db.query(`SELECT count(*)::int AS total FROM campaigns WHERE account_id = $1`, [accountId]),
     ]);
-    return { campaigns: rows, total };
+    return { campaigns: await this.withMessagingPhoneIds(rows), total };
   }
 
   /** The account's campaign, or 404 (also for another account's campaign or a malformed id). */
@@ -130,7 +126,13 @@ export class CampaignsService {
     if (!/^[1-9]\d{0,17}$/.test(campaignId)) throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
     const rows = await db.query(`${SELECT_CAMPAIGN} WHERE c.account_id = $1 AND c.id = $2${lock ? ' FOR NO KEY UPDATE OF c' : ''}`, [accountId, campaignId]);
     if (!rows[0]) throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
-    return rows[0];
+    return (await this.withMessagingPhoneIds(rows))[0];
+  }
+
+  /** messaging_phone_id of each campaign's number (libs/accounts). */
+  private async withMessagingPhoneIds(rows: Array<Omit<CampaignRow, 'messaging_phone_id'>>): Promise<CampaignRow[]> {
+    const numbers = await this.accounts.phoneNumbersByIds(rows.map((r) => String(r.phone_number_id)));
+    return rows.map((r) => ({ ...r, messaging_phone_id: numbers.get(String(r.phone_number_id))?.messagingPhoneId ?? '' }));
   }
 
   /**
@@ -173,7 +175,7 @@ export class CampaignsService {
         });
       }
       if (action === 'start') {
-        const template = await approvedTemplate(tx, accountId, c.template_name, c.template_language);
+        const template = await approvedTemplate(this.templates, accountId, c.template_name, c.template_language);
         if (typeof template === 'string') throw new ConflictException({ message: `Cannot start campaign ${campaignId}: ${template}` });
         if (c.group_ids.length) {
           // the group audience gets the defaults: they must fill the template (API triggers may add per-contact variables)
@@ -186,20 +188,16 @@ export class CampaignsService {
       } else if (action === 'pause') {
         await tx.query(`UPDATE campaigns SET status = 'paused', updated_at = now() WHERE id = $1`, [campaignId]);
         // Sends not yet handed to the platform wait too (the send worker skips messages that are not `queued`).
-        await tx.query(`UPDATE messages SET status = 'paused', updated_at = now() WHERE campaign_id = $1 AND status = 'queued'`, [campaignId]);
+        await this.sends.holdCampaign(tx, campaignId);
       } else if (action === 'resume') {
         await tx.query(`UPDATE campaigns SET status = 'running', updated_at = now() WHERE id = $1`, [campaignId]);
-        const [rows] = (await tx.query(`UPDATE messages SET status = 'queued', updated_at = now() WHERE campaign_id = $1 AND status = 'paused' RETURNING id, send_job`, [campaignId])) as [
-          QueuedMessageRef[],
-          number,
-        ];
-        requeue = rows;
+        requeue = await this.sends.releaseCampaign(tx, campaignId);
         const triggers: Array<{ id: string; batches_done: number }> = await tx.query(`SELECT id, batches_done FROM campaign_triggers WHERE campaign_id = $1 AND status = 'running'`, [campaignId]);
         jobs.push(...triggers.map((t) => ({ triggerId: String(t.id), batch: t.batches_done })));
         finish = true; // a no-op while the start fan-out still runs
       } else {
         await tx.query(`UPDATE campaigns SET status = 'cancelled', completed_at = now(), updated_at = now() WHERE id = $1`, [campaignId]);
-        await tx.query(`UPDATE messages SET status = 'cancelled', updated_at = now() WHERE campaign_id = $1 AND status IN ('queued', 'paused')`, [campaignId]);
+        await this.sends.cancelCampaign(tx, campaignId);
         await tx.query(`UPDATE campaign_recipients SET status = 'cancelled' WHERE campaign_id = $1 AND status = 'pending'`, [campaignId]);
         await tx.query(`UPDATE campaign_triggers SET status = 'cancelled', completed_at = now() WHERE campaign_id = $1 AND status = 'running'`, [campaignId]);
       }
@@ -235,7 +233,7 @@ export class CampaignsService {
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200)) {
       throw validationException([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 200 characters' }]);
     }
-    const template = await approvedTemplate(this.db, accountId, campaign.template_name, campaign.template_language);
+    const template = await approvedTemplate(this.templates, accountId, campaign.template_name, campaign.template_language);
     if (typeof template === 'string') throw new ConflictException({ message: `Campaign ${campaignId} cannot send: ${template}` });
     // Every contact's message must be buildable before anything is written.
     const merged = value.map((c) => mergeVariables(campaign.variables, c.variables));
@@ -266,7 +264,8 @@ export class CampaignsService {
         return { triggerId: String(existing.id), created: false };
       }
       const triggerId = String(t.id);
-      const contacts = await this.findOrCreateContacts(tx, accountId, unique.map((u) => u.contact));
+      const contacts = await this.contacts.findOrCreateMany(tx, accountId, unique.map((u) => u.contact));
+      if (!contacts) throw new ConflictException({ message: 'Contacts changed while the trigger was being recorded; try again' });
       const ids = unique.map((u) => contacts.get(u.contact.number)!.id);
       const added: Array<{ contact_id: string }> = await tx.query(
         `INSERT INTO campaign_audience (campaign_id, contact_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING RETURNING contact_id`,
@@ -295,29 +294,6 @@ export class CampaignsService {
       this.logger.warn(`campaign ${campaignId} trigger ${result.triggerId}: fan-out queueing deferred to the worker's sweep: ${(error as Error).message}`);
     }
     return result;
-  }
-
-  /** Finds or creates the contacts (by normalised number) in one statement; existing contacts keep their name and email. */
-  private async findOrCreateContacts(tx: EntityManager, accountId: string, contacts: TriggerContact[]): Promise<Map<string, { id: string; blocked: boolean }>> {
-    const out = new Map<string, { id: string; blocked: boolean }>();
-    let todo = contacts;
-    for (let attempt = 0; attempt < 3 && todo.length; attempt++) {
-      const rows: Array<{ id: string; contact_number: string; is_blocked: boolean }> = await tx.query(
-        `WITH input AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) AS x(number, name, email)),
-              ins AS (INSERT INTO contacts (account_id, contact_number, name, email)
-                      SELECT $1, number, name, email FROM input ON CONFLICT (account_id, contact_number) DO NOTHING
-                      RETURNING id, contact_number, is_blocked)
-         SELECT id, contact_number, is_blocked FROM ins
-         UNION ALL
-         SELECT c.id, c.contact_number, c.is_blocked FROM contacts c JOIN input i ON i.number = c.contact_number WHERE c.account_id = $1`,
-        [accountId, todo.map((c) => c.number), todo.map((c) => c.name), todo.map((c) => c.email)],
-      );
-      for (const r of rows) out.set(r.contact_number, { id: String(r.id), blocked: r.is_blocked });
-      // A contact created by a concurrent transaction after our snapshot: look again.
-      todo = todo.filter((c) => !out.has(c.number));
-    }
-    if (todo.length) throw new ConflictException({ message: 'Contacts changed while the trigger was being recorded; try again' });
-    return out;
   }
 
   private async checkUrls(value: CreateCampaignInput): Promise<void> {

@@ -175,6 +175,97 @@ export class ContactsService {
     return this.getContact(accountId, contactId);
   }
 
+  /**
+   * For automations (update_contact steps): updates the account's contact by id, else by number: `name` and `email`,
+   * any other field merged into its custom fields. Null when the account has no such contact.
+   */
+  async updateFromAutomation(accountId: string, target: { contactId: string | null; contactNumber: string }, fields: Record<string, unknown>): Promise<{ contactId: string } | null> {
+    const { name, email, ...custom } = fields;
+    const [rows] = (await this.contacts.query(
+      `UPDATE contacts SET name = COALESCE($4, name), email = COALESCE($5, email), custom_fields = custom_fields || $6::jsonb, updated_at = now()
+        WHERE id = (SELECT id FROM contacts WHERE account_id = $1 AND (id = $2::bigint OR contact_number = $3) ORDER BY (id = $2::bigint) DESC NULLS LAST LIMIT 1)
+        RETURNING id`,
+      [accountId, target.contactId, target.contactNumber, name ?? null, email ?? null, JSON.stringify(custom)],
+    )) as [Array<{ id: string }>, number];
+    return rows[0] ? { contactId: String(rows[0].id) } : null;
+  }
+
+  // ---------------------------------------------------------------- for campaigns (batched, inside the caller's transaction)
+
+  /** Which of these group ids are not groups of the account. */
+  async missingGroups(accountId: string, groupIds: string[]): Promise<string[]> {
+    if (!groupIds.length) return [];
+    const rows: Array<{ id: string }> = await this.groups.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND id = ANY($2::bigint[])`, [accountId, groupIds]);
+    const known = new Set(rows.map((r) => String(r.id)));
+    return groupIds.filter((id) => !known.has(id));
+  }
+
+  /**
+   * Finds or creates contacts by normalised number in one statement (existing contacts keep their name and email);
+   * by number. Null when a concurrent transaction keeps creating some of them (the caller retries the request).
+   */
+  async findOrCreateMany(
+    tx: EntityManager,
+    accountId: string,
+    contacts: Array<{ number: string; name: string | null; email: string | null }>,
+  ): Promise<Map<string, { id: string; blocked: boolean }> | null> {
+    const out = new Map<string, { id: string; blocked: boolean }>();
+    let todo = contacts;
+    for (let attempt = 0; attempt < 3 && todo.length; attempt++) {
+      const rows: Array<{ id: string; contact_number: string; is_blocked: boolean }> = await tx.query(
+        `WITH input AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) AS x(number, name, email)),
+              ins AS (INSERT INTO contacts (account_id, contact_number, name, email)
+                      SELECT $1, number, name, email FROM input ON CONFLICT (account_id, contact_number) DO NOTHING
+                      RETURNING id, contact_number, is_blocked)
+         SELECT id, contact_number, is_blocked FROM ins
+         UNION ALL
+         SELECT c.id, c.contact_number, c.is_blocked FROM contacts c JOIN input i ON i.number = c.contact_number WHERE c.account_id = $1`,
+        [accountId, todo.map((c) => c.number), todo.map((c) => c.name), todo.map((c) => c.email)],
+      );
+      for (const r of rows) out.set(r.contact_number, { id: String(r.id), blocked: r.is_blocked });
+      // A contact created by a concurrent transaction after our snapshot: look again.
+      todo = todo.filter((c) => !out.has(c.number));
+    }
+    return todo.length ? null : out;
+  }
+
+  /** Members of any of the groups with an id above `afterContactId`, in id order (keyset pagination over an audience). */
+  async groupAudienceAfter(
+    db: EntityManager,
+    accountId: string,
+    groupIds: string[],
+    afterContactId: string,
+    limit: number,
+  ): Promise<Array<{ id: string; contactNumber: string; isBlocked: boolean }>> {
+    const rows: Array<{ id: string; contact_number: string; is_blocked: boolean }> = await db.query(
+      `SELECT c.id, c.contact_number, c.is_blocked
+         FROM contacts c
+        WHERE c.account_id = $1 AND c.id > $2
+          AND EXISTS (SELECT 1 FROM contact_group_members m WHERE m.contact_id = c.id AND m.group_id = ANY($3::bigint[]))
+        ORDER BY c.id
+        LIMIT $4`,
+      [accountId, afterContactId, groupIds, limit],
+    );
+    return rows.map((r) => ({ id: String(r.id), contactNumber: r.contact_number, isBlocked: r.is_blocked }));
+  }
+
+  /** The account's contacts with these ids, by id (others' ids are left out). */
+  async findByIds(accountId: string, contactIds: string[]): Promise<Map<string, Contact>> {
+    if (!contactIds.length) return new Map();
+    const rows = await this.contacts.query(`SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND id = ANY($2::bigint[])`, [accountId, contactIds]);
+    return new Map(rows.map((r: Record<string, unknown>) => [String(r.id), toContact(r)] as const));
+  }
+
+  /** Number and opt-out of the account's contacts, by id. */
+  async numbersOf(db: EntityManager, accountId: string, contactIds: string[]): Promise<Map<string, { contactNumber: string; isBlocked: boolean }>> {
+    if (!contactIds.length) return new Map();
+    const rows: Array<{ id: string; contact_number: string; is_blocked: boolean }> = await db.query(
+      `SELECT id, contact_number, is_blocked FROM contacts WHERE account_id = $1 AND id = ANY($2::bigint[])`,
+      [accountId, contactIds],
+    );
+    return new Map(rows.map((r) => [String(r.id), { contactNumber: r.contact_number, isBlocked: r.is_blocked }]));
+  }
+
   /** GET /v2/contacts: newest first, filtered by `search` (substring of name, number or email) and `phone` (exact). */
   async listContacts(accountId: string, query: ContactSearch): Promise<{ contacts: Contact[]; total: number }> {
     const plan = contactListSql(accountId, query);

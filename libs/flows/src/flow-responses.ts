@@ -1,38 +1,35 @@
-/**
- * Completed forms: called by the message store (libs/messaging `MessageEventsService.recordInbound`) inside the
- * transaction that stores an inbound `nfm_reply`, so the message and its flow response are written together.
- * Plain SQL over the caller's transaction: no Nest, and no import of libs/messaging (which imports this).
- */
-
-/** Anything with TypeORM's `query` (an EntityManager, a DataSource, a QueryRunner). */
-export interface SqlRunner {
-  query(sql: string, parameters?: unknown[]): Promise<unknown>;
-}
-
-export interface InboundFlowReply {
-  accountId: string;
-  /** messages.id of the stored inbound message */
-  messageId: string;
-  /** the customer's number (digits) */
-  from: string;
-  /** the parsed `nfm_reply.response_json` */
-  flowResponse: Record<string, unknown>;
-  /** unix seconds */
-  timestamp: number;
-}
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { InboundMessages, type InboundMessage, type InboundMessageListener } from '@switchboard/messaging';
+import { DataSource } from 'typeorm';
 
 /**
- * Stores the response when its `flow_token` is one this account put into a sent flow message (flow_sends); replies
- * with an unknown or missing token are left as plain messages. Idempotent per message.
+ * Completed forms: a customer's `nfm_reply` whose `flow_token` is one this account put into a sent flow message
+ * (flow_sends) is stored for GET /v2/flows/{flow_id}/responses; replies with an unknown or missing token stay plain
+ * messages. Heard from libs/messaging's InboundMessages after the message is stored; idempotent per message (a
+ * redelivered webhook is heard again).
  */
-export async function recordFlowResponse(db: SqlRunner, reply: InboundFlowReply): Promise<void> {
-  const token = reply.flowResponse?.flow_token;
-  if (typeof token !== 'string' || token.length === 0) return;
-  await db.query(
-    `INSERT INTO flow_responses (account_id, flow_id, flow_token, contact_number, response, message_id, received_at)
-     SELECT s.account_id, s.flow_id, s.flow_token, $3, $4, $5, to_timestamp($6)
-     FROM flow_sends s WHERE s.account_id = $1 AND s.flow_token = $2
-     ON CONFLICT (message_id) DO NOTHING`,
-    [reply.accountId, token, reply.from, JSON.stringify(reply.flowResponse), reply.messageId, reply.timestamp],
-  );
+@Injectable()
+export class FlowResponsesListener implements InboundMessageListener, OnModuleInit {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly inbound: InboundMessages,
+  ) {}
+
+  onModuleInit() {
+    this.inbound.subscribe(this);
+  }
+
+  async onInboundMessage({ accountId, messageId, event }: InboundMessage): Promise<void> {
+    if (event.interactiveType !== 'nfm_reply' || !event.flowResponse) return;
+    const token = event.flowResponse.flow_token;
+    if (typeof token !== 'string' || token.length === 0) return;
+    await this.db.query(
+      `INSERT INTO flow_responses (account_id, flow_id, flow_token, contact_number, response, message_id, received_at)
+       SELECT s.account_id, s.flow_id, s.flow_token, $3, $4, $5, to_timestamp($6)
+       FROM flow_sends s WHERE s.account_id = $1 AND s.flow_token = $2
+       ON CONFLICT (message_id) DO NOTHING`,
+      [accountId, token, event.from, JSON.stringify(event.flowResponse), messageId, event.timestamp],
+    );
+  }
 }

@@ -1,9 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
+import type { FastifyReply } from 'fastify';
 import { Flow, FlowResponse } from './flow.entity';
 import { CreateFlowBody, DeleteFlowBody, ListFlowResponsesQuery, ListFlowsQuery, SendFlowBody, UpdateFlowBody } from './flows.dto';
-import { FlowsService } from './flows.service';
+import { FLOW_QUEUED, FLOW_SENT, FlowsService } from './flows.service';
 
 /** GET /v2/flows item */
 export function flowSummary(f: Flow, messagingPhoneId: string | undefined) {
@@ -97,8 +98,9 @@ export class FlowsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Send a published flow as an interactive message (inside the 24-hour window). 409 draft or deprecated' })
   @ApiBody({ type: SendFlowBody })
-  async send(@AccountId() accountId: string, @Param('flow_id') flowId: string, @Body() body: SendFlowBody) {
+  async send(@AccountId() accountId: string, @Param('flow_id') flowId: string, @Body() body: SendFlowBody, @Res({ passthrough: true }) reply: FastifyReply) {
     const r = await this.flows.send(accountId, flowId, body);
-    return { success: true, message: 'Flow message sent', flow_id: r.flowId, flow_token: r.flowToken, message_id: r.messageId, wamid: r.wamid };
+    reply.status(r.httpStatus);
+    return { success: true, message: r.httpStatus === 200 ? FLOW_SENT : FLOW_QUEUED, flow_id: r.flowId, flow_token: r.flowToken, message_id: r.messageId, wamid: r.wamid };
   }
 }

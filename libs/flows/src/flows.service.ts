@@ -2,7 +2,8 @@ import { BadGatewayException, BadRequestException, ConflictException, HttpExcept
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber } from '@switchboard/accounts';
 import { normalizePhone, pageMeta, pageOffset, PHONE_FORMAT_HINT, validationException } from '@switchboard/core';
-import { CloudApiClient, CloudApiError, FlowValidationError } from '@switchboard/whatsapp';
+import { failureReason, SendQueueService, type OutboundMessage } from '@switchboard/messaging';
+import { CloudApiClient, CloudApiError, flowMessage, FlowValidationError } from '@switchboard/whatsapp';
 import { randomUUID } from 'node:crypto';
 import { DataSource, Repository } from 'typeorm';
 import { FlowCategoryValue, FlowScreen, toFlowJson, validateDefinition } from './definition';
@@ -70,25 +71,16 @@ export interface DeleteResult {
 }
 
 export interface SendResult {
+  /** 200 accepted by the platform, 202 still queued when the wait ended (it goes out; statuses follow) */
+  httpStatus: 200 | 202;
   flowId: string;
   flowToken: string;
   messageId: string;
-  wamid: string;
+  wamid: string | null;
 }
 
-/** What one flow message send needs: the stored message row and the platform request. */
-export interface FlowMessageDispatch {
-  messageId: string;
-  phoneNumberRowId: string;
-  to: string;
-  platformFlowId: string;
-  cta: string;
-  body: string;
-  header?: string;
-  footer?: string;
-  flowToken: string;
-  screen?: string;
-}
+export const FLOW_SENT = 'Flow message sent';
+export const FLOW_QUEUED = 'Flow message queued: the platform has not answered yet';
 
 @Injectable()
 export class FlowsService {
@@ -98,6 +90,7 @@ export class FlowsService {
     @InjectRepository(Flow) private readonly flows: Repository<Flow>,
     @InjectRepository(FlowResponse) private readonly responses: Repository<FlowResponse>,
     private readonly accounts: AccountsService,
+    private readonly sends: SendQueueService,
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
@@ -271,9 +264,10 @@ export class FlowsService {
   // ------------------------------------------------------------------ send
 
   /**
-   * POST /v2/flows/{flow_id}/send: stores the outbound `flow` message (queued) and its flow_token, then dispatches it.
-   * Only published flows are sent (a draft is 409). The platform enforces the 24-hour window: a closed window is a 500
-   * carrying the platform's reason, as for session messages.
+   * POST /v2/flows/{flow_id}/send: the outbound `flow` message goes through libs/messaging's send pipeline (stored,
+   * paced, retried, statuses), with its flow_token recorded in the same transaction as the message; then waits (bounded)
+   * for the platform's answer like a session send. Only published flows are sent (a draft is 409). The platform
+   * enforces the 24-hour window: a refusal is a 500 carrying the platform's reason.
    */
   async send(accountId: string, flowId: string, body: SendFlowBody): Promise<SendResult> {
     const to = normalizePhone(body.to);
@@ -286,69 +280,50 @@ export class FlowsService {
     const screens = (flow.flowJson as { screens?: Array<{ id?: unknown }> }).screens;
     const screen = Array.isArray(screens) && typeof screens[0]?.id === 'string' ? (screens[0].id as string) : undefined;
 
-    const dispatch: Omit<FlowMessageDispatch, 'messageId'> = {
-      phoneNumberRowId: phone.id,
-      to,
-      platformFlowId: flow.platformFlowId,
-      cta: body.cta,
+    const message: OutboundMessage = {
+      id: randomUUID(),
+      accountId,
+      phoneNumberId: phone.id,
+      recipient: to,
+      kind: 'flow',
       body: body.body,
-      ...(body.header ? { header: body.header } : {}),
-      ...(body.footer ? { footer: body.footer } : {}),
-      flowToken,
-      ...(screen ? { screen } : {}),
+      payload: flowMessage(to, {
+        flowId: flow.platformFlowId,
+        flowCta: body.cta,
+        flowToken,
+        flowAction: 'navigate',
+        ...(screen ? { screen } : {}),
+        body: body.body,
+        ...(body.header ? { header: { type: 'text' as const, text: body.header } } : {}),
+        ...(body.footer ? { footer: body.footer } : {}),
+      }),
     };
-    const messageId = await this.db.transaction(async (tx) => {
+    const messageId = message.id!;
+    await this.db.transaction(async (tx) => {
       const [used] = await tx.query(`SELECT flow_id FROM flow_sends WHERE account_id = $1 AND flow_token = $2`, [accountId, flowToken]);
       if (used && String(used.flow_id) !== flow.id) {
         throw validationException([{ field: 'flowToken', message: 'flowToken is already used for another flow of this account' }]);
       }
-      const [row] = await tx.query(
-        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status)
-         VALUES ($1, $2, 'outbound', $3, 'flow', $4, $5, 'queued') RETURNING id`,
-        [accountId, phone.id, to, body.body, JSON.stringify(flowMessagePayload(dispatch))],
-      );
+      await this.sends.insert([message], 'api', tx);
       await tx.query(
         `INSERT INTO flow_sends (account_id, flow_token, flow_id, message_id) VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, flow_token) DO NOTHING`,
-        [accountId, flowToken, flow.id, row.id],
+        [accountId, flowToken, flow.id, messageId],
       );
-      return String(row.id);
     });
-    const wamid = await this.dispatchFlowMessage({ ...dispatch, messageId });
-    return { flowId: flow.platformFlowId, flowToken, messageId, wamid };
-  }
-
-  /**
-   * The one place a flow message goes to the platform: sends it and records accepted + wamid, or failed + the
-   * platform's error. (When the messaging module's paced send queue lands, this becomes "enqueue the stored message".)
-   */
-  async dispatchFlowMessage(d: FlowMessageDispatch): Promise<string> {
-    try {
-      const client = await this.clientFor(d.phoneNumberRowId);
-      const res = await client.sendFlow(d.to, {
-        flowId: d.platformFlowId,
-        flowCta: d.cta,
-        flowToken: d.flowToken,
-        flowAction: 'navigate',
-        ...(d.screen ? { screen: d.screen } : {}),
-        body: d.body,
-        ...(d.header ? { header: { type: 'text' as const, text: d.header } } : {}),
-        ...(d.footer ? { footer: d.footer } : {}),
+    // Committed: now queue (a crash before this is repaired by the send pipeline's sweep of queued messages).
+    await this.sends.enqueue([messageId], 'api', new Map([[messageId, { phoneNumberId: phone.id, payload: message.payload }]]));
+    const outcome = (await this.sends.waitForOutcome([messageId])).get(messageId)!;
+    if (outcome.status === 'failed') {
+      this.logger.warn({ msg: 'flow message refused by the platform', messageId, code: outcome.errorCode });
+      throw new InternalServerErrorException({
+        statusCode: 500,
+        success: false,
+        message: failureReason(outcome),
+        message_id: messageId,
+        platform_error: { code: outcome.errorCode, ...(outcome.errorTitle ? { message: outcome.errorTitle } : {}), ...(outcome.errorMessage ? { details: outcome.errorMessage } : {}) },
       });
-      const wamid = res.messages[0].id;
-      await this.db.query(`UPDATE messages SET status = 'accepted', wamid = $2, accepted_at = now(), updated_at = now() WHERE id = $1`, [d.messageId, wamid]);
-      return wamid;
-    } catch (err) {
-      const e = err instanceof CloudApiError ? err : null;
-      await this.db.query(
-        `UPDATE messages SET status = 'failed', failed_at = now(), error_code = $2, error_title = $3, error_message = $4, updated_at = now() WHERE id = $1`,
-        [d.messageId, e?.code ?? null, e?.title ?? null, platformMessage(err)],
-      );
-      this.logger.warn({ msg: 'flow message refused by the platform', messageId: d.messageId, err: platformMessage(err) });
-      if (e && e.kind === 'api') {
-        throw new InternalServerErrorException({ statusCode: 500, success: false, message: platformMessage(err), message_id: d.messageId, platform_error: platformError(err) });
-      }
-      throw new BadGatewayException({ statusCode: 502, success: false, message: `The platform did not answer: ${platformMessage(err)}`, message_id: d.messageId });
     }
+    return { httpStatus: outcome.status === 'queued' ? 202 : 200, flowId: flow.platformFlowId, flowToken, messageId, wamid: outcome.wamid };
   }
 
   // ------------------------------------------------------------------ plumbing
@@ -423,31 +398,4 @@ export class FlowsService {
   private async clientFor(phoneNumberRowId: string): Promise<CloudApiClient> {
     return new CloudApiClient(await this.accounts.connectionFor(phoneNumberRowId));
   }
-}
-
-/** The Cloud API request body of a flow message, as stored in messages.payload (what sendFlow sends). */
-export function flowMessagePayload(d: Omit<FlowMessageDispatch, 'messageId'>): Record<string, unknown> {
-  return {
-    messaging_product: 'whatsapp',
-    recipient_type: 'individual',
-    to: d.to,
-    type: 'interactive',
-    interactive: {
-      type: 'flow',
-      ...(d.header ? { header: { type: 'text', text: d.header } } : {}),
-      body: { text: d.body },
-      ...(d.footer ? { footer: { text: d.footer } } : {}),
-      action: {
-        name: 'flow',
-        parameters: {
-          flow_message_version: '3',
-          flow_id: d.platformFlowId,
-          flow_cta: d.cta,
-          flow_token: d.flowToken,
-          flow_action: 'navigate',
-          ...(d.screen ? { flow_action_payload: { screen: d.screen } } : {}),
-        },
-      },
-    },
-  };
 }

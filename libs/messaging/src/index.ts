@@ -1,5 +1,6 @@
 export * from './message.entity';
 export * from './message-events.service';
+export * from './inbound-messages';
 export * from './messaging.module';
 export * from './platform-webhooks/platform-webhook-event.entity';
 export * from './platform-webhooks/platform-webhook.processor';

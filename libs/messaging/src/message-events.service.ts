@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { recordFlowResponse } from '@switchboard/flows';
+import { AccountsService } from '@switchboard/accounts';
 import type { MessageEvent, StatusEvent } from '@switchboard/whatsapp';
 import { MicroBatcher } from '@switchboard/core';
 import { DataSource } from 'typeorm';
@@ -36,7 +36,10 @@ const TIMESTAMP_COLUMN: Record<string, string> = { sent: 'sent_at', delivered: '
 export class MessageEventsService {
   private readonly statusWriter = new MicroBatcher((events: StatusEvent[]) => this.writeStatuses(events), { maxItems: 1000 });
 
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly accounts: AccountsService,
+  ) {}
 
   /**
    * Moves the message forward (never backwards: a late `delivered` does not undo `read`; `failed` is final) and
@@ -122,13 +125,14 @@ export class MessageEventsService {
   async linkByOpaqueData(event: StatusEvent): Promise<boolean> {
     const id = event.bizOpaqueCallbackData;
     if (!id || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
+    const phone = await this.accounts.phoneNumberByPlatformId(event.phoneNumberId);
+    if (!phone) return false;
     const [rows] = (await this.db.query(
       `UPDATE messages m SET wamid = $1, status = CASE WHEN message_status_rank(m.status) < 1 THEN 'accepted' ELSE m.status END,
               accepted_at = COALESCE(m.accepted_at, now()), updated_at = now()
-       FROM phone_numbers p
-       WHERE m.id = $2 AND m.wamid IS NULL AND m.direction = 'outbound' AND p.id = m.phone_number_id AND p.messaging_phone_id = $3
+       WHERE m.id = $2 AND m.wamid IS NULL AND m.direction = 'outbound' AND m.phone_number_id = $3
        RETURNING m.id`,
-      [event.wamid, id, event.phoneNumberId],
+      [event.wamid, id, phone.id],
     )) as [Array<{ id: string }>, number];
     return rows.length > 0;
   }
@@ -137,6 +141,12 @@ export class MessageEventsService {
   async callbackTarget(messageId: string): Promise<{ accountId: string; callbackUrl: string | null; callbackEvents: string[]; recipient: string } | null> {
     const [row] = await this.db.query(`SELECT account_id, callback_url, callback_events, recipient FROM messages WHERE id = $1`, [messageId]);
     return row ? { accountId: String(row.account_id), callbackUrl: row.callback_url, callbackEvents: row.callback_events, recipient: row.recipient } : null;
+  }
+
+  /** An inbound message stored earlier (a redelivered webhook), by its wamid. */
+  async storedInbound(wamid: string): Promise<{ messageId: string; accountId: string } | null> {
+    const [row] = await this.db.query(`SELECT id, account_id FROM messages WHERE wamid = $1 AND direction = 'inbound'`, [wamid]);
+    return row ? { messageId: row.id, accountId: String(row.account_id) } : null;
   }
 
   /** Links a stored inbound message to the account's contact (created when new). */
@@ -149,9 +159,10 @@ export class MessageEventsService {
    * number, and marks the outbound message it answers as replied. Returns null for duplicates and unknown numbers.
    */
   async recordInbound(event: MessageEvent, receivedAt?: Date): Promise<RecordedInbound | null> {
+    const number = await this.accounts.phoneNumberByPlatformId(event.phoneNumberId);
+    if (!number) return null;
+    const phone = { id: number.id, account_id: number.accountId };
     return this.db.transaction(async (tx) => {
-      const [phone] = await tx.query(`SELECT id, account_id FROM phone_numbers WHERE messaging_phone_id = $1`, [event.phoneNumberId]);
-      if (!phone) return null;
       const text = event.text ?? event.buttonText ?? null;
       const [inserted] = await tx.query(
         `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid, context_wamid, created_at)
@@ -161,11 +172,6 @@ export class MessageEventsService {
         [phone.account_id, phone.id, event.from, event.interactiveType ?? event.type, text, JSON.stringify(event), event.wamid, event.contextWamid ?? null, receivedAt ?? null],
       );
       if (!inserted) return null;
-
-      // a completed form (WhatsApp Flow) answering a flow we sent: stored for GET /v2/flows/{flow_id}/responses
-      if (event.interactiveType === 'nfm_reply' && event.flowResponse) {
-        await recordFlowResponse(tx, { accountId: String(phone.account_id), messageId: inserted.id, from: event.from, flowResponse: event.flowResponse, timestamp: event.timestamp });
-      }
 
       await tx.query(
         `INSERT INTO customer_windows (phone_number_id, customer, last_inbound_at) VALUES ($1, $2, to_timestamp($3))

@@ -4,15 +4,16 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '@switchboard/accounts';
 import { ContactsModule } from '@switchboard/contacts';
 import { QUEUES } from '@switchboard/core';
-import { TemplatesModule, TemplatesService } from '@switchboard/templates';
+import { TemplatesModule } from '@switchboard/templates';
 import { CallbackProcessor } from './callbacks/callback.processor';
 import { CallbacksService } from './callbacks/callbacks.service';
 import { ConversationsController, ConversationsService } from './conversations/conversations.controller';
+import { InboundMessages } from './inbound-messages';
 import { Message } from './message.entity';
 import { MessageEventsService } from './message-events.service';
 import { PlatformWebhookEvent } from './platform-webhooks/platform-webhook-event.entity';
 import { PlatformWebhookController } from './platform-webhooks/platform-webhook.controller';
-import { PlatformWebhookProcessor, TEMPLATE_STATUS_SINK } from './platform-webhooks/platform-webhook.processor';
+import { PlatformWebhookProcessor } from './platform-webhooks/platform-webhook.processor';
 import { PlatformWebhooksService } from './platform-webhooks/platform-webhooks.service';
 import { MessagesController } from './sending/messages.controller';
 import { MessagesService } from './sending/messages.service';
@@ -20,40 +21,39 @@ import { SendActivitiesService } from './sending/send-activities.service';
 import { BulkSendProcessor, SendExecutor, SendProcessor } from './sending/send.processor';
 import { SendQueueService } from './sending/send-queue.service';
 
-const shared = {
+const services = [MessageEventsService, PlatformWebhooksService, SendQueueService, CallbacksService, MessagesService, SendActivitiesService, InboundMessages];
+
+/**
+ * The message store and the door to the send pipeline, without controllers or processors: what other modules import
+ * to send (MessagesService.prepare*, SendQueueService, SendActivitiesService) or to hear inbound messages
+ * (InboundMessages). Imported once per process, whatever imports it, so each service exists once.
+ */
+@Module({
   imports: [
     TypeOrmModule.forFeature([Message, PlatformWebhookEvent]),
     BullModule.registerQueue({ name: QUEUES.platformWebhooks }, { name: QUEUES.sends }, { name: QUEUES.bulkSends }, { name: QUEUES.callbacks }),
     AccountsModule,
     ContactsModule,
+    TemplatesModule,
   ],
-  providers: [MessageEventsService, PlatformWebhooksService, SendQueueService, CallbacksService],
-};
-const exported = [MessageEventsService, SendQueueService, CallbacksService, MessagesService, SendActivitiesService];
+  providers: services,
+  exports: services,
+})
+export class MessagingCoreModule {}
 
-/** API side: the platform webhook receiver, the send endpoints, conversations. Exports SendQueueService.enqueueBulk for campaigns/automations. */
+/** API side: the platform webhook receiver, the send endpoints, conversations. */
 @Module({
-  imports: [...shared.imports, TemplatesModule],
-  providers: [...shared.providers, MessagesService, SendActivitiesService, ConversationsService],
+  imports: [MessagingCoreModule],
+  providers: [ConversationsService],
   controllers: [PlatformWebhookController, MessagesController, ConversationsController],
-  exports: exported,
+  exports: [MessagingCoreModule],
 })
 export class MessagingModule {}
 
-/** Worker side: processes stored platform webhooks, sends (API and bulk queues, one pacer), callbacks; MessagesService.prepare* for campaigns/automations. */
+/** Worker side: processes stored platform webhooks, sends (API and bulk queues, one pacer), callbacks. */
 @Module({
-  imports: [...shared.imports, TemplatesModule],
-  providers: [
-    ...shared.providers,
-    { provide: TEMPLATE_STATUS_SINK, useExisting: TemplatesService }, // message_template_status_update webhooks
-    MessagesService,
-    SendActivitiesService,
-    PlatformWebhookProcessor,
-    SendExecutor,
-    SendProcessor,
-    BulkSendProcessor,
-    CallbackProcessor,
-  ],
-  exports: exported,
+  imports: [MessagingCoreModule],
+  providers: [PlatformWebhookProcessor, SendExecutor, SendProcessor, BulkSendProcessor, CallbackProcessor],
+  exports: [MessagingCoreModule],
 })
 export class MessagingWorkerModule {}

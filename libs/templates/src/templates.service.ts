@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
 import { validationException } from '@switchboard/core';
 import { CloudApiClient, CloudApiError, MessageTemplate, TemplateStatusEvent } from '@switchboard/whatsapp';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { compileComponents, CompiledTemplate } from './components';
 import { Template, TemplateCategoryValue, TemplateStatusValue, TEMPLATE_CATEGORIES } from './template.entity';
@@ -33,7 +33,8 @@ export interface StatusChange {
   platformStatus: string | null;
 }
 
-export type FindForSendResult = { ok: true; template: Template } | { ok: false; reason: string };
+/** `status` is the stored status of the template that is not approved (absent when there is no template). */
+export type FindForSendResult = { ok: true; template: Template } | { ok: false; reason: string; status?: TemplateStatusValue };
 
 interface MappedStatus {
   status: TemplateStatusValue;
@@ -336,6 +337,14 @@ export class TemplatesService {
     return changes;
   }
 
+  /** Which of these template names the account has no template of (workflow validation: send_template nodes). */
+  async missingTemplates(accountId: string, names: string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    const rows = await this.templates.find({ select: { name: true }, where: { accountId, name: In(names) } });
+    const found = new Set(rows.map((r) => r.name));
+    return names.filter((n) => !found.has(n));
+  }
+
   /** For sends: the APPROVED template (with variables, header type, buttons, carousel), or the reason it cannot be sent. */
   async findApprovedForSend(accountId: string, name: string, language?: string): Promise<FindForSendResult> {
     const rows = await this.templates.find({ where: { accountId, name, ...(language ? { language } : {}) }, order: { id: 'ASC' } });
@@ -343,7 +352,7 @@ export class TemplatesService {
     const approved = rows.find((r) => r.status === 'APPROVED');
     if (approved) return { ok: true, template: approved };
     const r = rows[0];
-    return { ok: false, reason: `Template is not approved (status ${r.status}${r.rejectedReason ? `: ${r.rejectedReason}` : ''})` };
+    return { ok: false, status: r.status, reason: `Template is not approved (status ${r.status}${r.rejectedReason ? `: ${r.rejectedReason}` : ''})` };
   }
 
   // ------------------------------------------------------------------ plumbing

@@ -1,6 +1,17 @@
 import { request } from 'undici';
 import { CloudApiError } from './cloud-api.error';
 import {
+  buttonsMessage,
+  ctaUrlMessage,
+  flowMessage,
+  type FlowMessageArgs,
+  type InteractiveParts,
+  mediaMessage,
+  type MessageOptions,
+  templateMessage,
+  textMessage,
+} from './message-builders';
+import {
   CloudApiConnection,
   CreateFlowRequest,
   CreateFlowResponse,
@@ -28,18 +39,6 @@ export interface CloudApiClientOptions {
   timeoutMs?: number;
 }
 
-export interface SendOptions {
-  /** reply to this wamid (`context.message_id`) */
-  replyTo?: string;
-  /** echoed back in status webhooks by Meta */
-  bizOpaqueCallbackData?: string;
-}
-
-export interface InteractiveCommon extends SendOptions {
-  body: string;
-  header?: InteractiveHeader;
-  footer?: string;
-}
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -67,95 +66,29 @@ export class CloudApiClient {
     return this.request('POST', `${this.connection.phoneNumberId}/messages`, { json: payload });
   }
 
-  sendText(to: string, body: string, opts: SendOptions & { previewUrl?: boolean } = {}): Promise<SendMessageResponse> {
-    return this.sendMessage({
-      ...this.envelope(to, opts),
-      type: 'text',
-      text: { body, ...(opts.previewUrl !== undefined ? { preview_url: opts.previewUrl } : {}) },
-    });
+  // Helpers over the one builder (message-builders.ts): what the send pipeline stores, sent directly.
+  sendText(to: string, body: string, opts: MessageOptions & { previewUrl?: boolean } = {}): Promise<SendMessageResponse> {
+    return this.sendMessage(textMessage(to, body, opts));
   }
 
-  /** Media by public URL (`link`). `filename` applies to documents; audio has no caption. */
-  sendMedia(
-    to: string,
-    type: MediaType,
-    link: string,
-    opts: SendOptions & { caption?: string; filename?: string } = {},
-  ): Promise<SendMessageResponse> {
-    const media: { link: string; caption?: string; filename?: string } = { link };
-    if (opts.caption !== undefined) media.caption = opts.caption;
-    if (opts.filename !== undefined) media.filename = opts.filename;
-    return this.sendMessage({ ...this.envelope(to, opts), type, [type]: media } as SendMessageRequest);
+  sendMedia(to: string, type: MediaType, link: string, opts: MessageOptions & { caption?: string; filename?: string } = {}): Promise<SendMessageResponse> {
+    return this.sendMessage(mediaMessage(to, type, link, opts));
   }
 
-  sendTemplate(
-    to: string,
-    name: string,
-    languageCode: string,
-    components?: TemplateSendComponent[],
-    opts: SendOptions = {},
-  ): Promise<SendMessageResponse> {
-    return this.sendMessage({
-      ...this.envelope(to, opts),
-      type: 'template',
-      template: { name, language: { code: languageCode }, ...(components?.length ? { components } : {}) },
-    });
+  sendTemplate(to: string, name: string, languageCode: string, components?: TemplateSendComponent[], opts: MessageOptions = {}): Promise<SendMessageResponse> {
+    return this.sendMessage(templateMessage(to, name, languageCode, components, opts));
   }
 
-  /** Reply buttons (1 to 3, titles up to 20 characters). */
-  sendButtons(to: string, args: InteractiveCommon & { buttons: Array<{ id: string; title: string }> }): Promise<SendMessageResponse> {
-    return this.sendMessage({
-      ...this.envelope(to, args),
-      type: 'interactive',
-      interactive: {
-        type: 'button',
-        ...this.interactiveParts(args),
-        action: { buttons: args.buttons.map((b) => ({ type: 'reply' as const, reply: { id: b.id, title: b.title } })) },
-      },
-    });
+  sendButtons(to: string, args: InteractiveParts & { buttons: Array<{ id: string; title: string }> }): Promise<SendMessageResponse> {
+    return this.sendMessage(buttonsMessage(to, args));
   }
 
-  sendCtaUrl(to: string, args: InteractiveCommon & { displayText: string; url: string }): Promise<SendMessageResponse> {
-    return this.sendMessage({
-      ...this.envelope(to, args),
-      type: 'interactive',
-      interactive: {
-        type: 'cta_url',
-        ...this.interactiveParts(args),
-        action: { name: 'cta_url', parameters: { display_text: args.displayText, url: args.url } },
-      },
-    });
+  sendCtaUrl(to: string, args: InteractiveParts & { displayText: string; url: string }): Promise<SendMessageResponse> {
+    return this.sendMessage(ctaUrlMessage(to, args));
   }
 
-  /** An interactive Flow message (by flowId or flowName). */
-  sendFlow(
-    to: string,
-    args: InteractiveCommon & {
-      flowId?: string;
-      flowName?: string;
-      flowCta: string;
-      flowToken?: string;
-      mode?: 'draft' | 'published';
-      flowAction?: 'navigate' | 'data_exchange';
-      screen?: string;
-      data?: Record<string, unknown>;
-    },
-  ): Promise<SendMessageResponse> {
-    if (!args.flowId && !args.flowName) throw new Error('sendFlow: flowId or flowName is required');
-    const parameters: FlowActionParameters = { flow_message_version: '3', flow_cta: args.flowCta };
-    if (args.flowId) parameters.flow_id = args.flowId;
-    if (args.flowName) parameters.flow_name = args.flowName;
-    if (args.flowToken) parameters.flow_token = args.flowToken;
-    if (args.mode) parameters.mode = args.mode;
-    if (args.flowAction) parameters.flow_action = args.flowAction;
-    if (args.screen || args.data) {
-      parameters.flow_action_payload = { ...(args.screen ? { screen: args.screen } : {}), ...(args.data ? { data: args.data } : {}) };
-    }
-    return this.sendMessage({
-      ...this.envelope(to, args),
-      type: 'interactive',
-      interactive: { type: 'flow', ...this.interactiveParts(args), action: { name: 'flow', parameters } },
-    });
+  sendFlow(to: string, args: FlowMessageArgs): Promise<SendMessageResponse> {
+    return this.sendMessage(flowMessage(to, args));
   }
 
   /** Mark an inbound message as read (blue ticks). */
@@ -253,24 +186,6 @@ export class CloudApiClient {
   }
 
   // ------------------------------------------------------------ plumbing
-
-  private envelope(to: string, opts: SendOptions) {
-    return {
-      messaging_product: 'whatsapp' as const,
-      recipient_type: 'individual' as const,
-      to,
-      ...(opts.replyTo ? { context: { message_id: opts.replyTo } } : {}),
-      ...(opts.bizOpaqueCallbackData ? { biz_opaque_callback_data: opts.bizOpaqueCallbackData } : {}),
-    };
-  }
-
-  private interactiveParts(args: InteractiveCommon) {
-    return {
-      ...(args.header ? { header: args.header } : {}),
-      body: { text: args.body },
-      ...(args.footer ? { footer: { text: args.footer } } : {}),
-    };
-  }
 
   private async request<T>(
     method: 'GET' | 'POST' | 'DELETE',

@@ -1,4 +1,5 @@
 import type {
+  ActionEffect,
   HttpRequestEffect,
   HttpResult,
   SendSessionMessageEffect,
@@ -45,6 +46,15 @@ export interface AutomationActivities {
   httpRequest(input: HttpRequestInput): Promise<HttpResult>;
   updateContact(input: UpdateContactInput): Promise<unknown>;
 }
+
+/** The AutomationActivities method of each action effect: how both drivers dispatch an effect. */
+export const ACTIVITY_METHOD: Record<ActionEffect['type'], keyof AutomationActivities> = {
+  send_template: 'sendTemplate',
+  send_session_message: 'sendSessionMessage',
+  trigger_campaign: 'triggerCampaign',
+  http_request: 'httpRequest',
+  update_contact: 'updateContact',
+};
 
 /** Nest provider token of the AutomationActivities implementation the driver calls. */
 export const AUTOMATION_ACTIVITIES = Symbol('AUTOMATION_ACTIVITIES');

@@ -11,7 +11,7 @@ import {
   type WorkflowDefinition,
 } from '@switchboard/engine';
 import { DataSource, type EntityManager } from 'typeorm';
-import { AUTOMATION_ACTIVITIES, type ActivityContext, type AutomationActivities } from '../activities/activities';
+import { ACTIVITY_METHOD, AUTOMATION_ACTIVITIES, type ActivityContext, type AutomationActivities } from '../activities/activities';
 import { startContactOf } from '../contact-binding';
 import { RUN_ROW_SET, runRowValues } from '../run-row';
 import { AutomationQueue } from './automation-queue';
@@ -43,14 +43,6 @@ export const STALE_RUNNING_MS = 2 * 60_000;
 const SWEEP_BATCH = 500;
 /** A timer this late, or a run pending this long, has lost its job (periodic sweep). */
 export const OVERDUE_MS = 5_000;
-
-const ACTIVITY_METHOD: Record<ActionEffect['type'], keyof AutomationActivities> = {
-  send_template: 'sendTemplate',
-  send_session_message: 'sendSessionMessage',
-  trigger_campaign: 'triggerCampaign',
-  http_request: 'httpRequest',
-  update_contact: 'updateContact',
-};
 
 /**
  * The embedded driver: executes runs with the engine, state in Postgres, events through BullMQ.

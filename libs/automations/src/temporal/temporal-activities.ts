@@ -8,17 +8,8 @@ import type {
   PerformEffectResult,
   RecordRunStateInput,
 } from '../../../../workflows/activities';
-import { ActivityNotAvailableError, AUTOMATION_ACTIVITIES, type AutomationActivities } from '../activities/activities';
+import { ACTIVITY_METHOD, ActivityNotAvailableError, AUTOMATION_ACTIVITIES, type AutomationActivities } from '../activities/activities';
 import { RUN_ROW_SET, runRowValues } from '../run-row';
-
-/** The AutomationActivities method of each action effect (the embedded driver uses the same table). */
-export const ACTIVITY_METHOD: Record<ActionEffect['type'], keyof AutomationActivities> = {
-  send_template: 'sendTemplate',
-  send_session_message: 'sendSessionMessage',
-  trigger_campaign: 'triggerCampaign',
-  http_request: 'httpRequest',
-  update_contact: 'updateContact',
-};
 
 /**
  * Thrown by an AutomationActivities implementation for a failure worth retrying (platform unavailable, rate

@@ -175,6 +175,11 @@ export class AppConfig {
   @Min(100)
   CALLBACK_TIMEOUT_MS = 5000;
 
+  /** Worker diagnostics: every 5 s the pacer's counters and the event loop's lag (a warn log line). */
+  @Transform(toBool)
+  @IsBoolean()
+  SEND_DEBUG = false;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 

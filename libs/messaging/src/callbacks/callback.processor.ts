@@ -1,9 +1,8 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { AccountsService } from '@switchboard/accounts';
 import { AppConfig, QUEUES, safeHttpRequest } from '@switchboard/core';
 import { Job } from 'bullmq';
-import { DataSource } from 'typeorm';
 import { CallbackJobData, signCallback } from './callbacks.service';
 
 /** Delivers one callback: a signed POST, short timeout, no retry; the SSRF guard applies again at connect time. */
@@ -13,7 +12,7 @@ export class CallbackProcessor extends WorkerHost {
   private readonly secrets = new Map<string, { secret: string; until: number }>();
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly accounts: AccountsService,
     private readonly config: AppConfig,
   ) {
     super();
@@ -51,8 +50,7 @@ export class CallbackProcessor extends WorkerHost {
   private async secretOf(accountId: string): Promise<string> {
     const cached = this.secrets.get(accountId);
     if (cached && cached.until > Date.now()) return cached.secret;
-    const [row] = await this.db.query(`SELECT callback_secret FROM accounts WHERE id = $1`, [accountId]);
-    const secret = String(row?.callback_secret ?? '');
+    const secret = await this.accounts.callbackSecret(accountId);
     this.secrets.set(accountId, { secret, until: Date.now() + 60_000 });
     return secret;
   }

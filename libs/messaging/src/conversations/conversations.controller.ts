@@ -1,7 +1,9 @@
 import { Controller, Get, Injectable, NotFoundException, Param, Query } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { AccountsService } from '@switchboard/accounts';
 import { AccountId, RequireGrant } from '@switchboard/auth';
+import { ContactsService } from '@switchboard/contacts';
 import { pageMeta, pageOffset, PaginationQuery } from '@switchboard/core';
 import { IsIn, IsOptional } from 'class-validator';
 import { DataSource } from 'typeorm';
@@ -45,38 +47,44 @@ function messageView(m: Record<string, any>) {
  */
 @Injectable()
 export class ConversationsService {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly contacts: ContactsService,
+    private readonly accounts: AccountsService,
+  ) {}
 
   async list(accountId: string, query: ListConversationsQuery) {
     const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM conversations WHERE account_id = $1`, [accountId]);
     const rows: Array<Record<string, any>> = await this.db.query(
-      `SELECT c.contact_id, c.last_message_at, c.last_inbound_at, c.last_outbound_at,
-              ct.name, ct.contact_number, ct.is_blocked,
-              p.messaging_phone_id, w.last_inbound_at AS window_inbound_at,
+      `SELECT c.contact_id, c.phone_number_id, c.last_message_at, c.last_inbound_at, c.last_outbound_at,
               m.id, m.direction, m.kind, m.template_name, m.body, m.status, m.wamid, m.error_code, m.error_title, m.error_message,
               m.created_at, m.accepted_at, m.sent_at, m.delivered_at, m.read_at, m.failed_at, m.replied_at,
               (SELECT count(*)::int FROM messages u
                  WHERE u.account_id = c.account_id AND u.contact_id = c.contact_id AND u.direction = 'inbound'
                    AND u.created_at > COALESCE(c.last_outbound_at, '-infinity')) AS unread_count
        FROM conversations c
-       JOIN contacts ct ON ct.id = c.contact_id AND ct.account_id = c.account_id
-       JOIN phone_numbers p ON p.id = c.phone_number_id
        LEFT JOIN messages m ON m.id = c.last_message_id
-       LEFT JOIN customer_windows w ON w.phone_number_id = c.phone_number_id AND w.customer = ct.contact_number
        WHERE c.account_id = $1
        ORDER BY c.last_message_at DESC, c.contact_id DESC
        OFFSET $2 LIMIT $3`,
       [accountId, pageOffset(query), query.pageSize],
     );
+    // the contact (libs/contacts), the number (libs/accounts) and the 24-hour window of each conversation
+    const contacts = await this.contacts.findByIds(accountId, rows.map((r) => String(r.contact_id)));
+    const numbers = await this.accounts.phoneNumbersByIds(rows.map((r) => String(r.phone_number_id)));
+    const listed = rows.filter((r) => contacts.has(String(r.contact_id)));
+    const windows = await this.windows(listed.map((r) => ({ phoneNumberId: String(r.phone_number_id), customer: contacts.get(String(r.contact_id))!.contactNumber })));
     const now = Date.now();
     return {
       success: true,
       data: {
-        conversations: rows.map((r) => {
-          const expiresAt = r.window_inbound_at ? new Date(new Date(r.window_inbound_at).getTime() + WINDOW_MS) : null;
+        conversations: listed.map((r) => {
+          const contact = contacts.get(String(r.contact_id))!;
+          const windowInboundAt = windows.get(`${r.phone_number_id}\u0000${contact.contactNumber}`);
+          const expiresAt = windowInboundAt ? new Date(new Date(windowInboundAt).getTime() + WINDOW_MS) : null;
           return {
-            contact: { contact_id: Number(r.contact_id), name: r.name ?? null, contact_number: r.contact_number, isBlocked: r.is_blocked },
-            messagingPhoneId: r.messaging_phone_id,
+            contact: { contact_id: Number(r.contact_id), name: contact.name ?? null, contact_number: contact.contactNumber, isBlocked: contact.isBlocked },
+            messagingPhoneId: numbers.get(String(r.phone_number_id))?.messagingPhoneId,
             last_message: r.id ? messageView(r) : null,
             last_activity_at: iso(r.last_message_at),
             unread_count: r.unread_count,
@@ -88,9 +96,21 @@ export class ConversationsService {
     };
   }
 
+  /** Last inbound time of each (number, customer), keyed `${phone_number_id}\u0000${customer}`. */
+  private async windows(pairs: Array<{ phoneNumberId: string; customer: string }>): Promise<Map<string, Date>> {
+    if (!pairs.length) return new Map();
+    const rows: Array<{ phone_number_id: string; customer: string; last_inbound_at: Date }> = await this.db.query(
+      `SELECT w.phone_number_id, w.customer, w.last_inbound_at FROM customer_windows w
+        WHERE (w.phone_number_id, w.customer) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))`,
+      [pairs.map((p) => p.phoneNumberId), pairs.map((p) => p.customer)],
+    );
+    return new Map(rows.map((w) => [`${w.phone_number_id}\u0000${w.customer}`, w.last_inbound_at]));
+  }
+
   async messages(accountId: string, contactId: string, query: ListConversationMessagesQuery) {
     if (!/^\d{1,18}$/.test(contactId)) throw new NotFoundException({ message: 'Conversation not found' });
-    const [contact] = await this.db.query(`SELECT id, name, contact_number FROM contacts WHERE account_id = $1 AND id = $2`, [accountId, contactId]);
+    const found = await this.contacts.findById(accountId, contactId);
+    const contact = found && { id: found.id, name: found.name, contact_number: found.contactNumber };
     if (!contact) throw new NotFoundException({ message: 'Conversation not found' });
     const params: unknown[] = [accountId, contactId];
     let filter = '';

@@ -1,33 +1,18 @@
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { AccountsService } from '@switchboard/accounts';
+import { ContactsService } from '@switchboard/contacts';
 import { QUEUES } from '@switchboard/core';
-import { parseWebhook, type MessageEvent, type TemplateStatusEvent, type WebhookEvent } from '@switchboard/whatsapp';
+import { TemplatesService } from '@switchboard/templates';
+import { parseWebhook, type MessageEvent, type WebhookEvent } from '@switchboard/whatsapp';
 import { Job } from 'bullmq';
 import { Repository } from 'typeorm';
-import { ContactsService } from '@switchboard/contacts';
 import { CallbacksService, type CallbackEvent } from '../callbacks/callbacks.service';
+import { InboundMessages } from '../inbound-messages';
 import { MessageEventsService, type RecordedInbound } from '../message-events.service';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 import { PlatformWebhooksService } from './platform-webhooks.service';
-
-/** Receives template status changes; provided by the templates module. */
-export interface TemplateStatusSink {
-  applyPlatformStatus(event: TemplateStatusEvent): Promise<unknown>;
-}
-export const TEMPLATE_STATUS_SINK = Symbol('TEMPLATE_STATUS_SINK');
-
-/**
- * Receives every inbound customer message of a known number, after it is stored (e.g. automations: resume the runs
- * waiting for a reply, start keyword-triggered workflows). Called again for a redelivered webhook (same `event.wamid`),
- * so it must be idempotent by wamid; a rejection makes the webhook job retry. Provide it anywhere in the worker
- * under this token (looked up across modules at start-up).
- */
-export interface InboundMessageListener {
-  onInboundMessage(accountId: string, messagingPhoneId: string, event: MessageEvent): Promise<unknown>;
-}
-export const INBOUND_MESSAGE_LISTENER = Symbol('INBOUND_MESSAGE_LISTENER');
 
 /** Thrown when a status names a wamid we have not stored yet (the send's response may still be in flight). */
 class StatusBeforeMessageError extends Error {}
@@ -40,22 +25,16 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     @InjectRepository(PlatformWebhookEvent) private readonly events: Repository<PlatformWebhookEvent>,
     private readonly webhooks: PlatformWebhooksService,
     private readonly messages: MessageEventsService,
-    @Optional() @Inject(TEMPLATE_STATUS_SINK) private readonly templates?: TemplateStatusSink,
-    @Optional() private readonly callbacks?: CallbacksService,
-    @Optional() private readonly contacts?: ContactsService,
-    @Optional() private readonly moduleRef?: ModuleRef,
+    private readonly templates: TemplatesService,
+    private readonly callbacks: CallbacksService,
+    private readonly contacts: ContactsService,
+    private readonly accounts: AccountsService,
+    private readonly inbound: InboundMessages,
   ) {
     super();
   }
 
-  private inboundListener?: InboundMessageListener;
-
   async onApplicationBootstrap() {
-    try {
-      this.inboundListener = this.moduleRef?.get<InboundMessageListener>(INBOUND_MESSAGE_LISTENER, { strict: false });
-    } catch {
-      this.inboundListener = undefined; // nobody listens
-    }
     const requeued = await this.webhooks.requeueUnprocessed();
     if (requeued) this.logger.log(`Re-queued ${requeued} unprocessed platform webhooks`);
   }
@@ -86,7 +65,7 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
         if (!applied && ['sent', 'delivered', 'read', 'failed'].includes(event.status) && (await this.isOurNumber(event.phoneNumberId))) {
           throw new StatusBeforeMessageError(`No message with wamid ${event.wamid} yet`);
         }
-        if (applied?.firstTime && this.callbacks) {
+        if (applied?.firstTime) {
           await this.callbacks.notify(
             { messageId: applied.messageId, accountId: applied.accountId, callbackUrl: applied.callbackUrl ?? null, callbackEvents: applied.callbackEvents ?? [], recipient: applied.recipient ?? event.recipientId },
             event.status as CallbackEvent,
@@ -98,14 +77,13 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
       case 'message': {
         const recorded = await this.messages.recordInbound(event, receivedAt);
         if (recorded) await this.afterInbound(event, recorded);
-        if (this.inboundListener) {
-          const accountId = recorded?.accountId ?? (await this.accountOfNumber(event.phoneNumberId));
-          if (accountId) await this.inboundListener.onInboundMessage(accountId, event.phoneNumberId, event);
-        }
+        // listeners also hear a redelivered message (stored before): they are idempotent, and a failed first try is retried
+        const stored = recorded ?? (await this.messages.storedInbound(event.wamid));
+        if (stored) await this.inbound.publish({ accountId: stored.accountId, messagingPhoneId: event.phoneNumberId, messageId: stored.messageId, event });
         return;
       }
       case 'template_status':
-        await this.templates?.applyPlatformStatus(event);
+        await this.templates.applyPlatformStatus(event);
         return;
       default:
         return; // stored, not acted upon
@@ -114,11 +92,9 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
 
   /** A newly stored inbound message: link it to the contact (created when new), call back `replied`. */
   private async afterInbound(event: MessageEvent, recorded: RecordedInbound): Promise<void> {
-    if (this.contacts) {
-      const { contact } = await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
-      await this.messages.linkContact(recorded.messageId, contact.id);
-    }
-    if (recorded.repliedMessageId && this.callbacks) {
+    const { contact } = await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
+    await this.messages.linkContact(recorded.messageId, contact.id);
+    if (recorded.repliedMessageId) {
       const target = await this.messages.callbackTarget(recorded.repliedMessageId);
       if (target) {
         await this.callbacks.notify({ messageId: recorded.repliedMessageId, ...target }, 'replied', new Date(event.timestamp * 1000), event.text ?? event.buttonText ?? event.media?.caption ?? '');
@@ -126,13 +102,7 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     }
   }
 
-  private async accountOfNumber(messagingPhoneId: string): Promise<string | null> {
-    const [row] = await this.events.query('SELECT account_id FROM phone_numbers WHERE messaging_phone_id = $1', [messagingPhoneId]);
-    return row ? String(row.account_id) : null;
-  }
-
   private async isOurNumber(messagingPhoneId: string): Promise<boolean> {
-    const [row] = await this.events.query('SELECT 1 FROM phone_numbers WHERE messaging_phone_id = $1', [messagingPhoneId]);
-    return Boolean(row);
+    return (await this.accounts.phoneNumberByPlatformId(messagingPhoneId)) !== null;
   }
 }

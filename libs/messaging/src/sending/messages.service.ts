@@ -3,6 +3,7 @@ import { AccountsService, PhoneNumber } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
 import { AppConfig, assertPublicTarget, FieldError, normalizePhone, validationException } from '@switchboard/core';
 import { TemplatesService } from '@switchboard/templates';
+import { templateMessage } from '@switchboard/whatsapp';
 
 type FindForSend = Awaited<ReturnType<TemplatesService['findApprovedForSend']>>;
 import { buildTemplateComponents, TemplateForSend } from './template-payload';
@@ -155,13 +156,7 @@ export class MessagesService {
     if (!number) return { ok: false, reason: 'to is not a phone number with country code' };
     const { contact } = await this.contacts.findOrCreateByNumber(accountId, number, m.receipentName);
     if (contact.isBlocked) return { ok: false, reason: CONTACT_OPTED_OUT };
-    const payload = {
-      messaging_product: 'whatsapp',
-      recipient_type: 'individual',
-      to: number,
-      type: 'template',
-      template: { name: template.name, language: { code: template.language }, ...(built.components.length ? { components: built.components } : {}) },
-    };
+    const payload = templateMessage(number, template.name, template.language, built.components);
     return {
       ok: true,
       contact: { contact_id: Number(contact.id), contact_number: contact.contactNumber },

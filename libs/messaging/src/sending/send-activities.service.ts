@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AccountsService, PhoneNumber } from '@switchboard/accounts';
 import { normalizePhone } from '@switchboard/core';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { MessagesService } from './messages.service';
 import { SendQueueService } from './send-queue.service';
 
@@ -31,7 +29,6 @@ export class SendActivitiesService {
     private readonly messages: MessagesService,
     private readonly sends: SendQueueService,
     private readonly accounts: AccountsService,
-    @InjectDataSource() private readonly db: DataSource,
   ) {}
 
   async sendTemplate(input: StepContext & { to: string; templateName: string; variables?: Record<string, string>; mediaUrl?: string }) {
@@ -68,8 +65,8 @@ export class SendActivitiesService {
       if (!phone) throw new SendStepError(`number ${input.messagingPhoneId} is not connected to this account`);
       return phone;
     }
-    const [row] = await this.db.query(`SELECT messaging_phone_id FROM phone_numbers WHERE account_id = $1 ORDER BY id LIMIT 1`, [input.accountId]);
-    if (!row) throw new SendStepError('the account has no connected number');
-    return (await this.accounts.findPhoneNumber(input.accountId, row.messaging_phone_id))!;
+    const phone = await this.accounts.defaultPhoneNumber(input.accountId);
+    if (!phone) throw new SendStepError('the account has no connected number');
+    return phone;
   }
 }

@@ -2,10 +2,11 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AppConfig, createRedis, QUEUES } from '@switchboard/core';
+import type { SendMessageRequest } from '@switchboard/whatsapp';
 import { JobsOptions, Queue, QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 
 /** One outbound message, ready to store and send: the Cloud API request body is built by the caller. */
 export interface OutboundMessage {
@@ -20,12 +21,18 @@ export interface OutboundMessage {
   templateName?: string | null;
   /** text / caption / interactive body, for conversations */
   body?: string | null;
-  /** the Cloud API request body (`messaging_product`, `to`, `type`, ...); biz_opaque_callback_data is added when sending */
-  payload: Record<string, unknown>;
+  /** the Cloud API request body, from libs/whatsapp's message builders; biz_opaque_callback_data is added when sending */
+  payload: SendMessageRequest;
   callbackUrl?: string | null;
   callbackEvents?: string[];
   /** unique per account: a second message with the same key is not created (the first one is returned) */
   idempotencyKey?: string | null;
+  /** the message id, when the caller must know it before the insert (e.g. to reference it in the same transaction) */
+  id?: string;
+  /** the campaign it belongs to (campaign fan-out) */
+  campaignId?: string | null;
+  /** the batch job that sends it (campaign chunks: see requeue) */
+  sendJob?: string | null;
 }
 
 export type SendLane = 'api' | 'bulk';
@@ -34,7 +41,7 @@ export interface SendJobData {
   messageId: string;
   /** set by enqueue at insert time: lets a first attempt skip reading the row (retries, stalls and sweeps read it) */
   phoneNumberId?: string;
-  payload?: Record<string, unknown>;
+  payload?: SendMessageRequest;
   /** set when a previous attempt may have reached the platform without us recording its answer */
   inDoubtSince?: number;
   /** stalls already handled (job.stalledCounter when last looked at) */
@@ -170,9 +177,14 @@ export class SendQueueService implements OnModuleDestroy {
     await this.enqueueBatches([...batches].map(([jobId, messageIds]) => ({ jobId, messageIds })), options);
   }
 
-  private async insert(messages: OutboundMessage[], lane: SendLane): Promise<{ ids: string[]; created: Set<string> }> {
+  /**
+   * The one INSERT of outbound messages (status `queued`). Pass `db` to write inside the caller's transaction, then
+   * queue after its commit (`enqueue` / `requeue`): a crash between the two is repaired by the sweep of queued messages.
+   * A repeated idempotency key creates nothing and answers the first message's id.
+   */
+  async insert(messages: OutboundMessage[], lane: SendLane, db: DataSource | EntityManager = this.db): Promise<{ ids: string[]; created: Set<string> }> {
     const rows = messages.map((m) => ({
-      id: randomUUID(),
+      id: m.id ?? randomUUID(),
       account_id: m.accountId,
       phone_number_id: m.phoneNumberId,
       contact_id: m.contactId ?? null,
@@ -184,14 +196,16 @@ export class SendQueueService implements OnModuleDestroy {
       idempotency_key: m.idempotencyKey ?? null,
       callback_url: m.callbackUrl ?? null,
       callback_events: m.callbackEvents ?? [],
+      campaign_id: m.campaignId ?? null,
+      send_job: m.sendJob ?? null,
     }));
-    const inserted: Array<{ id: string }> = await this.db.query(
+    const inserted: Array<{ id: string }> = await db.query(
       `INSERT INTO messages (id, account_id, phone_number_id, contact_id, direction, recipient, kind, template_name, body, payload, status,
-                             idempotency_key, callback_url, callback_events, queue)
+                             idempotency_key, callback_url, callback_events, queue, campaign_id, send_job)
        SELECT x.id, x.account_id, x.phone_number_id, x.contact_id, 'outbound', x.recipient, x.kind, x.template_name, x.body, x.payload, 'queued',
-              x.idempotency_key, x.callback_url, ARRAY(SELECT jsonb_array_elements_text(x.callback_events)), $2
+              x.idempotency_key, x.callback_url, ARRAY(SELECT jsonb_array_elements_text(x.callback_events)), $2, x.campaign_id, x.send_job
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, account_id bigint, phone_number_id bigint, contact_id bigint, recipient text, kind text,
-            template_name text, body text, payload jsonb, idempotency_key text, callback_url text, callback_events jsonb)
+            template_name text, body text, payload jsonb, idempotency_key text, callback_url text, callback_events jsonb, campaign_id bigint, send_job text)
        ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING id`,
       [JSON.stringify(rows), lane],
@@ -200,12 +214,47 @@ export class SendQueueService implements OnModuleDestroy {
     if (inserted.length === rows.length) return { ids: rows.map((r) => r.id), created };
     // Some idempotency keys were already used: answer with the messages they created.
     const repeated = rows.filter((r) => !created.has(r.id));
-    const existing: Array<{ id: string; account_id: string; idempotency_key: string }> = await this.db.query(
+    const existing: Array<{ id: string; account_id: string; idempotency_key: string }> = await db.query(
       `SELECT id, account_id, idempotency_key FROM messages WHERE (account_id, idempotency_key) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))`,
       [repeated.map((r) => r.account_id), repeated.map((r) => r.idempotency_key)],
     );
     const byKey = new Map(existing.map((e) => [`${e.account_id}\u0000${e.idempotency_key}`, e.id]));
     return { ids: rows.map((r) => (created.has(r.id) ? r.id : byKey.get(`${r.account_id}\u0000${r.idempotency_key}`) ?? r.id)), created };
+  }
+
+  // ------------------------------------------------------------------ campaign messages (libs/campaigns)
+
+  /** Of these messages, the ones still `queued`, with their batch job (a fan-out replay re-queues them). */
+  async stillQueued(messageIds: string[]): Promise<QueuedMessageRef[]> {
+    if (!messageIds.length) return [];
+    return this.db.query(`SELECT id, send_job FROM messages WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [messageIds]);
+  }
+
+  /** How many of the campaign's messages wait to be sent, counted up to `limit`. */
+  async campaignBacklog(campaignId: string, limit: number): Promise<number> {
+    const [{ queued }] = await this.db.query(
+      `SELECT count(*)::int AS queued FROM (SELECT 1 FROM messages WHERE campaign_id = $1 AND status = 'queued' LIMIT $2) q`,
+      [campaignId, limit],
+    );
+    return queued;
+  }
+
+  /** Pause: the campaign's messages not yet handed to the platform wait (the send worker skips what is not `queued`). */
+  async holdCampaign(tx: EntityManager, campaignId: string): Promise<void> {
+    await tx.query(`UPDATE messages SET status = 'paused', updated_at = now() WHERE campaign_id = $1 AND status = 'queued'`, [campaignId]);
+  }
+
+  /** Resume: the paused messages are `queued` again; returns them to re-queue after the commit. */
+  async releaseCampaign(tx: EntityManager, campaignId: string): Promise<QueuedMessageRef[]> {
+    const [rows] = (await tx.query(`UPDATE messages SET status = 'queued', updated_at = now() WHERE campaign_id = $1 AND status = 'paused' RETURNING id, send_job`, [
+      campaignId,
+    ])) as [QueuedMessageRef[], number];
+    return rows;
+  }
+
+  /** Cancel: the campaign's messages not yet sent are never sent. */
+  async cancelCampaign(tx: EntityManager, campaignId: string): Promise<void> {
+    await tx.query(`UPDATE messages SET status = 'cancelled', updated_at = now() WHERE campaign_id = $1 AND status IN ('queued', 'paused')`, [campaignId]);
   }
 
   /**

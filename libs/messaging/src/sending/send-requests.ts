@@ -1,5 +1,6 @@
 import type { FieldError } from '@switchboard/core';
 import { normalizePhone, PHONE_FORMAT_HINT } from '@switchboard/core';
+import { buttonsMessage, ctaUrlMessage, mediaMessage, textMessage, type InteractiveHeader, type SendMessageRequest } from '@switchboard/whatsapp';
 import { CALLBACK_EVENTS } from '../callbacks/callbacks.service';
 
 /**
@@ -127,28 +128,30 @@ export function validateSessionBody(body: unknown): { value?: SessionMessageBody
   return errors.length ? { errors } : { value: body as unknown as SessionMessageBody, errors };
 }
 
-/** The Cloud API request body of a session message (to = digits). */
-export function sessionPayload(to: string, m: SessionMessageBody): { kind: string; payload: Record<string, unknown> } {
-  const base = { messaging_product: 'whatsapp', recipient_type: 'individual', to };
+/** The Cloud API request body of a session message (to = digits), from libs/whatsapp's builders. */
+export function sessionPayload(to: string, m: SessionMessageBody): { kind: string; payload: SendMessageRequest } {
   if (m.typOfmsg === 'normal_message') {
     if (m.mediaUrl) {
-      const media: Record<string, string> = { link: m.mediaUrl };
-      if (m.message) media.caption = m.message;
-      if (m.fileType === 'document' && m.fileName) media.filename = m.fileName;
-      return { kind: m.fileType!, payload: { ...base, type: m.fileType, [m.fileType!]: media } };
+      const type = m.fileType!;
+      const payload = mediaMessage(to, type, m.mediaUrl, {
+        ...(m.message ? { caption: m.message } : {}),
+        ...(type === 'document' && m.fileName ? { filename: m.fileName } : {}),
+      });
+      return { kind: type, payload };
     }
-    return { kind: 'text', payload: { ...base, type: 'text', text: { body: m.message, preview_url: /https?:\/\//.test(m.message) } } };
+    return { kind: 'text', payload: textMessage(to, m.message, { previewUrl: /https?:\/\//.test(m.message) }) };
   }
-  const header = m.header
+  const header: InteractiveHeader | undefined = m.header
     ? m.header.type === 'text'
       ? { type: 'text', text: m.header.text }
       : { type: m.header.type, [m.header.type]: { link: m.header.url } }
     : undefined;
-  const interactive =
+  const parts = { body: m.message, ...(header ? { header } : {}) };
+  const payload =
     m.typOfmsg === 'quick_reply'
-      ? { type: 'button', action: { buttons: m.buttons!.slice(0, 3).map((b) => ({ type: 'reply', reply: { id: b.text, title: b.text } })) } }
-      : { type: 'cta_url', action: { name: 'cta_url', parameters: { display_text: m.buttons![0].text, url: m.buttons![0].url } } };
-  return { kind: 'interactive', payload: { ...base, type: 'interactive', interactive: { ...interactive, ...(header ? { header } : {}), body: { text: m.message } } } };
+      ? buttonsMessage(to, { ...parts, buttons: m.buttons!.slice(0, 3).map((b) => ({ id: b.text, title: b.text })) })
+      : ctaUrlMessage(to, { ...parts, displayText: m.buttons![0].text, url: m.buttons![0].url! });
+  return { kind: 'interactive', payload };
 }
 
 // ------------------------------------------------------------------ template messages

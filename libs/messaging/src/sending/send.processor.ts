@@ -100,7 +100,7 @@ export class SendExecutor implements OnModuleDestroy {
     private readonly accounts: AccountsService,
     private readonly callbacks: CallbacksService,
     private readonly sends: SendQueueService,
-    config: AppConfig,
+    private readonly config: AppConfig,
   ) {
     this.pacer = new Pacer(redis, config.REDIS_PREFIX, 1000 + config.SEND_PACING_MARGIN_MS);
     this.lateToleranceMs = Math.max(10, Math.floor(config.SEND_PACING_MARGIN_MS / 2));
@@ -321,8 +321,8 @@ export class SendExecutor implements OnModuleDestroy {
     if (cached) return cached;
     const loading = (async () => {
       const connection = await this.accounts.connectionFor(phoneRowId);
-      const [phone] = await this.db.query(`SELECT messages_per_second FROM phone_numbers WHERE id = $1`, [phoneRowId]);
-      return { client: new CloudApiClient(connection), messagesPerSecond: Number(phone?.messages_per_second ?? 80), until: Date.now() + 30_000 };
+      const phone = await this.accounts.phoneNumberById(phoneRowId);
+      return { client: new CloudApiClient(connection), messagesPerSecond: Number(phone?.messagesPerSecond ?? 80), until: Date.now() + 30_000 };
     })();
     this.numbers.set(phoneRowId, loading);
     loading.then(
@@ -347,7 +347,7 @@ export class SendExecutor implements OnModuleDestroy {
 
   startSweeping() {
     if (this.sweepTimer) return;
-    if (process.env.SEND_DEBUG) {
+    if (this.config.SEND_DEBUG) {
       // pacer counters and this process's event-loop lag every 5 s (a late wake-up gives its slot back)
       const lag = monitorEventLoopDelay({ resolution: 5 });
       lag.enable();

@@ -1,16 +1,15 @@
 import { loadConfig } from '@switchboard/core';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DataSource } from 'typeorm';
-import { ActivityNotAvailableError } from './activities';
-import { DefaultAutomationActivities } from './default-activities';
+import type { HttpRequestInput } from './activities';
+import { performHttpRequest } from './http-request';
 
-describe('DefaultAutomationActivities', () => {
+describe('performHttpRequest (http_request steps)', () => {
   let server: Server;
   let base: string;
   const seen: Array<{ method?: string; url?: string; headers: IncomingHttpHeaders; body: string }> = [];
   const config = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: 'a'.repeat(64), ALLOW_PRIVATE_NETWORK_TARGETS: 'true' });
-  const activities = new DefaultAutomationActivities(config, {} as DataSource);
+  const activities = { httpRequest: (input: HttpRequestInput) => performHttpRequest(config, input) };
   const ctx = { accountId: '1', runId: 'r1', seq: 3, idempotencyKey: 'run:r1:step:3', messagingPhoneId: null, nodeId: 'n' };
 
   beforeAll(async () => {
@@ -55,15 +54,7 @@ describe('DefaultAutomationActivities', () => {
   });
 
   it('fails a blocked target when private targets are not allowed', async () => {
-    const strict = new DefaultAutomationActivities(loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: 'a'.repeat(64) }), {} as DataSource);
-    await expect(strict.httpRequest({ ...ctx, method: 'GET', url: `${base}/json`, headers: {} })).rejects.toThrow('target 127.0.0.1 is not allowed (loopback address)');
-  });
-
-  it('sending and campaigns are not available yet', async () => {
-    await expect(activities.sendTemplate({ ...ctx, to: '1', templateName: 't', variables: {} })).rejects.toThrow(
-      new ActivityNotAvailableError('send_template is not available until the messaging module is installed'),
-    );
-    await expect(activities.sendSessionMessage({ ...ctx, to: '1', text: 'x' })).rejects.toBeInstanceOf(ActivityNotAvailableError);
-    await expect(activities.triggerCampaign({ ...ctx, campaignId: '1', contact: { phoneNumber: '1' } })).rejects.toMatchObject({ code: 'activity_not_available' });
+    const strict = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: 'a'.repeat(64) });
+    await expect(performHttpRequest(strict, { ...ctx, method: 'GET', url: `${base}/json`, headers: {} })).rejects.toThrow('target 127.0.0.1 is not allowed (loopback address)');
   });
 });
