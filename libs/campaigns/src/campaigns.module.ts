@@ -12,12 +12,16 @@ import { CampaignsController } from './campaigns.controller';
 import { CampaignsService } from './campaigns.service';
 
 const dependencies = [AccountsModule, ContactsModule, TemplatesModule, MessagingCoreModule];
+const queue = BullModule.registerQueue({ name: QUEUES.campaigns });
 
-/** Campaigns without controllers or processors: CampaignsService (create, state machine, trigger) for whoever imports it. */
+/**
+ * Campaigns without controllers or processors: CampaignsService (create, state machine, trigger) for whoever imports it
+ * (made once per process); re-exports the campaigns queue and its dependencies for the API and worker halves.
+ */
 @Module({
-  imports: [TypeOrmModule.forFeature([Campaign]), BullModule.registerQueue({ name: QUEUES.campaigns }), ...dependencies],
+  imports: [TypeOrmModule.forFeature([Campaign]), queue, ...dependencies],
   providers: [CampaignsService],
-  exports: [CampaignsService],
+  exports: [CampaignsService, queue, ...dependencies],
 })
 export class CampaignsCoreModule {}
 
@@ -31,7 +35,7 @@ export class CampaignsModule {}
 
 /** Worker side: the fan-out processor (QUEUES.campaigns) and its sweep; sends go through libs/messaging's bulk queue. */
 @Module({
-  imports: [BullModule.registerQueue({ name: QUEUES.campaigns }), ...dependencies],
+  imports: [CampaignsCoreModule],
   providers: [CampaignFanoutService, CampaignFanoutProcessor],
 })
 export class CampaignsWorkerModule {}

@@ -22,22 +22,19 @@ import { BulkSendProcessor, SendExecutor, SendProcessor } from './sending/send.p
 import { SendQueueService } from './sending/send-queue.service';
 
 const services = [MessageEventsService, PlatformWebhooksService, SendQueueService, CallbacksService, MessagesService, SendActivitiesService, InboundMessages];
+const entities = TypeOrmModule.forFeature([Message, PlatformWebhookEvent]);
+const queues = BullModule.registerQueue({ name: QUEUES.platformWebhooks }, { name: QUEUES.sends }, { name: QUEUES.bulkSends }, { name: QUEUES.callbacks });
 
 /**
  * The message store and the door to the send pipeline, without controllers or processors: what other modules import
  * to send (MessagesService.prepare*, SendQueueService, SendActivitiesService) or to hear inbound messages
- * (InboundMessages). Imported once per process, whatever imports it, so each service exists once.
+ * (InboundMessages). A static module: Nest makes it once per process, whatever imports it, so each service (and each
+ * queue) exists once. Re-exports what the API and worker halves use (queues, repositories, accounts, contacts, templates).
  */
 @Module({
-  imports: [
-    TypeOrmModule.forFeature([Message, PlatformWebhookEvent]),
-    BullModule.registerQueue({ name: QUEUES.platformWebhooks }, { name: QUEUES.sends }, { name: QUEUES.bulkSends }, { name: QUEUES.callbacks }),
-    AccountsModule,
-    ContactsModule,
-    TemplatesModule,
-  ],
+  imports: [entities, queues, AccountsModule, ContactsModule, TemplatesModule],
   providers: services,
-  exports: services,
+  exports: [...services, entities, queues, AccountsModule, ContactsModule, TemplatesModule],
 })
 export class MessagingCoreModule {}
 
