@@ -1,4 +1,4 @@
-import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AppConfig, validationException, type FieldError } from '@switchboard/core';
 import { templateNamesUsed, validateDefinition, type WorkflowDefinition } from '@switchboard/engine';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BlockedTargetError, OutboundHttpError } from '@switchboard/core';
-import type { ActionEffect, RunState } from '@switchboard/engine';
+import type { RunState } from '@switchboard/engine';
 import { DataSource } from 'typeorm';
 import type {
   AutomationActivities as WorkflowActivities,

@@ -64,8 +64,8 @@ export class TemporalClientService implements OnApplicationShutdown {
     if (!this.connecting) {
       const address = this.config.TEMPORAL_ADDRESS;
       if (!address) return Promise.reject(new Error('TEMPORAL_ADDRESS is not set'));
-      // eslint-disable-next-line prefer-const
       let attempt!: Promise<{ client: Client; connection?: Connection }>;
+      // eslint-disable-next-line prefer-const -- the promise refers to itself below
       attempt = (async () => {
         // lazy + ensureConnected (not Connection.connect) so a failed attempt's channel can be closed.
         const connection = Connection.lazy({ address, connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS });
