@@ -46,6 +46,27 @@ describe('table ownership (docs/architecture.md)', () => {
     expect(crossings).toEqual([]);
   });
 
+  it('no repository, join or forFeature of an entity outside the folder of its owner', () => {
+    // entity classes and their tables, from the @Entity decorators
+    const owners = new Map<string, string>();
+    for (const file of sourceFiles(['libs'])) {
+      const src = readFileSync(join(ROOT, file), 'utf8');
+      for (const m of src.matchAll(/@Entity\(\s*['"`]([a-z_]+)['"`][^)]*\)\s*export class (\w+)/g)) owners.set(m[2], TABLE_OWNERS[m[1]]);
+    }
+    expect(owners.get('PhoneNumber')).toBe('libs/accounts');
+    const names = [...owners.keys()].join('|');
+    const use = new RegExp(`\\b(?:InjectRepository|getRepository|innerJoin|leftJoin|innerJoinAndSelect|leftJoinAndSelect|forFeature)\\(\\s*\\[?[^)]*?\\b(${names})\\b`, 'g');
+    const crossings: string[] = [];
+    for (const file of sourceFiles()) {
+      const src = readFileSync(join(ROOT, file), 'utf8');
+      for (const m of src.matchAll(use)) {
+        const owner = owners.get(m[1])!;
+        if (!file.startsWith(`${owner}/`)) crossings.push(`${file}:${src.slice(0, m.index).split('\n').length} uses the entity ${m[1]} (owned by ${owner})`);
+      }
+    }
+    expect(crossings).toEqual([]);
+  });
+
   it('every table of the migrations has an owner', () => {
     const migrations = join(ROOT, 'libs/core/src/database/migrations');
     const created = new Set<string>();

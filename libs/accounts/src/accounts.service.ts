@@ -70,6 +70,11 @@ export class AccountsService {
     return new Map(rows.map((p) => [p.id, p]));
   }
 
+  /** The connected numbers of a WhatsApp Business Account (any account of ours), e.g. for its template webhooks. */
+  phoneNumbersOfBusinessAccount(businessAccountId: string): Promise<PhoneNumber[]> {
+    return this.phoneNumbers.findBy({ businessAccountId });
+  }
+
   /** Decrypts the stored access token; use only to call the platform. */
   async connectionFor(phoneNumberId: string): Promise<PlatformConnection> {
     const phone = await this.phoneNumbers

@@ -318,15 +318,10 @@ export class TemplatesService {
     if (!mapped) return [];
     let rows = await this.templates.find({ where: { platformTemplateId: String(event.templateId) } });
     if (rows.length === 0 && event.wabaId) {
-      rows = await this.templates
-        .createQueryBuilder('t')
-        .innerJoin(PhoneNumber, 'p', 'p.id = t.phone_number_id')
-        .where('p.business_account_id = :waba AND t.name = :name AND t.language = :language', {
-          waba: event.wabaId,
-          name: event.templateName,
-          language: event.language,
-        })
-        .getMany();
+      const numbers = await this.accounts.phoneNumbersOfBusinessAccount(String(event.wabaId));
+      rows = numbers.length
+        ? await this.templates.find({ where: { phoneNumberId: In(numbers.map((p) => p.id)), name: event.templateName, language: event.language } })
+        : [];
     }
     const changes: StatusChange[] = [];
     for (const row of rows) {
