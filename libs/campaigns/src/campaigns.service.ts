@@ -5,7 +5,7 @@ import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
 import { AppConfig, assertPublicTarget, PageRequest, pageOffset, QUEUES, validationException } from '@switchboard/core';
 import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
-import { TemplatesService } from '@switchboard/templates';
+import { NO_TEMPLATE_FOUND, TemplatesService } from '@switchboard/templates';
 import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import { CreateCampaignInput, mergeVariables, TriggerContact, validateCreateCampaign, validateTriggerBody } from './campaign-requests';
@@ -66,7 +66,7 @@ const SELECT_CAMPAIGN = `SELECT c.* FROM campaigns c`;
 /** The campaign's template as the send payload builder needs it (libs/templates' approved-template lookup), or the reason it cannot be sent. */
 export async function approvedTemplate(templates: TemplatesService, accountId: string, name: string, language: string): Promise<TemplateForSend | string> {
   const found = await templates.findApprovedForSend(accountId, name, language);
-  if (!found.ok) return found.status ? `Template ${name} is not approved (status ${found.status})` : `Template ${name} (${language}) no longer exists`;
+  if (!found.ok) return found.reason === NO_TEMPLATE_FOUND ? `Template ${name} (${language}) no longer exists` : `Template ${name}: ${found.reason}`;
   const t = found.template;
   return { name: t.name, language: t.language, category: t.category, variables: t.variables, headerType: t.headerType, buttons: t.buttons ?? [], carousel: t.carousel ?? null };
 }

@@ -33,8 +33,7 @@ export interface StatusChange {
   platformStatus: string | null;
 }
 
-/** `status` is the stored status of the template that is not approved (absent when there is no template). */
-export type FindForSendResult = { ok: true; template: Template } | { ok: false; reason: string; status?: TemplateStatusValue };
+export type FindForSendResult = { ok: true; template: Template } | { ok: false; reason: string };
 
 interface MappedStatus {
   status: TemplateStatusValue;
@@ -347,7 +346,7 @@ export class TemplatesService {
     const approved = rows.find((r) => r.status === 'APPROVED');
     if (approved) return { ok: true, template: approved };
     const r = rows[0];
-    return { ok: false, status: r.status, reason: `Template is not approved (status ${r.status}${r.rejectedReason ? `: ${r.rejectedReason}` : ''})` };
+    return { ok: false, reason: `Template is not approved (status ${r.status}${r.rejectedReason ? `: ${r.rejectedReason}` : ''})` };
   }
 
   // ------------------------------------------------------------------ plumbing
