@@ -657,6 +657,8 @@ describe('Flows', () => {
           },
         },
       });
+      // sent by the messaging send pipeline (its executor puts our message id into biz_opaque_callback_data)
+      expect(sent.at(-1).payload.biz_opaque_callback_data).toBe(message_id);
       // stored as sent (messages.payload is the Cloud API request)
       expect(sent.at(-1).payload.interactive).toEqual((await t.db.query(`SELECT payload FROM messages WHERE id = $1`, [message_id]))[0].payload.interactive);
       const [row] = await t.db.query(`SELECT * FROM messages WHERE id = $1`, [message_id]);
