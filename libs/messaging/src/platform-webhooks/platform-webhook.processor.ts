@@ -3,18 +3,20 @@ import { Inject, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common
 import { ModuleRef } from '@nestjs/core';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QUEUES } from '@switchboard/core';
-import { parseWebhook, type MessageEvent, type TemplateStatusEvent, type WebhookEvent } from '@switchboard/whatsapp';
+import { parseWebhook, type MessageEvent, type TemplateCategoryEvent, type TemplateStatusEvent, type WebhookEvent } from '@switchboard/whatsapp';
 import { Job } from 'bullmq';
 import { Repository } from 'typeorm';
 import { ContactsService } from '@switchboard/contacts';
 import { CallbacksService, type CallbackEvent } from '../callbacks/callbacks.service';
-import { MessageEventsService, type RecordedInbound } from '../message-events.service';
+import { MessageEventsService, replyContentOf, type RecordedInbound } from '../message-events.service';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 import { PlatformWebhooksService } from './platform-webhooks.service';
 
 /** Receives template status changes; provided by the templates module. */
 export interface TemplateStatusSink {
   applyPlatformStatus(event: TemplateStatusEvent): Promise<unknown>;
+  /** `template_category_update`: Meta changed (or announced it will change) a template's category */
+  applyPlatformCategory?(event: TemplateCategoryEvent): Promise<unknown>;
 }
 export const TEMPLATE_STATUS_SINK = Symbol('TEMPLATE_STATUS_SINK');
 
@@ -98,7 +100,8 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
       case 'message': {
         const recorded = await this.messages.recordInbound(event, receivedAt);
         if (recorded) await this.afterInbound(event, recorded);
-        if (this.inboundListener) {
+        // system messages, revoked / edited messages and reaction removals are no replies: runs keep waiting
+        if (this.inboundListener && !event.informational) {
           const accountId = recorded?.accountId ?? (await this.accountOfNumber(event.phoneNumberId));
           if (accountId) await this.inboundListener.onInboundMessage(accountId, event.phoneNumberId, event);
         }
@@ -106,6 +109,9 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
       }
       case 'template_status':
         await this.templates?.applyPlatformStatus(event);
+        return;
+      case 'template_category':
+        await this.templates?.applyPlatformCategory?.(event);
         return;
       default:
         return; // stored, not acted upon
@@ -115,13 +121,18 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
   /** A newly stored inbound message: link it to the contact (created when new), call back `replied`. */
   private async afterInbound(event: MessageEvent, recorded: RecordedInbound): Promise<void> {
     if (this.contacts) {
-      const { contact } = await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
+      // a user known by a business-scoped user id is bound by that id (and by the phone when Meta sends it too)
+      const phone = event.from !== event.fromUserId ? event.from : null;
+      const { contact } = event.fromUserId
+        ? await this.contacts.findOrCreateByWhatsAppUser(recorded.accountId, event.fromUserId, phone, event.profileName ?? null)
+        : await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
       await this.messages.linkContact(recorded.messageId, contact.id);
     }
     if (recorded.repliedMessageId && this.callbacks) {
       const target = await this.messages.callbackTarget(recorded.repliedMessageId);
       if (target) {
-        await this.callbacks.notify({ messageId: recorded.repliedMessageId, ...target }, 'replied', new Date(event.timestamp * 1000), event.text ?? event.buttonText ?? event.media?.caption ?? '');
+        const text = event.text ?? event.buttonText ?? event.media?.caption ?? '';
+        await this.callbacks.notify({ messageId: recorded.repliedMessageId, ...target }, 'replied', new Date(event.timestamp * 1000), text, replyContentOf(event));
       }
     }
   }

@@ -164,7 +164,7 @@ export class MessagesService {
     };
     return {
       ok: true,
-      contact: { contact_id: Number(contact.id), contact_number: contact.contactNumber },
+      contact: { contact_id: Number(contact.id), contact_number: contact.contactNumber ?? number },
       message: this.outbound(accountId, phone, contact.id, number, m, {
         kind: 'template',
         templateName: template.name,
