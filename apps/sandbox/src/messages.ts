@@ -74,16 +74,14 @@ export function handleSendMessage(
   }
 
   let category = 'service';
+  // Like Meta: a session message outside the 24-hour window is accepted (200 with a wamid) and then reported in a
+  // `failed` status webhook with error 131047; it is never sent (no `sent` status).
+  let windowClosed = false;
   if (type === 'template') {
     category = checkTemplate(state, phoneNumberId, body.template as Json).category.toLowerCase();
   } else if (state.config.enforceCustomerCareWindow) {
     const last = state.lastInbound.get(`${phoneNumberId}:${waId}`);
-    if (last === undefined || now - last > state.config.customerCareWindowMs) {
-      throw cloudError(
-        131047,
-        'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
-      );
-    }
+    windowClosed = last === undefined || now - last > state.config.customerCareWindowMs;
   }
 
   state.rate.take(phoneNumberId, limit, now);
@@ -91,7 +89,8 @@ export function handleSendMessage(
   state.knownPhones.add(phoneNumberId);
   const wamid = newWamid();
   state.stats.accepted++;
-  state.messages.add({
+  // the log holds what reached the customer: a message refused for the closed window only gets its failed status
+  if (!windowClosed) state.messages.add({
     wamid,
     phone_number_id: phoneNumberId,
     to: waId,
@@ -100,13 +99,18 @@ export function handleSendMessage(
     payload: body,
   });
   const rule = state.config.failureRules.find((r) => waId.endsWith(r.toSuffix));
+  if (windowClosed) state.stats.rejected[131047] = (state.stats.rejected[131047] ?? 0) + 1;
   scheduler.schedule(
     {
       wamid,
       phoneNumberId,
       recipientId: waId,
       category,
-      failure: rule ? { code: rule.code, details: rule.details } : undefined,
+      failure: windowClosed
+        ? { code: 131047, details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.', beforeSent: true }
+        : rule
+          ? { code: rule.code, details: rule.details }
+          : undefined,
       // Meta echoes the sender's opaque data in every status of the message
       bizOpaque: typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : undefined,
     },

@@ -37,6 +37,19 @@ export interface Sandbox {
 type Params = { version: string; id: string };
 
 const VERSION = /^v\d+\.\d+$/;
+/** The version an unversioned Graph path is served by. */
+export const DEFAULT_VERSION = 'v24.0';
+
+/** Graph API `fields=a,b{c}`: the object keeps `id` and the named top-level fields (a list keeps them per item). */
+export function projectFields(result: unknown, fields: unknown): unknown {
+  if (typeof fields !== 'string' || !fields.trim() || typeof result !== 'object' || result === null) return result;
+  const names = new Set(['id', ...fields.replace(/\{[^}]*\}/g, '').split(',').map((f) => f.trim()).filter(Boolean)]);
+  const pick = (o: unknown) =>
+    typeof o === 'object' && o !== null && !Array.isArray(o) ? Object.fromEntries(Object.entries(o).filter(([k]) => names.has(k))) : o;
+  const r = result as Record<string, unknown>;
+  if (Array.isArray(r.data)) return { ...r, data: r.data.map(pick) };
+  return pick(r);
+}
 
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const { log: logOption, quiet, ...config } = options;
@@ -47,7 +60,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const scheduler = new StatusScheduler(state, dispatcher);
   const catalog = new Catalog(state, dispatcher);
 
-  const app = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024 });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 16 * 1024 * 1024,
+    // Like the Graph API, a path without a version (`/{phone-number-id}/messages`) is served by the default version.
+    rewriteUrl: (req) => {
+      const url = req.url ?? '/';
+      return url.startsWith('/_sandbox') || /^\/v\d+\.\d+(\/|\?|$)/.test(url) ? url : `/${DEFAULT_VERSION}${url}`;
+    },
+  });
 
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (req, body, done) => {
     try {
@@ -109,7 +130,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   };
   const route = <T>(handler: (req: FastifyRequest, id: string) => T | Promise<T>) => ({
     preHandler: checkVersion,
-    handler: async (req: FastifyRequest, reply: FastifyReply) => reply.send(await handler(req, (req.params as Params).id)),
+    handler: async (req: FastifyRequest, reply: FastifyReply) => {
+      const result = await handler(req, (req.params as Params).id);
+      return reply.send(req.method === 'GET' ? projectFields(result, (req.query as Json)?.fields) : result);
+    },
   });
   const flowOf = (id: string) => {
     const flow = state.flows.get(id);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /** In-memory state of the sandbox: configuration, templates, flows, sent messages, windows, limits. */
 
 export interface FailureRule {
@@ -301,7 +302,7 @@ export class SandboxState {
       this.config.phoneNumbers[phoneNumberId]?.wabaId ??
       this.learntWaba.get(phoneNumberId) ??
       this.onlyKnownWaba() ??
-      `waba-${phoneNumberId}`
+      numericWabaId(phoneNumberId)
     );
   }
 
@@ -336,4 +337,10 @@ export class SandboxState {
 
 function emptyStats(): SandboxStats {
   return { accepted: 0, rejected: {}, inbound: 0, webhooksDelivered: 0, webhooksFailed: 0, webhooksDropped: 0 };
+}
+
+/** A number's WABA id when nothing names one: numeric like Meta's (15 digits), derived from the phone number id. */
+export function numericWabaId(phoneNumberId: string): string {
+  const digest = createHash('sha256').update(`waba:${phoneNumberId}`).digest();
+  return '2' + (digest.readBigUInt64BE(0) % 10n ** 14n).toString().padStart(14, '0');
 }

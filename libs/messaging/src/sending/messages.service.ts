@@ -61,7 +61,12 @@ export class MessagesService {
     const prepared = await this.prepareSession(accountId, phone, value, idempotencyKey ?? null);
     if (!prepared.ok) throw new ForbiddenException({ success: false, message: prepared.reason });
     const [id] = await this.sends.store([prepared.message], 'api');
-    const outcome = (await this.sends.waitForOutcome([id])).get(id)!;
+    let outcome = (await this.sends.waitForOutcome([id])).get(id)!;
+    // Accepted is not yet sent: outside the window the platform reports 131047 in a failed status. Unless we know the
+    // window is open, the answer waits for that first status, so a closed window is still a 500 (SPEC §4).
+    if (outcome.status === 'accepted' && !(await this.sends.windowOpen(phone.id, prepared.message.recipient))) {
+      outcome = await this.sends.waitForFirstStatus(id);
+    }
     if (outcome.status === 'failed') {
       return { httpStatus: 500, body: { success: false, message: failureReason(outcome), messageId: id, status: 'failed', code: outcome.errorCode } };
     }
