@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cloudError, invalidParam } from './errors';
-import { isObj, Json, nonEmpty } from './json';
+import { BSUID, isObj, Json, nonEmpty } from './json';
 import { SandboxState, Template } from './state';
 import { StatusScheduler } from './webhooks';
 
@@ -44,10 +44,18 @@ export function handleSendMessage(
     return { success: true };
   }
 
-  if (!nonEmpty(body.to)) throw cloudError(100, 'The parameter to is required.', { message: '(#100) The parameter to is required.' });
-  const waId = body.to.replace(/[^\d]/g, '');
-  if (waId.length < 6 || waId.length > 15 || !/^\+?[\d\s\-()]+$/.test(body.to)) {
-    throw invalidParam(`Invalid recipient phone number: ${body.to}`);
+  // `to` (a phone number) or, for a user known by a business-scoped user id, `recipient`; `to` wins when both are given
+  let waId: string;
+  if (nonEmpty(body.to)) {
+    waId = body.to.replace(/[^\d]/g, '');
+    if (waId.length < 6 || waId.length > 15 || !/^\+?[\d\s\-()]+$/.test(body.to)) {
+      throw invalidParam(`Invalid recipient phone number: ${body.to}`);
+    }
+  } else if (nonEmpty(body.recipient)) {
+    if (!BSUID.test(body.recipient)) throw invalidParam(`Invalid recipient: ${body.recipient}`);
+    waId = body.recipient;
+  } else {
+    throw cloudError(100, 'The parameter to is required.', { message: '(#100) The parameter to is required.' });
   }
   if (body.recipient_type !== undefined && body.recipient_type !== 'individual') {
     throw invalidParam('recipient_type must be "individual"');
@@ -118,7 +126,7 @@ export function handleSendMessage(
   );
   return {
     messaging_product: 'whatsapp',
-    contacts: [{ input: body.to, wa_id: waId }],
+    contacts: [nonEmpty(body.to) ? { input: body.to, wa_id: waId } : { input: body.recipient, user_id: waId }],
     messages: [{ id: wamid, ...(type === 'template' ? { message_status: 'accepted' } : {}) }],
   };
 }

@@ -1,3 +1,4 @@
+import { BSUID } from './json';
 import { createHash, createHmac } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -326,7 +327,8 @@ function statusObject(s: ScheduledStatus, timestamp: string): Record<string, unk
     id: s.wamid,
     status: s.stage,
     timestamp,
-    recipient_id: s.recipientId,
+    // sent to a business-scoped user id: Meta names the recipient by that id and withholds the phone
+    ...(BSUID.test(s.recipientId) ? { recipient_user_id: s.recipientId } : { recipient_id: s.recipientId }),
   };
   if (s.bizOpaque) base.biz_opaque_callback_data = s.bizOpaque;
   if (s.stage === 'failed' && s.failure) {

@@ -7,7 +7,7 @@ import { TemplatesService } from '@switchboard/templates';
 type FindForSend = Awaited<ReturnType<TemplatesService['findApprovedForSend']>>;
 import { buildTemplateComponents, TemplateForSend } from './template-payload';
 import { MessageOutcome, OutboundMessage, SendQueueService } from './send-queue.service';
-import { callbackEventsOf, SessionMessageBody, sessionPayload, TemplateMessageBody, validateSessionBody, validateTemplateItem } from './send-requests';
+import { callbackEventsOf, isUserId, SessionMessageBody, sessionPayload, TemplateMessageBody, validateSessionBody, validateTemplateItem } from './send-requests';
 
 export const SESSION_SENT = 'Message sent to whatsapp successfully!';
 export const SESSION_QUEUED = 'Message queued: the platform has not answered yet';
@@ -130,9 +130,13 @@ export class MessagesService {
     value: SessionMessageBody,
     idempotencyKey: string | null = null,
   ): Promise<{ ok: true; message: OutboundMessage } | { ok: false; reason: string }> {
-    const number = normalizePhone(value.receipentPhone);
+    // a customer known only by a business-scoped user id (WhatsApp usernames) is addressed by that id
+    const userId = isUserId(value.receipentPhone) ? value.receipentPhone.trim() : null;
+    const number = userId ?? normalizePhone(value.receipentPhone);
     if (!number) return { ok: false, reason: 'receipentPhone is not a phone number with country code' };
-    const { contact } = await this.contacts.findOrCreateByNumber(accountId, number, value.receipentName);
+    const { contact } = userId
+      ? await this.contacts.findOrCreateByWhatsAppUser(accountId, userId, null, value.receipentName)
+      : await this.contacts.findOrCreateByNumber(accountId, number, value.receipentName);
     if (contact.isBlocked) return { ok: false, reason: CONTACT_OPTED_OUT };
     const { kind, payload } = sessionPayload(number, value);
     return { ok: true, message: this.outbound(accountId, phone, contact.id, number, value, { kind, payload, body: value.message || null, idempotencyKey }) };

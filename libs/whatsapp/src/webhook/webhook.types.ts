@@ -1,5 +1,11 @@
 /** Flat events parsed from Meta's webhook envelope. */
 
+/**
+ * A business-scoped user id (BSUID, WhatsApp usernames, 2026): ISO country code, optional `ENT.` (parent BSUID),
+ * then up to 128 alphanumerics, e.g. `US.13491208655302741918`. Sends address such a user with `recipient` instead of `to`.
+ */
+export const BUSINESS_SCOPED_USER_ID = /^[A-Z]{2}\.(ENT\.)?[A-Za-z0-9]{1,128}$/;
+
 export interface StatusError {
   code: number;
   title?: string;
