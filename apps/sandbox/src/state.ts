@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { MediaStore } from './media';
 /** In-memory state of the sandbox: configuration, templates, flows, sent messages, windows, limits. */
 
 export interface FailureRule {
@@ -281,6 +282,8 @@ export class SandboxState {
   stats: SandboxStats = emptyStats();
   /** every id the sandbox minted (templates, flows), so GET of a deleted one is not mistaken for a phone number */
   mintedIds = new Set<string>();
+  /** uploaded media and business profiles */
+  media = new MediaStore(this);
   private nextId = 1_000_000_000_000_000n;
 
   constructor(config: Partial<SandboxConfig> = {}) {
@@ -331,6 +334,7 @@ export class SandboxState {
     this.pairRate.clear();
     this.knownPhones.clear();
     this.mintedIds.clear();
+    this.media.reset();
     this.stats = emptyStats();
   }
 }
