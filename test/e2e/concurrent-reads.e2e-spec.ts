@@ -43,4 +43,22 @@ describe('Concurrent reads', () => {
     );
     expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200));
   });
+
+  it('closing the API while reads are in flight cuts no query off and hands no busy client to another request', async () => {
+    const own = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
+    const reader = await own.createAccount();
+    await own.db.query(
+      `INSERT INTO contacts (account_id, name, contact_number) SELECT $1, 'Contact ' || n, (4916100000000 + n)::text FROM generate_series(1, 2000) n`,
+      [reader.accountId],
+    );
+    const inFlight = Array.from({ length: 120 }, (_, i) =>
+      own.http.get(i % 2 ? '/v2/contacts?pageSize=100&search=Contact' : '/v2/contacts?pageSize=100', { token: reader.token }).catch((error: Error) => error),
+    );
+    await new Promise((r) => setTimeout(r, 30));
+    await own.app.close(); // the HTTP server and the connection pool close while requests are being served
+    await Promise.all(inFlight);
+    const problems = takePgProblems();
+    await own.close();
+    expect(problems).toEqual([]);
+  }, 120_000);
 });

@@ -611,7 +611,10 @@ describe('Flows', () => {
       const a = await account();
       const flowId = await create(a);
       await publish(a, flowId);
-      const res = await send(a, flowId, { to: '+1 555 020 0001', body: 'Tell us', cta: 'Open form' });
+      await sandbox.control.post('/_sandbox/config', { statusWebhooks: true }); // this suite runs without statuses otherwise
+      const res = await send(a, flowId, { to: '+1 555 020 0001', body: 'Tell us', cta: 'Open form' }).finally(() =>
+        sandbox.control.post('/_sandbox/config', { statusWebhooks: false }),
+      );
       expect(res.status).toBe(200);
       const row = await eventually(async () => {
         const [r] = await t.db.query(`SELECT * FROM messages WHERE id = $1`, [res.body.message_id]);
