@@ -3,6 +3,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AppConfig, QUEUES } from '@switchboard/core';
 import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import { BUSINESS_SCOPED_USER_ID } from '@switchboard/whatsapp';
 import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -159,7 +160,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
     if (t.kind === 'start') {
       // Group members after the cursor; contacts this campaign already reached (API triggers) are not sent again.
       rows = await tx.query(
-        `SELECT c.id AS contact_id, c.contact_number, c.is_blocked, NULL AS variables
+        `SELECT c.id AS contact_id, COALESCE(c.contact_number, c.whatsapp_user_id) AS contact_number, c.is_blocked, NULL AS variables
            FROM contacts c
           WHERE c.account_id = $1 AND c.id > $2
             AND EXISTS (SELECT 1 FROM contact_group_members m WHERE m.contact_id = c.id AND m.group_id = ANY($3::bigint[]))
@@ -170,7 +171,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
       );
     } else {
       rows = await tx.query(
-        `SELECT r.contact_id, c.contact_number, c.is_blocked, r.variables::text AS variables
+        `SELECT r.contact_id, COALESCE(c.contact_number, c.whatsapp_user_id) AS contact_number, c.is_blocked, r.variables::text AS variables
            FROM campaign_recipients r JOIN contacts c ON c.id = r.contact_id
           WHERE r.campaign_id = $1 AND r.trigger_id = $2 AND r.status = 'pending' AND r.contact_id > $3
           ORDER BY r.contact_id
@@ -206,7 +207,8 @@ export class CampaignFanoutService implements OnModuleDestroy {
       const payload = {
         messaging_product: 'whatsapp',
         recipient_type: 'individual',
-        to: r.contact_number,
+        // a contact known only by a business-scoped user id (WhatsApp usernames) is addressed with `recipient`
+        ...(BUSINESS_SCOPED_USER_ID.test(r.contact_number) ? { recipient: r.contact_number } : { to: r.contact_number }),
         type: 'template',
         template: { name: template.name, language: { code: template.language }, ...(built.components.length ? { components: built.components } : {}) },
       };
