@@ -37,7 +37,9 @@ export function replyContentOf(event: MessageEvent): { type: string; content?: u
     event.media ??
     (event.flowResponse ? { response: event.flowResponse } : undefined) ??
     (event.buttonPayload !== undefined || event.buttonText !== undefined ? { id: event.buttonPayload ?? null, title: event.buttonText ?? null } : undefined) ??
-    (event.type === 'unsupported' ? { originalType: event.originalType, raw: event.raw } : undefined);
+    (event.type === 'unsupported'
+      ? { originalType: event.originalType ?? 'unsupported', raw: event.raw ?? event.content ?? null, ...(event.errors ? { errors: event.errors } : {}) }
+      : undefined);
   return content === undefined ? { type } : { type, content };
 }
 
