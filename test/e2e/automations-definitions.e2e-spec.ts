@@ -236,6 +236,50 @@ describe('Workflow definitions', () => {
       await seedTemplate(t, account, 'ghost_template');
       await createWorkflow(t, account.token, definition);
     });
+
+    it('a send_template whose template is not APPROVED (REJECTED, PENDING, PAUSED) is refused at create and at edit, naming the node', async () => {
+      const own = await t.createAccount();
+      await seedTemplate(t, own, 'ok_template');
+      await seedTemplate(t, own, 'rejected_template', 'REJECTED');
+      await seedTemplate(t, own, 'pending_template', 'PENDING');
+      const send = (id: string, templateName: string, next: string) => ({ id, type: 'send_template', templateName, next });
+      const definition = {
+        trigger: { type: 'webhook' },
+        startNodeId: 'a',
+        nodes: [send('a', 'ok_template', 'b'), send('b', 'rejected_template', 'c'), send('c', 'pending_template', 'd'), send('d', 'nowhere', 'done'), { id: 'done', type: 'end' }],
+      };
+      const expected = {
+        statusCode: 400,
+        message: 'node "b": templateName: template "rejected_template" is REJECTED; only an APPROVED template can be sent',
+        errors: [
+          { nodeId: 'b', field: 'templateName', message: 'template "rejected_template" is REJECTED; only an APPROVED template can be sent' },
+          { nodeId: 'c', field: 'templateName', message: 'template "pending_template" is PENDING; only an APPROVED template can be sent' },
+          { nodeId: 'd', field: 'templateName', message: 'template "nowhere" does not exist in this account' },
+        ],
+      };
+      const created = await t.http.post('/v1/workflows', { mode: 'create', name: 'Not approved', ...definition }, { token: own.token });
+      expect(created.status).toBe(400);
+      expect(created.body).toEqual(expected);
+      expect(await t.db.query('SELECT 1 FROM workflows WHERE account_id = $1', [own.accountId])).toHaveLength(0);
+
+      const wf = await createWorkflow(t, own.token, { trigger: { type: 'webhook' }, startNodeId: 'a', nodes: [send('a', 'ok_template', 'done'), { id: 'done', type: 'end' }] });
+      const edited = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, ...definition }, { token: own.token });
+      expect(edited.status).toBe(400);
+      expect(edited.body).toEqual(expected);
+      expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: own.token })).body.data.version).toBe(1);
+
+      // a template paused by the platform (kept as PAUSED) is refused the same way; an APPROVED language is enough
+      await t.db.query(`UPDATE templates SET platform_status = 'PAUSED' WHERE account_id = $1 AND name = 'rejected_template'`, [own.accountId]);
+      const paused = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, trigger: { type: 'webhook' }, startNodeId: 'b', nodes: [send('b', 'rejected_template', 'done'), { id: 'done', type: 'end' }] }, { token: own.token });
+      expect(paused.body.errors).toEqual([{ nodeId: 'b', field: 'templateName', message: 'template "rejected_template" is PAUSED; only an APPROVED template can be sent' }]);
+      await t.db.query(
+        `INSERT INTO templates (account_id, phone_number_id, name, language, category, status, components, platform_components)
+         SELECT account_id, phone_number_id, name, 'de', category, 'APPROVED', components, platform_components FROM templates WHERE account_id = $1 AND name = 'pending_template'`,
+        [own.accountId],
+      );
+      const oneApproved = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, trigger: { type: 'webhook' }, startNodeId: 'c', nodes: [send('c', 'pending_template', 'done'), { id: 'done', type: 'end' }] }, { token: own.token });
+      expect(oneApproved.status).toBe(200);
+    });
   });
 
   describe('account isolation', () => {

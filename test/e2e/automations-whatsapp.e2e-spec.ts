@@ -1,3 +1,6 @@
+import { computeSignature } from '@switchboard/whatsapp';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createWorkflow, waitForRun } from '../helpers/automations';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
@@ -67,6 +70,34 @@ describe('Automations through WhatsApp (embedded driver, sandbox)', () => {
       return got.length >= 2 ? got : null;
     })).map((m: any) => m.payload.template?.name);
     expect(names).toEqual([ask, thanks]);
+  });
+
+  it('a payload phone written with 00 and spaces binds the customer as the platform names them; system, revoke, edit and reaction removals do not resume the run', async () => {
+    const { ask, thanks, sorry } = await templates();
+    const wf = await createWorkflow(t, account.token, definition(ask, thanks, sorry));
+    const phone = h().customer(); // e.g. 4917…: the payload writes it as 0049 17…
+    const written = `00${phone.slice(0, 2)} ${phone.slice(2, 5)} ${phone.slice(5)}`;
+    const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: written, name: 'Ann' });
+    expect(started.status).toBe(200);
+    await eventually(async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === ask), 15_000, 'the first template');
+    await waitForRun(t, account.token, started.body.runId, ['waiting']);
+
+    // what the platform reports but the customer did not write to us
+    for (const name of ['message-system-number-changed', 'message-revoke', 'message-edit', 'message-reaction-removed']) {
+      const body = readFileSync(join(__dirname, '..', 'fixtures', 'meta', `${name}.json`), 'utf8');
+      const payload = JSON.stringify(JSON.parse(body).payload).split('106540352242922').join(account.messagingPhoneId).split('16505551234').join(phone).split('wamid.HBgL').join(`wamid.${name}-`);
+      const res = await t.http.request('POST', '/webhooks/whatsapp', {
+        body: payload,
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': computeSignature(Buffer.from(payload), t.config.WHATSAPP_APP_SECRET) },
+      });
+      expect(res.status).toBe(200);
+      await eventually(async () => (await t.db.query('SELECT processed_at FROM platform_webhook_events WHERE id = $1', [res.body.eventId]))[0]?.processed_at, 10_000, `${name} processed`);
+    }
+    expect((await waitForRun(t, account.token, started.body.runId, ['waiting'])).status).toBe('waiting');
+
+    await h().customerWrites(account, phone, 'yes');
+    const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 15_000);
+    expect(run).toMatchObject({ status: 'completed', reply: { text: 'yes' }, contact: { phone } });
   });
 
   it('a trigger_campaign step sends the campaign to the run\'s contact with its own variables', async () => {

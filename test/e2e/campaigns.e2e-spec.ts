@@ -340,6 +340,23 @@ describe('Campaigns', () => {
       expect(bodyTexts((await h.received(account, numbers[0]))[0])).toEqual(['member', 'G']);
     });
 
+    it('a group member known only by a business-scoped user id is sent the template with recipient', async () => {
+      const tpl = await greeting();
+      const { groupId, numbers } = await seedGroup(2);
+      const userId = `BR.${Date.now()}7`;
+      const [c] = await t.db.query(`INSERT INTO contacts (account_id, whatsapp_user_id, name) VALUES ($1, $2, 'Username user') RETURNING id`, [account.accountId, userId]);
+      await t.db.query(`INSERT INTO contact_group_members (group_id, contact_id) VALUES ($1, $2)`, [groupId, c.id]);
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'u' }, group_ids: [groupId] })).body.data.campaign_id;
+      expect((await act(id, 'start')).status).toBe(200);
+      const [sent] = await eventually(async () => {
+        const got = await h.received(account, userId);
+        return got.length ? got : null;
+      }, 20_000, 'the template to the user id');
+      expect(sent.payload).toMatchObject({ recipient: userId, type: 'template' });
+      expect(sent.payload.to).toBeUndefined();
+      for (const n of numbers) expect(await eventually(async () => (await h.received(account, n)).length === 1 || null)).toBe(true);
+    });
+
     it('start skips group members an API trigger already reached', async () => {
       const tpl = await greeting();
       const { groupId, numbers } = await seedGroup(3);

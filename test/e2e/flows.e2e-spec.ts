@@ -607,15 +607,21 @@ describe('Flows', () => {
       expect(otherPhone.body).toMatchObject({ message: 'Phone number not found' });
     });
 
-    it('outside the 24-hour window: 500 with the platform’s reason; the message is stored as failed', async () => {
+    it('outside the 24-hour window: accepted as by Meta, then the failed status (131047) marks the message failed', async () => {
       const a = await account();
       const flowId = await create(a);
       await publish(a, flowId);
-      const res = await send(a, flowId, { to: '+1 555 020 0001', body: 'Tell us', cta: 'Open form' });
-      expect(res.status).toBe(500);
-      expect(res.body).toMatchObject({ success: false, message: expect.stringMatching(/24 hours/), platform_error: { code: 131047 } });
-      const [row] = await t.db.query(`SELECT * FROM messages WHERE id = $1`, [res.body.message_id]);
-      expect(row).toMatchObject({ direction: 'outbound', kind: 'flow', status: 'failed', error_code: 131047, recipient: '15550200001', wamid: null });
+      await sandbox.control.post('/_sandbox/config', { statusWebhooks: true }); // this suite runs without statuses otherwise
+      const res = await send(a, flowId, { to: '+1 555 020 0001', body: 'Tell us', cta: 'Open form' }).finally(() =>
+        sandbox.control.post('/_sandbox/config', { statusWebhooks: false }),
+      );
+      expect(res.status).toBe(200);
+      const row = await eventually(async () => {
+        const [r] = await t.db.query(`SELECT * FROM messages WHERE id = $1`, [res.body.message_id]);
+        return r?.status === 'failed' ? r : null;
+      }, 10_000, 'the failed status');
+      expect(row).toMatchObject({ direction: 'outbound', kind: 'flow', status: 'failed', error_code: 131047, recipient: '15550200001', wamid: res.body.wamid });
+      expect(row.error_message).toMatch(/24 hours/);
     });
 
     it('round trip: publish → customer writes → send (flow_token) → completed form (nfm_reply) → GET responses shows the fields', async () => {

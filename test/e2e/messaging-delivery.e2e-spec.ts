@@ -59,7 +59,7 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const delivered = got.find((w) => w.body.status === 'delivered')!;
       expect(delivered.body).toEqual({ status: 'delivered', senderPhoneNumber: to, messageId: id, timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
       const replied = got.find((w) => w.body.message !== undefined)!;
-      expect(replied.body).toEqual({ message: 'Thanks, got it', senderPhoneNumber: to, messageId: id, timestamp: expect.any(String) });
+      expect(replied.body).toEqual({ message: 'Thanks, got it', senderPhoneNumber: to, messageId: id, timestamp: expect.any(String), type: 'text' });
 
       const secret = (await t.http.get('/account/get', { token: account.token })).body.data.callback_signing_secret;
       expect(secret).toMatch(/^[0-9a-f]{64}$/);

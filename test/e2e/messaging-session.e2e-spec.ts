@@ -46,6 +46,42 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     expect(row.wamid).toBe(got[0].wamid);
   });
 
+  it('a customer known only by a business-scoped user id (username, no phone): stored, bound to a contact by that id, and answered with recipient', async () => {
+    const userId = `DE.${Date.now()}${Math.floor(Math.random() * 1000)}`;
+    const inbound = await sandbox.control.post('/_sandbox/inbound', { user_id: userId, username: '@ann.k', name: 'Ann', phone_number_id: account.messagingPhoneId, text: 'Hallo' });
+    expect(inbound.status).toBe(200);
+    const stored = await eventually(async () => (await t.db.query(
+      `SELECT m.recipient, m.body, m.contact_id, c.contact_number, c.whatsapp_user_id, c.name FROM messages m LEFT JOIN contacts c ON c.id = m.contact_id WHERE m.wamid = $1`,
+      [inbound.body.wamid],
+    ))[0], 10_000, 'inbound stored');
+    expect(stored).toMatchObject({ recipient: userId, body: 'Hallo', contact_number: null, whatsapp_user_id: userId, name: 'Ann' });
+    expect(stored.contact_id).not.toBeNull();
+
+    const res = await send({ typOfmsg: 'normal_message', receipentPhone: userId, message: 'Hallo Ann' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, message: 'Message sent to whatsapp successfully!' });
+    const [sent] = await h.received(account, userId);
+    expect(sent.payload).toMatchObject({ messaging_product: 'whatsapp', recipient: userId, type: 'text', text: { body: 'Hallo Ann' } });
+    expect(sent.payload.to).toBeUndefined();
+    const [row] = await t.db.query('SELECT recipient, contact_id FROM messages WHERE id = $1', [res.body.messageId]);
+    expect(row).toEqual({ recipient: userId, contact_id: stored.contact_id });
+    // its statuses name the user id (recipient_user_id) and move the message forward
+    await eventually(async () => ['delivered', 'read'].includes((await t.db.query('SELECT status FROM messages WHERE id = $1', [res.body.messageId]))[0].status), 10_000, 'delivered');
+
+    // a second message from the same user binds the same contact; another account does not see it
+    const again = await sandbox.control.post('/_sandbox/inbound', { user_id: userId, phone_number_id: account.messagingPhoneId, text: 'Danke' });
+    await eventually(async () => (await t.db.query('SELECT contact_id FROM messages WHERE wamid = $1', [again.body.wamid]))[0]?.contact_id === stored.contact_id, 10_000, 'same contact');
+    const other = await t.createAccount({ apiBaseUrl: sandbox.url });
+    const contacts = await t.http.get('/v2/contacts', { token: other.token });
+    expect(contacts.body.data.contacts).toEqual([]);
+  });
+
+  it('a receipentPhone that is neither a phone number nor a user id is a 400 naming the field', async () => {
+    const res = await send({ typOfmsg: 'normal_message', receipentPhone: 'us.123', message: 'x' });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'receipentPhone', message: expect.stringContaining('business-scoped user id') }]);
+  });
+
   it('quick_reply (text header, up to 3 buttons), cta (image header, first button only), media with caption and file name', async () => {
     const to = h.customer();
     await h.customerWrites(account, to);

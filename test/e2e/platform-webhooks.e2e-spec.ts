@@ -91,6 +91,33 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
         expect(row.payload.object).toBe('whatsapp_business_account');
       }
     });
+
+    it("verifies the raw bytes as Meta serialises them (\\uXXXX, \\/), not a re-serialisation", async () => {
+      const wamid = `wamid.escaped-${account.accountId}`;
+      const text = 'Grüße 👋 https://example.com/a';
+      const body = payload('message-text', (v) => {
+        v.messages[0].id = wamid;
+        v.messages[0].text.body = text;
+      });
+      const metaBytes = body.replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')).replace(/\//g, '\\/');
+      expect(metaBytes).not.toBe(body);
+      const signature = computeSignature(Buffer.from(metaBytes), t.config.WHATSAPP_APP_SECRET);
+      // the signature of Meta's bytes does not fit the same JSON serialised otherwise
+      expect((await deliver(body, signature)).status).toBe(401);
+      const res = await deliver(metaBytes, signature);
+      expect(res.status).toBe(200);
+      await processed([res.body.eventId]);
+      const [row] = await t.db.query('SELECT body FROM messages WHERE wamid = $1', [wamid]);
+      expect(row.body).toBe(text);
+    });
+
+    it('the sandbox posts Meta-serialised bytes and they are accepted and stored as sent', async () => {
+      const from = '4915166600011';
+      await sandbox.control.post('/_sandbox/inbound', { from, phone_number_id: account.messagingPhoneId, text: 'Ça va? ✓ a/b' });
+      const [hook] = (await sandbox.control.get('/_sandbox/webhooks?field=messages&limit=1')).body.data;
+      expect(hook.statusCode).toBe(200);
+      await eventually(async () => (await t.db.query('SELECT body FROM messages WHERE recipient = $1', [from]))[0]?.body === 'Ça va? ✓ a/b', 10_000, 'stored');
+    });
   });
 
   describe('processing', () => {

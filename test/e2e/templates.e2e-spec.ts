@@ -358,15 +358,18 @@ describe('Templates', () => {
       await service().applyPlatformStatus(ev('APPROVED', 'NONE'));
       await service().applyPlatformStatus(ev('PAUSED', 'NONE'));
       const paused = await t.http.get('/v2/templates/manual_flash_sale', { token: a.token });
-      expect(paused.body.data).toMatchObject({ status: 'REJECTED', rejected_reason: 'PAUSED', platform_status: 'PAUSED' });
-      expect(await service().findApprovedForSend(a.accountId, 'manual_flash_sale')).toEqual({ ok: false, reason: 'Template is not approved (status REJECTED: PAUSED)' });
+      expect(paused.body.data).toMatchObject({ status: 'PAUSED', rejected_reason: null });
+      expect(paused.body.data.platform_status).toBeUndefined();
+      expect(await service().findApprovedForSend(a.accountId, 'manual_flash_sale')).toEqual({ ok: false, reason: 'Template is not approved (status PAUSED)' });
+      await service().applyPlatformStatus(ev('DISABLED', 'LOW_QUALITY'));
+      expect((await t.http.get('/templates/status?template_name=manual_flash_sale', { token: a.token })).body.data).toMatchObject({ status: 'DISABLED', rejected_reason: 'LOW_QUALITY' });
       await service().applyPlatformStatus(ev('REINSTATED', 'NONE'));
       expect((await t.http.get('/v2/templates/manual_flash_sale', { token: a.token })).body.data).toMatchObject({ status: 'APPROVED', rejected_reason: null });
       expect(await service().applyPlatformStatus(ev('FLAGGED', 'NONE'))).toEqual([]);
       expect(await service().applyPlatformStatus({ ...ev('APPROVED', null), templateId: '404404' })).toEqual([]);
 
       const rows = await t.db.query(`SELECT payload->>'status' AS status FROM account_events WHERE account_id = $1 ORDER BY id`, [a.accountId]);
-      expect(rows.map((r: any) => r.status)).toEqual(['REJECTED', 'APPROVED', 'REJECTED', 'APPROVED']);
+      expect(rows.map((r: any) => r.status)).toEqual(['REJECTED', 'APPROVED', 'PAUSED', 'DISABLED', 'APPROVED']);
     });
 
     it('an event for a template whose platform id was never saved is matched by WABA, name and language', async () => {

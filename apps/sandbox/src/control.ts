@@ -1,7 +1,7 @@
 /** The control API under /_sandbox/: play the customer and the reviewer, read what happened, configure. */
 import type { FastifyInstance } from 'fastify';
 import { invalidParam } from './errors';
-import { isObj, Json, nonEmpty } from './json';
+import { BSUID, isObj, Json, nonEmpty } from './json';
 import { Catalog, flowView, templateView } from './catalog';
 import { newWamid } from './messages';
 import { SandboxConfig, SandboxState, TemplateStatus } from './state';
@@ -74,7 +74,7 @@ export function registerControlRoutes(app: FastifyInstance, deps: ControlDeps): 
 
   app.get('/_sandbox/messages', async (req) => {
     const q = (req.query ?? {}) as Json;
-    const to = typeof q.to === 'string' ? q.to.replace(/\D/g, '') : undefined;
+    const to = typeof q.to === 'string' ? (BSUID.test(q.to) ? q.to : q.to.replace(/\D/g, '')) : undefined; // a phone, or a user id
     const pn = typeof q.phone_number_id === 'string' ? q.phone_number_id : undefined;
     const limit = Number(q.limit) > 0 ? Number(q.limit) : undefined;
     let data = state.messages.toArray().filter((m) => (!to || m.to === to) && (!pn || m.phone_number_id === pn));
@@ -188,14 +188,19 @@ export function applyConfig(state: SandboxState, patch: unknown): void {
 /** The `messages` webhook value of a customer's inbound message. */
 function buildInbound(state: SandboxState, body: unknown) {
   if (!isObj(body)) throw invalidParam('body must be a JSON object');
-  if (!nonEmpty(body.from)) throw invalidParam('from (the customer wa_id) is required');
+  // a user with a username: Meta withholds the phone and sends the business-scoped user id (from_user_id) alone
+  const userId = nonEmpty(body.user_id) ? body.user_id : undefined;
+  if (userId && !BSUID.test(userId)) throw invalidParam('user_id must be a business-scoped user id like US.13491208655302741918');
+  if (!nonEmpty(body.from) && !userId) throw invalidParam('from (the customer wa_id) or user_id (a business-scoped user id) is required');
   if (!nonEmpty(body.phone_number_id)) throw invalidParam('phone_number_id is required');
-  const from = body.from.replace(/\D/g, '');
+  const from = nonEmpty(body.from) ? body.from.replace(/\D/g, '') : userId!;
   const phoneNumberId = body.phone_number_id;
   const at = typeof body.timestamp === 'number' ? body.timestamp * 1000 : Date.now();
   const wamid = newWamid();
   const display = state.displayPhoneNumber(phoneNumberId);
-  const message: Json = { from, id: wamid, timestamp: String(Math.floor(at / 1000)) };
+  const message: Json = nonEmpty(body.from)
+    ? { from, ...(userId ? { from_user_id: userId } : {}), id: wamid, timestamp: String(Math.floor(at / 1000)) }
+    : { from_user_id: userId, id: wamid, timestamp: String(Math.floor(at / 1000)) };
   if (nonEmpty(body.context_message_id)) message.context = { from: display, id: body.context_message_id };
 
   if (nonEmpty(body.text)) {
@@ -217,7 +222,13 @@ function buildInbound(state: SandboxState, body: unknown) {
   const value = {
     messaging_product: 'whatsapp',
     metadata: { display_phone_number: display, phone_number_id: phoneNumberId },
-    contacts: [{ profile: { name: nonEmpty(body.name) ? body.name : 'Sandbox Customer' }, wa_id: from }],
+    contacts: [
+      {
+        profile: { name: nonEmpty(body.name) ? body.name : 'Sandbox Customer', ...(nonEmpty(body.username) ? { username: body.username } : {}) },
+        ...(nonEmpty(body.from) ? { wa_id: from } : {}),
+        ...(userId ? { user_id: userId } : {}),
+      },
+    ],
     messages: [message],
   };
   return { value, wamid, from, phoneNumberId, at };

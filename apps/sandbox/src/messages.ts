@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cloudError, invalidParam } from './errors';
-import { isObj, Json, nonEmpty } from './json';
+import { BSUID, isObj, Json, nonEmpty } from './json';
 import { SandboxState, Template } from './state';
 import { StatusScheduler } from './webhooks';
 
@@ -44,10 +44,18 @@ export function handleSendMessage(
     return { success: true };
   }
 
-  if (!nonEmpty(body.to)) throw cloudError(100, 'The parameter to is required.', { message: '(#100) The parameter to is required.' });
-  const waId = body.to.replace(/[^\d]/g, '');
-  if (waId.length < 6 || waId.length > 15 || !/^\+?[\d\s\-()]+$/.test(body.to)) {
-    throw invalidParam(`Invalid recipient phone number: ${body.to}`);
+  // `to` (a phone number) or, for a user known by a business-scoped user id, `recipient`; `to` wins when both are given
+  let waId: string;
+  if (nonEmpty(body.to)) {
+    waId = body.to.replace(/[^\d]/g, '');
+    if (waId.length < 6 || waId.length > 15 || !/^\+?[\d\s\-()]+$/.test(body.to)) {
+      throw invalidParam(`Invalid recipient phone number: ${body.to}`);
+    }
+  } else if (nonEmpty(body.recipient)) {
+    if (!BSUID.test(body.recipient)) throw invalidParam(`Invalid recipient: ${body.recipient}`);
+    waId = body.recipient;
+  } else {
+    throw cloudError(100, 'The parameter to is required.', { message: '(#100) The parameter to is required.' });
   }
   if (body.recipient_type !== undefined && body.recipient_type !== 'individual') {
     throw invalidParam('recipient_type must be "individual"');
@@ -74,16 +82,14 @@ export function handleSendMessage(
   }
 
   let category = 'service';
+  // Like Meta: a session message outside the 24-hour window is accepted (200 with a wamid) and then reported in a
+  // `failed` status webhook with error 131047; it is never sent (no `sent` status).
+  let windowClosed = false;
   if (type === 'template') {
     category = checkTemplate(state, phoneNumberId, body.template as Json).category.toLowerCase();
   } else if (state.config.enforceCustomerCareWindow) {
     const last = state.lastInbound.get(`${phoneNumberId}:${waId}`);
-    if (last === undefined || now - last > state.config.customerCareWindowMs) {
-      throw cloudError(
-        131047,
-        'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
-      );
-    }
+    windowClosed = last === undefined || now - last > state.config.customerCareWindowMs;
   }
 
   state.rate.take(phoneNumberId, limit, now);
@@ -91,7 +97,8 @@ export function handleSendMessage(
   state.knownPhones.add(phoneNumberId);
   const wamid = newWamid();
   state.stats.accepted++;
-  state.messages.add({
+  // the log holds what reached the customer: a message refused for the closed window only gets its failed status
+  if (!windowClosed) state.messages.add({
     wamid,
     phone_number_id: phoneNumberId,
     to: waId,
@@ -100,13 +107,18 @@ export function handleSendMessage(
     payload: body,
   });
   const rule = state.config.failureRules.find((r) => waId.endsWith(r.toSuffix));
+  if (windowClosed) state.stats.rejected[131047] = (state.stats.rejected[131047] ?? 0) + 1;
   scheduler.schedule(
     {
       wamid,
       phoneNumberId,
       recipientId: waId,
       category,
-      failure: rule ? { code: rule.code, details: rule.details } : undefined,
+      failure: windowClosed
+        ? { code: 131047, details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.', beforeSent: true }
+        : rule
+          ? { code: rule.code, details: rule.details }
+          : undefined,
       // Meta echoes the sender's opaque data in every status of the message
       bizOpaque: typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : undefined,
     },
@@ -114,7 +126,7 @@ export function handleSendMessage(
   );
   return {
     messaging_product: 'whatsapp',
-    contacts: [{ input: body.to, wa_id: waId }],
+    contacts: [nonEmpty(body.to) ? { input: body.to, wa_id: waId } : { input: body.recipient, user_id: waId }],
     messages: [{ id: wamid, ...(type === 'template' ? { message_status: 'accepted' } : {}) }],
   };
 }

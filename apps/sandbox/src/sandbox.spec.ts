@@ -30,6 +30,27 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
 
 const text = (to: string, body = 'hi') => ({ messaging_product: 'whatsapp', to, type: 'text', text: { body } });
 
+/** The status webhooks of one message, once `count` of them arrived (the sandbox emits them after their delays). */
+async function statusesFor(wamid: string, count: number) {
+  const deadline = Date.now() + 2000;
+  for (;;) {
+    await sandbox.flush();
+    const statuses = receiver.received.flatMap(statusesOf).filter((s) => s.id === wamid);
+    if (statuses.length >= count || Date.now() > deadline) return statuses;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Outside the 24-hour window Meta accepts the send (200, a wamid) and reports a `failed` status with 131047, never `sent`. */
+async function expectWindowClosed(phone: string, to: string) {
+  const res = await call('POST', `/v21.0/${phone}/messages`, text(to));
+  expect(res.status).toBe(200);
+  const wamid = res.body.messages[0].id;
+  const statuses = await statusesFor(wamid, 1);
+  expect(statuses.map((s) => [s.status, (s.errors as any)?.[0]?.code])).toEqual([['failed', 131047]]);
+  return statuses[0];
+}
+
 beforeAll(async () => {
   receiver = new WebhookReceiver();
   await receiver.start();
@@ -70,6 +91,32 @@ describe('Graph API conventions', () => {
     expect((await call('GET', '/v21.0/a/b/c/d')).body.error.code).toBe(2500);
   });
 
+  it('serves unversioned paths like the Graph API (the default version)', async () => {
+    await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'hi' });
+    const sent = await call('POST', `/${PHONE}/messages`, text('4911111'));
+    expect(sent.status).toBe(200);
+    expect(sent.body.messages[0].id).toMatch(/^wamid\./);
+    expect((await call('GET', `/${PHONE}`)).body).toMatchObject({ id: PHONE, platform_type: 'CLOUD_API' });
+    expect((await call('GET', `/${WABA}/message_templates?limit=1`)).status).toBe(200);
+  });
+
+  it('honours fields= on GETs: id plus the named fields, per item in lists', async () => {
+    expect((await call('GET', `/v21.0/${PHONE}?fields=display_phone_number,quality_rating`)).body).toEqual({
+      id: PHONE,
+      display_phone_number: expect.any(String),
+      quality_rating: 'GREEN',
+    });
+    await call('POST', `/v21.0/${WABA}/message_templates`, {
+      name: 'fields_probe',
+      language: 'en_US',
+      category: 'UTILITY',
+      components: [{ type: 'BODY', text: 'Hello' }],
+    });
+    const list = (await call('GET', `/v21.0/${WABA}/message_templates?fields=name,status`)).body;
+    expect(list.data).toEqual([{ id: expect.any(String), name: 'fields_probe', status: expect.stringMatching(/^(PENDING|APPROVED)$/) }]);
+    expect(list.paging).toBeDefined();
+  });
+
   it('validation errors are 100 with error_data.details', async () => {
     const res = await call('POST', `/v21.0/${PHONE}/messages`, { messaging_product: 'whatsapp', to: '4911111', type: 'text', text: {} });
     expect(res.status).toBe(400);
@@ -107,6 +154,23 @@ describe('webhooks', () => {
     expect(hook.body.object).toBe('whatsapp_business_account');
     const log = (await call('GET', '/_sandbox/webhooks')).body.data;
     expect(log).toEqual([expect.objectContaining({ field: 'messages', statusCode: 200, error: null, signature: expected })]);
+  });
+
+  it("serialises bodies as Meta does: non-ASCII as \\uXXXX, '/' as '\\/'", async () => {
+    await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'Grüße 👋 https://example.com/a' });
+    const [hook] = await receiver.waitFor(() => true);
+    const raw = hook.rawBody.toString('latin1');
+    expect(raw).toContain('Gr\\u00fc\\u00dfe \\ud83d\\udc4b https:\\/\\/example.com\\/a');
+    expect(/[^\x00-\x7f]/.test(raw)).toBe(false);
+    expect(hook.body.entry[0].changes[0].value.messages[0].text.body).toBe('Grüße 👋 https://example.com/a');
+    // a receiver that re-serialised the parsed body would check other bytes
+    expect(Buffer.from(JSON.stringify(hook.body)).equals(hook.rawBody)).toBe(false);
+  });
+
+  it('entry id is a numeric WABA id, also for a number the sandbox has no WABA for', async () => {
+    await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: '555000111', text: 'hi' });
+    const [hook] = await receiver.waitFor(() => true);
+    expect(hook.body.entry[0].id).toMatch(/^\d{15}$/);
   });
 
   it('a receiver that is down or failing is logged, not fatal', async () => {
@@ -203,7 +267,7 @@ describe('control API', () => {
     await call('POST', '/_sandbox/reset', {});
     expect((await call('GET', '/_sandbox/messages')).body.data).toEqual([]);
     // the window is gone too
-    expect((await call('POST', `/v21.0/${PHONE}/messages`, text('4911111'))).body.error.code).toBe(131047);
+    await expectWindowClosed(PHONE, '4911111');
     expect((await call('GET', '/_sandbox/config')).body.statusDelaysMs.read).toBe(999);
     await call('POST', '/_sandbox/reset', { config: true });
     expect((await call('GET', '/_sandbox/config')).body.statusDelaysMs.read).toBe(30);
@@ -216,7 +280,32 @@ describe('control API', () => {
 
   it('a window opened on one number does not open it on another', async () => {
     await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'hi' });
-    expect((await call('POST', `/v21.0/another/messages`, text('4911111'))).body.error.code).toBe(131047);
+    await expectWindowClosed('another', '4911111');
+  });
+
+  it('131047 as Meta: 200 with a wamid, then one failed status webhook carrying the error', async () => {
+    const failed = await expectWindowClosed(PHONE, '4977777');
+    expect(failed).toMatchObject({
+      status: 'failed',
+      recipient_id: '4977777',
+      errors: [{ code: 131047, title: 'Re-engagement message', message: 'Re-engagement message', error_data: { details: expect.stringContaining('24 hours') } }],
+    });
+    expect(failed.conversation).toBeUndefined();
+    expect(failed.pricing).toBeUndefined();
+  });
+
+  it('statuses as from v24.0: pricing without a conversation object', async () => {
+    await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'hi' });
+    const res = await call('POST', `/v21.0/${PHONE}/messages`, text('4911111'));
+    const statuses = await statusesFor(res.body.messages[0].id, 3);
+    const sent = statuses.find((s) => s.status === 'sent')!;
+    expect(sent).toEqual({
+      id: res.body.messages[0].id,
+      status: 'sent',
+      timestamp: expect.stringMatching(/^\d+$/),
+      recipient_id: '4911111',
+      pricing: { billable: true, pricing_model: 'PMP', category: 'service', type: 'free_customer_service' },
+    });
   });
 });
 

@@ -9,6 +9,7 @@ import { registerControlRoutes } from './control';
 import { cloudError, GraphError } from './errors';
 import { Json } from './json';
 import { handleSendMessage } from './messages';
+import { MEDIA_DOWNLOAD_PATH } from './media';
 import { parseMultipart, MultipartPart } from './multipart';
 import { SandboxConfig, SandboxState } from './state';
 import { StatusScheduler, WebhookDispatcher } from './webhooks';
@@ -37,6 +38,19 @@ export interface Sandbox {
 type Params = { version: string; id: string };
 
 const VERSION = /^v\d+\.\d+$/;
+/** The version an unversioned Graph path is served by. */
+export const DEFAULT_VERSION = 'v24.0';
+
+/** Graph API `fields=a,b{c}`: the object keeps `id`, `messaging_product` and the named top-level fields (a list: per item). */
+export function projectFields(result: unknown, fields: unknown): unknown {
+  if (typeof fields !== 'string' || !fields.trim() || typeof result !== 'object' || result === null) return result;
+  const names = new Set(['id', 'messaging_product', ...fields.replace(/\{[^}]*\}/g, '').split(',').map((f) => f.trim()).filter(Boolean)]);
+  const pick = (o: unknown) =>
+    typeof o === 'object' && o !== null && !Array.isArray(o) ? Object.fromEntries(Object.entries(o).filter(([k]) => names.has(k))) : o;
+  const r = result as Record<string, unknown>;
+  if (Array.isArray(r.data)) return { ...r, data: r.data.map(pick) };
+  return pick(r);
+}
 
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const { log: logOption, quiet, ...config } = options;
@@ -47,7 +61,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const scheduler = new StatusScheduler(state, dispatcher);
   const catalog = new Catalog(state, dispatcher);
 
-  const app = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024 });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 16 * 1024 * 1024,
+    // Like the Graph API, a path without a version (`/{phone-number-id}/messages`) is served by the default version.
+    rewriteUrl: (req) => {
+      const url = req.url ?? '/';
+      return url.startsWith('/_sandbox') || url.startsWith(MEDIA_DOWNLOAD_PATH) || /^\/v\d+\.\d+(\/|\?|$)/.test(url) ? url : `/${DEFAULT_VERSION}${url}`;
+    },
+  });
 
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (req, body, done) => {
     try {
@@ -109,7 +131,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   };
   const route = <T>(handler: (req: FastifyRequest, id: string) => T | Promise<T>) => ({
     preHandler: checkVersion,
-    handler: async (req: FastifyRequest, reply: FastifyReply) => reply.send(await handler(req, (req.params as Params).id)),
+    handler: async (req: FastifyRequest, reply: FastifyReply) => {
+      const result = await handler(req, (req.params as Params).id);
+      return reply.send(req.method === 'GET' ? projectFields(result, (req.query as Json)?.fields) : result);
+    },
   });
   const flowOf = (id: string) => {
     const flow = state.flows.get(id);
@@ -119,6 +144,23 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
 
   // messages
   app.post('/:version/:id/messages', route((req, id) => handleSendMessage(state, scheduler, id, req.body)));
+
+  // media (upload, metadata by id, download with the bearer token) and business profiles
+  const origin = (req: FastifyRequest) => `${req.protocol}://${req.headers.host}`;
+  app.post('/:version/:id/media', route((req, id) => state.media.upload(id, req.body)));
+  app.get(MEDIA_DOWNLOAD_PATH, async (req, reply) => {
+    const m = state.media.download((req.query as Json).mid);
+    return reply.header('content-type', m.mimeType).header('content-length', m.bytes.length).send(m.bytes);
+  });
+  app.get('/:version/:id/whatsapp_business_profile', route((_req, id) => state.media.profile(id)));
+  app.post('/:version/:id/whatsapp_business_profile', route((req, id) => state.media.updateProfile(id, req.body)));
+  // a template by id under its WABA (as some clients address it)
+  app.get('/:version/:waba/message_templates/:templateId', route((req) => {
+    const id = (req.params as { templateId: string }).templateId;
+    const template = catalog.getTemplate(id);
+    if (!template) throw unknownObject(id);
+    return template;
+  }));
 
   // message templates
   app.post('/:version/:id/message_templates', route((req, id) => catalog.createTemplate(id, req.body)));
@@ -133,7 +175,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   app.post('/:version/:id/deprecate', route((_req, id) => catalog.deprecateFlow(flowOf(id))));
 
   // objects by id: templates and flows
-  app.get('/:version/:id', route((_req, id) => {
+  app.get('/:version/:id', route((req, id) => {
+    if (state.media.has(id)) return state.media.view(id, origin(req));
     const template = catalog.getTemplate(id);
     if (template) return template;
     const flow = state.flows.get(id);
@@ -148,6 +191,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     throw unknownObject(id);
   }));
   app.delete('/:version/:id', route((_req, id) => {
+    if (state.media.has(id)) return state.media.delete(id);
     if (state.flows.has(id)) return catalog.deleteFlow(state.flows.get(id)!);
     const t = state.templates.get(id);
     if (t) {

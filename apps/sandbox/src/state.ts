@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { MediaStore } from './media';
 /** In-memory state of the sandbox: configuration, templates, flows, sent messages, windows, limits. */
 
 export interface FailureRule {
@@ -280,6 +282,8 @@ export class SandboxState {
   stats: SandboxStats = emptyStats();
   /** every id the sandbox minted (templates, flows), so GET of a deleted one is not mistaken for a phone number */
   mintedIds = new Set<string>();
+  /** uploaded media and business profiles */
+  media = new MediaStore(this);
   private nextId = 1_000_000_000_000_000n;
 
   constructor(config: Partial<SandboxConfig> = {}) {
@@ -301,7 +305,7 @@ export class SandboxState {
       this.config.phoneNumbers[phoneNumberId]?.wabaId ??
       this.learntWaba.get(phoneNumberId) ??
       this.onlyKnownWaba() ??
-      `waba-${phoneNumberId}`
+      numericWabaId(phoneNumberId)
     );
   }
 
@@ -330,10 +334,17 @@ export class SandboxState {
     this.pairRate.clear();
     this.knownPhones.clear();
     this.mintedIds.clear();
+    this.media.reset();
     this.stats = emptyStats();
   }
 }
 
 function emptyStats(): SandboxStats {
   return { accepted: 0, rejected: {}, inbound: 0, webhooksDelivered: 0, webhooksFailed: 0, webhooksDropped: 0 };
+}
+
+/** A number's WABA id when nothing names one: numeric like Meta's (15 digits), derived from the phone number id. */
+export function numericWabaId(phoneNumberId: string): string {
+  const digest = createHash('sha256').update(`waba:${phoneNumberId}`).digest();
+  return '2' + (digest.readBigUInt64BE(0) % 10n ** 14n).toString().padStart(14, '0');
 }

@@ -1,3 +1,4 @@
+import { BSUID } from './json';
 import { createHash, createHmac } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -143,7 +144,7 @@ export class WebhookDispatcher {
 
   private async deliver(item: PendingDelivery): Promise<DeliveryResult> {
     const { config } = this.state;
-    const raw = JSON.stringify(item.body);
+    const raw = metaJson(item.body);
     const signature = sign(raw, config.appSecret);
     const url = config.webhookUrl;
     const started = Date.now();
@@ -181,6 +182,15 @@ export class WebhookDispatcher {
 }
 
 /** Meta's envelope around one change. */
+/**
+ * JSON as Meta serialises webhook bodies: every non-ASCII character escaped as `\\uXXXX` (UTF-16 units, so an emoji is
+ * a surrogate pair) and `/` escaped as `\\/`. A receiver that re-serialises the parsed body gets other bytes, so its
+ * signature check fails: it must verify the raw body.
+ */
+export function metaJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')).replace(/\//g, '\\/');
+}
+
 export function envelope(wabaId: string, field: string, value: unknown): unknown {
   return {
     object: 'whatsapp_business_account',
@@ -198,7 +208,8 @@ interface ScheduledStatus {
   recipientId: string;
   stage: Stage;
   category: string;
-  failure?: { code: number; details?: string };
+  /** `beforeSent`: the platform accepted the message but never sent it (131047): `failed` comes instead of `sent` */
+  failure?: { code: number; details?: string; beforeSent?: boolean };
   bizOpaque?: string;
 }
 
@@ -250,7 +261,7 @@ export class StatusScheduler {
   }
 
   schedule(
-    msg: { wamid: string; phoneNumberId: string; recipientId: string; category: string; failure?: { code: number; details?: string }; bizOpaque?: string },
+    msg: { wamid: string; phoneNumberId: string; recipientId: string; category: string; failure?: { code: number; details?: string; beforeSent?: boolean }; bizOpaque?: string },
     acceptedAt: number,
   ): void {
     if (!this.state.config.statusWebhooks) return;
@@ -267,7 +278,12 @@ export class StatusScheduler {
       while (q.length > 0 && q.peek()!.dueAt <= now) due.push(q.shift()!);
     }
     if (due.length === 0) return;
-    for (const s of due) {
+    for (let i = 0; i < due.length; i++) {
+      const s = due[i];
+      if (s.stage === 'sent' && s.failure?.beforeSent) {
+        due[i] = { ...s, stage: 'failed' }; // never sent: the failed status is the only one
+        continue;
+      }
       // each stage is due `delay` after acceptance, never before the previous stage
       const at = (delay: number) => Math.max(s.dueAt, s.acceptedAt + delay);
       if (s.stage === 'sent') {
@@ -311,7 +327,8 @@ function statusObject(s: ScheduledStatus, timestamp: string): Record<string, unk
     id: s.wamid,
     status: s.stage,
     timestamp,
-    recipient_id: s.recipientId,
+    // sent to a business-scoped user id: Meta names the recipient by that id and withholds the phone
+    ...(BSUID.test(s.recipientId) ? { recipient_user_id: s.recipientId } : { recipient_id: s.recipientId }),
   };
   if (s.bizOpaque) base.biz_opaque_callback_data = s.bizOpaque;
   if (s.stage === 'failed' && s.failure) {
@@ -328,12 +345,20 @@ function statusObject(s: ScheduledStatus, timestamp: string): Record<string, unk
     return base;
   }
   if (s.stage === 'sent' || s.stage === 'delivered') {
-    base.conversation = {
-      id: conversationId(s.phoneNumberId, s.recipientId),
-      ...(s.stage === 'sent' ? { expiration_timestamp: String(Number(timestamp) + 24 * 3600) } : {}),
-      origin: { type: s.category },
+    // From v24.0 Meta sends `conversation` only for free entry point conversations; statuses carry `pricing` alone.
+    if (s.category === 'free_entry_point') {
+      base.conversation = {
+        id: conversationId(s.phoneNumberId, s.recipientId),
+        ...(s.stage === 'sent' ? { expiration_timestamp: String(Number(timestamp) + 24 * 3600) } : {}),
+        origin: { type: 'free_entry_point' },
+      };
+    }
+    base.pricing = {
+      billable: s.category !== 'free_entry_point',
+      pricing_model: 'PMP',
+      category: s.category === 'free_entry_point' ? 'service' : s.category,
+      type: s.category === 'free_entry_point' ? 'free_entry_point' : s.category === 'service' ? 'free_customer_service' : 'regular',
     };
-    base.pricing = { billable: true, pricing_model: 'PMP', category: s.category, type: 'regular' };
   }
   return base;
 }

@@ -32,5 +32,13 @@ describe('contactFromPayload', () => {
 
   it('digitsOnly', () => {
     expect(digitsOnly('+1 (555) 010-2030')).toBe('15550102030');
+    expect(digitsOnly('0049 151 2345678')).toBe('491512345678');
+  });
+
+  it('follows the phone rule of libs/core: the 00 prefix is the international call prefix', () => {
+    // the customer's reply comes from 491512345678: the run must be bound to that key
+    expect(contactFromPayload({ phone: '0049 151 2345678' })).toEqual({ phone: '491512345678' });
+    expect(contactFromPayload({ contact: { phone: '+49 (151) 2345678' } })).toEqual({ phone: '491512345678' });
+    expect(contactFromPayload({ phone: '0151 2345678' })).toEqual({}); // a national number is no contact phone
   });
 });

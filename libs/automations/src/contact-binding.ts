@@ -1,6 +1,9 @@
+import { normalizePhone } from '@switchboard/core';
+
 /**
  * Contact binding of webhook-started runs: the first of these payload fields that holds a phone number
- * (string or number, at least 6 digits once everything but digits is removed) becomes the run's contact phone
+ * (string or number, accepted by the one phone rule of libs/core, `normalizePhone`: country code, optional `+` or
+ * `00`, formatting tolerated) becomes the run's contact phone
  * (`{{contact.phone}}`, and the key replies are routed by):
  *
  *   phone, phoneNumber, phone_number, contact.phone, contact.phoneNumber, contact.phone_number,
@@ -20,8 +23,9 @@ export const CONTACT_PHONE_PATHS = [
   ['customer', 'phoneNumber'],
 ] as const;
 
+/** A customer key as stored on runs and messages: the normalised phone (`0049 151 …` → `49151…`), else the digits. */
 export function digitsOnly(value: string): string {
-  return value.replace(/\D/g, '');
+  return normalizePhone(value) ?? value.replace(/\D/g, '');
 }
 
 function get(obj: unknown, path: readonly string[]): unknown {
@@ -34,9 +38,7 @@ function get(obj: unknown, path: readonly string[]): unknown {
 }
 
 function phoneOf(value: unknown): string | null {
-  if (typeof value !== 'string' && typeof value !== 'number') return null;
-  const digits = digitsOnly(String(value));
-  return digits.length >= 6 && digits.length <= 20 ? digits : null;
+  return normalizePhone(value);
 }
 
 export interface BoundContact {

@@ -44,11 +44,17 @@ export class WorkflowsService {
       const errors: DefinitionFieldError[] = result.errors.map((e) => ({ ...(e.nodeId !== undefined ? { nodeId: e.nodeId } : {}), field: e.field, message: e.message }));
       throw this.definitionException(errors);
     }
-    const missing = await this.templates.missingTemplates(accountId, templateNamesUsed(result.definition));
-    if (missing.length > 0) {
+    const unusable = new Map((await this.templates.unusableTemplates(accountId, templateNamesUsed(result.definition))).map((t) => [t.name, t.status]));
+    if (unusable.size > 0) {
       const errors = result.definition.nodes
-        .filter((n) => n.type === 'send_template' && missing.includes(n.templateName))
-        .map((n) => ({ nodeId: n.id, field: 'templateName', message: `template "${(n as { templateName: string }).templateName}" does not exist in this account` }));
+        .filter((n): n is Extract<typeof n, { type: 'send_template' }> => n.type === 'send_template' && unusable.has(n.templateName))
+        .map((n) => {
+          const status = unusable.get(n.templateName);
+          const message = status
+            ? `template "${n.templateName}" is ${status}; only an APPROVED template can be sent`
+            : `template "${n.templateName}" does not exist in this account`;
+          return { nodeId: n.id, field: 'templateName', message };
+        });
       throw this.definitionException(errors);
     }
     return result.definition;

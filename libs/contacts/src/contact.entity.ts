@@ -15,8 +15,13 @@ export class Contact {
   @Column({ type: 'text', nullable: true })
   name: string | null;
 
-  @Column({ name: 'contact_number', type: 'text' })
-  contactNumber: string;
+  /** null for a customer known only by a business-scoped user id (WhatsApp usernames) */
+  @Column({ name: 'contact_number', type: 'text', nullable: true })
+  contactNumber: string | null;
+
+  /** WhatsApp's business-scoped user id (BSUID, e.g. `US.13491208655302741918`), unique per account, when known */
+  @Column({ name: 'whatsapp_user_id', type: 'text', nullable: true })
+  whatsappUserId: string | null;
 
   @Column({ type: 'text', nullable: true })
   email: string | null;

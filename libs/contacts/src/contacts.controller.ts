@@ -33,6 +33,8 @@ export function contactListItem(c: Contact) {
     contact_id: Number(c.id),
     name: c.name,
     contact_number: c.contactNumber,
+    // a customer known only by a WhatsApp business-scoped user id has no number (contact_number null)
+    ...(c.whatsappUserId ? { whatsapp_user_id: c.whatsappUserId } : {}),
     email: c.email,
     isBlocked: c.isBlocked,
     platform: c.platform,

@@ -46,6 +46,7 @@ const CONTACT_FIELDS: Array<[keyof Contact, string]> = [
   ['accountId', 'account_id'],
   ['name', 'name'],
   ['contactNumber', 'contact_number'],
+  ['whatsappUserId', 'whatsapp_user_id'],
   ['email', 'email'],
   ['dateOfBirth', 'date_of_birth'],
   ['gender', 'gender'],
@@ -131,6 +132,41 @@ export class ContactsService {
     if (!contactNumber) throw validationException([{ field: 'contact_number', message: `contact_number must be ${PHONE_FORMAT_HINT}` }]);
     const trimmed = name?.trim().slice(0, 200) || null;
     return this.insertOrGet(manager ?? this.contacts.manager, accountId, { contactNumber, name: trimmed });
+  }
+
+  /**
+   * For inbound messages: the account's contact of a WhatsApp user, bound by the business-scoped user id (BSUID) and,
+   * when Meta sends it, the phone number. A known number gets the user id recorded (unless another contact already
+   * holds it); a user known only by the id gets a contact without a number. Race-safe like findOrCreateByNumber.
+   */
+  async findOrCreateByWhatsAppUser(accountId: string, userId: string, phone: string | null, name?: string | null): Promise<{ contact: Contact; created: boolean }> {
+    const trimmed = name?.trim().slice(0, 200) || null;
+    const db = this.contacts.manager;
+    const contactNumber = phone ? normalizePhone(phone) : null;
+    if (contactNumber) {
+      const found = await this.insertOrGet(db, accountId, { contactNumber, name: trimmed });
+      if (found.contact.whatsappUserId) return found;
+      const [rows] = (await db.query(
+        `UPDATE contacts SET whatsapp_user_id = $3, updated_at = now()
+          WHERE account_id = $1 AND id = $2 AND whatsapp_user_id IS NULL
+            AND NOT EXISTS (SELECT 1 FROM contacts o WHERE o.account_id = $1 AND o.whatsapp_user_id = $3)
+          RETURNING ${contactColumns()}`,
+        [accountId, found.contact.id, userId],
+      )) as [Array<Record<string, unknown>>, number];
+      return rows[0] ? { contact: toContact(rows[0]), created: found.created } : found;
+    }
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const inserted = await db.query(
+        `INSERT INTO contacts (account_id, whatsapp_user_id, name) VALUES ($1, $2, $3)
+         ON CONFLICT (account_id, whatsapp_user_id) WHERE whatsapp_user_id IS NOT NULL DO NOTHING
+         RETURNING ${contactColumns()}`,
+        [accountId, userId, trimmed],
+      );
+      if (inserted[0]) return { contact: toContact(inserted[0]), created: true };
+      const existing = await db.query(`SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND whatsapp_user_id = $2`, [accountId, userId]);
+      if (existing[0]) return { contact: toContact(existing[0]), created: false };
+    }
+    throw new ConflictException({ message: 'The contact changed while it was being created; try again' });
   }
 
   /** The account's contact with this number (any accepted format), or null. */
@@ -238,7 +274,7 @@ export class ContactsService {
     limit: number,
   ): Promise<Array<{ id: string; contactNumber: string; isBlocked: boolean }>> {
     const rows: Array<{ id: string; contact_number: string; is_blocked: boolean }> = await db.query(
-      `SELECT c.id, c.contact_number, c.is_blocked
+      `SELECT c.id, COALESCE(c.contact_number, c.whatsapp_user_id) AS contact_number, c.is_blocked
          FROM contacts c
         WHERE c.account_id = $1 AND c.id > $2
           AND EXISTS (SELECT 1 FROM contact_group_members m WHERE m.contact_id = c.id AND m.group_id = ANY($3::bigint[]))
@@ -260,7 +296,7 @@ export class ContactsService {
   async numbersOf(db: EntityManager, accountId: string, contactIds: string[]): Promise<Map<string, { contactNumber: string; isBlocked: boolean }>> {
     if (!contactIds.length) return new Map();
     const rows: Array<{ id: string; contact_number: string; is_blocked: boolean }> = await db.query(
-      `SELECT id, contact_number, is_blocked FROM contacts WHERE account_id = $1 AND id = ANY($2::bigint[])`,
+      `SELECT id, COALESCE(contact_number, whatsapp_user_id) AS contact_number, is_blocked FROM contacts WHERE account_id = $1 AND id = ANY($2::bigint[])`,
       [accountId, contactIds],
     );
     return new Map(rows.map((r) => [String(r.id), { contactNumber: r.contact_number, isBlocked: r.is_blocked }]));

@@ -26,6 +26,23 @@ export interface RecordedInbound {
   repliedMessageId: string | null;
 }
 
+/** What a `replied` callback carries beside the text: the kind of reply and its content (location, contacts, ...). */
+export function replyContentOf(event: MessageEvent): { type: string; content?: unknown } {
+  const type = event.interactiveType ?? event.type;
+  const content =
+    event.location ??
+    event.contacts ??
+    event.reaction ??
+    event.order ??
+    event.media ??
+    (event.flowResponse ? { response: event.flowResponse } : undefined) ??
+    (event.buttonPayload !== undefined || event.buttonText !== undefined ? { id: event.buttonPayload ?? null, title: event.buttonText ?? null } : undefined) ??
+    (event.type === 'unsupported'
+      ? { originalType: event.originalType ?? 'unsupported', raw: event.raw ?? event.content ?? null, ...(event.errors ? { errors: event.errors } : {}) }
+      : undefined);
+  return content === undefined ? { type } : { type, content };
+}
+
 const TIMESTAMP_COLUMN: Record<string, string> = { sent: 'sent_at', delivered: 'delivered_at', read: 'read_at', failed: 'failed_at' };
 
 /**
@@ -157,6 +174,8 @@ export class MessageEventsService {
   /**
    * Stores a customer's message once (by wamid), opens or extends the 24-hour window of that customer on that
    * number, and marks the outbound message it answers as replied. Returns null for duplicates and unknown numbers.
+   * Informational events (system messages, revoked and edited messages, reaction removals) are stored as what they
+   * are (`kind` system / revoke / edit / reaction) but neither open the window nor mark anything replied.
    */
   async recordInbound(event: MessageEvent, receivedAt?: Date): Promise<RecordedInbound | null> {
     const number = await this.accounts.phoneNumberByPlatformId(event.phoneNumberId);
@@ -172,6 +191,8 @@ export class MessageEventsService {
         [phone.account_id, phone.id, event.from, event.interactiveType ?? event.type, text, JSON.stringify(event), event.wamid, event.contextWamid ?? null, receivedAt ?? null],
       );
       if (!inserted) return null;
+
+      if (event.informational) return { messageId: inserted.id, accountId: String(phone.account_id), phoneNumberId: String(phone.id), repliedMessageId: null };
 
       await tx.query(
         `INSERT INTO customer_windows (phone_number_id, customer, last_inbound_at) VALUES ($1, $2, to_timestamp($3))

@@ -2,7 +2,8 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateCol
 import type { TemplateComponent } from '@switchboard/whatsapp';
 import type { ButtonInfo, CarouselCardInfo, HeaderType } from './components';
 
-export const TEMPLATE_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
+/** SPEC's three states, plus the platform's PAUSED and DISABLED (kept as such: neither can be sent). */
+export const TEMPLATE_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'PAUSED', 'DISABLED'] as const;
 export type TemplateStatusValue = (typeof TEMPLATE_STATUSES)[number];
 export const TEMPLATE_CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'] as const;
 export type TemplateCategoryValue = (typeof TEMPLATE_CATEGORIES)[number];
@@ -33,7 +34,7 @@ export class Template {
   @Column({ type: 'text' })
   category: TemplateCategoryValue;
 
-  /** SPEC status: PENDING, APPROVED or REJECTED */
+  /** SPEC status (PENDING, APPROVED, REJECTED) or the platform's PAUSED / DISABLED */
   @Column({ type: 'text' })
   status: TemplateStatusValue;
 
@@ -43,6 +44,13 @@ export class Template {
 
   @Column({ name: 'rejected_reason', type: 'text', nullable: true })
   rejectedReason: string | null;
+
+  /** the category before Meta's last `template_category_update` (null when Meta never changed it) */
+  @Column({ name: 'previous_category', type: 'text', nullable: true })
+  previousCategory: string | null;
+
+  @Column({ name: 'category_updated_at', type: 'timestamptz', nullable: true })
+  categoryUpdatedAt: Date | null;
 
   /** as the client sent them (SPEC §4 shape) */
   @Column({ type: 'jsonb' })

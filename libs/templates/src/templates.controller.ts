@@ -14,8 +14,9 @@ export function templateSummary(t: Template) {
 export function templateDetail(t: Template, messagingPhoneId: string | undefined) {
   return {
     ...templateSummary(t),
-    rejected_reason: t.status === 'REJECTED' ? t.rejectedReason : null,
+    rejected_reason: t.status === 'REJECTED' || t.status === 'PAUSED' || t.status === 'DISABLED' ? t.rejectedReason : null,
     ...(t.platformStatus ? { platform_status: t.platformStatus } : {}),
+    ...(t.previousCategory ? { previous_category: t.previousCategory } : {}),
     messagingPhoneId: messagingPhoneId ?? null,
     categoryChangeAllowed: t.categoryChangeAllowed,
     components: t.components,
@@ -67,7 +68,7 @@ export class TemplatesController {
         template_name: t.name,
         language: t.language,
         status: t.status,
-        ...(t.status === 'REJECTED' ? { rejected_reason: t.rejectedReason } : {}),
+        ...(t.status === 'REJECTED' || t.status === 'PAUSED' || t.status === 'DISABLED' ? { rejected_reason: t.rejectedReason } : {}),
         ...(t.platformStatus ? { platform_status: t.platformStatus } : {}),
       },
     };

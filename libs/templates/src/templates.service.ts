@@ -2,7 +2,7 @@ import { BadGatewayException, BadRequestException, ConflictException, HttpExcept
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
 import { validationException } from '@switchboard/core';
-import { CloudApiClient, CloudApiError, MessageTemplate, TemplateStatusEvent } from '@switchboard/whatsapp';
+import { CloudApiClient, CloudApiError, MessageTemplate, TemplateCategoryEvent, TemplateStatusEvent } from '@switchboard/whatsapp';
 import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { compileComponents, CompiledTemplate } from './components';
@@ -18,6 +18,10 @@ export const NO_TEMPLATE_FOUND = 'No Template found';
 
 /** The event type recorded in account_events for the account webhooks (SPEC §6 template_status_update). */
 export const TEMPLATE_STATUS_UPDATE = 'template_status_update';
+export const TEMPLATE_CATEGORY_UPDATE = 'template_category_update';
+
+/** What the webhook processor passes for `template_category_update`. */
+export type PlatformCategoryEvent = Pick<TemplateCategoryEvent, 'templateId' | 'templateName' | 'language' | 'previousCategory' | 'newCategory' | 'correctCategory'> & { wabaId?: string };
 
 /** What the webhook processor passes: libs/whatsapp's parsed `message_template_status_update`. */
 export type PlatformStatusEvent = Pick<TemplateStatusEvent, 'templateId' | 'templateName' | 'language' | 'event' | 'reason'> & { wabaId?: string };
@@ -48,9 +52,10 @@ interface MappedStatus {
  * - APPROVED, REINSTATED → APPROVED
  * - PENDING, IN_APPEAL → PENDING
  * - REJECTED → REJECTED, rejected_reason = Meta's reason (INVALID_FORMAT, ...)
- * - PAUSED, DISABLED, LIMIT_EXCEEDED, PENDING_DELETION, DELETED, ARCHIVED → REJECTED (a template can be sent only when
- *   APPROVED), rejected_reason = the event (plus Meta's reason), platform_status = the event; a later APPROVED or
- *   REINSTATED brings it back.
+ * - PAUSED, DISABLED → kept as PAUSED / DISABLED (neither can be sent), rejected_reason = Meta's reason (null for NONE);
+ *   a later APPROVED or REINSTATED brings it back
+ * - LIMIT_EXCEEDED, PENDING_DELETION, DELETED, ARCHIVED → REJECTED (a template can be sent only when APPROVED),
+ *   rejected_reason = the event (plus Meta's reason), platform_status = the event.
  */
 export function mapPlatformStatus(event: string, reason?: string | null): MappedStatus | null {
   const e = String(event ?? '').toUpperCase();
@@ -67,6 +72,7 @@ export function mapPlatformStatus(event: string, reason?: string | null): Mapped
       return { status: 'REJECTED', rejectedReason: why ?? 'NONE', platformStatus: null };
     case 'PAUSED':
     case 'DISABLED':
+      return { status: e, rejectedReason: why, platformStatus: null };
     case 'LIMIT_EXCEEDED':
     case 'PENDING_DELETION':
     case 'DELETED':
@@ -331,12 +337,65 @@ export class TemplatesService {
     return changes;
   }
 
-  /** Which of these template names the account has no template of (workflow validation: send_template nodes). */
-  async missingTemplates(accountId: string, names: string[]): Promise<string[]> {
+  /**
+   * Which of these template names the account cannot send (workflow validation: send_template nodes): missing
+   * (`status` null), or with no APPROVED language (the best status over its languages: APPROVED wins, else the
+   * platform's own status such as PAUSED when kept).
+   */
+  async unusableTemplates(accountId: string, names: string[]): Promise<Array<{ name: string; status: string | null }>> {
     if (names.length === 0) return [];
-    const rows = await this.templates.find({ select: { name: true }, where: { accountId, name: In(names) } });
-    const found = new Set(rows.map((r) => r.name));
-    return names.filter((n) => !found.has(n));
+    const rows = await this.templates.find({ select: { name: true, status: true, platformStatus: true }, where: { accountId, name: In(names) } });
+    const best = new Map<string, string>();
+    for (const r of rows) {
+      const status = r.status === 'APPROVED' ? 'APPROVED' : (r.platformStatus ?? r.status);
+      const prev = best.get(r.name);
+      if (prev !== 'APPROVED' && (prev === undefined || status === 'APPROVED' || status < prev)) best.set(r.name, status);
+    }
+    return names.filter((n) => best.get(n) !== 'APPROVED').map((name) => ({ name, status: best.get(name) ?? null }));
+  }
+
+  /**
+   * Applies Meta's `template_category_update`: the template (by Meta's id, else WABA + name + language) takes the new
+   * category, keeps the one before in `previous_category`, and a `template_category_update` account event records
+   * old and new. An announcement (`correct_category` only: Meta will change it later) records the event and changes
+   * nothing. Idempotent: a repeated update changes nothing and records nothing. Returns how many templates changed.
+   */
+  async applyPlatformCategory(event: PlatformCategoryEvent): Promise<number> {
+    const rows = await this.templatesOfPlatformEvent(event);
+    let changed = 0;
+    for (const row of rows) {
+      const next = TEMPLATE_CATEGORIES.includes(event.newCategory as TemplateCategoryValue) ? (event.newCategory as TemplateCategoryValue) : null;
+      await this.dataSource.transaction(async (m: EntityManager) => {
+        const [updated] = next
+          ? ((await m.query(
+              `UPDATE templates SET previous_category = category, category = $2, category_updated_at = now(), updated_at = now()
+                WHERE id = $1 AND category <> $2 RETURNING previous_category`,
+              [row.id, next],
+            )) as [Array<{ previous_category: string }>, number])
+          : [[]];
+        if (next && !updated.length) return; // already in that category
+        if (!next && !event.correctCategory) return;
+        await recordAccountEvent(m, row.accountId, TEMPLATE_CATEGORY_UPDATE, {
+          template_name: row.name,
+          language: row.language,
+          previous_category: updated[0]?.previous_category ?? event.previousCategory ?? row.category,
+          new_category: next,
+          ...(event.correctCategory ? { correct_category: event.correctCategory } : {}),
+        });
+        if (next) changed++;
+      });
+    }
+    return changed;
+  }
+
+  private async templatesOfPlatformEvent(event: { templateId: string; wabaId?: string; templateName: string; language: string }): Promise<Template[]> {
+    const rows = event.templateId ? await this.templates.find({ where: { platformTemplateId: String(event.templateId) } }) : [];
+    if (rows.length > 0 || !event.wabaId) return rows;
+    const numbers = await this.accounts.phoneNumbersOfBusinessAccount(String(event.wabaId));
+    if (numbers.length === 0) return [];
+    return this.templates.find({
+      where: { phoneNumberId: In(numbers.map((p) => p.id)), name: event.templateName, ...(event.language ? { language: event.language } : {}) },
+    });
   }
 
   /** For sends: the APPROVED template (with variables, header type, buttons, carousel), or the reason it cannot be sent. */

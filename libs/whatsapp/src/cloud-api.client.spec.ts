@@ -180,20 +180,27 @@ describe('messages', () => {
 });
 
 describe('errors', () => {
-  it('131047 when the customer-care window is closed', async () => {
-    const err = await expectCloudError(client.sendText(CUSTOMER, 'out of the blue'));
-    expect(err.code).toBe(CloudApiErrorCode.ReEngagement);
-    expect(err.httpStatus).toBe(400);
-    expect(err.title).toBe('Re-engagement message');
-    expect(err.details).toContain('24 hours');
-    expect(err.retryable).toBe(false);
-    expect(classifyCloudApiError(err).class).toBe('window_closed');
+  /** Like Meta: the send is accepted (a wamid), the closed window comes as a `failed` status with error 131047, never `sent`. */
+  async function failedForClosedWindow(wamid: string) {
+    const [hook] = await receiver.waitFor((w) => statusesOf(w).some((s) => s.id === wamid));
+    const statuses = receiver.received.flatMap(statusesOf).filter((s) => s.id === wamid);
+    expect(statuses.map((s) => s.status)).toEqual(['failed']);
+    expect(statusesOf(hook).find((s) => s.id === wamid)).toMatchObject({
+      status: 'failed',
+      errors: [{ code: CloudApiErrorCode.ReEngagement, title: 'Re-engagement message', error_data: { details: expect.stringContaining('24 hours') } }],
+    });
+  }
+
+  it('131047 when the customer-care window is closed: accepted, then a failed status', async () => {
+    const res = await client.sendText(CUSTOMER, 'out of the blue');
+    expect(res.messages[0].id).toMatch(/^wamid\./);
+    await failedForClosedWindow(res.messages[0].id);
   });
 
   it('131047 when the last inbound message is older than 24 hours', async () => {
     await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'old', timestamp: Math.floor(Date.now() / 1000) - 25 * 3600 });
-    const err = await expectCloudError(client.sendText(CUSTOMER, 'late'));
-    expect(err.code).toBe(131047);
+    const res = await client.sendText(CUSTOMER, 'late');
+    await failedForClosedWindow(res.messages[0].id);
   });
 
   it('130429 when the per-number rate is exceeded (2/s, 5 quick sends)', async () => {
@@ -222,7 +229,7 @@ describe('errors', () => {
 
   it('sends refused for other reasons do not use up the throughput', async () => {
     await control('config', { messagesPerSecond: { [PHONE]: 2 } });
-    for (let i = 0; i < 4; i++) expect((await expectCloudError(client.sendText(CUSTOMER, 'closed window'))).code).toBe(131047);
+    for (let i = 0; i < 4; i++) expect((await expectCloudError(client.sendTemplate(CUSTOMER, 'no_such_template', 'en'))).code).toBe(132001);
     await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'hi' });
     await client.sendText(CUSTOMER, 'one');
     await client.sendText(CUSTOMER, 'two');

@@ -114,7 +114,9 @@ export type InteractiveObject = InteractiveButton | InteractiveCtaUrl | Interact
 interface MessageBase {
   messaging_product: 'whatsapp';
   recipient_type?: 'individual';
-  to: string;
+  /** a phone number; or, for a user known only by a business-scoped user id, `recipient` instead */
+  to?: string;
+  recipient?: string;
   /** reply to a message */
   context?: { message_id: string };
   biz_opaque_callback_data?: string;

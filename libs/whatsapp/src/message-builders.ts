@@ -5,6 +5,7 @@ import type {
   SendMessageRequest,
   TemplateSendComponent,
 } from './cloud-api.types';
+import { BUSINESS_SCOPED_USER_ID } from './webhook/webhook.types';
 
 /**
  * The one builder of Cloud API message requests (`POST /{phone-number-id}/messages` bodies), typed by Meta's shapes.
@@ -24,11 +25,12 @@ export interface InteractiveParts extends MessageOptions {
   footer?: string;
 }
 
+/** `to` is a phone number (digits) or a business-scoped user id (WhatsApp usernames), which Meta takes as `recipient`. */
 function envelope(to: string, opts: MessageOptions) {
   return {
     messaging_product: 'whatsapp' as const,
     recipient_type: 'individual' as const,
-    to,
+    ...(BUSINESS_SCOPED_USER_ID.test(to) ? { recipient: to } : { to }),
     ...(opts.replyTo ? { context: { message_id: opts.replyTo } } : {}),
     ...(opts.bizOpaqueCallbackData ? { biz_opaque_callback_data: opts.bizOpaqueCallbackData } : {}),
   };

@@ -38,11 +38,15 @@ export function signCallback(secret: string, timestamp: string, body: string): s
 export class CallbacksService {
   constructor(@InjectQueue(QUEUES.callbacks) private readonly queue: Queue) {}
 
-  async notify(target: CallbackTarget, event: CallbackEvent, at: Date, replyText?: string | null): Promise<boolean> {
+  /**
+   * `reply` (for `replied`): the reply's type (text, location, contacts, reaction, order, image, button_reply, ...,
+   * `unsupported`) and its content, sent beside SPEC's `message` text.
+   */
+  async notify(target: CallbackTarget, event: CallbackEvent, at: Date, replyText?: string | null, reply?: { type: string; content?: unknown }): Promise<boolean> {
     if (!target.callbackUrl || !target.callbackEvents.includes(event)) return false;
     const body =
       event === 'replied'
-        ? { message: replyText ?? '', senderPhoneNumber: target.recipient, messageId: target.messageId, timestamp: at.toISOString() }
+        ? { message: replyText ?? '', senderPhoneNumber: target.recipient, messageId: target.messageId, timestamp: at.toISOString(), ...(reply ?? {}) }
         : { status: event, senderPhoneNumber: target.recipient, messageId: target.messageId, timestamp: at.toISOString() };
     await this.queue.add(CALLBACK_JOB, { url: target.callbackUrl, accountId: target.accountId, body } satisfies CallbackJobData, {
       jobId: `cb-${target.messageId}-${event}`,

@@ -73,7 +73,7 @@ export class ConversationsService {
     const contacts = await this.contacts.findByIds(accountId, rows.map((r) => String(r.contact_id)));
     const numbers = await this.accounts.phoneNumbersByIds(rows.map((r) => String(r.phone_number_id)));
     const listed = rows.filter((r) => contacts.has(String(r.contact_id)));
-    const windows = await this.windows(listed.map((r) => ({ phoneNumberId: String(r.phone_number_id), customer: contacts.get(String(r.contact_id))!.contactNumber })));
+    const windows = await this.windows(listed.map((r) => ({ phoneNumberId: String(r.phone_number_id), customer: customerOf(contacts.get(String(r.contact_id))!) })));
     const now = Date.now();
     return {
       success: true,
@@ -153,4 +153,9 @@ export class ConversationsController {
   messages(@AccountId() accountId: string, @Param('contactId') contactId: string, @Query() query: ListConversationMessagesQuery) {
     return this.conversations.messages(accountId, contactId, query);
   }
+}
+
+/** How the platform addresses the customer: the number, or the business-scoped user id of a contact known only by it. */
+function customerOf(c: { contactNumber: string | null; whatsappUserId?: string | null }): string {
+  return (c.contactNumber ?? c.whatsappUserId)!;
 }

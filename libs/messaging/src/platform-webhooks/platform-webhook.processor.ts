@@ -10,7 +10,7 @@ import { Job } from 'bullmq';
 import { Repository } from 'typeorm';
 import { CallbacksService, type CallbackEvent } from '../callbacks/callbacks.service';
 import { InboundMessages } from '../inbound-messages';
-import { MessageEventsService, type RecordedInbound } from '../message-events.service';
+import { MessageEventsService, replyContentOf, type RecordedInbound } from '../message-events.service';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 import { PlatformWebhooksService } from './platform-webhooks.service';
 
@@ -77,13 +77,18 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
       case 'message': {
         const recorded = await this.messages.recordInbound(event, receivedAt);
         if (recorded) await this.afterInbound(event, recorded);
-        // listeners also hear a redelivered message (stored before): they are idempotent, and a failed first try is retried
+        // listeners also hear a redelivered message (stored before): they are idempotent, and a failed first try is retried.
+        // System messages, revoked / edited messages and reaction removals are no replies: runs keep waiting.
+        if (event.informational) return;
         const stored = recorded ?? (await this.messages.storedInbound(event.wamid));
         if (stored) await this.inbound.publish({ accountId: stored.accountId, messagingPhoneId: event.phoneNumberId, messageId: stored.messageId, event });
         return;
       }
       case 'template_status':
         await this.templates.applyPlatformStatus(event);
+        return;
+      case 'template_category':
+        await this.templates.applyPlatformCategory(event);
         return;
       default:
         return; // stored, not acted upon
@@ -92,12 +97,17 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
 
   /** A newly stored inbound message: link it to the contact (created when new), call back `replied`. */
   private async afterInbound(event: MessageEvent, recorded: RecordedInbound): Promise<void> {
-    const { contact } = await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
+    // a user known by a business-scoped user id is bound by that id (and by the phone when Meta sends it too)
+    const phone = event.from !== event.fromUserId ? event.from : null;
+    const { contact } = event.fromUserId
+      ? await this.contacts.findOrCreateByWhatsAppUser(recorded.accountId, event.fromUserId, phone, event.profileName ?? null)
+      : await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
     await this.messages.linkContact(recorded.messageId, contact.id);
     if (recorded.repliedMessageId) {
       const target = await this.messages.callbackTarget(recorded.repliedMessageId);
       if (target) {
-        await this.callbacks.notify({ messageId: recorded.repliedMessageId, ...target }, 'replied', new Date(event.timestamp * 1000), event.text ?? event.buttonText ?? event.media?.caption ?? '');
+        const text = event.text ?? event.buttonText ?? event.media?.caption ?? '';
+        await this.callbacks.notify({ messageId: recorded.repliedMessageId, ...target }, 'replied', new Date(event.timestamp * 1000), text, replyContentOf(event));
       }
     }
   }

@@ -8,7 +8,7 @@ import { templateMessage } from '@switchboard/whatsapp';
 type FindForSend = Awaited<ReturnType<TemplatesService['findApprovedForSend']>>;
 import { buildTemplateComponents, TemplateForSend } from './template-payload';
 import { MessageOutcome, OutboundMessage, SendQueueService } from './send-queue.service';
-import { callbackEventsOf, SessionMessageBody, sessionPayload, TemplateMessageBody, validateSessionBody, validateTemplateItem } from './send-requests';
+import { callbackEventsOf, isUserId, SessionMessageBody, sessionPayload, TemplateMessageBody, validateSessionBody, validateTemplateItem } from './send-requests';
 
 export const SESSION_SENT = 'Message sent to whatsapp successfully!';
 export const SESSION_QUEUED = 'Message queued: the platform has not answered yet';
@@ -62,7 +62,12 @@ export class MessagesService {
     const prepared = await this.prepareSession(accountId, phone, value, idempotencyKey ?? null);
     if (!prepared.ok) throw new ForbiddenException({ success: false, message: prepared.reason });
     const [id] = await this.sends.store([prepared.message], 'api');
-    const outcome = (await this.sends.waitForOutcome([id])).get(id)!;
+    let outcome = (await this.sends.waitForOutcome([id])).get(id)!;
+    // Accepted is not yet sent: outside the window the platform reports 131047 in a failed status. Unless we know the
+    // window is open, the answer waits for that first status, so a closed window is still a 500 (SPEC §4).
+    if (outcome.status === 'accepted' && !(await this.sends.windowOpen(phone.id, prepared.message.recipient))) {
+      outcome = await this.sends.waitForFirstStatus(id);
+    }
     if (outcome.status === 'failed') {
       return { httpStatus: 500, body: { success: false, message: failureReason(outcome), messageId: id, status: 'failed', code: outcome.errorCode } };
     }
@@ -126,9 +131,13 @@ export class MessagesService {
     value: SessionMessageBody,
     idempotencyKey: string | null = null,
   ): Promise<{ ok: true; message: OutboundMessage } | { ok: false; reason: string }> {
-    const number = normalizePhone(value.receipentPhone);
+    // a customer known only by a business-scoped user id (WhatsApp usernames) is addressed by that id
+    const userId = isUserId(value.receipentPhone) ? value.receipentPhone.trim() : null;
+    const number = userId ?? normalizePhone(value.receipentPhone);
     if (!number) return { ok: false, reason: 'receipentPhone is not a phone number with country code' };
-    const { contact } = await this.contacts.findOrCreateByNumber(accountId, number, value.receipentName);
+    const { contact } = userId
+      ? await this.contacts.findOrCreateByWhatsAppUser(accountId, userId, null, value.receipentName)
+      : await this.contacts.findOrCreateByNumber(accountId, number, value.receipentName);
     if (contact.isBlocked) return { ok: false, reason: CONTACT_OPTED_OUT };
     const { kind, payload } = sessionPayload(number, value);
     return { ok: true, message: this.outbound(accountId, phone, contact.id, number, value, { kind, payload, body: value.message || null, idempotencyKey }) };
@@ -159,7 +168,7 @@ export class MessagesService {
     const payload = templateMessage(number, template.name, template.language, built.components);
     return {
       ok: true,
-      contact: { contact_id: Number(contact.id), contact_number: contact.contactNumber },
+      contact: { contact_id: Number(contact.id), contact_number: contact.contactNumber ?? number },
       message: this.outbound(accountId, phone, contact.id, number, m, {
         kind: 'template',
         templateName: template.name,

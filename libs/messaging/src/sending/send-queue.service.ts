@@ -290,6 +290,29 @@ export class SendQueueService implements OnModuleDestroy {
     return new Map((await this.outcomes(unique)).map((o) => [o.id, o]));
   }
 
+  /**
+   * The platform accepts a session message outside the 24-hour window and reports error 131047 in a `failed` status
+   * webhook afterwards (Meta's behaviour). For a message accepted while the customer's window is not known to be open:
+   * waits (at most `timeoutMs`) for its first status webhook (`sent` or later, or `failed`), polling the row.
+   */
+  async waitForFirstStatus(id: string, timeoutMs = this.config.SEND_WAIT_TIMEOUT_MS): Promise<MessageOutcome> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const [outcome] = await this.outcomes([id]);
+      if (!outcome || (outcome.status !== 'queued' && outcome.status !== 'accepted') || Date.now() >= deadline) return outcome;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  /** True while the customer's 24-hour window on that number (phone_numbers.id) is open, as far as we have been told. */
+  async windowOpen(phoneNumberId: string, customer: string): Promise<boolean> {
+    const [row] = await this.db.query(
+      `SELECT 1 FROM customer_windows WHERE phone_number_id = $1 AND customer = $2 AND last_inbound_at > now() - interval '24 hours'`,
+      [phoneNumberId, customer],
+    );
+    return Boolean(row);
+  }
+
   async outcomes(ids: string[]): Promise<MessageOutcome[]> {
     const rows: Array<Record<string, any>> = await this.db.query(
       `SELECT id, status, wamid, error_code, error_title, error_message FROM messages WHERE id = ANY($1::uuid[])`,

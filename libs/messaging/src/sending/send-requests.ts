@@ -1,6 +1,6 @@
 import type { FieldError } from '@switchboard/core';
 import { normalizePhone, PHONE_FORMAT_HINT } from '@switchboard/core';
-import { buttonsMessage, ctaUrlMessage, mediaMessage, textMessage, type InteractiveHeader, type SendMessageRequest } from '@switchboard/whatsapp';
+import { BUSINESS_SCOPED_USER_ID, buttonsMessage, ctaUrlMessage, mediaMessage, textMessage, type InteractiveHeader, type SendMessageRequest } from '@switchboard/whatsapp';
 import { CALLBACK_EVENTS } from '../callbacks/callbacks.service';
 
 /**
@@ -17,6 +17,11 @@ export const SESSION_TYPES = ['normal_message', 'quick_reply', 'cta'] as const;
 export const FILE_TYPES = ['image', 'video', 'document'] as const;
 const HEADER_TYPES = ['text', 'image', 'video', 'document'] as const;
 const LIMITS = { text: 4096, caption: 1024, interactiveBody: 1024, buttonTitle: 20, buttons: 3, ctaText: 20, headerText: 60, fileName: 240, name: 200, url: 2000 };
+
+/** A customer known only by a business-scoped user id (WhatsApp usernames): addressed with `recipient`. */
+export function isUserId(value: unknown): value is string {
+  return isStr(value) && BUSINESS_SCOPED_USER_ID.test(value.trim());
+}
 
 export function isHttpUrl(value: unknown): value is string {
   if (!isStr(value) || value.length > LIMITS.url) return false;
@@ -75,7 +80,9 @@ export function validateSessionBody(body: unknown): { value?: SessionMessageBody
   const at = (f: string) => f;
   if (!SESSION_TYPES.includes(body.typOfmsg as never)) errors.push({ field: 'typOfmsg', message: `typOfmsg must be one of: ${SESSION_TYPES.join(', ')}` });
   if (!nonEmpty(body.receipentPhone) && typeof body.receipentPhone !== 'number') errors.push({ field: 'receipentPhone', message: 'receipentPhone is required' });
-  else if (!normalizePhone(body.receipentPhone)) errors.push({ field: 'receipentPhone', message: `receipentPhone must be ${PHONE_FORMAT_HINT}` });
+  else if (!normalizePhone(body.receipentPhone) && !isUserId(body.receipentPhone)) {
+    errors.push({ field: 'receipentPhone', message: `receipentPhone must be ${PHONE_FORMAT_HINT} or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)` });
+  }
   const type = body.typOfmsg;
   const media = body.mediaUrl !== undefined && body.mediaUrl !== null && body.mediaUrl !== '';
   const max = type === 'normal_message' ? (media ? LIMITS.caption : LIMITS.text) : LIMITS.interactiveBody;

@@ -166,3 +166,48 @@ describe('parseWebhook tolerance', () => {
     expect(parseWebhook(body)[0]).toMatchObject({ flowResponse: { raw: '{oops' } });
   });
 });
+
+describe('parseWebhook on the collected real payloads (test/fixtures/meta)', () => {
+  const meta = (name: string): unknown => JSON.parse(readFileSync(join(__dirname, '../../../../test/fixtures/meta', `${name}.json`), 'utf8')).payload;
+
+  it('location, contacts, reaction and order keep their content', () => {
+    expect(parseWebhook(meta('message-location'))[0]).toMatchObject({
+      type: 'location',
+      location: { latitude: 37.483253479003906, longitude: -122.14960479736328, name: 'Main Office', address: '1 Hacker Way, Menlo Park, CA 94025', url: 'https://www.meta.com' },
+    });
+    const [vcard] = parseWebhook(meta('message-contacts')) as any[];
+    expect(vcard.contacts[0]).toMatchObject({ name: { formatted_name: 'Barbara J. Johnson' }, phones: [{ phone: '+1 (940) 555-1234', wa_id: '19405551234' }] });
+    expect(parseWebhook(meta('message-reaction'))[0]).toMatchObject({ reaction: { messageId: 'wamid.OUR-REACTED-MESSAGE', emoji: '👍' }, contextWamid: 'wamid.OUR-REACTED-MESSAGE' });
+    expect(parseWebhook(meta('message-order'))[0]).toMatchObject({ order: { catalogId: '194836987003835', productItems: [{ productRetailerId: 'di9ozbzfi4', quantity: 2, itemPrice: 30, currency: 'USD' }, expect.anything()] } });
+  });
+
+  it.each(['message-system-number-changed', 'message-revoke', 'message-edit', 'message-reaction-removed'])('%s is informational', (name) => {
+    expect(parseWebhook(meta(name))[0]).toMatchObject({ kind: 'message', informational: true });
+  });
+
+  it('a customer message is not informational', () => {
+    expect((parseWebhook(meta('message-text'))[0] as any).informational).toBeUndefined();
+  });
+
+  it('an unknown type becomes unsupported with the raw message', () => {
+    expect(parseWebhook(meta('message-unknown-future-type'))[0]).toMatchObject({ type: 'unsupported', originalType: 'hologram', raw: { type: 'hologram', hologram: { id: 'h-1', mode: '3d' } } });
+  });
+
+  it('a sender known only by a business-scoped user id', () => {
+    expect(parseWebhook(meta('message-bsuid-only'))[0]).toMatchObject({ from: 'US.13491208655302741918', fromUserId: 'US.13491208655302741918', username: '@sheena.n', profileName: 'Sheena' });
+    expect(parseWebhook(meta('status-delivered-bsuid'))[0]).toMatchObject({ kind: 'status', recipientId: 'US.13491208655302741918', recipientUserId: 'US.13491208655302741918' });
+  });
+
+  it('v24 statuses: pricing type, conversation only for free entry point', () => {
+    const [v24] = parseWebhook(meta('status-sent-v24')) as any[];
+    expect(v24).toMatchObject({ pricingCategory: 'utility', pricingType: 'regular' });
+    expect(v24.conversationId).toBeUndefined();
+    expect(parseWebhook(meta('status-sent-free-entry-point'))[0]).toMatchObject({ conversationOrigin: 'free_entry_point', pricingType: 'free_entry_point' });
+  });
+
+  it('template_category_update', () => {
+    expect(parseWebhook(meta('template-category-update'))).toEqual([
+      { kind: 'template_category', wabaId: '102290129340398', templateId: '806312974732583', templateName: 'order_update', language: 'en_US', previousCategory: 'UTILITY', newCategory: 'MARKETING' },
+    ]);
+  });
+});
