@@ -36,7 +36,7 @@ const exported = [MessageEventsService, SendQueueService, CallbacksService, Mess
   imports: [...shared.imports, TemplatesModule],
   providers: [...shared.providers, MessagesService, SendActivitiesService, ConversationsService],
   controllers: [PlatformWebhookController, MessagesController, ConversationsController],
-  exports: exported,
+  exports: [...exported, ConversationsService],
 })
 export class MessagingModule {}
 

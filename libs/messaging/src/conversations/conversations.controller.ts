@@ -88,6 +88,17 @@ export class ConversationsService {
     };
   }
 
+  /** The 24-hour customer-care window of one customer (digits) on one of the account's numbers, as the last inbound message left it. */
+  async window(accountId: string, messagingPhoneId: string, customer: string): Promise<{ open: boolean; expires_at: string | null }> {
+    const [row] = await this.db.query(
+      `SELECT w.last_inbound_at FROM customer_windows w JOIN phone_numbers p ON p.id = w.phone_number_id
+        WHERE p.account_id = $1 AND p.messaging_phone_id = $2 AND w.customer = $3`,
+      [accountId, messagingPhoneId, customer],
+    );
+    const expiresAt = row ? new Date(new Date(row.last_inbound_at).getTime() + WINDOW_MS) : null;
+    return { open: !!expiresAt && expiresAt.getTime() > Date.now(), expires_at: expiresAt?.toISOString() ?? null };
+  }
+
   async messages(accountId: string, contactId: string, query: ListConversationMessagesQuery) {
     if (!/^\d{1,18}$/.test(contactId)) throw new NotFoundException({ message: 'Conversation not found' });
     const [contact] = await this.db.query(`SELECT id, name, contact_number FROM contacts WHERE account_id = $1 AND id = $2`, [accountId, contactId]);
