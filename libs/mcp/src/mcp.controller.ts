@@ -82,8 +82,16 @@ export class McpController {
 
   /** GET (server-to-client SSE stream) and DELETE (session end) need sessions: this server is stateless (MCP spec: 405). */
   @Get()
+  get(@Res() reply: FastifyReply): void {
+    this.methodNotAllowed(reply);
+  }
+
   @Delete()
-  notAllowed(@Res() reply: FastifyReply): void {
+  delete(@Res() reply: FastifyReply): void {
+    this.methodNotAllowed(reply);
+  }
+
+  private methodNotAllowed(reply: FastifyReply): void {
     void reply.status(405).header('allow', 'POST').send(jsonRpcError(-32000, 'Method not allowed: this MCP server is stateless; use POST'));
   }
 

@@ -61,7 +61,10 @@ export function messageTools(s: McpServices): ToolDefinition[] {
         idempotency_key: idempotencyKey,
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-      renameFields: (text) => renameWords({ receipentPhone: 'to', buttons: 'quick_replies', quick_reply: 'quick_replies' })(text.replace(/buttons\[(\d+)\]\.text/g, 'quick_replies[$1]')),
+      renameFields: (text) =>
+        renameWords({ receipentPhone: 'to', buttons: 'quick_replies' })(
+          text.replace(/buttons\[(\d+)\]\.text/g, 'quick_replies[$1]').replace(/quick_reply allows at most (\d+) buttons/, 'quick_replies must have at most $1 items'),
+        ),
       async run(args, client) {
         const replies = args.quick_replies ?? [];
         const body = replies.length
