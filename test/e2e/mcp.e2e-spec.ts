@@ -289,7 +289,7 @@ describe('MCP server (POST /mcp)', () => {
       for (const authorization of [account.token, `Bearer ${account.token}`]) {
         const ok = await rawPost({ authorization });
         expect(ok.status).toBe(200);
-        expect((await ok.json()).result.tools).toHaveLength(ALL_TOOLS.length);
+        expect(((await ok.json()) as any).result.tools).toHaveLength(ALL_TOOLS.length);
       }
     });
 
@@ -323,7 +323,7 @@ describe('MCP server (POST /mcp)', () => {
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect((await limited.json()).message).toMatch(/^Rate limit exceeded: 60 MCP requests per 60 seconds\. Retry after \d+ seconds\.$/);
+    expect(((await limited.json()) as any).message).toMatch(/^Rate limit exceeded: 60 MCP requests per 60 seconds\. Retry after \d+ seconds\.$/);
 
     expect((await rawPost({ authorization: b.token })).status).toBe(200);
     expect((await t.http.get('/account/get', { token: a.token })).status).toBe(200);

@@ -1,0 +1,94 @@
+import { provisionAccount } from '@switchboard/accounts';
+import { loadConfig, SecretBox } from '@switchboard/core';
+import { join } from 'node:path';
+import { BenchContext, DIST, freePort } from '../bench-context';
+import { load, LoadResult } from '../load';
+
+/**
+ * ARCHITECTURE.md target: the MCP server reaches at least half of REST's throughput for the same operation. The same
+ * two operations, each through REST and through `POST /mcp` (a JSON-RPC `tools/call`, stateless: a new server and
+ * transport per request, as an agent's calls arrive), closed loop with BENCH_MCP_CONNECTIONS (default 50) connections
+ * for BENCH_MCP_SECONDS (default 10) each: `list_templates` (GET /v2/templates) and `send_template_message`
+ * (POST /send-message/{id}: stored, paced, sent to the sandbox, answered when the platform accepted it).
+ */
+export async function mcpThroughput(ctx: BenchContext) {
+  const connections = Number(process.env.BENCH_MCP_CONNECTIONS ?? 50);
+  const seconds = Number(process.env.BENCH_MCP_SECONDS ?? 10);
+  const apiPort = String(await freePort());
+  const sandboxPort = String(await freePort());
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  const api = `http://127.0.0.1:${apiPort}`;
+  const env = { WHATSAPP_APP_SECRET: 'bench-app-secret', MCP_RATE_LIMIT_PER_MINUTE: '100000000' };
+
+  await ctx.startProcess('sandbox', join(DIST, 'apps/sandbox/src/main.js'), { ...env, SANDBOX_PORT: sandboxPort, SANDBOX_WEBHOOK_URL: `${api}/webhooks/whatsapp` }, `${sandboxUrl}/_sandbox/health`);
+  await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: apiPort }, `${api}/health`);
+  await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'), env);
+
+  const config = loadConfig({ ...ctx.env, ...env });
+  const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
+    name: 'Bench MCP',
+    apiBaseUrl: sandboxUrl,
+    apiVersion: config.WHATSAPP_API_VERSION,
+    messagesPerSecond: 1000,
+  });
+  const phoneId = account.messagingPhoneIds[0];
+  await fetch(`${sandboxUrl}/_sandbox/config`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ messagesPerSecond: { [phoneId]: 1000 }, templateReviewDelayMs: 100, statusDelaysMs: { sent: 200, delivered: 600, read: null }, messageLogLimit: 200_000 }),
+  });
+  const auth = await fetch(`${api}/v1/authenticate`, { method: 'POST', headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+  const { token } = (await auth.json()) as { token: string };
+  const json = { authorization: token, 'content-type': 'application/json' };
+
+  // Ten templates, as a small shop has; the first one is sent.
+  for (let i = 0; i < 10; i++) {
+    const res = await fetch(`${api}/templates/create`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({
+        template_name: `bench_${i}`,
+        category: 'UTILITY',
+        language: 'en_US',
+        messagingPhoneId: phoneId,
+        components: [{ type: 'body', parameters: [{ type: 'text', text: `Hi {{name}}, update ${i} on your order.` }, { type: 'variable', variable: { text: 'name', value: 'Ann' } }] }],
+      }),
+    });
+    if (res.status !== 200) throw new Error(`template create failed: ${res.status} ${await res.text()}`);
+  }
+  for (let i = 0; ; i++) {
+    const res = (await (await fetch(`${api}/templates/status?template_name=bench_0`, { headers: json })).json()) as { data?: { status: string } };
+    if (res.data?.status === 'APPROVED') break;
+    if (i > 100) throw new Error('template bench_0 was not approved');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await new Promise((r) => setTimeout(r, 2000)); // the worker boots
+
+  const mcpHeaders = { ...json, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  const toolCall = (name: string, args: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+
+  // One call each first: both paths answer as expected (not an error page measured fast).
+  const probe = (await (await fetch(`${api}/mcp`, { method: 'POST', headers: mcpHeaders, body: toolCall('list_templates', {}) })).json()) as any;
+  if (probe.result?.isError || probe.result?.structuredContent?.total !== 10) throw new Error(`list_templates through MCP: ${JSON.stringify(probe)}`);
+
+  const send = { to: '+4915112341234', variables: { name: 'Ann' } };
+  const runs: Array<[string, LoadResult, LoadResult]> = [];
+  const restList = await load(`${api}/v2/templates`, { connections, seconds, headers: json });
+  const mcpList = await load(`${api}/mcp`, { connections, seconds, method: 'POST', headers: mcpHeaders, body: toolCall('list_templates', {}) });
+  runs.push(['list_templates', restList, mcpList]);
+  const restSend = await load(`${api}/send-message/${phoneId}`, { connections, seconds, method: 'POST', headers: json, body: JSON.stringify({ templateName: 'bench_0', ...send }) });
+  const mcpSend = await load(`${api}/mcp`, { connections, seconds, method: 'POST', headers: mcpHeaders, body: toolCall('send_template_message', { template: 'bench_0', ...send }) });
+  runs.push(['send_template_message', restSend, mcpSend]);
+
+  const figures: Record<string, string | number> = { 'connections / seconds per run': `${connections} / ${seconds}` };
+  for (const [name, rest, mcp] of runs) {
+    const ratio = mcp.rps / rest.rps;
+    figures[`${name}: REST req/s, p99 ms`] = `${rest.rps}, ${rest.p99} (errors ${rest.errors}, non-2xx ${rest.non2xx})`;
+    figures[`${name}: MCP calls/s, p99 ms`] = `${mcp.rps}, ${mcp.p99} (errors ${mcp.errors}, non-2xx ${mcp.non2xx})`;
+    figures[`${name}: MCP / REST (target >= 0.5)`] = `${ratio.toFixed(2)} ${ratio >= 0.5 ? 'OK' : 'BELOW TARGET'}`;
+  }
+  // Every send call answered 200 through both paths; how many of them were refused inside the tool result:
+  const [{ failed }] = await ctx.db.query(`SELECT count(*) FILTER (WHERE status = 'failed')::int AS failed FROM messages WHERE account_id = $1`, [account.accountId]);
+  figures['failed messages (all runs)'] = failed;
+  ctx.record('mcp (tools/call through POST /mcp beside the same REST call)', figures);
+}
