@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { AuthenticatedClient } from '@switchboard/auth';
 import { z } from 'zod';
 import { McpServices } from './mcp-services';
@@ -33,6 +34,8 @@ function grantError(grant: string) {
 @Injectable()
 export class McpServerFactory {
   readonly tools: ToolDefinition[];
+  /** Each Server would otherwise build its own Ajv instance (about a millisecond); it is only used for elicitation. */
+  private readonly jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   constructor(private readonly services: McpServices) {
     const s = services;
@@ -44,16 +47,22 @@ export class McpServerFactory {
     return this.tools.filter((t) => grants.includes(t.grant));
   }
 
-  create(client: AuthenticatedClient): McpServer {
-    const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
-    for (const tool of this.toolsFor(client.grants)) {
+  /**
+   * `onlyTool`: the request is a `tools/call` of this tool, so the server needs no other tool, resource or prompt
+   * (a stateless server answers exactly one request); saves registering the rest on every call.
+   */
+  create(client: AuthenticatedClient, onlyTool?: string): McpServer {
+    const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, jsonSchemaValidator: this.jsonSchemaValidator });
+    const tools = this.toolsFor(client.grants).filter((t) => onlyTool === undefined || t.name === onlyTool);
+    if (onlyTool !== undefined && tools.length === 0) return this.create(client); // not granted or unknown: answered as usual
+    for (const tool of tools) {
       server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: tool.annotations }, async (args, extra) => {
         const grants = extra.authInfo?.scopes ?? [];
         if (!grants.includes(tool.grant)) return grantError(tool.grant);
         return runTool(tool, args, client);
       });
     }
-    this.registerResources(server, client);
+    if (onlyTool === undefined) this.registerResources(server, client);
     return server;
   }
 

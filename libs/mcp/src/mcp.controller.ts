@@ -10,6 +10,12 @@ import type { IncomingMessage } from 'node:http';
 import { McpServerFactory } from './mcp-server.factory';
 import { originAllowed, parseAllowedOrigins } from './origin';
 
+/** The tool a single JSON-RPC `tools/call` request names (not for batches or other methods). */
+function calledTool(body: unknown): string | undefined {
+  const message = body as { method?: unknown; params?: { name?: unknown } } | null;
+  return message && message.method === 'tools/call' && typeof message.params?.name === 'string' ? message.params.name : undefined;
+}
+
 const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 /**
@@ -63,12 +69,9 @@ export class McpController {
     reply.hijack();
     const raw = request.raw as IncomingMessage & { auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> } };
     raw.auth = { token: client.token, clientId: client.clientId, scopes: client.grants, extra: { accountId: client.accountId } };
-    const server = this.servers.create(client);
+    const server = this.servers.create(client, calledTool(request.body));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
+    reply.raw.on('close', () => void server.close()); // closes the transport too
     try {
       await server.connect(transport);
       await transport.handleRequest(raw, reply.raw, request.body);
