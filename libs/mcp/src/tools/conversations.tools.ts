@@ -41,7 +41,7 @@ export function conversationTools(s: McpServices): ToolDefinition[] {
       async run({ contact_id, ...args }, client) {
         const query = await validateDto(ListConversationMessagesQuery, defined(args));
         const { data } = await s.conversations.messages(client.accountId, String(contact_id), query);
-        const lines = (data.messages as Array<{ direction: string; text: string | null; type: string; status: string }>).slice(0, 10).map((m) => `${m.direction === 'inbound' ? 'customer' : 'us'}: ${m.text ?? `(${m.type})`} [${m.status}]`);
+        const lines = (data.messages as Array<{ direction: string; text: string | null; type: string; status: string; template_name: string | null }>).slice(0, 10).map((m) => `${m.direction === 'inbound' ? 'customer' : 'us'}: ${m.template_name ? `template ${m.template_name}` : (m.text ?? `(${m.type})`)} [${m.status}]`);
         return { data, text: `${data.messages.length} of ${data.total} message(s) with +${data.contact.contact_number}${lines.length ? `, newest first: ${lines.join(' | ')}` : ''}` };
       },
     }),
