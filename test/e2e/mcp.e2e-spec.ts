@@ -166,6 +166,10 @@ describe('MCP server (POST /mcp)', () => {
       expect(data(sent)).toMatchObject({ message: 'Message sent to whatsapp successfully!', messageId: expect.stringMatching(UUID) });
       const [got] = await h.received(account, to);
       expect(got.payload.interactive).toMatchObject({ type: 'button', body: { text: 'Shipped today. Track it?' } });
+      const retry = await call(client, 'send_session_message', { to, message: 'Shipped today. Track it?', quick_replies: ['Yes', 'No'], idempotency_key: `reply-${to}` });
+      expect(data(retry).messageId).toBe(data(sent).messageId);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await h.received(account, to)).toHaveLength(1);
 
       const messages = data(await call(client, 'get_conversation_messages', { contact_id: conversation.contact.contact_id }));
       expect(messages.messages.map((m: any) => m.direction)).toEqual(['outbound', 'inbound']);

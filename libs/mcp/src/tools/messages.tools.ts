@@ -74,7 +74,7 @@ export function messageTools(s: McpServices): ToolDefinition[] {
         if (!checked.value) throw validationException(checked.errors);
         const phone = await s.sendingNumber(client.accountId, args.messagingPhoneId);
         const customer = normalizePhone(args.to)!; // valid: checked above
-        const window = await s.conversations.window(client.accountId, phone.messagingPhoneId, customer);
+        const window = await s.conversations.window(phone.id, customer);
         if (!window.open) {
           const templates = client.grants.includes('/templates')
             ? (await s.templates.list(client.accountId, { status: 'APPROVED', page: 1, pageSize: 5 })).templates.map((t) => t.name)

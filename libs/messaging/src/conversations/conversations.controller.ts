@@ -88,13 +88,12 @@ export class ConversationsService {
     };
   }
 
-  /** The 24-hour customer-care window of one customer (digits) on one of the account's numbers, as the last inbound message left it. */
-  async window(accountId: string, messagingPhoneId: string, customer: string): Promise<{ open: boolean; expires_at: string | null }> {
-    const [row] = await this.db.query(
-      `SELECT w.last_inbound_at FROM customer_windows w JOIN phone_numbers p ON p.id = w.phone_number_id
-        WHERE p.account_id = $1 AND p.messaging_phone_id = $2 AND w.customer = $3`,
-      [accountId, messagingPhoneId, customer],
-    );
+  /**
+   * The 24-hour customer-care window of one customer (digits) on one connected number (`phone_numbers.id`, resolved
+   * within the caller's account, e.g. by MessagesService.phoneOf), as the customer's last inbound message left it.
+   */
+  async window(phoneNumberId: string, customer: string): Promise<{ open: boolean; expires_at: string | null }> {
+    const [row] = await this.db.query(`SELECT last_inbound_at FROM customer_windows WHERE phone_number_id = $1 AND customer = $2`, [phoneNumberId, customer]);
     const expiresAt = row ? new Date(new Date(row.last_inbound_at).getTime() + WINDOW_MS) : null;
     return { open: !!expiresAt && expiresAt.getTime() > Date.now(), expires_at: expiresAt?.toISOString() ?? null };
   }
