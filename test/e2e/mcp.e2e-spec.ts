@@ -90,7 +90,7 @@ describe('MCP server (POST /mcp)', () => {
       for (const tool of tools) expect(tool.description!.length).toBeGreaterThan(40);
     });
 
-    it('a client with only /contacts sees only the contact tools and cannot call the others', async () => {
+    it('a client with only /contacts sees only the contact tools and cannot call the others; one with no tool grant sees none', async () => {
       const account = await newAccount();
       const client = await connect(await withGrants(account, ['/contacts']));
       const { tools } = await client.listTools();
@@ -100,6 +100,9 @@ describe('MCP server (POST /mcp)', () => {
       expect(denied.isError).toBe(true);
       expect(text(denied)).toMatch(/send_template_message not found/);
       expect(await messageCount(account)).toBe(0);
+
+      const flowsOnly = await connect(await withGrants(await newAccount(), ['/flow']));
+      expect((await flowsOnly.listTools()).tools).toEqual([]);
 
       const created = await call(client, 'create_contact', { contact_number: '+1 (555) 010-2030', name: 'Ada' });
       expect(created.isError).toBeFalsy();

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { AuthenticatedClient } from '@switchboard/auth';
 import { z } from 'zod';
@@ -61,6 +62,11 @@ export class McpServerFactory {
         if (!grants.includes(tool.grant)) return grantError(tool.grant);
         return runTool(tool, args, client);
       });
+    }
+    if (tools.length === 0) {
+      // A client whose grants cover no tool still has a (empty) tool list rather than "method not found".
+      server.server.registerCapabilities({ tools: {} });
+      server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
     }
     if (onlyTool === undefined) this.registerResources(server, client);
     return server;
