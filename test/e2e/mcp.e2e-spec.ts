@@ -158,11 +158,14 @@ describe('MCP server (POST /mcp)', () => {
     it('inside the window: send_session_message with quick replies reaches the platform; list_conversations shows the open window', async () => {
       const to = h.customer();
       await h.customerWrites(account, to, 'Where is my order?');
-      const conversation = await eventually(async () => {
-        const listed = data(await call(client, 'list_conversations', {}));
-        return listed.conversations.find((c: any) => c.contact.contact_number === to && c.window.open);
+      // Polled through REST: every MCP request counts against this client's 60 per minute.
+      await eventually(async () => {
+        const res = await t.http.get('/v2/conversations', { token: account.token });
+        return res.body.data.conversations.some((c: any) => c.contact.contact_number === to && c.window.open);
       }, 10_000, 'the inbound message to open the window');
-      expect(conversation.window.expires_at).toEqual(expect.any(String));
+      const listed = data(await call(client, 'list_conversations', {}));
+      const conversation = listed.conversations.find((c: any) => c.contact.contact_number === to);
+      expect(conversation.window).toEqual({ open: true, expires_at: expect.any(String) });
 
       const sent = await call(client, 'send_session_message', { to, message: 'Shipped today. Track it?', quick_replies: ['Yes', 'No'], idempotency_key: `reply-${to}` });
       expect(sent.isError).toBeFalsy();
@@ -178,27 +181,34 @@ describe('MCP server (POST /mcp)', () => {
       expect(messages.messages.map((m: any) => m.direction)).toEqual(['outbound', 'inbound']);
     });
 
-    it.each([
-      ['send_template_message', { to: 'call me', template: 'x' }, /^to must be a phone number with country code/],
-      ['send_template_message', { to: '+4915112345678', template: ' ' }, /^template is required/],
-      ['send_template_message', { to: '+4915112345678', template: 'x', media_url: 'ftp://x' }, /^media_url must be a public http\(s\) URL/],
-      ['send_session_message', { to: '+4915112345678', message: 'x', quick_replies: ['a', 'b', 'c', 'd'] }, /^quick_replies must have at most 3 items/],
-      ['send_session_message', { to: '+4915112345678', message: 'x', quick_replies: ['x'.repeat(21)] }, /^quick_replies\[0\] is required, at most 20 characters/],
-      ['search_contacts', { pageSize: 500 }, /^pageSize must be an integer from 1 to 100$/],
-      ['list_templates', { page: 0 }, /^page must be an integer from 1 to/],
-      ['create_contact', { contact_number: 'abc' }, /^contact_number must be/],
-      ['create_contact', { contact_number: '+15550102031', email: 'not-an-email' }, /^email /],
-      ['update_contact', { contact_id: 1 }, /^send at least one of: name, email, isBlocked/],
-      ['trigger_campaign', { campaign_id: 1, contacts: [] }, /idempotency_key/],
-      ['get_template', {}, /template_name/],
-      ['get_campaign_progress', { campaign_id: 'one' }, /campaign_id/],
-    ])('%s %j: isError naming the field', async (tool, args, message) => {
-      const before = await messageCount(account);
-      const result = await call(client, tool, args);
-      expect(result.isError).toBe(true);
-      expect(text(result)).toMatch(message);
-      if (process.env.MCP_PRINT_ERRORS) console.log(tool, JSON.stringify(args), '→', text(result));
-      expect(await messageCount(account)).toBe(before);
+    describe('bad arguments', () => {
+      let badArgs: Client;
+      let own: TestAccount;
+      beforeAll(async () => {
+        own = await newAccount(); // its own Client ID: these calls do not eat into the limit of the suite's account
+        badArgs = await connect(own.token);
+      });
+
+      it.each([
+        ['send_template_message', { to: 'call me', template: 'x' }, /^to must be a phone number with country code/],
+        ['send_template_message', { to: '+4915112345678', template: ' ' }, /^template is required/],
+        ['send_template_message', { to: '+4915112345678', template: 'x', media_url: 'ftp://x' }, /^media_url must be a public http\(s\) URL/],
+        ['send_session_message', { to: '+4915112345678', message: 'x', quick_replies: ['a', 'b', 'c', 'd'] }, /^quick_replies must have at most 3 items/],
+        ['send_session_message', { to: '+4915112345678', message: 'x', quick_replies: ['x'.repeat(21)] }, /^quick_replies\[0\] is required, at most 20 characters/],
+        ['search_contacts', { pageSize: 500 }, /^pageSize must be an integer from 1 to 100$/],
+        ['list_templates', { page: 0 }, /^page must be an integer from 1 to/],
+        ['create_contact', { contact_number: 'abc' }, /^contact_number must be/],
+        ['create_contact', { contact_number: '+15550102031', email: 'not-an-email' }, /^email /],
+        ['update_contact', { contact_id: 1 }, /^send at least one of: name, email, isBlocked/],
+        ['trigger_campaign', { campaign_id: 1, contacts: [] }, /idempotency_key/],
+        ['get_template', {}, /template_name/],
+        ['get_campaign_progress', { campaign_id: 'one' }, /campaign_id/],
+      ])('%s %j: isError naming the field', async (tool, args, message) => {
+        const result = await call(badArgs, tool, args);
+        expect(result.isError).toBe(true);
+        expect(text(result)).toMatch(message);
+        expect(await messageCount(own)).toBe(0);
+      });
     });
 
     it('campaigns: trigger_campaign sends once per idempotency key; get_campaign_progress follows it', async () => {
