@@ -246,11 +246,9 @@ describe('MCP server (POST /mcp)', () => {
       expect(runId).toMatch(UUID);
       const again = await call(client, 'start_workflow', { workflow_id: workflow.id, payload: { order: { id: '1234' } }, idempotency_key: 'order-1234' });
       expect(data(again)).toMatchObject({ runId, created: false });
-      const run = await eventually(async () => {
-        const r = data(await call(client, 'get_workflow_run', { run_id: runId })).run;
-        return r.status === 'completed' && r;
-      }, 10_000, 'the run to complete');
-      expect(run.payload).toEqual({ order: { id: '1234' } });
+      await eventually(async () => (await t.http.get(`/v1/workflow-runs/${runId}`, { token: account.token })).body.data?.status === 'completed', 10_000, 'the run to complete');
+      const run = data(await call(client, 'get_workflow_run', { run_id: runId })).run;
+      expect(run).toMatchObject({ runId, status: 'completed', payload: { order: { id: '1234' } } });
     });
 
     it('templates, account, resources and the draft_template prompt', async () => {
