@@ -261,7 +261,9 @@ describe('MCP server (POST /mcp)', () => {
       expect(text(missing)).toBe('Template not found');
 
       const acct = data(await call(client, 'get_account'));
-      expect(acct.account.phone_numbers).toEqual([expect.objectContaining({ messagingPhoneId: account.messagingPhoneId, messages_per_second: expect.any(Number) })]);
+      expect(acct.account.phone_numbers).toEqual([
+        expect.objectContaining({ messagingPhoneId: account.messagingPhoneId, messages_per_second: expect.any(Number), quality_rating: 'GREEN', messaging_limit_tier: 'TIER_UNLIMITED' }),
+      ]);
       expect(JSON.stringify(acct)).not.toContain('callback_signing_secret');
 
       const { resources } = await client.listResources();
