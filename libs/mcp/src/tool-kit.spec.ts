@@ -1,4 +1,4 @@
-import { NotFoundException } from '@nestjs/common';
+import { Logger, NotFoundException } from '@nestjs/common';
 import { validationException } from '@switchboard/core';
 import { IsIn } from 'class-validator';
 import { z } from 'zod';
@@ -50,9 +50,12 @@ describe('runTool', () => {
     expect(own).toMatchObject({ isError: true, content: [{ text: 'window closed' }], structuredContent: { error: 'window closed', code: 'window_closed' } });
   });
 
-  it('an unexpected error leaks nothing', async () => {
+  it('an unexpected error is logged and leaks nothing', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const result = await runTool(tool(async () => { throw new Error('password=secret at db:5432'); }), {}, client);
     expect(result).toEqual({ isError: true, content: [{ type: 'text', text: 'Internal error: the tool failed unexpectedly; try again later' }] });
+    expect(logged).toHaveBeenCalledWith(expect.objectContaining({ msg: 'MCP tool demo failed' }));
+    logged.mockRestore();
   });
 });
 
