@@ -8,6 +8,7 @@ import { ContactsModule } from '@switchboard/contacts';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { FlowsModule } from '@switchboard/flows';
+import { McpModule } from '@switchboard/mcp';
 import { MessagingModule } from '@switchboard/messaging';
 import { TemplatesModule } from '@switchboard/templates';
 import { HealthController } from './health/health.controller';
@@ -32,6 +33,7 @@ export class ApiModule {
         AutomationsModule.forRoot(),
         FlowsModule,
         CampaignsModule,
+        McpModule,
       ],
       controllers: [HealthController],
     };

@@ -6,3 +6,4 @@ export * from './current-client.decorator';
 export * from './grants';
 export * from './token-claims';
 export * from './api-clients';
+export * from './rate-limit';

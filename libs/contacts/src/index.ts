@@ -2,3 +2,5 @@ export * from './contact.entity';
 export * from './contact-group.entity';
 export * from './contacts.module';
 export * from './contacts.service';
+export * from './dto/contact.dto';
+export { contactListItem } from './contacts.controller';

@@ -13,3 +13,4 @@ export * from './sending/messages.service';
 export * from './conversations/conversations.controller';
 export * from './sending/send-activities.service';
 export { SendExecutor, IN_DOUBT_WAIT_MS } from './sending/send.processor';
+export { validateSessionBody, validateTemplateItem } from './sending/send-requests';

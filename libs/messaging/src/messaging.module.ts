@@ -43,7 +43,7 @@ export class MessagingCoreModule {}
   imports: [MessagingCoreModule],
   providers: [ConversationsService],
   controllers: [PlatformWebhookController, MessagesController, ConversationsController],
-  exports: [MessagingCoreModule],
+  exports: [MessagingCoreModule, ConversationsService],
 })
 export class MessagingModule {}
 

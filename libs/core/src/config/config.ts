@@ -89,6 +89,20 @@ export class AppConfig {
   @Min(1000)
   RATE_LIMIT_WINDOW_MS = 60_000;
 
+  /** SPEC §8: requests per minute per Client ID at the MCP server (POST /mcp), counted apart from the REST limit. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  MCP_RATE_LIMIT_PER_MINUTE = 60;
+
+  /**
+   * Browser origins allowed to call the MCP server, comma-separated (e.g. `https://inspector.example.com`); `*` allows
+   * any. Requests without an Origin header (desktop and server-side agents) and from the API's own origin are always allowed.
+   */
+  @IsOptional()
+  @IsString()
+  MCP_ALLOWED_ORIGINS?: string;
+
   /** Where `create-account` points new phone numbers: the local sandbox by default. */
   @IsUrl(urlOptions)
   WHATSAPP_API_BASE_URL = 'http://127.0.0.1:3100';

@@ -107,6 +107,16 @@ export class ConversationsService {
     return new Map(rows.map((w) => [`${w.phone_number_id}\u0000${w.customer}`, w.last_inbound_at]));
   }
 
+  /**
+   * The 24-hour customer-care window of one customer (digits) on one connected number (`phone_numbers.id`, resolved
+   * within the caller's account, e.g. by MessagesService.phoneOf), as the customer's last inbound message left it.
+   */
+  async window(phoneNumberId: string, customer: string): Promise<{ open: boolean; expires_at: string | null }> {
+    const [row] = await this.db.query(`SELECT last_inbound_at FROM customer_windows WHERE phone_number_id = $1 AND customer = $2`, [phoneNumberId, customer]);
+    const expiresAt = row ? new Date(new Date(row.last_inbound_at).getTime() + WINDOW_MS) : null;
+    return { open: !!expiresAt && expiresAt.getTime() > Date.now(), expires_at: expiresAt?.toISOString() ?? null };
+  }
+
   async messages(accountId: string, contactId: string, query: ListConversationMessagesQuery) {
     if (!/^\d{1,18}$/.test(contactId)) throw new NotFoundException({ message: 'Conversation not found' });
     const found = await this.contacts.findById(accountId, contactId);

@@ -1,0 +1,118 @@
+import { Controller, Delete, Get, HttpException, Inject, Logger, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AuthService, type AuthenticatedClient, Public, RedisThrottlerStorage } from '@switchboard/auth';
+import { AppConfig, REDIS } from '@switchboard/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type Redis from 'ioredis';
+import type { IncomingMessage } from 'node:http';
+import { McpServerFactory } from './mcp-server.factory';
+import { originAllowed, parseAllowedOrigins } from './origin';
+
+/** The tool a single JSON-RPC `tools/call` request names (not for batches or other methods). */
+function calledTool(body: unknown): string | undefined {
+  const message = body as { method?: unknown; params?: { name?: unknown } } | null;
+  return message && message.method === 'tools/call' && typeof message.params?.name === 'string' ? message.params.name : undefined;
+}
+
+const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+/**
+ * `POST {base_url}/mcp`: the MCP server (Streamable HTTP, stateless, JSON responses). In order: Origin (403), the access
+ * token exactly as REST takes it (401 + WWW-Authenticate), the MCP rate limit of the Client ID (429 + Retry-After, its
+ * own counter beside the REST one), then the SDK's transport answers the JSON-RPC request with a server built for this
+ * client's grants. Not behind the global REST guards: @Public (checked here, to answer as OAuth resource servers do)
+ * and @SkipThrottle (counted here, apart from REST).
+ */
+@ApiExcludeController()
+@Public()
+@SkipThrottle()
+@Controller('mcp')
+export class McpController {
+  private readonly logger = new Logger('Mcp');
+  private readonly limiter: RedisThrottlerStorage;
+  private readonly allowedOrigins: string[];
+
+  constructor(
+    private readonly auth: AuthService,
+    private readonly servers: McpServerFactory,
+    private readonly config: AppConfig,
+    @Inject(REDIS) redis: Redis,
+  ) {
+    this.limiter = new RedisThrottlerStorage(redis, config.REDIS_PREFIX);
+    this.allowedOrigins = parseAllowedOrigins(config.MCP_ALLOWED_ORIGINS);
+  }
+
+  @Post()
+  async handle(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    if (!originAllowed(request.headers.origin, this.config.baseUrl, this.allowedOrigins)) {
+      void reply.status(403).send(jsonRpcError(-32000, `Forbidden: Origin ${request.headers.origin} is not allowed`));
+      return;
+    }
+
+    const client = this.authenticate(request, reply);
+    if (!client) return;
+
+    const windowMs = this.config.RATE_LIMIT_WINDOW_MS;
+    const limit = this.config.MCP_RATE_LIMIT_PER_MINUTE;
+    const { isBlocked, timeToExpire } = await this.limiter.increment(`mcp:client:${client.clientId}`, windowMs, limit);
+    if (isBlocked) {
+      void reply
+        .status(429)
+        .header('retry-after', String(timeToExpire))
+        .send({ statusCode: 429, message: `Rate limit exceeded: ${limit} MCP requests per ${Math.round(windowMs / 1000)} seconds. Retry after ${timeToExpire} seconds.` });
+      return;
+    }
+
+    // From here the SDK's transport writes the Node response itself; Fastify steps aside.
+    reply.hijack();
+    const raw = request.raw as IncomingMessage & { auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> } };
+    raw.auth = { token: client.token, clientId: client.clientId, scopes: client.grants, extra: { accountId: client.accountId } };
+    const server = this.servers.create(client, calledTool(request.body));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.raw.on('close', () => void server.close()); // closes the transport too
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(raw, reply.raw, request.body);
+    } catch (error) {
+      this.logger.error({ msg: 'MCP request failed', reqId: request.id, err: error instanceof Error ? error.stack : error });
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(-32603, 'Internal server error')));
+      }
+    }
+  }
+
+  /** GET (server-to-client SSE stream) and DELETE (session end) need sessions: this server is stateless (MCP spec: 405). */
+  @Get()
+  get(@Res() reply: FastifyReply): void {
+    this.methodNotAllowed(reply);
+  }
+
+  @Delete()
+  delete(@Res() reply: FastifyReply): void {
+    this.methodNotAllowed(reply);
+  }
+
+  private methodNotAllowed(reply: FastifyReply): void {
+    void reply.status(405).header('allow', 'POST').send(jsonRpcError(-32000, 'Method not allowed: this MCP server is stateless; use POST'));
+  }
+
+  /** The token as REST takes it (with or without `Bearer `); failures answer 401 with REST's message and a Bearer challenge. */
+  private authenticate(request: FastifyRequest, reply: FastifyReply): (AuthenticatedClient & { token: string }) | null {
+    const token = request.headers.authorization?.replace(/^Bearer\s+/i, '').trim();
+    let message = 'jwt must be provided';
+    if (token) {
+      try {
+        const claims = this.auth.verifyAccessToken(token);
+        return { clientId: claims.sub, accountId: claims.acc, grants: claims.grants, token };
+      } catch (error) {
+        if (!(error instanceof HttpException)) throw error;
+        message = (error.getResponse() as { message: string }).message;
+      }
+    }
+    const challenge = token ? `Bearer realm="switchboard", error="invalid_token", error_description="${message.replace(/"/g, "'")}"` : 'Bearer realm="switchboard"';
+    void reply.status(401).header('www-authenticate', challenge).send({ message });
+    return null;
+  }
+}
