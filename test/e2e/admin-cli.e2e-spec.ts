@@ -38,7 +38,7 @@ describe('Operator CLI', () => {
     const auth = await t.http.post('/v1/authenticate', undefined, { headers: { clientid: created.clientId, clientsecret: created.clientSecret } });
     const denied = await t.http.get('/account/get', { token: auth.body.token });
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({ message: 'Unauthorized to make this request', required_grant: '/account' });
+    expect(denied.body).toEqual({ statusCode: 403, message: 'Unauthorized to make this request', required_grant: '/account' });
   });
 
   it('create-client adds a second client to an account; list-accounts shows both', async () => {

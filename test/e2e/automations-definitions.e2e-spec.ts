@@ -246,11 +246,11 @@ describe('Workflow definitions', () => {
 
       const get = await t.http.get(`/v1/workflows/${wf.id}`, { token: intruder.token });
       expect(get.status).toBe(404);
-      expect(get.body).toEqual({ message: 'Workflow not found' });
+      expect(get.body).toEqual({ statusCode: 404, message: 'Workflow not found' });
 
       const edit = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, name: 'Hijacked', ...simpleDefinition() }, { token: intruder.token });
       expect(edit.status).toBe(404);
-      expect(edit.body).toEqual({ message: 'Workflow not found' });
+      expect(edit.body).toEqual({ statusCode: 404, message: 'Workflow not found' });
       const toggle = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, isActive: false }, { token: intruder.token });
       expect(toggle.status).toBe(404);
 

@@ -1,9 +1,12 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { AllExceptionsFilter, AppConfig, createLogger, createValidationPipe } from '@switchboard/core';
+import { AllExceptionsFilter, AppConfig, createLogger, createValidationPipe, installRequestRules } from '@switchboard/core';
 import { randomUUID } from 'node:crypto';
 import { ApiModule } from './api.module';
+import { installSecurityHeaders } from './security-headers';
+
+const BODY_LIMIT = 1024 * 1024;
 
 /** Builds the API application (not listening yet): used by main.ts and by the e2e tests. */
 export async function createApiApp(config: AppConfig): Promise<NestFastifyApplication> {
@@ -12,14 +15,18 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
     logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    bodyLimit: 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: 2048 }, // refresh tokens travel in the logout path
-    trustProxy: true,
+    // TRUST_PROXY: off by default, so X-Forwarded-For from anyone is ignored (a hop count is a number: Fastify takes it, Nest's type omits it)
+    trustProxy: config.trustProxy as boolean | string[],
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
     logger: createLogger(config),
     rawBody: true,
+    bodyParser: false, // installRequestRules registers the only body parser (JSON)
   });
+  installRequestRules(app, { bodyLimit: BODY_LIMIT });
+  await installSecurityHeaders(app);
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter());
   app.enableShutdownHooks();
