@@ -207,7 +207,7 @@ describe('Contact groups', () => {
       expect(listed.body.data.groups.map((g: any) => g.group_id)).toEqual([bGroup]);
       expect(listed.body.data.total).toBe(1);
 
-      const notFound = { message: 'Contact group not found' };
+      const notFound = { statusCode: 404, message: 'Contact group not found' };
       const attempts = [
         await t.http.get(`/v2/contact-groups/${vip}`, { token: b.token }),
         await addMembers(b, vip, { contact_ids: [bContact] }),

@@ -39,7 +39,13 @@ describe('Rate limits', () => {
     const shared = await startTestApp({ RATE_LIMIT_PER_MINUTE: '4' });
     try {
       const account = await shared.createAccount(); // the authenticate call counts for the IP, not the client
-      const second = await startTestApp({ RATE_LIMIT_PER_MINUTE: '4', REDIS_PREFIX: shared.config.REDIS_PREFIX, JWT_SECRET: shared.config.JWT_SECRET });
+      // a second process of the same deployment: same database, Redis and JWT secret
+      const second = await startTestApp({
+        RATE_LIMIT_PER_MINUTE: '4',
+        REDIS_PREFIX: shared.config.REDIS_PREFIX,
+        JWT_SECRET: shared.config.JWT_SECRET,
+        DATABASE_URL: shared.config.DATABASE_URL,
+      });
       try {
         const statuses = [];
         for (const app of [shared, second, shared, second, second]) statuses.push((await app.http.get('/health/ready', {})).status);
