@@ -8,6 +8,17 @@ import { installSecurityHeaders } from './security-headers';
 
 const BODY_LIMIT = 1024 * 1024;
 
+/**
+ * TRUST_PROXY for Fastify. Addresses/CIDRs go as they are. Fastify 5.12 treats a bare hop count as "trust nobody" (it
+ * cannot check the peer), so a count becomes proxy-addr's hop rule as a function: the nearest `hops` addresses are
+ * proxies. Only safe when nothing but those proxies can reach the API (docs/security.md).
+ */
+function trustProxyOption(setting: boolean | number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof setting !== 'number') return setting;
+  const hops = setting;
+  return (_address, hop) => hop < hops;
+}
+
 /** Builds the API application (not listening yet): used by main.ts and by the e2e tests. */
 export async function createApiApp(config: AppConfig): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
@@ -17,8 +28,8 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
     genReqId: () => randomUUID(),
     bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: 2048 }, // refresh tokens travel in the logout path
-    // TRUST_PROXY: off by default, so X-Forwarded-For from anyone is ignored (a hop count is a number: Fastify takes it, Nest's type omits it)
-    trustProxy: config.trustProxy as boolean | string[],
+    // TRUST_PROXY: off by default, so X-Forwarded-For from anyone is ignored (docs/security.md)
+    trustProxy: trustProxyOption(config.trustProxy),
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
     logger: createLogger(config),
