@@ -64,6 +64,7 @@ describe('Operator CLI', () => {
   });
 
   describe('client lifecycle', () => {
+    jest.setTimeout(90_000); // each CLI call is a new Node process (about 2 s, more on a loaded machine)
     const authenticate = (clientId: string, clientSecret: string) => t.http.post('/v1/authenticate', undefined, { headers: { clientid: clientId, clientsecret: clientSecret } });
 
     it('list-clients shows the clients of one account, never a secret', async () => {
