@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min, ValidateIf } from 'class-validator';
+import { Allow, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { PaginationQuery } from '@switchboard/core';
 import { RUN_STATUSES, type WorkflowRunStatus } from './entities';
 
@@ -15,7 +15,8 @@ export class SaveWorkflowDto {
   @ApiPropertyOptional({ description: 'required with mode edit: the workflow to edit' })
   @ValidateIf((o: SaveWorkflowDto) => o.mode === 'edit' || o.id !== undefined)
   @IsInt({ message: 'id must be an integer (the workflow to edit)' })
-  @Min(1)
+  @Min(1, { message: 'id must be an integer (the workflow to edit)' })
+  @Max(Number.MAX_SAFE_INTEGER, { message: 'id must be an integer (the workflow to edit)' })
   id?: number;
 
   @ApiPropertyOptional({ description: 'required with mode create', maxLength: 200 })
