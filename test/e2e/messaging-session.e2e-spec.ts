@@ -29,7 +29,7 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     const to = h.customer();
     const closed = await send({ typOfmsg: 'normal_message', receipentPhone: `+${to}`, message: 'Hello?' });
     expect(closed.status).toBe(500);
-    expect(closed.body).toMatchObject({ success: false, status: 'failed', code: 131047 });
+    expect(closed.body).toMatchObject({ statusCode: 500, success: false, status: 'failed', code: 131047 }); // SPEC §7 500, in the one error shape
     expect(closed.body.message).toMatch(/Re-engagement message/);
     const [failedRow] = await t.db.query('SELECT status, error_code FROM messages WHERE id = $1', [closed.body.messageId]);
     expect(failedRow).toEqual({ status: 'failed', error_code: 131047 });

@@ -63,7 +63,7 @@ export class MessagesService {
     const [id] = await this.sends.store([prepared.message], 'api');
     const outcome = (await this.sends.waitForOutcome([id])).get(id)!;
     if (outcome.status === 'failed') {
-      return { httpStatus: 500, body: { success: false, message: failureReason(outcome), messageId: id, status: 'failed', code: outcome.errorCode } };
+      return { httpStatus: 500, body: { statusCode: 500, success: false, message: failureReason(outcome), messageId: id, status: 'failed', code: outcome.errorCode } };
     }
     if (outcome.status === 'queued') return { httpStatus: 202, body: { success: true, message: SESSION_QUEUED, messageId: id, status: 'queued' } };
     return { httpStatus: 200, body: { success: true, message: SESSION_SENT, messageId: id, status: outcome.status, wamid: outcome.wamid } };
