@@ -20,7 +20,7 @@ export const phoneNotFound = (id: string) => `Phone number not found: ${id} is n
 
 export interface SessionResult {
   httpStatus: 200 | 202 | 500;
-  body: { success: boolean; message: string; messageId: string; status: string; wamid?: string | null; code?: number | null };
+  body: { statusCode?: number; success: boolean; message: string; messageId: string; status: string; wamid?: string | null; code?: number | null };
 }
 
 export type TemplateResultItem =
