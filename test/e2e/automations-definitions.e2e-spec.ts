@@ -202,8 +202,9 @@ describe('Workflow definitions', () => {
       const noId = await t.http.post('/v1/workflows', { ...simpleDefinition(), mode: 'edit' }, { token: account.token });
       expect(noId.status).toBe(400);
       expect(noId.body.errors).toEqual([
-        { field: 'id', message: 'id must not be less than 1' },
         { field: 'id', message: 'id must be an integer (the workflow to edit)' },
+        { field: 'id', message: 'id must not be less than 1' },
+        { field: 'id', message: 'id must not be greater than 9007199254740991' },
       ]);
     });
 

@@ -222,8 +222,12 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
     );
   }
 
+  /** Mutations of a plausible body; two plausible bodies per operation (first and last enum values, e.g. mode create/edit). */
   function bodyMutation(operation: Operation, path: string): fc.Arbitrary<FuzzRequest> {
-    const base = (example(operation.body, 0) ?? {}) as Json;
+    return fc.constantFrom(0, 1).chain((variant) => bodyMutationOf(operation, path, (example(operation.body, 0, undefined, variant) ?? {}) as Json));
+  }
+
+  function bodyMutationOf(operation: Operation, path: string, base: Json): fc.Arbitrary<FuzzRequest> {
     const props = operation.body ? propertiesOf(operation.body) : {};
     const names = Object.keys(props);
     const required = new Set(resolve(operation.body)?.required ?? []);
@@ -294,6 +298,7 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
       { label: 'negative', value: -1 },
       { label: 'float', value: 1.5 },
       { label: 'huge number', value: 1e300 },
+      { label: 'integer beyond bigint', value: 1e20 },
       { label: 'string', value: 'not-what-you-want' },
       { label: 'empty string', value: '' },
       { label: 'object', value: { nested: { deeper: 1 } } },
@@ -307,12 +312,12 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
   }
 
   /** A plausible value for a schema: the base the mutations start from (fixtures for ids and numbers we know). */
-  function example(schema: Schema | undefined, depth: number, name?: string): Json {
+  function example(schema: Schema | undefined, depth: number, name?: string, variant = 0): Json {
     const s = resolve(schema);
     if (!s || depth > 6) return undefined;
     if (name && fixtures[name]) return s.type === 'integer' || s.type === 'number' ? Number(fixtures[name]) : fixtures[name];
-    if (s.enum?.length) return s.enum[0];
-    if (s.oneOf?.length || s.anyOf?.length) return example((s.oneOf ?? s.anyOf)![0], depth + 1, name);
+    if (s.enum?.length) return variant ? s.enum[s.enum.length - 1] : s.enum[0];
+    if (s.oneOf?.length || s.anyOf?.length) return example((s.oneOf ?? s.anyOf)![0], depth + 1, name, variant);
     switch (s.type) {
       case 'integer':
       case 'number':
@@ -320,13 +325,13 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
       case 'boolean':
         return true;
       case 'array':
-        return [example(s.items, depth + 1)].filter((v) => v !== undefined);
+        return [example(s.items, depth + 1, undefined, variant)].filter((v) => v !== undefined);
       case 'string':
         return /phone|number|to$/i.test(name ?? '') ? '4915100000002' : /url/i.test(name ?? '') ? 'https://example.com/x' : 'fuzz';
       default: {
         const props = propertiesOf(s);
         if (!Object.keys(props).length) return s.type === 'object' ? {} : undefined;
-        return Object.fromEntries(Object.entries(props).map(([key, child]) => [key, example(child, depth + 1, key)]).filter(([, v]) => v !== undefined));
+        return Object.fromEntries(Object.entries(props).map(([key, child]) => [key, example(child, depth + 1, key, variant)]).filter(([, v]) => v !== undefined));
       }
     }
   }
@@ -377,7 +382,7 @@ function checkAnswer(request: FuzzRequest, status: number, body: any, text: stri
       if (!Array.isArray(body.errors) || !body.errors.every((e: any) => typeof e?.field === 'string' && typeof e?.message === 'string')) problems.push('errors is not [{field, message}]');
       else if (body.field !== body.errors[0]?.field) problems.push('field is not the first of errors');
     }
-    if (status === 400 && /^(query|path) /.test(request.mutation) === false && /: (null|true|number|negative|float|huge number|string|empty string|object|array of objects|array of strings|numeric string)$/.test(request.mutation) && body.field === undefined && !/not valid JSON/.test(body.message)) {
+    if (status === 400 && /^(query|path) /.test(request.mutation) === false && /: (null|true|number|negative|float|huge number|integer beyond bigint|string|empty string|object|array of objects|array of strings|numeric string)$/.test(request.mutation) && body.field === undefined && !/not valid JSON/.test(body.message)) {
       problems.push('a 400 for a wrong value names no field');
     }
   }
