@@ -38,7 +38,7 @@ describe('Operator CLI', () => {
     const auth = await t.http.post('/v1/authenticate', undefined, { headers: { clientid: created.clientId, clientsecret: created.clientSecret } });
     const denied = await t.http.get('/account/get', { token: auth.body.token });
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({ message: 'Unauthorized to make this request', required_grant: '/account' });
+    expect(denied.body).toEqual({ statusCode: 403, message: 'Unauthorized to make this request', required_grant: '/account' });
   });
 
   it('create-client adds a second client to an account; list-accounts shows both', async () => {
@@ -52,6 +52,68 @@ describe('Operator CLI', () => {
     const listed = accounts.find((a: { accountId: string }) => a.accountId === created.accountId);
     expect(listed.clientIds).toEqual([created.clientId, second.clientId]);
     expect(JSON.stringify(accounts)).not.toContain(created.clientSecret);
+  });
+
+  it('set-grants applies at once to tokens already issued', async () => {
+    const created = JSON.parse(await admin('create-account', '--name', 'Regranted', '--json'));
+    const auth = await t.http.post('/v1/authenticate', undefined, { headers: { clientid: created.clientId, clientsecret: created.clientSecret } });
+    expect((await t.http.get('/account/get', { token: auth.body.token })).status).toBe(200);
+    await admin('set-grants', created.clientId, '/contacts', '--json');
+    expect((await t.http.get('/account/get', { token: auth.body.token })).status).toBe(403);
+    expect((await t.http.get('/v2/contacts', { token: auth.body.token })).status).toBe(200);
+  });
+
+  describe('client lifecycle', () => {
+    jest.setTimeout(90_000); // each CLI call is a new Node process (about 2 s, more on a loaded machine)
+    const authenticate = (clientId: string, clientSecret: string) => t.http.post('/v1/authenticate', undefined, { headers: { clientid: clientId, clientsecret: clientSecret } });
+
+    it('list-clients shows the clients of one account, never a secret', async () => {
+      const created = JSON.parse(await admin('create-account', '--name', 'Listed', '--json'));
+      const second = JSON.parse(await admin('create-client', '--account', created.accountId, '--json'));
+      const listed = JSON.parse(await admin('list-clients', '--account', created.accountId, '--json'));
+      expect(listed).toEqual([
+        { clientId: created.clientId, accountId: created.accountId, grants: expect.arrayContaining(['/account', '/contacts']), createdAt: expect.any(String) },
+        { clientId: second.clientId, accountId: created.accountId, grants: expect.any(Array), createdAt: expect.any(String) },
+      ]);
+      expect(JSON.stringify(listed)).not.toContain(created.clientSecret);
+    });
+
+    it('rotate-secret: the old secret and every token issued with it are refused at once; the new secret works', async () => {
+      const created = JSON.parse(await admin('create-account', '--name', 'Rotated', '--json'));
+      const before = await authenticate(created.clientId, created.clientSecret);
+      expect(before.status).toBe(200);
+
+      const rotated = JSON.parse(await admin('rotate-secret', created.clientId, '--json'));
+      expect(rotated).toEqual({ clientId: created.clientId, clientSecret: expect.stringMatching(/^sbs_/) });
+      expect(rotated.clientSecret).not.toBe(created.clientSecret);
+
+      expect(await authenticate(created.clientId, created.clientSecret)).toMatchObject({ status: 401, body: { error: 'Invalid credentials' } });
+      expect(await t.http.get('/account/get', { token: before.body.token })).toMatchObject({
+        status: 401,
+        body: { statusCode: 401, message: 'Token revoked: the client secret was rotated' },
+      });
+      expect(await t.http.post('/v1/refreshToken', { refreshToken: before.body.refreshToken })).toMatchObject({ status: 403, body: { message: 'Refresh token not recognized' } });
+
+      const after = await authenticate(created.clientId, rotated.clientSecret);
+      expect(after.status).toBe(200);
+      expect((await t.http.get('/account/get', { token: after.body.token })).status).toBe(200);
+    });
+
+    it('delete-client: its secret, access token and refresh token are refused at once; the account\'s other client is untouched', async () => {
+      const created = JSON.parse(await admin('create-account', '--name', 'Deleted', '--json'));
+      const other = JSON.parse(await admin('create-client', '--account', created.accountId, '--json'));
+      const tokens = await authenticate(created.clientId, created.clientSecret);
+      const otherTokens = await authenticate(other.clientId, other.clientSecret);
+
+      expect(JSON.parse(await admin('delete-client', created.clientId, '--json'))).toEqual({ clientId: created.clientId, deleted: true });
+      expect(await t.http.get('/account/get', { token: tokens.body.token })).toMatchObject({ status: 401, body: { statusCode: 401, message: 'Client not found: it was deleted' } });
+      expect(await t.http.post('/v1/refreshToken', { refreshToken: tokens.body.refreshToken })).toMatchObject({ status: 403, body: { message: 'Refresh token not recognized' } });
+      expect(await authenticate(created.clientId, created.clientSecret)).toMatchObject({ status: 401, body: { error: 'Invalid credentials' } });
+      expect((await t.http.get('/account/get', { token: otherTokens.body.token })).status).toBe(200);
+
+      await expect(admin('delete-client', created.clientId)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining(`No client with id ${created.clientId}`) });
+      await expect(admin('rotate-secret', 'sbc_nope')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('No client with id sbc_nope') });
+    });
   });
 
   it('rejects unknown grants and commands with a message and exit code 2', async () => {

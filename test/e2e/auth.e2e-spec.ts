@@ -38,7 +38,7 @@ describe('Authentication', () => {
     ])('answers 401 Missing credentials with %s', async (_, id, secret) => {
       const res = await authenticate(id, secret);
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'Missing credentials' });
+      expect(res.body).toEqual({ statusCode: 401, message: 'Missing credentials', error: 'Missing credentials' });
     });
 
     it('answers 401 Invalid credentials for a wrong secret or an unknown client', async () => {
@@ -48,7 +48,7 @@ describe('Authentication', () => {
       ]) {
         const res = await authenticate(id, secret);
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ error: 'Invalid credentials' });
+        expect(res.body).toEqual({ statusCode: 401, message: 'Invalid credentials', error: 'Invalid credentials' });
       }
     });
 

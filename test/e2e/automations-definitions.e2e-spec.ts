@@ -104,7 +104,9 @@ describe('Workflow definitions', () => {
       const before = await t.db.query('SELECT count(*)::int AS n FROM workflows');
       const res = await t.http.post('/v1/workflows', body, { token: account.token });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual(expected);
+      // the one error shape: `field` repeats the first of `errors` (docs/errors.md)
+      const { errors } = expected as { errors: Array<{ field: unknown }> };
+      expect(res.body).toEqual({ ...(expected as object), field: errors[0].field });
       const after = await t.db.query('SELECT count(*)::int AS n FROM workflows');
       expect(after[0].n).toBe(before[0].n);
     }
@@ -200,8 +202,9 @@ describe('Workflow definitions', () => {
       const noId = await t.http.post('/v1/workflows', { ...simpleDefinition(), mode: 'edit' }, { token: account.token });
       expect(noId.status).toBe(400);
       expect(noId.body.errors).toEqual([
-        { field: 'id', message: 'id must not be less than 1' },
         { field: 'id', message: 'id must be an integer (the workflow to edit)' },
+        { field: 'id', message: 'id must not be less than 1' },
+        { field: 'id', message: 'id must not be greater than 9007199254740991' },
       ]);
     });
 
@@ -290,11 +293,11 @@ describe('Workflow definitions', () => {
 
       const get = await t.http.get(`/v1/workflows/${wf.id}`, { token: intruder.token });
       expect(get.status).toBe(404);
-      expect(get.body).toEqual({ message: 'Workflow not found' });
+      expect(get.body).toEqual({ statusCode: 404, message: 'Workflow not found' });
 
       const edit = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, name: 'Hijacked', ...simpleDefinition() }, { token: intruder.token });
       expect(edit.status).toBe(404);
-      expect(edit.body).toEqual({ message: 'Workflow not found' });
+      expect(edit.body).toEqual({ statusCode: 404, message: 'Workflow not found' });
       const toggle = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, isActive: false }, { token: intruder.token });
       expect(toggle.status).toBe(404);
 

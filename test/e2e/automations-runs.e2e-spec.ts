@@ -206,7 +206,7 @@ describe('Workflow runs (embedded driver)', () => {
       const inactive = await createWorkflow(t, account.token, { trigger: { type: 'webhook' }, startNodeId: 'e', nodes: [{ id: 'e', type: 'end' }] }, 'Off', false);
       const res = await webhook(inactive.identifier, {});
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ message: 'Workflow ID not found' });
+      expect(res.body).toEqual({ statusCode: 404, message: 'Workflow ID not found' });
       await t.http.post('/v1/workflows', { mode: 'edit', id: inactive.id, isActive: true }, { token: account.token });
       expect((await webhook(inactive.identifier, {})).status).toBe(200);
     });
@@ -216,14 +216,15 @@ describe('Workflow runs (embedded driver)', () => {
       const big = await webhook(identifier, { blob: 'x'.repeat(5000) });
       expect(big.status).toBe(413);
       expect(big.body).toEqual({ statusCode: 413, message: 'Request body is too large (limit 4096 bytes)' });
+      // Bodies are JSON only (docs/errors.md): any other media type is refused before the route runs.
       const text = await t.http.post(`/webhook/workflow/${identifier}`, 'hello', { headers: { 'content-type': 'text/plain' } });
-      expect(text.status).toBe(400);
-      expect(text.body).toEqual({ statusCode: 400, message: 'Body must be JSON (Content-Type: application/json)' });
+      expect(text.status).toBe(415);
+      expect(text.body).toEqual({ statusCode: 415, message: 'Unsupported media type: send the request body as application/json' });
       const broken = await t.http.post(`/webhook/workflow/${identifier}`, '{"a":', { headers: { 'content-type': 'application/json' } });
       expect(broken.status).toBe(400);
       const form = await t.http.post(`/webhook/workflow/${identifier}`, 'a=1&b=2', { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-      expect(form.status).toBe(400);
-      expect(form.body).toEqual({ statusCode: 400, message: 'Body must be JSON (Content-Type: application/json)' });
+      expect(form.status).toBe(415);
+      expect(form.body).toEqual({ statusCode: 415, message: 'Unsupported media type: send the request body as application/json' });
       expect((await t.db.query('SELECT count(*)::int AS n FROM workflow_runs'))[0].n).toBe(before);
     });
 
@@ -457,7 +458,7 @@ describe('Workflow runs (embedded driver)', () => {
       const intruder = await t.createAccount();
       const res = await t.http.get(`/v1/workflow-runs/${runId}`, { token: intruder.token });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ message: 'Workflow run not found' });
+      expect(res.body).toEqual({ statusCode: 404, message: 'Workflow run not found' });
       expect((await t.http.get(`/v1/workflows/${wf.id}/runs`, { token: intruder.token })).status).toBe(404);
     });
   });

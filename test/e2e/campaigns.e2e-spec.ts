@@ -261,6 +261,7 @@ describe('Campaigns', () => {
       expect(res.body).toEqual({
         statusCode: 400,
         message: expect.stringMatching(/^contacts\[2\]\.email must be an email address/),
+        field: 'contacts[2].email',
         errors: [
           { field: 'contacts[2].email', message: 'contacts[2].email must be an email address' },
           { field: 'contacts[3].phoneNumber', message: expect.stringMatching(/^contacts\[3\]\.phoneNumber must be/) },

@@ -41,7 +41,7 @@ describe('Contact groups', () => {
       for (const name of ['VIP', 'vip', ' Vip ']) {
         const res = await createGroup(a, { name });
         expect(res.status).toBe(409);
-        expect(res.body).toEqual({ message: `A contact group named "${name.trim()}" already exists`, group_id: first.body.data.group.group_id });
+        expect(res.body).toEqual({ statusCode: 409, message: `A contact group named "${name.trim()}" already exists`, group_id: first.body.data.group.group_id });
       }
       expect(await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE account_id = $1', [a.accountId])).toEqual([{ n: 1 }]);
     });
@@ -67,6 +67,7 @@ describe('Contact groups', () => {
         expect(res.body).toEqual({
           statusCode: 400,
           message: 'name must be a string of 1 to 200 characters',
+          field: 'name',
           errors: [{ field: 'name', message: 'name must be a string of 1 to 200 characters' }],
         });
       }
@@ -112,7 +113,7 @@ describe('Contact groups', () => {
 
       const missing = await t.http.get('/v2/contact-groups/999999', { token: a.token });
       expect(missing.status).toBe(404);
-      expect(missing.body).toEqual({ message: 'Contact group not found' });
+      expect(missing.body).toEqual({ statusCode: 404, message: 'Contact group not found' });
 
       const malformed = await t.http.get('/v2/contact-groups/abc', { token: a.token });
       expect(malformed.status).toBe(400);
@@ -141,7 +142,7 @@ describe('Contact groups', () => {
       const c1 = await contactId(a, '15550102030');
       const res = await addMembers(a, vip, { contact_ids: [c1, 999998, 999999] });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ message: 'Not all contacts exist in the database for this account.', missingContacts: [999998, 999999] });
+      expect(res.body).toEqual({ statusCode: 400, message: 'Not all contacts exist in the database for this account.', missingContacts: [999998, 999999] });
       expect(await members(vip)).toEqual([]);
     });
 
@@ -185,12 +186,12 @@ describe('Contact groups', () => {
 
       const again = await t.http.delete(`/v2/contact-groups/${vip}`, { token: a.token });
       expect(again.status).toBe(404);
-      expect(again.body).toEqual({ message: 'Contact group not found' });
+      expect(again.body).toEqual({ statusCode: 404, message: 'Contact group not found' });
 
       // its id is now "missing" for create-contact
       const create = await t.http.post('/contacts/create-contact', { contact_number: '15550102099', group_ids: [vip] }, { token: a.token });
       expect(create.status).toBe(400);
-      expect(create.body).toEqual({ message: 'Not all groups exist in the database for this account.', missingGroups: [vip] });
+      expect(create.body).toEqual({ statusCode: 400, message: 'Not all groups exist in the database for this account.', missingGroups: [vip] });
     });
   });
 
@@ -206,7 +207,7 @@ describe('Contact groups', () => {
       expect(listed.body.data.groups.map((g: any) => g.group_id)).toEqual([bGroup]);
       expect(listed.body.data.total).toBe(1);
 
-      const notFound = { message: 'Contact group not found' };
+      const notFound = { statusCode: 404, message: 'Contact group not found' };
       const attempts = [
         await t.http.get(`/v2/contact-groups/${vip}`, { token: b.token }),
         await addMembers(b, vip, { contact_ids: [bContact] }),
@@ -223,7 +224,7 @@ describe('Contact groups', () => {
       // A's contact id is "missing" for B
       const cross = await addMembers(b, bGroup, { contact_ids: [aContact, bContact] });
       expect(cross.status).toBe(400);
-      expect(cross.body).toEqual({ message: 'Not all contacts exist in the database for this account.', missingContacts: [aContact] });
+      expect(cross.body).toEqual({ statusCode: 400, message: 'Not all contacts exist in the database for this account.', missingContacts: [aContact] });
       expect(await members(bGroup)).toEqual([]);
     });
   });

@@ -109,7 +109,7 @@ describe('Contacts', () => {
     ])('answers 400 naming contact_number for an implausible number (%s) and stores nothing', async (_, input) => {
       const res = await create(a, { contact_number: input, name: 'X' });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ statusCode: 400, message: PHONE_MESSAGE, errors: [{ field: 'contact_number', message: PHONE_MESSAGE }] });
+      expect(res.body).toEqual({ statusCode: 400, message: PHONE_MESSAGE, field: 'contact_number', errors: [{ field: 'contact_number', message: PHONE_MESSAGE }] });
       expect(await rows(a.accountId)).toEqual([]);
     });
 
@@ -146,7 +146,7 @@ describe('Contacts', () => {
     ])('answers 400 naming %s when it is malformed, and stores nothing', async (field, extra, message) => {
       const res = await create(a, { contact_number: '15550102030', ...extra });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ statusCode: 400, message, errors: [{ field, message }] });
+      expect(res.body).toEqual({ statusCode: 400, message, field, errors: [{ field, message }] });
       expect(await rows(a.accountId)).toEqual([]);
     });
 
@@ -180,7 +180,7 @@ describe('Contacts', () => {
       const vip = await createGroup(a, 'VIP');
       const res = await create(a, { contact_number: '15550102030', name: 'Ada', group_ids: [vip, 999999, 888888] });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ message: 'Not all groups exist in the database for this account.', missingGroups: [999999, 888888] });
+      expect(res.body).toEqual({ statusCode: 400, message: 'Not all groups exist in the database for this account.', missingGroups: [999999, 888888] });
       expect(await rows(a.accountId)).toEqual([]);
       expect(await members(vip)).toEqual([]);
     });
@@ -190,7 +190,7 @@ describe('Contacts', () => {
       const bGroup = await createGroup(b, 'B only');
       const res = await create(a, { contact_number: '15550102030', group_ids: [bGroup] });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ message: 'Not all groups exist in the database for this account.', missingGroups: [bGroup] });
+      expect(res.body).toEqual({ statusCode: 400, message: 'Not all groups exist in the database for this account.', missingGroups: [bGroup] });
       expect(await rows(a.accountId)).toEqual([]);
       expect(await members(bGroup)).toEqual([]);
     });
@@ -334,7 +334,7 @@ describe('Contacts', () => {
     ])('answers 400 naming %s for %s (never clamped)', async (field, value, message) => {
       const res = await list(a, `?${field}=${value}`);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ statusCode: 400, message, errors: [{ field, message }] });
+      expect(res.body).toEqual({ statusCode: 400, message, field, errors: [{ field, message }] });
     });
 
     it('searches name, number and email, case-insensitively, as substrings', async () => {
@@ -493,7 +493,7 @@ describe('Contacts', () => {
     it('answers 404 Contact not found for an unknown id and 400 naming contact_id for a non-integer one', async () => {
       for (const res of [await t.http.get('/v2/contacts/999999', { token: a.token }), await patch(a, 999999, { isBlocked: true })]) {
         expect(res.status).toBe(404);
-        expect(res.body).toEqual({ message: 'Contact not found' });
+        expect(res.body).toEqual({ statusCode: 404, message: 'Contact not found' });
       }
       for (const id of ['abc', '0', '-1', '1.5', '99999999999999999999']) {
         const res = await t.http.get(`/v2/contacts/${id}`, { token: a.token });
@@ -515,11 +515,11 @@ describe('Contacts', () => {
 
       const read = await t.http.get(`/v2/contacts/${id}`, { token: b.token });
       expect(read.status).toBe(404);
-      expect(read.body).toEqual({ message: 'Contact not found' });
+      expect(read.body).toEqual({ statusCode: 404, message: 'Contact not found' });
 
       const write = await patch(b, id, { isBlocked: true, name: 'Hijacked' });
       expect(write.status).toBe(404);
-      expect(write.body).toEqual({ message: 'Contact not found' });
+      expect(write.body).toEqual({ statusCode: 404, message: 'Contact not found' });
       const [row] = await t.db.query('SELECT name, is_blocked FROM contacts WHERE id = $1', [id]);
       expect(row).toEqual({ name: 'Ada', is_blocked: false });
 

@@ -75,7 +75,7 @@ describe('Grants', () => {
     const without = await tokenWithGrants(GRANTS.filter((g) => g !== grant));
     const denied = await t.http.request(method, path, { token: without });
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({ message: 'Unauthorized to make this request', required_grant: grant });
+    expect(denied.body).toEqual({ statusCode: 403, message: 'Unauthorized to make this request', required_grant: grant });
 
     const only = await tokenWithGrants([grant]);
     const allowed = await t.http.request(method, path, { token: only });

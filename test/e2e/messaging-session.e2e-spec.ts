@@ -29,7 +29,7 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     const to = h.customer();
     const closed = await send({ typOfmsg: 'normal_message', receipentPhone: `+${to}`, message: 'Hello?' });
     expect(closed.status).toBe(500);
-    expect(closed.body).toMatchObject({ success: false, status: 'failed', code: 131047 });
+    expect(closed.body).toMatchObject({ statusCode: 500, success: false, status: 'failed', code: 131047 }); // SPEC §7 500, in the one error shape
     expect(closed.body.message).toMatch(/Re-engagement message/);
     const [failedRow] = await t.db.query('SELECT status, error_code FROM messages WHERE id = $1', [closed.body.messageId]);
     expect(failedRow).toEqual({ status: 'failed', error_code: 131047 });
@@ -153,7 +153,7 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     for (const phoneId of ['123456789012345', other.messagingPhoneId]) {
       const res = await send(body, phoneId);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ success: false, message: `Phone number not found: ${phoneId} is not a connected number of this account (see GET /account/get)` });
+      expect(res.body).toEqual({ statusCode: 404, success: false, message: `Phone number not found: ${phoneId} is not a connected number of this account (see GET /account/get)` });
     }
     expect((await h.received(other, '4915112345678')).length).toBe(0);
   });
@@ -171,7 +171,7 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     await t.db.query('UPDATE contacts SET is_blocked = true WHERE id = $1', [contact.id]);
     const blocked = await send({ typOfmsg: 'normal_message', receipentPhone: to, message: 'again' });
     expect(blocked.status).toBe(403);
-    expect(blocked.body).toEqual({ success: false, message: 'Contact has opted out (blocked)' });
+    expect(blocked.body).toEqual({ statusCode: 403, success: false, message: 'Contact has opted out (blocked)' });
     expect(await h.received(account, to)).toHaveLength(1);
   });
 

@@ -39,7 +39,13 @@ describe('Rate limits', () => {
     const shared = await startTestApp({ RATE_LIMIT_PER_MINUTE: '4' });
     try {
       const account = await shared.createAccount(); // the authenticate call counts for the IP, not the client
-      const second = await startTestApp({ RATE_LIMIT_PER_MINUTE: '4', REDIS_PREFIX: shared.config.REDIS_PREFIX, JWT_SECRET: shared.config.JWT_SECRET });
+      // a second process of the same deployment: same database, Redis and JWT secret
+      const second = await startTestApp({
+        RATE_LIMIT_PER_MINUTE: '4',
+        REDIS_PREFIX: shared.config.REDIS_PREFIX,
+        JWT_SECRET: shared.config.JWT_SECRET,
+        DATABASE_URL: shared.config.DATABASE_URL,
+      });
       try {
         const statuses = [];
         for (const app of [shared, second, shared, second, second]) statuses.push((await app.http.get('/health/ready', {})).status);
@@ -53,5 +59,70 @@ describe('Rate limits', () => {
     } finally {
       await shared.close();
     }
+  });
+  describe('the client address behind the per-IP limits (TRUST_PROXY)', () => {
+    const badSignIn = (app: TestApp, forwardedFor: string) =>
+      app.http.post('/v1/authenticate', undefined, { headers: { clientid: 'x', clientsecret: 'y', 'x-forwarded-for': forwardedFor } });
+
+    it('off by default: a forged X-Forwarded-For is ignored, the socket address counts (sign-in, refresh, logout)', async () => {
+      const app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
+      try {
+        expect(app.config.trustProxy).toBe(false);
+        const statuses: number[] = [];
+        for (let i = 0; i < 4; i++) statuses.push((await badSignIn(app, `203.0.113.${i + 1}`)).status);
+        expect(statuses).toEqual([401, 401, 401, 429]);
+        // the other unauthenticated endpoints share the address's counter
+        const refresh = await app.http.post('/v1/refreshToken', { refreshToken: 'x' }, { headers: { 'x-forwarded-for': '198.51.100.7' } });
+        expect(refresh.status).toBe(429);
+        const logout = await app.http.delete('/v1/logout/x', { headers: { 'x-forwarded-for': '198.51.100.8' } });
+        expect(logout.status).toBe(429);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('120 bad sign-ins, each with another forged X-Forwarded-For, are limited at 105 (issue 14 defect 3)', async () => {
+      const app = await startTestApp();
+      try {
+        const statuses: number[] = [];
+        for (let i = 0; i < 120; i++) statuses.push((await badSignIn(app, `10.${i}.0.1`)).status);
+        expect(statuses.filter((s) => s === 401)).toHaveLength(105);
+        expect(statuses.slice(105).every((s) => s === 429)).toBe(true);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('a trusted proxy (address list): the forwarded address counts, so clients behind it have their own limits', async () => {
+      const app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '3', TRUST_PROXY: '127.0.0.1' });
+      try {
+        const first: number[] = [];
+        for (let i = 0; i < 4; i++) first.push((await badSignIn(app, '203.0.113.1')).status);
+        expect(first).toEqual([401, 401, 401, 429]);
+        // another client behind the same proxy is not limited by the first one
+        expect((await badSignIn(app, '203.0.113.2')).status).toBe(401);
+        // an address the client prepends itself is not trusted: the proxy's rightmost entry is the client
+        expect((await badSignIn(app, '198.51.100.9, 203.0.113.1')).status).toBe(429);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('a hop count works the same way; a proxy list that does not hold the peer ignores the header', async () => {
+      const hops = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '1' });
+      try {
+        expect(hops.config.trustProxy).toBe(1);
+        expect([(await badSignIn(hops, '203.0.113.5')).status, (await badSignIn(hops, '203.0.113.5')).status, (await badSignIn(hops, '203.0.113.5')).status]).toEqual([401, 401, 429]);
+        expect((await badSignIn(hops, '203.0.113.6')).status).toBe(401);
+      } finally {
+        await hops.close();
+      }
+      const elsewhere = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '10.0.0.0/8' });
+      try {
+        expect([(await badSignIn(elsewhere, '203.0.113.7')).status, (await badSignIn(elsewhere, '203.0.113.8')).status, (await badSignIn(elsewhere, '203.0.113.9')).status]).toEqual([401, 401, 429]);
+      } finally {
+        await elsewhere.close();
+      }
+    });
   });
 });

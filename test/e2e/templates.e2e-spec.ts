@@ -400,7 +400,7 @@ describe('Templates', () => {
       expect(missing.body.errors[0].field).toBe('template_name');
       const unknown = await t.http.get('/templates/status?template_name=nope', { token: a.token });
       expect(unknown.status).toBe(404);
-      expect(unknown.body).toEqual({ message: 'Template not found' });
+      expect(unknown.body).toEqual({ statusCode: 404, message: 'Template not found' });
     });
   });
 
@@ -558,7 +558,7 @@ describe('Templates', () => {
       await create(a, simple(a, 'manual_edit_me'));
       const unknown = await t.http.put('/templates/update?template_name=nope', { category: 'UTILITY' }, { token: a.token });
       expect(unknown.status).toBe(404);
-      expect(unknown.body).toEqual({ message: 'Template not found' });
+      expect(unknown.body).toEqual({ statusCode: 404, message: 'Template not found' });
       const empty = await t.http.put('/templates/update?template_name=manual_edit_me', {}, { token: a.token });
       expect(empty.status).toBe(400);
       expect(empty.body.errors[0].field).toBe('components');

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { accountExists, listAccounts, provisionAccount } from '@switchboard/accounts';
-import { clientIdsByAccount, createClient, GRANTS, isGrant, setClientGrants } from '@switchboard/auth';
+import { clientIdsByAccount, createClient, deleteClient, GRANTS, isGrant, listClients, rotateClientSecret, setClientGrants } from '@switchboard/auth';
 import { loadConfigOrExit, SecretBox } from '@switchboard/core';
 import { dataSourceOptions } from '@switchboard/core/database';
 import { parseArgs } from 'node:util';
@@ -12,8 +12,13 @@ const USAGE = `Switchboard operator CLI
       creates an account, one client with every grant and one phone number connected to WHATSAPP_API_BASE_URL
   npm run admin -- create-client --account ACCOUNT_ID [--json]
   npm run admin -- set-grants CLIENT_ID GRANT[,GRANT...] [--json]
-      grants: ${GRANTS.join(' ')}  (takes effect at the client's next authentication or refresh)
+      grants: ${GRANTS.join(' ')}  (takes effect at once, on the client's next request)
   npm run admin -- list-accounts [--json]
+  npm run admin -- list-clients --account ACCOUNT_ID [--json]
+  npm run admin -- rotate-secret CLIENT_ID [--json]
+      prints the new secret once; the old secret and every token issued with it are refused at once
+  npm run admin -- delete-client CLIENT_ID [--json]
+      its secret, access tokens and refresh token are refused at once
 `;
 
 class UsageError extends Error {}
@@ -73,6 +78,23 @@ async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, 
         clientIds: clients.get(accountId) ?? [],
         messagingPhoneIds,
       }));
+    }
+    case 'list-clients': {
+      if (!values.account || !/^\d+$/.test(values.account)) throw new UsageError('list-clients needs --account ACCOUNT_ID (a number)');
+      return listClients(db, values.account);
+    }
+    case 'rotate-secret': {
+      const [clientId] = args;
+      if (!clientId) throw new UsageError('rotate-secret needs CLIENT_ID');
+      const rotated = await rotateClientSecret(db, clientId, null);
+      if (!rotated) throw new UsageError(`No client with id ${clientId}`);
+      return rotated;
+    }
+    case 'delete-client': {
+      const [clientId] = args;
+      if (!clientId) throw new UsageError('delete-client needs CLIENT_ID');
+      if (!(await deleteClient(db, clientId, null))) throw new UsageError(`No client with id ${clientId}`);
+      return { clientId, deleted: true };
     }
     default:
       throw new UsageError(`Unknown command "${command}"\n\n${USAGE}`);

@@ -1,9 +1,23 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { AllExceptionsFilter, AppConfig, createLogger, createValidationPipe } from '@switchboard/core';
+import { AllExceptionsFilter, AppConfig, createLogger, createValidationPipe, installRequestRules } from '@switchboard/core';
 import { randomUUID } from 'node:crypto';
 import { ApiModule } from './api.module';
+import { installSecurityHeaders } from './security-headers';
+
+const BODY_LIMIT = 1024 * 1024;
+
+/**
+ * TRUST_PROXY for Fastify. Addresses/CIDRs go as they are. Fastify 5.12 treats a bare hop count as "trust nobody" (it
+ * cannot check the peer), so a count becomes proxy-addr's hop rule as a function: the nearest `hops` addresses are
+ * proxies. Only safe when nothing but those proxies can reach the API (docs/security.md).
+ */
+function trustProxyOption(setting: boolean | number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof setting !== 'number') return setting;
+  const hops = setting;
+  return (_address, hop) => hop < hops;
+}
 
 /** Builds the API application (not listening yet): used by main.ts and by the e2e tests. */
 export async function createApiApp(config: AppConfig): Promise<NestFastifyApplication> {
@@ -12,14 +26,18 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
     logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    bodyLimit: 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: 2048 }, // refresh tokens travel in the logout path
-    trustProxy: true,
+    // TRUST_PROXY: off by default, so X-Forwarded-For from anyone is ignored (docs/security.md)
+    trustProxy: trustProxyOption(config.trustProxy),
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
     logger: createLogger(config),
     rawBody: true,
+    bodyParser: false, // installRequestRules registers the only body parser (JSON)
   });
+  installRequestRules(app, { bodyLimit: BODY_LIMIT });
+  await installSecurityHeaders(app);
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter());
   app.enableShutdownHooks();

@@ -17,7 +17,7 @@ export class AuthGuard implements CanActivate {
     private readonly auth: AuthService,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)) return true;
 
@@ -26,8 +26,8 @@ export class AuthGuard implements CanActivate {
     const token = header?.replace(/^Bearer\s+/i, '').trim();
     if (!token) throw new UnauthorizedException({ message: 'jwt must be provided' });
 
-    const claims = this.auth.verifyAccessToken(token);
-    const client: AuthenticatedClient = { clientId: claims.sub, accountId: claims.acc, grants: claims.grants };
+    // Re-read on every request: a deleted client or a rotated secret is refused at once, a grant change applies at once.
+    const client: AuthenticatedClient = await this.auth.authenticateAccessToken(token);
     request.client = client;
 
     const grant = this.reflector.getAllAndOverride<string>(GRANT_KEY, targets);

@@ -10,6 +10,7 @@ import { ApiClient } from './api-client.entity';
 import { AuthController } from './auth.controller';
 import { AuthGuard } from './auth.guard';
 import { AuthService } from './auth.service';
+import { ClientsController } from './clients.controller';
 import { RateLimitGuard, RedisThrottlerStorage } from './rate-limit';
 
 @Module({
@@ -34,7 +35,7 @@ import { RateLimitGuard, RedisThrottlerStorage } from './rate-limit';
       }),
     }),
   ],
-  controllers: [AuthController],
+  controllers: [AuthController, ClientsController],
   providers: [
     AuthService,
     // Order matters: identify the client first, then count the request against its limit.

@@ -5,8 +5,9 @@ import { AppConfig } from '@switchboard/core';
 import { randomUUID } from 'node:crypto';
 import { Repository } from 'typeorm';
 import { ApiClient } from './api-client.entity';
+import { readClientState, secretVersion, type ClientState } from './client-lifecycle';
 import { secretMatches } from './credentials';
-import type { AccessClaims, RefreshClaims } from './token-claims';
+import type { AccessClaims, AuthenticatedClient, RefreshClaims } from './token-claims';
 
 export interface TokenPair {
   token: string;
@@ -41,9 +42,9 @@ export class AuthService {
     const jti = randomUUID();
     const [rows] = (await this.clients.query(
       `UPDATE api_clients SET refresh_token_id = $1 WHERE client_id = $2 AND refresh_token_id = $3
-       RETURNING id, account_id AS "accountId", client_id AS "clientId", grants`,
+       RETURNING id, account_id AS "accountId", client_id AS "clientId", grants, secret_hash AS "secretHash"`,
       [jti, claims.sub, claims.jti],
-    )) as [Pick<ApiClient, 'id' | 'accountId' | 'clientId' | 'grants'>[], number];
+    )) as [Pick<ApiClient, 'id' | 'accountId' | 'clientId' | 'grants' | 'secretHash'>[], number];
     const client = rows[0];
     if (!client) throw new ForbiddenException({ message: 'Refresh token not recognized' });
     return this.issuePair(client, jti);
@@ -53,6 +54,30 @@ export class AuthService {
   async logout(refreshToken: string): Promise<void> {
     const claims = this.verifyRefreshToken(refreshToken, true);
     await this.clients.update({ clientId: claims.sub, refreshTokenId: claims.jti }, { refreshTokenId: null });
+  }
+
+  /**
+   * The caller of a request: a valid access token whose client still exists (deleted: refused at once) and whose secret
+   * has not been rotated since the token was issued; grants and account are read from the client as it is now, so
+   * `set-grants` applies at once too. Concurrent requests of one client share one read.
+   */
+  async authenticateAccessToken(token: string): Promise<AuthenticatedClient> {
+    const claims = this.verifyAccessToken(token);
+    const state = await this.currentState(claims.sub);
+    if (!state) throw new UnauthorizedException({ message: 'Client not found: it was deleted' });
+    if (claims.sv !== undefined && claims.sv !== state.secretVersion) throw new UnauthorizedException({ message: 'Token revoked: the client secret was rotated' });
+    return { clientId: claims.sub, accountId: state.accountId, grants: state.grants };
+  }
+
+  private readonly pendingStates = new Map<string, Promise<ClientState | undefined>>();
+
+  private currentState(clientId: string): Promise<ClientState | undefined> {
+    let pending = this.pendingStates.get(clientId);
+    if (!pending) {
+      pending = readClientState(this.clients.manager, clientId).finally(() => this.pendingStates.delete(clientId));
+      this.pendingStates.set(clientId, pending);
+    }
+    return pending;
   }
 
   /** Verifies an access token; the message of a failure is jsonwebtoken's (`jwt expired`, `invalid signature`…). */
@@ -78,8 +103,8 @@ export class AuthService {
     return claims;
   }
 
-  private issuePair(client: Pick<ApiClient, 'accountId' | 'clientId' | 'grants'>, jti: string): TokenPair {
-    const access: AccessClaims = { typ: 'access', sub: client.clientId, acc: String(client.accountId), grants: client.grants };
+  private issuePair(client: Pick<ApiClient, 'accountId' | 'clientId' | 'grants' | 'secretHash'>, jti: string): TokenPair {
+    const access: AccessClaims = { typ: 'access', sub: client.clientId, acc: String(client.accountId), grants: client.grants, sv: secretVersion(client.secretHash) };
     const refresh: RefreshClaims = { typ: 'refresh', sub: client.clientId, jti };
     return {
       token: this.jwt.sign(access, { expiresIn: this.config.ACCESS_TOKEN_TTL_SECONDS }),

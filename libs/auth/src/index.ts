@@ -7,3 +7,4 @@ export * from './grants';
 export * from './token-claims';
 export * from './api-clients';
 export * from './rate-limit';
+export * from './client-lifecycle';

@@ -4,6 +4,8 @@ export interface AccessClaims {
   sub: string; // client id
   acc: string; // account id
   grants: string[];
+  /** fingerprint of the client secret the token was issued under (client-lifecycle.ts); absent in tokens issued before it existed */
+  sv?: string;
 }
 
 export interface RefreshClaims {

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min, ValidateIf } from 'class-validator';
+import { Allow, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { PaginationQuery } from '@switchboard/core';
 import { RUN_STATUSES, type WorkflowRunStatus } from './entities';
 
@@ -14,8 +14,9 @@ export class SaveWorkflowDto {
 
   @ApiPropertyOptional({ description: 'required with mode edit: the workflow to edit' })
   @ValidateIf((o: SaveWorkflowDto) => o.mode === 'edit' || o.id !== undefined)
-  @IsInt({ message: 'id must be an integer (the workflow to edit)' })
+  @Max(Number.MAX_SAFE_INTEGER) // larger ids cannot be ours (and would overflow bigint)
   @Min(1)
+  @IsInt({ message: 'id must be an integer (the workflow to edit)' }) // listed last: its message comes first
   id?: number;
 
   @ApiPropertyOptional({ description: 'required with mode create', maxLength: 200 })

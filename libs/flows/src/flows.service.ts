@@ -1,7 +1,7 @@
 import { BadGatewayException, BadRequestException, ConflictException, HttpException, Injectable, InternalServerErrorException, Logger, NotFoundException } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber } from '@switchboard/accounts';
-import { normalizePhone, pageMeta, pageOffset, PHONE_FORMAT_HINT, validationException } from '@switchboard/core';
+import { forbiddenTextProblem, jsonStructureProblem, normalizePhone, pageMeta, pageOffset, PHONE_FORMAT_HINT, validationException } from '@switchboard/core';
 import { failureReason, SendQueueService, type OutboundMessage } from '@switchboard/messaging';
 import { CloudApiClient, CloudApiError, flowMessage, FlowValidationError } from '@switchboard/whatsapp';
 import { randomUUID } from 'node:crypto';
@@ -376,6 +376,9 @@ export class FlowsService {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw validationException([{ field: 'flow_json', message: 'flow_json must be a JSON object (Meta\'s Flow JSON: {version, screens})' }]);
     }
+    // A string holds a second JSON document: it gets the same depth and character rules as the request body.
+    const problem = jsonStructureProblem(value, 'flow_json') ?? forbiddenTextProblem(value, 'flow_json');
+    if (problem) throw validationException([problem]);
     return value as Record<string, unknown>;
   }
 

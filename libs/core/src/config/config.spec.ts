@@ -30,4 +30,13 @@ describe('loadConfig', () => {
     expect(config.baseUrl).toBe('https://api.example.com');
     expect(config.inboundWebhookUrl).toBe('https://hooks.example.com');
   });
+  it('TRUST_PROXY: off by default, a hop count, or a list of proxy addresses and CIDRs; anything else is refused', () => {
+    expect(loadConfig(base).trustProxy).toBe(false);
+    expect(loadConfig({ ...base, TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ ...base, TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1,loopback' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1', '::1', 'loopback']);
+    for (const bad of ['true', 'everyone', '10.0.0.0/8;rm', '*']) {
+      expect(() => loadConfig({ ...base, TRUST_PROXY: bad })).toThrow(/TRUST_PROXY must be false, a hop count/);
+    }
+  });
 });

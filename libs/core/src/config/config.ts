@@ -6,6 +6,7 @@ const toInt = ({ value }: { value: unknown }) => (value === undefined || value =
 const toBool = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : typeof value === 'boolean' ? value : /^(true|1|yes)$/i.test(String(value)) ? true : /^(false|0|no)$/i.test(String(value)) ? false : value;
 const urlOptions = { require_tld: false, require_protocol: true };
+const TRUST_PROXY_PATTERN = /^\s*(false|\d+|(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(\/\d{1,3})?)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(\/\d{1,3})?))*)\s*$/;
 
 /**
  * Every setting of every process, read from the environment once at start-up.
@@ -193,6 +194,23 @@ export class AppConfig {
   @Transform(toBool)
   @IsBoolean()
   SEND_DEBUG = false;
+
+  /**
+   * Which proxies may tell the API the client's address (X-Forwarded-For), as Fastify's `trustProxy`: unset or
+   * `false` (default) = none, the socket address counts; a hop count (`1`); or a comma-separated list of proxy addresses
+   * and CIDRs (`10.0.0.0/8,127.0.0.1`, also `loopback`, `linklocal`, `uniquelocal`). Per-IP rate limits use the result.
+   */
+  @IsOptional()
+  @Matches(TRUST_PROXY_PATTERN, { message: 'TRUST_PROXY must be false, a hop count, or a comma-separated list of proxy addresses/CIDRs' })
+  TRUST_PROXY?: string;
+
+  /** TRUST_PROXY as Fastify takes it. */
+  get trustProxy(): boolean | number | string[] {
+    const value = this.TRUST_PROXY?.trim();
+    if (!value || value === 'false') return false;
+    if (/^\d+$/.test(value)) return Number(value);
+    return value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  }
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';

@@ -1,9 +1,12 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody, fastifyClientError } from './error-body';
 
 /**
- * HttpExceptions keep their body (SPEC bodies such as `{error: "Invalid credentials"}` are thrown as-is).
- * Fastify's own client errors (bad JSON, body too large) stay 4xx. Anything else is a logged 500 that leaks nothing.
+ * Every error leaves in one shape (docs/errors.md): `{statusCode, message}`, plus `field` and `errors[]` when a field is
+ * at fault, plus the members SPEC.md names for some errors (`error` of authenticate, `required_grant`, `missingGroups`…).
+ * Fastify's own client errors (bad JSON, body too large, unsupported media type) stay 4xx in that shape. Anything else
+ * is a logged 500 that leaks nothing.
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
@@ -14,20 +17,33 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const reply = ctx.getResponse<FastifyReply>();
     const request = ctx.getRequest<FastifyRequest>();
 
-    if (exception instanceof HttpException) {
-      const body = exception.getResponse();
-      void reply.status(exception.getStatus()).send(typeof body === 'string' ? { statusCode: exception.getStatus(), message: body } : body);
+    // Nest wraps Fastify's own 4xx errors in an HttpException whose cause is the Fastify error.
+    const clientError = fastifyClientError(exception instanceof HttpException ? exception.cause : exception);
+    if (clientError) {
+      void reply.status(clientError.statusCode).send(clientError);
       return;
     }
 
-    const fastifyError = exception as { statusCode?: number; code?: string; message?: string };
-    if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-      const message = fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'Request body is too large' : fastifyError.message ?? 'Bad request';
-      void reply.status(fastifyError.statusCode).send({ statusCode: fastifyError.statusCode, message });
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      void reply.status(status).send(errorBody(status, exception.getResponse()));
+      return;
+    }
+
+    // Safety net: PostgreSQL's data exceptions (class 22: out of range, malformed number or date, bad character…) are
+    // always caused by a value of the request that validation let through. A 400, logged so the rule can be added.
+    if (isDataException(exception)) {
+      this.logger.warn({ msg: 'Input refused by PostgreSQL: add a validation rule', reqId: request?.id, url: request?.url, err: (exception as Error).message });
+      void reply.status(HttpStatus.BAD_REQUEST).send({ statusCode: 400, message: 'A value of the request is out of range or malformed for its field' });
       return;
     }
 
     this.logger.error({ msg: 'Unhandled error', reqId: request?.id, url: request?.url, err: exception instanceof Error ? exception.stack : exception });
     void reply.status(HttpStatus.INTERNAL_SERVER_ERROR).send({ statusCode: 500, message: 'Internal server error', requestId: request?.id });
   }
+}
+
+function isDataException(exception: unknown): boolean {
+  const code = (exception as { code?: unknown; driverError?: { code?: unknown } } | undefined)?.driverError?.code ?? (exception as { code?: unknown })?.code;
+  return exception instanceof Error && exception.name === 'QueryFailedError' && typeof code === 'string' && code.startsWith('22');
 }

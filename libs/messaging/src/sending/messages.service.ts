@@ -21,7 +21,7 @@ export const phoneNotFound = (id: string) => `Phone number not found: ${id} is n
 
 export interface SessionResult {
   httpStatus: 200 | 202 | 500;
-  body: { success: boolean; message: string; messageId: string; status: string; wamid?: string | null; code?: number | null };
+  body: { statusCode?: number; success: boolean; message: string; messageId: string; status: string; wamid?: string | null; code?: number | null };
 }
 
 export type TemplateResultItem =
@@ -69,7 +69,7 @@ export class MessagesService {
       outcome = await this.sends.waitForFirstStatus(id);
     }
     if (outcome.status === 'failed') {
-      return { httpStatus: 500, body: { success: false, message: failureReason(outcome), messageId: id, status: 'failed', code: outcome.errorCode } };
+      return { httpStatus: 500, body: { statusCode: 500, success: false, message: failureReason(outcome), messageId: id, status: 'failed', code: outcome.errorCode } };
     }
     if (outcome.status === 'queued') return { httpStatus: 202, body: { success: true, message: SESSION_QUEUED, messageId: id, status: 'queued' } };
     return { httpStatus: 200, body: { success: true, message: SESSION_SENT, messageId: id, status: outcome.status, wamid: outcome.wamid } };

@@ -1,0 +1,45 @@
+import helmet from '@fastify/helmet';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * The strict default: nothing but our own origin may load scripts, styles, images or connections, nothing may frame
+ * our pages, no plugins, no <base> tricks. JSON responses carry it too (harmless, and it covers any HTML we serve).
+ */
+const STRICT_CSP = {
+  defaultSrc: ["'self'"],
+  baseUri: ["'self'"],
+  connectSrc: ["'self'"],
+  fontSrc: ["'self'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  imgSrc: ["'self'", 'data:'],
+  objectSrc: ["'none'"],
+  scriptSrc: ["'self'"],
+  scriptSrcAttr: ["'none'"],
+  styleSrc: ["'self'"],
+};
+
+/** Swagger UI at /docs writes <style> blocks and inline style attributes: only there are inline styles allowed. */
+const DOCS_CSP = "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; form-action 'self'; frame-ancestors 'none'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'";
+
+const HSTS = 'max-age=31536000; includeSubDomains';
+
+/**
+ * Security headers on every response (docs/security.md): @fastify/helmet's defaults (X-Content-Type-Options, Referrer-Policy
+ * no-referrer, X-Frame-Options, Cross-Origin-* …) with the CSP above; HSTS only when the request came over TLS
+ * (directly, or through a trusted proxy's X-Forwarded-Proto, see TRUST_PROXY), never over plain HTTP.
+ */
+export async function installSecurityHeaders(app: NestFastifyApplication): Promise<void> {
+  await app.register(helmet, {
+    contentSecurityPolicy: { useDefaults: false, directives: STRICT_CSP },
+    strictTransportSecurity: false,
+  });
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      if (request.url === '/docs' || request.url.startsWith('/docs/') || request.url.startsWith('/docs?')) reply.header('content-security-policy', DOCS_CSP);
+      if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
+    });
+}
