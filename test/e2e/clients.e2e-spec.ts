@@ -1,5 +1,5 @@
 import { createClient } from '@switchboard/auth';
-import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+import { startTestApp, TestApp } from '../helpers/test-app';
 
 /** Issue 14 §3: an account's own /account grant holders list, rotate and delete its Client IDs (docs/security.md). */
 describe('Client lifecycle through the API (/v1/clients)', () => {
