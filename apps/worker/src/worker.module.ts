@@ -4,6 +4,7 @@ import { CampaignsModule, CampaignsWorkerModule } from '@switchboard/campaigns';
 import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { MessagingWorkerModule } from '@switchboard/messaging';
+import { WebhooksWorkerModule } from '@switchboard/webhooks';
 
 /**
  * The background process: BullMQ processors of every domain (webhook ingestion, sends, callbacks,
@@ -23,6 +24,7 @@ export class WorkerModule {
         // automation steps send through messaging and trigger campaigns (CampaignsModule provides CampaignsService)
         AutomationsWorkerModule.forRoot({ activities: PlatformAutomationActivities, imports: [MessagingWorkerModule, CampaignsModule] }),
         CampaignsWorkerModule,
+        WebhooksWorkerModule,
       ],
     };
   }

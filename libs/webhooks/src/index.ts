@@ -1,0 +1,7 @@
+export * from './event-types';
+export * from './outbox';
+export * from './signing';
+export * from './retry-schedule';
+export * from './webhooks.module';
+export * from './webhook-endpoints.service';
+export * from './webhook-delivery.worker';

@@ -1,0 +1,291 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { AppConfig, MicroBatcher, OutboundHttpError, safeHttpRequest, SecretBox } from '@switchboard/core';
+import { DataSource, EntityManager } from 'typeorm';
+import { recordWebhookEvent } from './outbox';
+import { nextAttemptDelay, parseRetrySchedule } from './retry-schedule';
+import { signedHeaders } from './signing';
+import { envelopeOf, privateTargetMessage } from './webhook-endpoints.service';
+
+/** Events fanned out into deliveries per dispatch statement. */
+const DISPATCH_BATCH = 500;
+/** A claimed delivery is due again after the attempt's timeout plus this margin (a worker that died mid-attempt). */
+const LEASE_MARGIN_MS = 10_000;
+const RESPONSE_EXCERPT_CHARS = 1000;
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+interface ClaimedDelivery {
+  id: string;
+  attempts: number;
+  endpoint_id: string;
+  url: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_valid: boolean;
+  event_id: string;
+  type: string;
+  created_at: Date;
+  account_id: string;
+  data: Record<string, unknown>;
+}
+
+interface AttemptOutcome {
+  delivery: ClaimedDelivery;
+  attemptedAt: Date;
+  statusCode: number | null;
+  latencyMs: number;
+  excerpt: string | null;
+  error: string | null;
+}
+
+/**
+ * Delivers account webhooks from PostgreSQL (the outbox is the queue):
+ * 1. dispatch: undispatched `webhook_events` become one `webhook_deliveries` row per subscribed, enabled endpoint
+ *    (one statement: fan-out and the dispatched mark commit together);
+ * 2. claim: due deliveries are leased (`next_attempt_at` moved past the attempt's timeout, `attempts` + 1), at most
+ *    WEBHOOK_DELIVERY_CONCURRENCY in flight per process and WEBHOOK_ENDPOINT_CONCURRENCY per endpoint, so a slow
+ *    endpoint holds a few slots and never delays the others;
+ * 3. attempt: a signed POST (Standard Webhooks) through the SSRF guard, no redirects; 2xx = delivered, 410 disables
+ *    the endpoint, anything else is retried on WEBHOOK_RETRY_SCHEDULE; an endpoint failing for
+ *    WEBHOOK_DISABLE_AFTER_MS is disabled and a `webhook_endpoint.disabled` event is recorded.
+ * A worker killed mid-attempt leaves the lease: the delivery is attempted again when it expires (at-least-once).
+ */
+@Injectable()
+export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('WebhookDelivery');
+  private readonly secretBox: SecretBox;
+  private readonly schedule: number[];
+  private readonly inFlight = new Map<string, number>();
+  private readonly attempts = new Set<Promise<void>>();
+  private readonly outcomes = new MicroBatcher((items: AttemptOutcome[]) => this.recordOutcomes(items), { maxItems: 500 });
+  private running = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private wake: (() => void) | null = null;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly config: AppConfig,
+  ) {
+    this.secretBox = new SecretBox(config.ENCRYPTION_KEY);
+    this.schedule = parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE);
+  }
+
+  onApplicationBootstrap(): void {
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loopDone;
+    await Promise.allSettled([...this.attempts]);
+  }
+
+  private get busySlots(): number {
+    return this.attempts.size;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      let more = false;
+      try {
+        const dispatched = await this.dispatch();
+        const claimed = this.busySlots < this.config.WEBHOOK_DELIVERY_CONCURRENCY ? await this.claimAndStart() : 0;
+        more = dispatched >= DISPATCH_BATCH || claimed > 0;
+      } catch (error) {
+        this.logger.error({ msg: 'webhook delivery loop failed', error: (error as Error).message });
+      }
+      if (!this.running) break;
+      // Busy: go again at once (or when a slot frees); idle: wait for the poll interval (or a finished attempt).
+      const full = this.busySlots >= this.config.WEBHOOK_DELIVERY_CONCURRENCY;
+      if (!more || full) await this.sleep(full ? this.config.WEBHOOK_TIMEOUT_MS : this.config.WEBHOOK_POLL_INTERVAL_MS);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = null;
+        done();
+      };
+    });
+  }
+
+  /** Fans undispatched events out into deliveries; returns how many events it took. */
+  async dispatch(): Promise<number> {
+    const [row] = await this.db.query(
+      `WITH ev AS (
+         SELECT id, account_id, type FROM webhook_events WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
+       marked AS (UPDATE webhook_events w SET dispatched_at = now() FROM ev WHERE w.id = ev.id RETURNING w.id),
+       created AS (
+         INSERT INTO webhook_deliveries (account_id, endpoint_id, event_id)
+         SELECT ev.account_id, e.id, ev.id FROM ev JOIN webhook_endpoints e ON e.account_id = ev.account_id AND e.enabled AND e.events && ARRAY[ev.type, '*']
+         RETURNING id)
+       SELECT (SELECT count(*) FROM marked)::int AS events, (SELECT count(*) FROM created)::int AS deliveries`,
+      [DISPATCH_BATCH],
+    );
+    return row.events;
+  }
+
+  /** Leases due deliveries within the free slots (per process and per endpoint) and starts their attempts. */
+  private async claimAndStart(): Promise<number> {
+    const perEndpoint = this.config.WEBHOOK_ENDPOINT_CONCURRENCY;
+    const free = this.config.WEBHOOK_DELIVERY_CONCURRENCY - this.busySlots;
+    const saturated = [...this.inFlight].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
+    const claimed: ClaimedDelivery[] = await this.db.transaction(async (tx) => {
+      const candidates: Array<{ id: string; endpoint_id: string }> = await tx.query(
+        `SELECT d.id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.enabled
+          WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND NOT (d.endpoint_id = ANY($1::text[]))
+          ORDER BY d.next_attempt_at, d.created_at LIMIT $2 FOR UPDATE OF d SKIP LOCKED`,
+        [saturated, free * 4],
+      );
+      const taken = new Map<string, number>();
+      const ids: string[] = [];
+      for (const c of candidates) {
+        const n = (this.inFlight.get(c.endpoint_id) ?? 0) + (taken.get(c.endpoint_id) ?? 0);
+        if (n >= perEndpoint) continue;
+        taken.set(c.endpoint_id, (taken.get(c.endpoint_id) ?? 0) + 1);
+        ids.push(c.id);
+        if (ids.length >= free) break;
+      }
+      if (ids.length === 0) return [];
+      const [rows] = await tx.query(
+        `UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::bigint / 1000.0)
+           FROM webhook_events e, webhook_endpoints w
+          WHERE d.id = ANY($1) AND e.id = d.event_id AND w.id = d.endpoint_id
+          RETURNING d.id, d.attempts, d.endpoint_id, w.url, w.secret_sealed, w.previous_secret_sealed,
+                    COALESCE(w.previous_secret_expires_at > now(), false) AS previous_valid,
+                    e.id AS event_id, e.type, e.created_at, e.account_id, e.data`,
+        [ids, this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS],
+      );
+      return rows;
+    });
+    for (const delivery of claimed) this.start(delivery);
+    return claimed.length;
+  }
+
+  private start(delivery: ClaimedDelivery): void {
+    this.inFlight.set(delivery.endpoint_id, (this.inFlight.get(delivery.endpoint_id) ?? 0) + 1);
+    const run: Promise<void> = this.attempt(delivery)
+      .catch((error) => this.logger.error({ msg: 'webhook attempt not recorded (retried after its lease)', delivery: delivery.id, error: (error as Error).message }))
+      .finally(() => {
+        const n = (this.inFlight.get(delivery.endpoint_id) ?? 1) - 1;
+        if (n <= 0) this.inFlight.delete(delivery.endpoint_id);
+        else this.inFlight.set(delivery.endpoint_id, n);
+        this.attempts.delete(run);
+        this.wake?.();
+      });
+    this.attempts.add(run);
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const payload = JSON.stringify(envelopeOf(delivery));
+    const secrets = [this.secretBox.decrypt(delivery.secret_sealed)];
+    if (delivery.previous_valid && delivery.previous_secret_sealed) secrets.push(this.secretBox.decrypt(delivery.previous_secret_sealed));
+    const attemptedAt = new Date();
+    const started = performance.now();
+    let statusCode: number | null = null;
+    let excerpt: string | null = null;
+    let error: string | null = null;
+    try {
+      const res = await safeHttpRequest({
+        method: 'POST',
+        url: delivery.url,
+        body: payload,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Switchboard-Webhooks/1',
+          ...signedHeaders(secrets, delivery.event_id, attemptedAt, payload),
+        },
+        timeoutMs: this.config.WEBHOOK_TIMEOUT_MS,
+        maxResponseBytes: MAX_RESPONSE_BYTES,
+        allowPrivate: this.config.ALLOW_PRIVATE_NETWORK_TARGETS,
+      });
+      statusCode = res.status;
+      excerpt = res.body.subarray(0, RESPONSE_EXCERPT_CHARS * 4).toString('utf8').slice(0, RESPONSE_EXCERPT_CHARS) || null;
+      if (statusCode >= 300 && statusCode < 400) error = `redirect to ${res.headers.location ?? '(no location)'} not followed`;
+    } catch (e) {
+      const err = e as OutboundHttpError;
+      error = err.code === 'blocked_target' ? privateTargetMessage(err.message) : err.message;
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    await this.outcomes.add({ delivery, attemptedAt, statusCode, latencyMs, excerpt, error });
+  }
+
+  /** Writes a batch of attempt outcomes: the log, each delivery's new state, and what it means for the endpoints. */
+  private async recordOutcomes(items: AttemptOutcome[]): Promise<void[]> {
+    const now = Date.now();
+    const states = items.map((o) => {
+      const ok = o.statusCode !== null && o.statusCode >= 200 && o.statusCode < 300;
+      if (ok) return { status: 'delivered', next: null as Date | null };
+      const delay = o.statusCode === 410 ? null : nextAttemptDelay(this.schedule, o.delivery.attempts);
+      return delay === null ? { status: 'failed', next: null } : { status: 'pending', next: new Date(now + delay) };
+    });
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
+         SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[])`,
+        [items.map((o) => o.delivery.id), items.map((o) => o.attemptedAt), items.map((o) => o.statusCode), items.map((o) => o.latencyMs), items.map((o) => o.excerpt), items.map((o) => o.error)],
+      );
+      await tx.query(
+        `UPDATE webhook_deliveries d SET status = x.status, next_attempt_at = COALESCE(x.next, d.next_attempt_at),
+                last_attempt_at = x.at, last_status_code = x.code, last_error = x.error,
+                delivered_at = CASE WHEN x.status = 'delivered' THEN x.at ELSE d.delivered_at END
+           FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::text[]) AS x(id, status, next, at, code, error)
+          WHERE d.id = x.id`,
+        [items.map((o) => o.delivery.id), states.map((s) => s.status), states.map((s) => s.next), items.map((o) => o.attemptedAt), items.map((o) => o.statusCode), items.map((o) => o.error)],
+      );
+      await this.updateEndpoints(tx, items, states);
+    });
+    return items.map(() => undefined);
+  }
+
+  /** Success clears `failing_since`; a 410 disables at once; failures disable once failing for WEBHOOK_DISABLE_AFTER_MS. */
+  private async updateEndpoints(tx: EntityManager, items: AttemptOutcome[], states: Array<{ status: string }>): Promise<void> {
+    const byEndpoint = new Map<string, { accountId: string; success: boolean; gone: boolean; failed: boolean }>();
+    items.forEach((o, i) => {
+      const e = byEndpoint.get(o.delivery.endpoint_id) ?? { accountId: o.delivery.account_id, success: false, gone: false, failed: false };
+      if (states[i].status === 'delivered') e.success = true;
+      else if (o.statusCode === 410) e.gone = true;
+      else e.failed = true;
+      byEndpoint.set(o.delivery.endpoint_id, e);
+    });
+    for (const [endpointId, e] of byEndpoint) {
+      let disabled: Array<{ url: string; disabled_reason: string; disabled_at: Date }> = [];
+      if (e.gone) {
+        [disabled] = await tx.query(
+          `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'gone', disabled_at = now(), updated_at = now()
+            WHERE id = $1 AND enabled RETURNING url, disabled_reason, disabled_at`,
+          [endpointId],
+        );
+      } else if (e.success) {
+        await tx.query(`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, [endpointId]);
+      } else if (e.failed) {
+        [disabled] = await tx.query(
+          `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, now()),
+                  enabled = NOT (failing_since <= now() - make_interval(secs => $2::bigint / 1000.0)) AND enabled,
+                  disabled_reason = CASE WHEN failing_since <= now() - make_interval(secs => $2::bigint / 1000.0) THEN 'failing' ELSE disabled_reason END,
+                  disabled_at = CASE WHEN failing_since <= now() - make_interval(secs => $2::bigint / 1000.0) THEN now() ELSE disabled_at END
+            WHERE id = $1 AND enabled AND (failing_since IS NULL OR failing_since <= now() - make_interval(secs => $2::bigint / 1000.0))
+            RETURNING url, disabled_reason, disabled_at, enabled`,
+          [endpointId, this.config.WEBHOOK_DISABLE_AFTER_MS],
+        );
+        disabled = (disabled as Array<{ enabled?: boolean } & (typeof disabled)[number]>).filter((r) => r.enabled === false);
+      }
+      for (const row of disabled) {
+        this.logger.warn({ msg: 'webhook endpoint disabled', endpointId, reason: row.disabled_reason });
+        await recordWebhookEvent(tx, {
+          accountId: e.accountId,
+          type: 'webhook_endpoint.disabled',
+          data: { endpointId, url: row.url, reason: row.disabled_reason, disabledAt: new Date(row.disabled_at).toISOString() },
+        });
+      }
+    }
+  }
+}
