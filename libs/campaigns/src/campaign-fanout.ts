@@ -3,6 +3,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AppConfig, QUEUES } from '@switchboard/core';
 import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import { campaignCompletedData, recordWebhookEvent } from '@switchboard/webhooks';
 import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -141,7 +142,15 @@ export class CampaignFanoutService implements OnModuleDestroy {
     if (!c || c.status !== 'running' || c.expanding) return 'stale';
     const waiting = await this.db.query(`SELECT 1 FROM messages WHERE campaign_id = $1 AND status = 'queued' LIMIT 1`, [campaignId]);
     if (waiting.length) return 'waiting';
-    await this.db.query(`UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1 AND status = 'running'`, [campaignId]);
+    await this.db.transaction(async (tx) => {
+      const [[done]] = await tx.query(
+        `UPDATE campaigns c SET status = 'completed', completed_at = now(), updated_at = now() FROM phone_numbers p
+          WHERE c.id = $1 AND c.status = 'running' AND p.id = c.phone_number_id
+          RETURNING c.id, c.account_id, c.name, c.template_name, c.template_language, c.started_at, c.completed_at, p.messaging_phone_id`,
+        [campaignId],
+      );
+      if (done) await recordWebhookEvent(tx, { accountId: done.account_id, type: 'campaign.completed', data: campaignCompletedData(done) });
+    });
     return 'completed';
   }
 

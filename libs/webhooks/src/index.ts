@@ -5,3 +5,4 @@ export * from './retry-schedule';
 export * from './webhooks.module';
 export * from './webhook-endpoints.service';
 export * from './webhook-delivery.worker';
+export * from './payloads';

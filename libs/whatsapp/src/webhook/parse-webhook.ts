@@ -126,6 +126,17 @@ function parseMessagesValue(value: Json, wabaId: string | undefined, events: Web
       };
       if (str(media.caption)) ev.text = str(media.caption);
     }
+    if (type === 'location' && isObj(m.location) && typeof m.location.latitude === 'number' && typeof m.location.longitude === 'number') {
+      ev.location = {
+        latitude: m.location.latitude,
+        longitude: m.location.longitude,
+        ...(str(m.location.name) ? { name: str(m.location.name) } : {}),
+        ...(str(m.location.address) ? { address: str(m.location.address) } : {}),
+      };
+    }
+    if (type === 'reaction' && isObj(m.reaction) && str(m.reaction.message_id)) {
+      ev.reaction = { messageWamid: str(m.reaction.message_id)!, emoji: str(m.reaction.emoji) ?? '' };
+    }
     events.push(ev);
   }
 }

@@ -46,6 +46,10 @@ export interface MessageEvent {
   flowResponse?: Record<string, unknown>;
   profileName?: string;
   media?: { id?: string; mime_type?: string; caption?: string; filename?: string };
+  /** a shared location */
+  location?: { latitude: number; longitude: number; name?: string; address?: string };
+  /** a reaction to one of our messages (`emoji` empty when the reaction is removed) */
+  reaction?: { messageWamid: string; emoji: string };
 }
 
 export interface TemplateStatusEvent {
