@@ -185,7 +185,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const payload = JSON.stringify(envelopeOf(delivery));
+    const payload = JSON.stringify(envelopeOf({ ...delivery, id: delivery.event_id }));
     const secrets = [this.secretBox.decrypt(delivery.secret_sealed)];
     if (delivery.previous_valid && delivery.previous_secret_sealed) secrets.push(this.secretBox.decrypt(delivery.previous_secret_sealed));
     const attemptedAt = new Date();
@@ -268,12 +268,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         await tx.query(`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, [endpointId]);
       } else if (e.failed) {
         [disabled] = await tx.query(
-          `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, now()),
-                  enabled = NOT (failing_since <= now() - make_interval(secs => $2::bigint / 1000.0)) AND enabled,
-                  disabled_reason = CASE WHEN failing_since <= now() - make_interval(secs => $2::bigint / 1000.0) THEN 'failing' ELSE disabled_reason END,
-                  disabled_at = CASE WHEN failing_since <= now() - make_interval(secs => $2::bigint / 1000.0) THEN now() ELSE disabled_at END
-            WHERE id = $1 AND enabled AND (failing_since IS NULL OR failing_since <= now() - make_interval(secs => $2::bigint / 1000.0))
-            RETURNING url, disabled_reason, disabled_at, enabled`,
+          `UPDATE webhook_endpoints w SET failing_since = COALESCE(w.failing_since, now()), enabled = NOT x.expired,
+                  disabled_reason = CASE WHEN x.expired THEN 'failing' ELSE w.disabled_reason END,
+                  disabled_at = CASE WHEN x.expired THEN now() ELSE w.disabled_at END
+             FROM (SELECT COALESCE(failing_since <= now() - make_interval(secs => $2::bigint / 1000.0), false) AS expired FROM webhook_endpoints WHERE id = $1) x
+            WHERE w.id = $1 AND w.enabled AND (w.failing_since IS NULL OR x.expired)
+            RETURNING w.url, w.disabled_reason, w.disabled_at, w.enabled`,
           [endpointId, this.config.WEBHOOK_DISABLE_AFTER_MS],
         );
         disabled = (disabled as Array<{ enabled?: boolean } & (typeof disabled)[number]>).filter((r) => r.enabled === false);
