@@ -17,6 +17,8 @@ export class WebhookReceiver {
   /** HTTP status answered to every webhook (e.g. 500 to simulate a broken receiver) */
   status = 200;
   /** Per-request answer, before `status`: a status code, `{ status, headers }`, or 'hang' (never answer). */
+  /** Answer this long after the request arrived (a slow receiver). */
+  delayMs = 0;
   answer: ((w: ReceivedWebhook) => number | { status: number; headers?: Record<string, string> } | 'hang' | undefined) | null = null;
   url = '';
   private server: Server | null = null;
@@ -39,8 +41,12 @@ export class WebhookReceiver {
         const answer = this.answer?.(webhook) ?? this.status;
         if (answer !== 'hang') {
           const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
-          res.writeHead(status, headers);
-          res.end('ok');
+          const reply = () => {
+            res.writeHead(status, headers);
+            res.end('ok');
+          };
+          if (this.delayMs > 0) setTimeout(reply, this.delayMs);
+          else reply();
         }
         this.waiters.splice(0).forEach((fn) => fn());
       });
