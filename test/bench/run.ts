@@ -4,6 +4,7 @@ import { authenticatedReads } from './scenarios/authenticated-reads';
 import { automationLatency } from './scenarios/automations';
 import { campaignFanout } from './scenarios/campaign';
 import { sends } from './scenarios/sends';
+import { webhookDeliveries } from './scenarios/webhooks';
 
 /**
  * `npm run bench [scenario...]`: builds, then runs each scenario against real processes, PostgreSQL and Redis,
@@ -14,6 +15,7 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   campaign: (ctx) => campaignFanout(ctx),
   sends: (ctx) => sends(ctx),
   automations: (ctx) => automationLatency(ctx),
+  webhooks: (ctx) => webhookDeliveries(ctx),
 };
 
 async function main() {

@@ -13,6 +13,8 @@ const DISPATCH_BATCH = 500;
 const LEASE_MARGIN_MS = 10_000;
 const RESPONSE_EXCERPT_CHARS = 1000;
 const MAX_RESPONSE_BYTES = 1024 * 1024;
+/** After an attempt finishes, the loop waits this long for others before claiming (claims in batches when busy). */
+const CLAIM_GATHER_MS = 5;
 
 interface ClaimedDelivery {
   id: string;
@@ -82,37 +84,47 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     await Promise.allSettled([...this.attempts]);
   }
 
-  private get busySlots(): number {
-    return this.attempts.size;
+  private get freeSlots(): number {
+    return this.config.WEBHOOK_DELIVERY_CONCURRENCY - this.attempts.size;
   }
 
+  /**
+   * Dispatches new events every poll interval (at once again while there is a backlog) and claims due deliveries
+   * whenever slots are free; between rounds it sleeps until the poll interval ends or attempts finish (gathered for a
+   * few milliseconds, so a busy worker claims in batches instead of once per finished attempt).
+   */
   private async loop(): Promise<void> {
+    let lastDispatch = 0;
+    let backlog = false;
     while (this.running) {
-      let more = false;
+      let claimed = 0;
       try {
-        const dispatched = await this.dispatch();
-        const claimed = this.busySlots < this.config.WEBHOOK_DELIVERY_CONCURRENCY ? await this.claimAndStart() : 0;
-        more = dispatched >= DISPATCH_BATCH || claimed > 0;
+        if (backlog || Date.now() - lastDispatch >= this.config.WEBHOOK_POLL_INTERVAL_MS) {
+          lastDispatch = Date.now();
+          backlog = (await this.dispatch()) >= DISPATCH_BATCH;
+        }
+        if (this.freeSlots > 0) claimed = await this.claimAndStart();
       } catch (error) {
         this.logger.error({ msg: 'webhook delivery loop failed', error: (error as Error).message });
       }
       if (!this.running) break;
-      // Busy: go again at once (or when a slot frees); idle: wait for the poll interval (or a finished attempt).
-      const full = this.busySlots >= this.config.WEBHOOK_DELIVERY_CONCURRENCY;
-      if (!more || full) await this.sleep(full ? this.config.WEBHOOK_TIMEOUT_MS : this.config.WEBHOOK_POLL_INTERVAL_MS);
+      if ((claimed > 0 || backlog) && this.freeSlots > 0) continue;
+      const woken = await this.sleep(this.config.WEBHOOK_POLL_INTERVAL_MS);
+      if (woken && this.running) await new Promise((resolve) => setTimeout(resolve, CLAIM_GATHER_MS));
     }
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** Resolves after `ms` (false) or when an attempt finishes (true). */
+  private sleep(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve(false);
+      }, ms);
       this.wake = () => {
         this.wake = null;
-        done();
+        clearTimeout(timer);
+        resolve(true);
       };
     });
   }
@@ -136,7 +148,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   /** Leases due deliveries within the free slots (per process and per endpoint) and starts their attempts. */
   private async claimAndStart(): Promise<number> {
     const perEndpoint = this.config.WEBHOOK_ENDPOINT_CONCURRENCY;
-    const free = this.config.WEBHOOK_DELIVERY_CONCURRENCY - this.busySlots;
+    const free = this.freeSlots;
     const saturated = [...this.inFlight].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
     const claimed: ClaimedDelivery[] = await this.db.transaction(async (tx) => {
       const candidates: Array<{ id: string; endpoint_id: string }> = await tx.query(
