@@ -149,35 +149,30 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private async claimAndStart(): Promise<number> {
     const perEndpoint = this.config.WEBHOOK_ENDPOINT_CONCURRENCY;
     const free = this.freeSlots;
-    const saturated = [...this.inFlight].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
-    const claimed: ClaimedDelivery[] = await this.db.transaction(async (tx) => {
-      const candidates: Array<{ id: string; endpoint_id: string }> = await tx.query(
-        `SELECT d.id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.enabled
-          WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND NOT (d.endpoint_id = ANY($1::text[]))
-          ORDER BY d.next_attempt_at, d.created_at LIMIT $2 FOR UPDATE OF d SKIP LOCKED`,
-        [saturated, free * 4],
-      );
-      const taken = new Map<string, number>();
-      const ids: string[] = [];
-      for (const c of candidates) {
-        const n = (this.inFlight.get(c.endpoint_id) ?? 0) + (taken.get(c.endpoint_id) ?? 0);
-        if (n >= perEndpoint) continue;
-        taken.set(c.endpoint_id, (taken.get(c.endpoint_id) ?? 0) + 1);
-        ids.push(c.id);
-        if (ids.length >= free) break;
-      }
-      if (ids.length === 0) return [];
-      const [rows] = await tx.query(
-        `UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::bigint / 1000.0)
-           FROM webhook_events e, webhook_endpoints w
-          WHERE d.id = ANY($1) AND e.id = d.event_id AND w.id = d.endpoint_id
-          RETURNING d.id, d.attempts, d.endpoint_id, w.url, w.secret_sealed, w.previous_secret_sealed,
-                    COALESCE(w.previous_secret_expires_at > now(), false) AS previous_valid,
-                    e.id AS event_id, e.type, e.created_at, e.account_id, e.data`,
-        [ids, this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS],
-      );
-      return rows;
-    });
+    const busy = [...this.inFlight];
+    // One statement (no transaction round trips): lock due candidates, rank them per endpoint after the attempts this
+    // process already has in flight there, lease those within both limits.
+    const [claimed]: [ClaimedDelivery[], number] = await this.db.query(
+      `WITH busy AS (SELECT * FROM unnest($1::text[], $2::int[]) AS b(endpoint_id, n)),
+       candidates AS (
+         SELECT d.id, d.endpoint_id, d.next_attempt_at, d.created_at
+           FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.enabled
+          WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+            AND NOT (d.endpoint_id = ANY(SELECT endpoint_id FROM busy WHERE n >= $3))
+          ORDER BY d.next_attempt_at, d.created_at LIMIT $4 FOR UPDATE OF d SKIP LOCKED),
+       ranked AS (
+         SELECT c.id, c.next_attempt_at, c.created_at,
+                row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.created_at) + COALESCE(b.n, 0) AS slot
+           FROM candidates c LEFT JOIN busy b ON b.endpoint_id = c.endpoint_id),
+       picked AS (SELECT id FROM ranked WHERE slot <= $3 ORDER BY next_attempt_at, created_at LIMIT $5)
+       UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $6::bigint / 1000.0)
+         FROM picked, webhook_events e, webhook_endpoints w
+        WHERE d.id = picked.id AND e.id = d.event_id AND w.id = d.endpoint_id
+        RETURNING d.id, d.attempts, d.endpoint_id, w.url, w.secret_sealed, w.previous_secret_sealed,
+                  COALESCE(w.previous_secret_expires_at > now(), false) AS previous_valid,
+                  e.id AS event_id, e.type, e.created_at, e.account_id, e.data`,
+      [busy.map(([id]) => id), busy.map(([, n]) => n), perEndpoint, free * 4, free, this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS],
+    );
     for (const delivery of claimed) this.start(delivery);
     return claimed.length;
   }
@@ -230,7 +225,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     await this.outcomes.add({ delivery, attemptedAt, statusCode, latencyMs, excerpt, error });
   }
 
-  /** Writes a batch of attempt outcomes: the log, each delivery's new state, and what it means for the endpoints. */
+  /**
+   * Writes a batch of attempt outcomes in one statement: the attempt log, each delivery's new state, and `failing_since`
+   * cleared on endpoints that succeeded. Endpoints with failures are then updated in their own transaction.
+   */
   private async recordOutcomes(items: AttemptOutcome[]): Promise<void[]> {
     const now = Date.now();
     const states = items.map((o) => {
@@ -239,46 +237,51 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       const delay = o.statusCode === 410 ? null : nextAttemptDelay(this.schedule, o.delivery.attempts);
       return delay === null ? { status: 'failed', next: null } : { status: 'pending', next: new Date(now + delay) };
     });
-    await this.db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
-         SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[])`,
-        [items.map((o) => o.delivery.id), items.map((o) => o.attemptedAt), items.map((o) => o.statusCode), items.map((o) => o.latencyMs), items.map((o) => o.excerpt), items.map((o) => o.error)],
-      );
-      await tx.query(
-        `UPDATE webhook_deliveries d SET status = x.status, next_attempt_at = COALESCE(x.next, d.next_attempt_at),
-                last_attempt_at = x.at, last_status_code = x.code, last_error = x.error,
-                delivered_at = CASE WHEN x.status = 'delivered' THEN x.at ELSE d.delivered_at END
-           FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::text[]) AS x(id, status, next, at, code, error)
-          WHERE d.id = x.id`,
-        [items.map((o) => o.delivery.id), states.map((s) => s.status), states.map((s) => s.next), items.map((o) => o.attemptedAt), items.map((o) => o.statusCode), items.map((o) => o.error)],
-      );
-      await this.updateEndpoints(tx, items, states);
-    });
+    const succeeded = [...new Set(items.filter((_, i) => states[i].status === 'delivered').map((o) => o.delivery.endpoint_id))];
+    await this.db.query(
+      `WITH x AS (SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::text[])
+                    AS x(id, status, next, at, code, error, latency, excerpt)),
+       logged AS (INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
+                  SELECT id, at, code, latency, excerpt, error FROM x),
+       moved AS (UPDATE webhook_deliveries d SET status = x.status, next_attempt_at = COALESCE(x.next, d.next_attempt_at),
+                        last_attempt_at = x.at, last_status_code = x.code, last_error = x.error,
+                        delivered_at = CASE WHEN x.status = 'delivered' THEN x.at ELSE d.delivered_at END
+                   FROM x WHERE d.id = x.id)
+       UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY($9::text[]) AND failing_since IS NOT NULL`,
+      [
+        items.map((o) => o.delivery.id),
+        states.map((s) => s.status),
+        states.map((s) => s.next),
+        items.map((o) => o.attemptedAt),
+        items.map((o) => o.statusCode),
+        items.map((o) => o.error),
+        items.map((o) => o.latencyMs),
+        items.map((o) => o.excerpt),
+        succeeded,
+      ],
+    );
+    const failing = items.filter((_, i) => states[i].status !== 'delivered');
+    if (failing.length) await this.db.transaction((tx) => this.updateFailingEndpoints(tx, failing, new Set(succeeded)));
     return items.map(() => undefined);
   }
 
-  /** Success clears `failing_since`; a 410 disables at once; failures disable once failing for WEBHOOK_DISABLE_AFTER_MS. */
-  private async updateEndpoints(tx: EntityManager, items: AttemptOutcome[], states: Array<{ status: string }>): Promise<void> {
-    const byEndpoint = new Map<string, { accountId: string; success: boolean; gone: boolean; failed: boolean }>();
-    items.forEach((o, i) => {
-      const e = byEndpoint.get(o.delivery.endpoint_id) ?? { accountId: o.delivery.account_id, success: false, gone: false, failed: false };
-      if (states[i].status === 'delivered') e.success = true;
-      else if (o.statusCode === 410) e.gone = true;
-      else e.failed = true;
+  /** A 410 disables its endpoint at once; other failures disable it once failing for WEBHOOK_DISABLE_AFTER_MS (unless it also succeeded in this batch). */
+  private async updateFailingEndpoints(tx: EntityManager, failures: AttemptOutcome[], succeeded: Set<string>): Promise<void> {
+    const byEndpoint = new Map<string, { accountId: string; gone: boolean }>();
+    for (const o of failures) {
+      const e = byEndpoint.get(o.delivery.endpoint_id) ?? { accountId: o.delivery.account_id, gone: false };
+      if (o.statusCode === 410) e.gone = true;
       byEndpoint.set(o.delivery.endpoint_id, e);
-    });
+    }
     for (const [endpointId, e] of byEndpoint) {
-      let disabled: Array<{ url: string; disabled_reason: string; disabled_at: Date }> = [];
+      let disabled: Array<{ url: string; disabled_reason: string; disabled_at: Date; enabled?: boolean }> = [];
       if (e.gone) {
         [disabled] = await tx.query(
           `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'gone', disabled_at = now(), updated_at = now()
             WHERE id = $1 AND enabled RETURNING url, disabled_reason, disabled_at`,
           [endpointId],
         );
-      } else if (e.success) {
-        await tx.query(`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, [endpointId]);
-      } else if (e.failed) {
+      } else if (!succeeded.has(endpointId)) {
         [disabled] = await tx.query(
           `UPDATE webhook_endpoints w SET failing_since = COALESCE(w.failing_since, now()), enabled = NOT x.expired,
                   disabled_reason = CASE WHEN x.expired THEN 'failing' ELSE w.disabled_reason END,
@@ -288,7 +291,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
             RETURNING w.url, w.disabled_reason, w.disabled_at, w.enabled`,
           [endpointId, this.config.WEBHOOK_DISABLE_AFTER_MS],
         );
-        disabled = (disabled as Array<{ enabled?: boolean } & (typeof disabled)[number]>).filter((r) => r.enabled === false);
+        disabled = disabled.filter((r) => r.enabled === false);
       }
       for (const row of disabled) {
         this.logger.warn({ msg: 'webhook endpoint disabled', endpointId, reason: row.disabled_reason });

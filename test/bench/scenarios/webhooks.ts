@@ -1,3 +1,4 @@
+import { recordWebhookEvents } from '@switchboard/webhooks';
 import { computeSignature } from '@switchboard/whatsapp';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -151,6 +152,48 @@ export async function webhookDeliveries(ctx: BenchContext) {
     'event recorded → delivered p50 / p99 ms': `${Number(split.p50).toFixed(0)} / ${Number(split.p99).toFixed(0)}`,
     'deliveries recorded / delivered / attempts': `${states.deliveries} / ${states.delivered} / ${states.attempts}`,
   });
+
+  // Part 2, delivery alone: the same number of events written straight into the outbox (one statement), fanned out to
+  // the same 3 endpoints (another account), with nothing else running.
+  if (process.env.BENCH_WEBHOOK_DIRECT !== 'false') {
+    const second = await ctx.createAccount();
+    for (const url of urls) {
+      await ctx.db.query(`INSERT INTO webhook_endpoints (account_id, url, events, secret_sealed) SELECT $1, $2, ARRAY['*'], secret_sealed FROM webhook_endpoints WHERE account_id = $3 LIMIT 1`, [
+        second.accountId,
+        url,
+        account.accountId,
+      ]);
+    }
+    received = 0;
+    const directDone = new Promise<void>((resolve) => (done = resolve));
+    const t0 = performance.now();
+    await recordWebhookEvents(
+      ctx.db,
+      Array.from({ length: total }, (_, n) => ({ accountId: second.accountId, type: 'campaign.completed' as const, data: { campaignId: n } })),
+    );
+    await Promise.race([directDone, new Promise((r) => setTimeout(r, 300_000))]);
+    const directS = (lastReceivedAt - t0) / 1000;
+    await new Promise((r) => setTimeout(r, 1000));
+    const [direct] = await ctx.db.query(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
+         FROM (SELECT extract(epoch FROM d.delivered_at - e.created_at) * 1000 AS ms FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.account_id = $1) x`,
+      [second.accountId],
+    );
+    const [attempt] = await ctx.db.query(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY a.latency_ms) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY a.latency_ms) AS p99
+         FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.account_id = $1`,
+      [second.accountId],
+    );
+    ctx.record('webhooks, delivery alone (outbox → 3 endpoints)', {
+      'attempt latency (request → answer) p50 / p99 ms': `${Number(attempt.p50).toFixed(0)} / ${Number(attempt.p99).toFixed(0)}`,
+      'events written to the outbox': total,
+      'deliveries received (expected)': `${received} (${total * 3})${received >= total * 3 ? '' : ' INCOMPLETE'}`,
+      'deliveries/s': (received / directS).toFixed(0),
+      'all delivered after s': directS.toFixed(1),
+      'event recorded → delivered p50 / p99 ms': `${Number(direct.p50).toFixed(0)} / ${Number(direct.p99).toFixed(0)}`,
+    });
+  }
+
   for (const server of servers) {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
