@@ -59,7 +59,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private readonly schedule: number[];
   private readonly inFlight = new Map<string, number>();
   private readonly attempts = new Set<Promise<void>>();
-  private readonly outcomes = new MicroBatcher((items: AttemptOutcome[]) => this.recordOutcomes(items), { maxItems: 500 });
+  /** outcome writes not yet committed (awaited at shutdown) */
+  private readonly writes = new Set<Promise<void>>();
+  private readonly outcomes = new MicroBatcher((items: AttemptOutcome[]) => this.recordOutcomes(items), { maxItems: 500, maxConcurrent: 2 });
   private running = false;
   private loopDone: Promise<void> = Promise.resolve();
   private wake: (() => void) | null = null;
@@ -82,6 +84,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     this.wake?.();
     await this.loopDone;
     await Promise.allSettled([...this.attempts]);
+    await Promise.allSettled([...this.writes]);
   }
 
   private get freeSlots(): number {
@@ -177,10 +180,18 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     return claimed.length;
   }
 
+  /** Runs one attempt: its slot is held for the HTTP request only; the outcome is written in the next batch. */
   private start(delivery: ClaimedDelivery): void {
     this.inFlight.set(delivery.endpoint_id, (this.inFlight.get(delivery.endpoint_id) ?? 0) + 1);
     const run: Promise<void> = this.attempt(delivery)
-      .catch((error) => this.logger.error({ msg: 'webhook attempt not recorded (retried after its lease)', delivery: delivery.id, error: (error as Error).message }))
+      .then((outcome) => {
+        const write = this.outcomes
+          .add(outcome)
+          .catch((error) => this.logger.error({ msg: 'webhook attempt not recorded (retried after its lease)', delivery: delivery.id, error: (error as Error).message }))
+          .finally(() => this.writes.delete(write));
+        this.writes.add(write);
+      })
+      .catch((error) => this.logger.error({ msg: 'webhook attempt failed unexpectedly (retried after its lease)', delivery: delivery.id, error: (error as Error).message }))
       .finally(() => {
         const n = (this.inFlight.get(delivery.endpoint_id) ?? 1) - 1;
         if (n <= 0) this.inFlight.delete(delivery.endpoint_id);
@@ -191,7 +202,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     this.attempts.add(run);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
     const payload = JSON.stringify(envelopeOf({ ...delivery, id: delivery.event_id }));
     const secrets = [this.secretBox.decrypt(delivery.secret_sealed)];
     if (delivery.previous_valid && delivery.previous_secret_sealed) secrets.push(this.secretBox.decrypt(delivery.previous_secret_sealed));
@@ -222,7 +233,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       error = err.code === 'blocked_target' ? privateTargetMessage(err.message) : err.message;
     }
     const latencyMs = Math.round(performance.now() - started);
-    await this.outcomes.add({ delivery, attemptedAt, statusCode, latencyMs, excerpt, error });
+    return { delivery, attemptedAt, statusCode, latencyMs, excerpt, error };
   }
 
   /**

@@ -205,12 +205,12 @@ export class AppConfig {
   @Transform(toInt)
   @IsInt()
   @Min(1)
-  WEBHOOK_DELIVERY_CONCURRENCY = 64;
+  WEBHOOK_DELIVERY_CONCURRENCY = 128;
 
   @Transform(toInt)
   @IsInt()
   @Min(1)
-  WEBHOOK_ENDPOINT_CONCURRENCY = 8;
+  WEBHOOK_ENDPOINT_CONCURRENCY = 16;
 
   /** How often an idle delivery worker looks for new events and due retries. */
   @Transform(toInt)
