@@ -5,6 +5,7 @@ import { automationLatency } from './scenarios/automations';
 import { campaignFanout } from './scenarios/campaign';
 import { mcpThroughput } from './scenarios/mcp';
 import { sends } from './scenarios/sends';
+import { webhookDeliveries } from './scenarios/webhooks';
 
 /**
  * `npm run bench [scenario...]`: builds, then runs each scenario against real processes, PostgreSQL and Redis,
@@ -16,6 +17,7 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   sends: (ctx) => sends(ctx),
   automations: (ctx) => automationLatency(ctx),
   mcp: (ctx) => mcpThroughput(ctx),
+  webhooks: (ctx) => webhookDeliveries(ctx),
 };
 
 async function main() {

@@ -6,7 +6,7 @@ import type { TestApp } from './test-app';
  * The compiled worker (dist/, built by the global setup) as a real child process on the test app's database and
  * Redis prefix, for crash tests that SIGKILL it. Its output goes to `logs`, printed by the test when it fails.
  */
-export function startWorkerProcess(t: TestApp, logs: string[], poolSize = 10): ChildProcess {
+export function startWorkerProcess(t: TestApp, logs: string[], poolSize = 10, extraEnv: Record<string, string> = {}): ChildProcess {
   const env = {
     ...process.env,
     NODE_ENV: 'test',
@@ -19,6 +19,7 @@ export function startWorkerProcess(t: TestApp, logs: string[], poolSize = 10): C
     ENCRYPTION_KEY: t.config.ENCRYPTION_KEY,
     WHATSAPP_APP_SECRET: t.config.WHATSAPP_APP_SECRET,
     ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    ...extraEnv,
   };
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist/apps/worker/src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d) => logs.push(String(d)));

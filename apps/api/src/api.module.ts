@@ -11,6 +11,7 @@ import { FlowsModule } from '@switchboard/flows';
 import { McpModule } from '@switchboard/mcp';
 import { MessagingModule } from '@switchboard/messaging';
 import { TemplatesModule } from '@switchboard/templates';
+import { WebhooksModule } from '@switchboard/webhooks';
 import { HealthController } from './health/health.controller';
 
 /** The REST API process: every domain module's controllers behind the global auth and rate-limit guards. */
@@ -34,6 +35,7 @@ export class ApiModule {
         FlowsModule,
         CampaignsModule,
         McpModule,
+        WebhooksModule,
       ],
       controllers: [HealthController],
     };

@@ -5,6 +5,7 @@ import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/
 import { DatabaseModule } from '@switchboard/core/database';
 import { FlowsWorkerModule } from '@switchboard/flows';
 import { MessagingWorkerModule } from '@switchboard/messaging';
+import { WebhooksWorkerModule } from '@switchboard/webhooks';
 
 /**
  * The background process: BullMQ processors of every domain (webhook ingestion, sends, callbacks,
@@ -25,6 +26,7 @@ export class WorkerModule {
         AutomationsWorkerModule.forRoot(),
         CampaignsWorkerModule,
         FlowsWorkerModule,
+        WebhooksWorkerModule,
       ],
     };
   }

@@ -1,4 +1,5 @@
 import { isFinished, type RunState } from '@switchboard/engine';
+import { recordWebhookEvent, workflowRunFailedData, type Queryable } from '@switchboard/webhooks';
 
 /**
  * How a run's state is written into its workflow_runs row, the same for both drivers: the SET clause (parameters
@@ -32,4 +33,24 @@ export function runRowValues(state: RunState): unknown[] {
     finished,
     recipient ? recipient.replace(/\D/g, '') || null : null,
   ];
+}
+
+/** Account webhooks: the `workflow_run.failed` event of a run that just failed, in the transaction that records it. */
+export async function recordRunFailedEvent(
+  tx: Queryable,
+  run: { id: string; account_id: string; workflow_id: string; workflow_version: number | null; contact_phone?: string | null },
+  state: RunState,
+): Promise<void> {
+  await recordWebhookEvent(tx, {
+    accountId: run.account_id,
+    type: 'workflow_run.failed',
+    data: workflowRunFailedData({
+      runId: run.id,
+      workflowId: run.workflow_id,
+      workflowVersion: run.workflow_version,
+      nodeId: state.error?.nodeId ?? state.currentNodeId,
+      error: state.error ? { message: state.error.message, code: state.error.code } : null,
+      contactPhone: run.contact_phone,
+    }),
+  });
 }

@@ -7,6 +7,7 @@ import { AppConfig, QUEUES } from '@switchboard/core';
 import { buildTemplateComponents, OutboundMessage, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { templateMessage } from '@switchboard/whatsapp';
 import { TemplatesService } from '@switchboard/templates';
+import { campaignCompletedData, recordWebhookEvent } from '@switchboard/webhooks';
 import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -143,7 +144,18 @@ export class CampaignFanoutService implements OnModuleDestroy {
     );
     if (!c || c.status !== 'running' || c.expanding) return 'stale';
     if ((await this.sends.campaignBacklog(campaignId, 1)) > 0) return 'waiting';
-    await this.db.query(`UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1 AND status = 'running'`, [campaignId]);
+    await this.db.transaction(async (tx) => {
+      const [[done]] = await tx.query(
+        `UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now()
+          WHERE id = $1 AND status = 'running'
+          RETURNING id, account_id, name, template_name, template_language, started_at, completed_at, phone_number_id`,
+        [campaignId],
+      );
+      if (!done) return;
+      const phone = await this.accounts.phoneNumberById(String(done.phone_number_id));
+      const data = campaignCompletedData({ ...done, messaging_phone_id: phone?.messagingPhoneId ?? '' });
+      await recordWebhookEvent(tx, { accountId: done.account_id, type: 'campaign.completed', data });
+    });
     return 'completed';
   }
 

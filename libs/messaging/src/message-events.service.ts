@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import type { MessageEvent, StatusEvent } from '@switchboard/whatsapp';
 import { MicroBatcher } from '@switchboard/core';
-import { DataSource } from 'typeorm';
+import { messageReceivedData, messageStatusData, recordWebhookEvent, recordWebhookEvents } from '@switchboard/webhooks';
+import { DataSource, EntityManager } from 'typeorm';
 
 /** What changed when a platform status was applied to a stored message. */
 export interface AppliedStatus {
@@ -73,11 +74,16 @@ export class MessageEventsService {
    * highest status wins, each status column takes its own time), rows are locked in id order (no deadlock with a
    * concurrent batch), and each status learns whether its column was empty before (`first_time`).
    */
-  private async writeStatuses(events: StatusEvent[]): Promise<Array<AppliedStatus | null>> {
+  private writeStatuses(events: StatusEvent[]): Promise<Array<AppliedStatus | null>> {
+    // one transaction: the status update and its account webhook events (libs/webhooks outbox) commit together
+    return this.db.transaction((tx) => this.updateStatuses(tx, events));
+  }
+
+  private async updateStatuses(tx: EntityManager, events: StatusEvent[]): Promise<Array<AppliedStatus | null>> {
     const errors = events.map((e) => e.errors?.[0]);
     type Row = { id: string; wamid: string; account_id: string; callback_url: string | null; callback_events: string[]; recipient: string } & Record<string, boolean>;
     // TypeORM answers an UPDATE ... RETURNING with [rows, affected]
-    const [rows] = (await this.db.query(
+    const [rows] = (await tx.query(
       `WITH event AS (SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::int[], $5::text[], $6::text[]) AS x(wamid, status, ts, code, title, details)),
             folded AS (
               SELECT wamid,
@@ -116,7 +122,7 @@ export class MessageEventsService {
     )) as [Row[], number];
     const byWamid = new Map(rows.map((r) => [r.wamid, r]));
     const reported = new Set<string>(); // the same status twice in one batch: only the first is the first time
-    return events.map((event) => {
+    const applied = events.map((event): AppliedStatus | null => {
       const row = byWamid.get(event.wamid);
       if (!row) return null;
       const key = `${event.wamid}\u0000${event.status}`;
@@ -132,6 +138,13 @@ export class MessageEventsService {
         recipient: row.recipient,
       };
     });
+    await recordWebhookEvents(
+      tx,
+      applied.flatMap((a, i) =>
+        a?.firstTime ? [{ accountId: a.accountId, type: 'message.status' as const, data: messageStatusData(events[i], { messageId: a.messageId, recipient: a.recipient ?? '' }) }] : [],
+      ),
+    );
+    return applied;
   }
 
   /**
@@ -191,6 +204,7 @@ export class MessageEventsService {
         [phone.account_id, phone.id, event.from, event.interactiveType ?? event.type, text, JSON.stringify(event), event.wamid, event.contextWamid ?? null, receivedAt ?? null],
       );
       if (!inserted) return null;
+      await recordWebhookEvent(tx, { accountId: phone.account_id, type: 'message.received', data: messageReceivedData(event, inserted.id) });
 
       if (event.informational) return { messageId: inserted.id, accountId: String(phone.account_id), phoneNumberId: String(phone.id), repliedMessageId: null };
 

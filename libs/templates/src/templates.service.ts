@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
 import { validationException } from '@switchboard/core';
 import { CloudApiClient, CloudApiError, MessageTemplate, TemplateCategoryEvent, TemplateStatusEvent } from '@switchboard/whatsapp';
+import { recordWebhookEvent } from '@switchboard/webhooks';
 import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { compileComponents, CompiledTemplate } from './components';
@@ -435,6 +436,22 @@ export class TemplatesService {
         rejected_reason: mapped.rejectedReason,
         platform_status: mapped.platformStatus,
         source,
+      });
+      // account webhooks (libs/webhooks): the same change, in the same transaction
+      await recordWebhookEvent(m, {
+        accountId: row.accountId,
+        type: 'template_status_update',
+        data: {
+          templateName: row.name,
+          language: row.language,
+          category: row.category,
+          previousStatus: row.status,
+          status: mapped.status,
+          reason: mapped.rejectedReason,
+          platformStatus: mapped.platformStatus,
+          platformTemplateId: row.platformTemplateId,
+          source,
+        },
       });
       return change;
     });

@@ -16,6 +16,10 @@ export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   /** HTTP status answered to every webhook (e.g. 500 to simulate a broken receiver) */
   status = 200;
+  /** Per-request answer, before `status`: a status code, `{ status, headers }`, or 'hang' (never answer). */
+  /** Answer this long after the request arrived (a slow receiver). */
+  delayMs = 0;
+  answer: ((w: ReceivedWebhook) => number | { status: number; headers?: Record<string, string> } | 'hang' | undefined) | null = null;
   url = '';
   private server: Server | null = null;
   private waiters: Array<() => void> = [];
@@ -32,9 +36,18 @@ export class WebhookReceiver {
         } catch {
           body = undefined;
         }
-        this.received.push({ rawBody, headers: req.headers, body, receivedAt: Date.now() });
-        res.statusCode = this.status;
-        res.end('ok');
+        const webhook = { rawBody, headers: req.headers, body, receivedAt: Date.now() };
+        this.received.push(webhook);
+        const answer = this.answer?.(webhook) ?? this.status;
+        if (answer !== 'hang') {
+          const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
+          const reply = () => {
+            res.writeHead(status, headers);
+            res.end('ok');
+          };
+          if (this.delayMs > 0) setTimeout(reply, this.delayMs);
+          else reply();
+        }
         this.waiters.splice(0).forEach((fn) => fn());
       });
     });

@@ -13,7 +13,7 @@ import {
 import { DataSource, type EntityManager } from 'typeorm';
 import { ACTIVITY_METHOD, AUTOMATION_ACTIVITIES, type ActivityContext, type AutomationActivities } from '../activities/activities';
 import { startContactOf } from '../contact-binding';
-import { RUN_ROW_SET, runRowValues } from '../run-row';
+import { recordRunFailedEvent, RUN_ROW_SET, runRowValues } from '../run-row';
 import { AutomationQueue } from './automation-queue';
 
 /** What a job asks the driver to do with a run. */
@@ -22,6 +22,8 @@ export type DriverInput = { kind: 'start' } | { kind: 'resume' } | { kind: 'even
 interface LockedRun {
   id: string;
   account_id: string;
+  workflow_id: string;
+  workflow_version: number;
   status: string;
   payload: unknown;
   state: RunState | null;
@@ -78,7 +80,7 @@ export class EmbeddedDriver {
     const timers: Array<{ seq: number; delayMs: number }> = [];
     const outcome = await this.dataSource.transaction(async (tx) => {
       const [run]: LockedRun[] = await tx.query(
-        `SELECT r.id, r.account_id, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, r.wake_at, v.definition
+        `SELECT r.id, r.account_id, r.workflow_id, r.workflow_version, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, r.wake_at, v.definition
            FROM workflow_runs r JOIN workflow_versions v ON v.workflow_id = r.workflow_id AND v.version = r.workflow_version
           WHERE r.id = $1 FOR UPDATE OF r`,
         [runId],
@@ -103,6 +105,7 @@ export class EmbeddedDriver {
       }
 
       await this.persist(tx, run.id, result.state);
+      if (result.state.status === 'failed' && run.status !== 'failed') await recordRunFailedEvent(tx, run, result.state);
       let action: ActionEffect | undefined;
       for (const effect of result.effects) {
         if (effect.type === 'start_timer') timers.push({ seq: effect.seq, delayMs: effect.durationMs });

@@ -9,7 +9,7 @@ import type {
   RecordRunStateInput,
 } from '../../../../workflows/activities';
 import { ACTIVITY_METHOD, ActivityNotAvailableError, AUTOMATION_ACTIVITIES, type AutomationActivities } from '../activities/activities';
-import { RUN_ROW_SET, runRowValues } from '../run-row';
+import { recordRunFailedEvent, RUN_ROW_SET, runRowValues } from '../run-row';
 
 /**
  * Thrown by an AutomationActivities implementation for a failure worth retrying (platform unavailable, rate
@@ -113,15 +113,18 @@ export class TemporalActivities implements WorkflowActivities {
    * derived as for the embedded driver (run-row.ts). Returns whether the row was written. The row always exists (the API writes it before the start).
    */
   async record(runId: string, accountId: string, state: RunState): Promise<boolean> {
-    const updated: [unknown[], number] = await this.dataSource.query(
-      `UPDATE workflow_runs SET ${RUN_ROW_SET}
-        WHERE id = $1 AND account_id = $12
-          AND status NOT IN ('completed', 'failed')
-          AND (state IS NULL OR COALESCE((state->>'seq')::int, 0) <= $13)
-        RETURNING id`,
-      [runId, ...runRowValues(state), accountId, state.seq],
-    );
-    const written = updated[1] > 0;
+    const written = await this.dataSource.transaction(async (tx) => {
+      const [rows]: [Array<{ id: string; account_id: string; workflow_id: string; workflow_version: number; contact_phone: string | null }>, number] = await tx.query(
+        `UPDATE workflow_runs SET ${RUN_ROW_SET}
+          WHERE id = $1 AND account_id = $12
+            AND status NOT IN ('completed', 'failed')
+            AND (state IS NULL OR COALESCE((state->>'seq')::int, 0) <= $13)
+          RETURNING id, account_id, workflow_id, workflow_version, contact_phone`,
+        [runId, ...runRowValues(state), accountId, state.seq],
+      );
+      if (rows[0] && state.status === 'failed') await recordRunFailedEvent(tx, rows[0], state);
+      return rows.length > 0;
+    });
     if (!written) this.logger.debug?.({ msg: 'run state not recorded (row ahead, finished or missing)', runId, seq: state.seq });
     return written;
   }

@@ -211,6 +211,48 @@ export class AppConfig {
     if (/^\d+$/.test(value)) return Number(value);
     return value.split(',').map((entry) => entry.trim()).filter(Boolean);
   }
+  /**
+   * Account webhooks (docs/webhooks.md): delays before each attempt of a delivery, comma-separated durations
+   * (`ms`, `s`, `m`, `h`, `d`); the first is the first attempt's. After the last one fails the delivery is failed.
+   */
+  @IsString()
+  @Matches(/^\s*\d+(ms|s|m|h|d)?\s*(,\s*\d+(ms|s|m|h|d)?\s*)*$/, { message: 'WEBHOOK_RETRY_SCHEDULE must be comma-separated durations such as 0,5s,5m,30m,2h' })
+  WEBHOOK_RETRY_SCHEDULE = '0,5s,5m,30m,2h,5h,10h,10h';
+
+  /** An account webhook attempt counts as delivered on a 2xx within this time. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  WEBHOOK_TIMEOUT_MS = 10_000;
+
+  /** An endpoint whose deliveries have failed (no success in between) for this long is disabled (5 days). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  WEBHOOK_DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
+
+  /** After POST .../rotate-secret the previous secret still signs for this long (24 h). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  WEBHOOK_SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+
+  /** Webhook attempts in flight per worker process, and at most per endpoint (a slow endpoint never takes them all). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  WEBHOOK_DELIVERY_CONCURRENCY = 128;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  WEBHOOK_ENDPOINT_CONCURRENCY = 16;
+
+  /** How often an idle delivery worker looks for new events and due retries. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  WEBHOOK_POLL_INTERVAL_MS = 200;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';

@@ -11,6 +11,7 @@ import { MessagingSends1763795000000 } from './1763795000000-messaging-sends';
 import { SendBatches1763796000000 } from './1763796000000-send-batches';
 import { CampaignCounts1763797000000 } from './1763797000000-campaign-counts';
 import { WhatsappPayloads1763801000000 } from './1763801000000-whatsapp-payloads';
+import { Webhooks1763805000000 } from './1763805000000-webhooks';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   SendBatches1763796000000,
   CampaignCounts1763797000000,
   WhatsappPayloads1763801000000,
+  Webhooks1763805000000,
 ];
