@@ -31,6 +31,10 @@ export const TABLE_OWNERS: Record<string, string> = {
   workflows: 'libs/automations',
   workflow_versions: 'libs/automations',
   workflow_runs: 'libs/automations',
+  webhook_endpoints: 'libs/webhooks',
+  webhook_events: 'libs/webhooks',
+  webhook_deliveries: 'libs/webhooks',
+  webhook_delivery_attempts: 'libs/webhooks',
 };
 
 /** The domain libraries (everything under libs/ but core and engine). */
