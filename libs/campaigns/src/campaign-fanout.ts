@@ -1,7 +1,7 @@
 import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AppConfig, QUEUES } from '@switchboard/core';
+import { AppConfig, PeriodicSweeps, QUEUES } from '@switchboard/core';
 import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
@@ -76,9 +76,9 @@ export type BatchOutcome =
  * and Redis never holds the whole campaign; batches are at most FANOUT_BATCH and never overfill the backlog.
  */
 @Injectable()
-export class CampaignFanoutService implements OnModuleDestroy {
+export class CampaignFanoutService {
   private readonly logger = new Logger(CampaignFanoutService.name);
-  private sweepTimer?: NodeJS.Timeout;
+  private sweeping = false;
   private readonly templates = new Map<string, { at: number; template: TemplateForSend | string }>();
 
   constructor(
@@ -86,6 +86,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
     @InjectQueue(QUEUES.campaigns) private readonly queue: Queue,
     private readonly sends: SendQueueService,
     private readonly config: AppConfig,
+    private readonly sweeps: PeriodicSweeps,
   ) {}
 
   async runBatch(triggerId: string, batch: number): Promise<BatchOutcome> {
@@ -308,15 +309,12 @@ export class CampaignFanoutService implements OnModuleDestroy {
   }
 
   startSweeping() {
-    if (this.sweepTimer) return;
+    if (this.sweeping) return;
+    this.sweeping = true;
     const run = () => this.sweep().catch((e) => this.logger.warn(`campaign sweep: ${(e as Error).message}`));
-    this.sweepTimer = setInterval(run, SWEEP_EVERY_MS);
-    this.sweepTimer.unref();
+    // Once here at start, then once per period across all worker processes (a BullMQ job scheduler).
+    this.sweeps.register('campaign-fanout', SWEEP_EVERY_MS, run).catch((e) => this.logger.warn(`campaign sweep scheduler: ${(e as Error).message}`));
     void run();
-  }
-
-  onModuleDestroy() {
-    clearInterval(this.sweepTimer);
   }
 }
 
