@@ -19,6 +19,10 @@ export function startWorkerProcess(t: TestApp, logs: string[], poolSize = 10): C
     ENCRYPTION_KEY: t.config.ENCRYPTION_KEY,
     WHATSAPP_APP_SECRET: t.config.WHATSAPP_APP_SECRET,
     ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    // The test app's driver: with Temporal, the same server and task queue (and the prebuilt workflow bundle).
+    ...(t.config.TEMPORAL_ADDRESS
+      ? { TEMPORAL_ADDRESS: t.config.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: t.config.TEMPORAL_TASK_QUEUE, TEMPORAL_NAMESPACE: t.config.TEMPORAL_NAMESPACE }
+      : { TEMPORAL_ADDRESS: '' }),
   };
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist/apps/worker/src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d) => logs.push(String(d)));

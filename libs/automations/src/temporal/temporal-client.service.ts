@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@switchboard/core';
 import { Client, Connection } from '@temporalio/client';
+import { temporalConnectionOptions } from './connection-options';
 
 /** How long a connection attempt or a readiness check may take. */
 export const TEMPORAL_CONNECT_TIMEOUT_MS = 5_000;
@@ -68,7 +69,7 @@ export class TemporalClientService implements OnApplicationShutdown {
       let attempt!: Promise<{ client: Client; connection?: Connection }>;
       attempt = (async () => {
         // lazy + ensureConnected (not Connection.connect) so a failed attempt's channel can be closed.
-        const connection = Connection.lazy({ address, connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS });
+        const connection = Connection.lazy({ ...temporalConnectionOptions(this.config), connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS });
         try {
           await connection.ensureConnected();
         } catch (error) {

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { AppConfig, PeriodicSweeps } from '@switchboard/core';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
+import { temporalConnectionOptions, type TemporalConnectionOptions } from './connection-options';
 import { TemporalActivities } from './temporal-activities';
 import { TemporalAutomationDriver } from './temporal-driver';
 
@@ -17,14 +18,25 @@ export type TemporalWorkerFactory = (options: {
   namespace: string;
   taskQueue: string;
   activities: ReturnType<TemporalActivities['forWorker']>;
+  /** TLS / API key (temporalConnectionOptions); default: plain connection to `address`. */
+  connection?: TemporalConnectionOptions;
+  /** Prebuilt workflow bundle (TEMPORAL_WORKFLOW_BUNDLE); default: dist's prebuilt bundle, else bundle at start. */
+  workflowBundlePath?: string;
 }) => Promise<{ worker: Pick<Worker, 'run' | 'shutdown' | 'getState'>; connection: Pick<NativeConnection, 'close'> }>;
 
-export const createTemporalWorker: TemporalWorkerFactory = async ({ address, namespace, taskQueue, activities }) => {
-  const { NativeConnection, Worker } = await import('@temporalio/worker');
-  const { automationWorkflowOptions } = await import('../../../../workflows/bundle');
-  const connection = await NativeConnection.connect({ address });
+export const createTemporalWorker: TemporalWorkerFactory = async ({ address, namespace, taskQueue, activities, connection: connectionOptions, workflowBundlePath }) => {
+  const { NativeConnection, Worker, Runtime, DefaultLogger } = await import('@temporalio/worker');
   try {
-    const worker = await Worker.create({ connection, namespace, taskQueue, activities, ...automationWorkflowOptions() });
+    // The SDK's own logger (worker state changes are INFO): warnings and errors only. Once per process.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // already installed (a second worker in this process, or the embedding app chose its own)
+  }
+  const { automationWorkflowSource } = await import('../../../../workflows/bundle');
+  const workflows = automationWorkflowSource(workflowBundlePath);
+  const connection = await NativeConnection.connect(connectionOptions ?? { address });
+  try {
+    const worker = await Worker.create({ connection, namespace, taskQueue, activities, ...workflows });
     return { worker, connection };
   } catch (error) {
     await connection.close().catch(() => undefined);
@@ -81,6 +93,8 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
         namespace: this.config.TEMPORAL_NAMESPACE,
         taskQueue: this.config.TEMPORAL_TASK_QUEUE,
         activities: this.activities.forWorker(),
+        connection: temporalConnectionOptions(this.config),
+        workflowBundlePath: this.config.TEMPORAL_WORKFLOW_BUNDLE,
       });
       this.worker = worker;
       this.connection = connection;
