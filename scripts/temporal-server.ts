@@ -141,6 +141,8 @@ export async function startTemporalDevServer(options: StartTemporalOptions): Pro
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort)];
   args.push('--metrics-port', String(metricsPort), '--db-filename', dbFile, '--log-level', 'error');
   if (namespace !== 'default') args.push('--namespace', namespace); // "default" always exists
+  // WAL without fsync per commit: survives the server being killed (not a power loss), several times faster here.
+  args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=0');
   if (options.ui) args.push('--ui-port', String(uiPort));
   else args.push('--headless');
 
