@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { createWorkflow, describeEachDriver, driverEnv, waitFor } from '../helpers/automations';
+import { createWorkflow, describeEachDriver, driverEnv, waitFor, waitForTemporalPollers } from '../helpers/automations';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 import { startWorkerProcess } from '../helpers/worker-process';
 
@@ -38,7 +38,7 @@ describeEachDriver('Automations survive a killed worker', (driver) => {
 
     const first = startWorkerProcess(t, logs);
     workers.push(first);
-    if (driver === 'temporal') await temporalPollers(t, 1, 30_000);
+    if (driver === 'temporal') await waitForTemporalPollers(t, 1, 30_000);
     for (let i = 0; i < RUNS; i++) {
       const res = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: i });
       expect(res.status).toBe(200);
@@ -81,25 +81,3 @@ describeEachDriver('Automations survive a killed worker', (driver) => {
     }
   }, 120_000);
 });
-
-/** Waits until `n` workers poll the test app's Temporal task queue (a worker process takes a few seconds to boot). */
-async function temporalPollers(t: TestApp, n: number, timeoutMs: number): Promise<void> {
-  const { Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: t.config.TEMPORAL_ADDRESS });
-  try {
-    await waitFor(
-      async () => {
-        const res = await connection.workflowService.describeTaskQueue({
-          namespace: t.config.TEMPORAL_NAMESPACE,
-          taskQueue: { name: t.config.TEMPORAL_TASK_QUEUE },
-          taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
-        });
-        return (res.pollers?.length ?? 0) >= n;
-      },
-      timeoutMs,
-      `${n} Temporal worker(s) polling ${t.config.TEMPORAL_TASK_QUEUE}`,
-    );
-  } finally {
-    await connection.close();
-  }
-}

@@ -91,3 +91,25 @@ export function driverEnv(driver: AutomationDriverName): Record<string, string> 
   if (!address) throw new Error('no Temporal test server (see test/helpers/global-setup.ts)');
   return { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: `sbt-${process.pid}-${Math.random().toString(36).slice(2, 10)}` };
 }
+
+/** Waits until `n` workers poll the test app's Temporal task queue (a worker process takes a few seconds to boot). */
+export async function waitForTemporalPollers(t: TestApp, n: number, timeoutMs: number): Promise<void> {
+  const { Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect({ address: t.config.TEMPORAL_ADDRESS });
+  try {
+    await waitFor(
+      async () => {
+        const res = await connection.workflowService.describeTaskQueue({
+          namespace: t.config.TEMPORAL_NAMESPACE,
+          taskQueue: { name: t.config.TEMPORAL_TASK_QUEUE },
+          taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+        });
+        return (res.pollers?.length ?? 0) >= n;
+      },
+      timeoutMs,
+      `${n} Temporal worker(s) polling ${t.config.TEMPORAL_TASK_QUEUE}`,
+    );
+  } finally {
+    await connection.close();
+  }
+}
