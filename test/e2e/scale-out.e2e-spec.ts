@@ -62,12 +62,12 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
   const h = () => messagingHelpers(t, () => sandbox);
 
   it(`${RUNS} automation runs started through both APIs (retried on the other one) complete exactly once each`, async () => {
-    const tpl = await h().approvedTemplate(account, [h().body('Your order {{order}} is confirmed.', { order: 'A-1' })]);
+    const tpl = await h().approvedTemplate(account, [h().body('Hi {{name}}, your order is confirmed.', { name: 'Ann' })]);
     const wf = await createWorkflow(t, account.token, {
       trigger: { type: 'webhook' },
       startNodeId: 'confirm',
       nodes: [
-        { id: 'confirm', type: 'send_template', templateName: tpl, to: '{{payload.phone}}', variables: { order: '{{payload.order}}' }, next: 'done' },
+        { id: 'confirm', type: 'send_template', templateName: tpl, to: '{{payload.phone}}', variables: { name: '{{payload.name}}' }, next: 'done' },
         { id: 'done', type: 'end' },
       ],
     });
@@ -77,7 +77,7 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
     for (let i = 0; i < RUNS; i += 50) {
       const batch = await Promise.all(
         phones.slice(i, i + 50).map(async (phone, j) => {
-          const body = { phone, order: `A-${i + j}` };
+          const body = { phone, name: `Customer ${i + j}` };
           const headers = { 'content-type': 'application/json', 'idempotency-key': `order-${i + j}` };
           // The shop's retry lands on the other API process: same run.
           const answers = await Promise.all(
@@ -93,7 +93,14 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
       runIds.push(...batch);
     }
     const count = async (where: string) => (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND ${where}`, [wf.id]))[0].n as number;
-    await waitFor(async () => (await count(`status = 'completed'`)) === RUNS, 120_000, `${RUNS} completed runs`).catch((e) => Promise.reject(withLogs(e)));
+    await waitFor(
+      async () => {
+        if ((await count(`status = 'failed'`)) > 0) throw new Error(`failed runs: ${JSON.stringify(await t.db.query(`SELECT error FROM workflow_runs WHERE workflow_id = $1 AND status = 'failed' LIMIT 1`, [wf.id]))}`);
+        return (await count(`status = 'completed'`)) === RUNS;
+      },
+      120_000,
+      `${RUNS} completed runs`,
+    ).catch((e) => Promise.reject(withLogs(e)));
     const seconds = (Date.now() - startedAt) / 1000;
     expect(await count('true')).toBe(RUNS);
     const rows = await t.db.query(`SELECT state FROM workflow_runs WHERE workflow_id = $1`, [wf.id]);
