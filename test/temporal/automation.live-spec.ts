@@ -253,7 +253,7 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
     expect(t.app.get(m.AUTOMATION_DRIVER).kind).toBe('temporal');
     expect(t.worker!.get(m.AUTOMATION_DRIVER).kind).toBe('temporal');
     const ready = await t.http.get('/health/ready');
-    expect(ready.body.info.workflowEngine).toEqual({ status: 'up', driver: 'temporal' });
+    expect(ready.body.info.workflowEngine).toEqual({ status: 'up', driver: 'temporal', workers: 1 });
 
     const account = await t.createAccount();
     const wf = await m.createWorkflow(t, account.token, {

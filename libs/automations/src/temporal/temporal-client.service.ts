@@ -60,6 +60,19 @@ export class TemporalClientService implements OnApplicationShutdown {
     await connection.withDeadline(Date.now() + TEMPORAL_HEALTH_TIMEOUT_MS, () => connection.workflowService.getSystemInfo({}));
   }
 
+  /**
+   * How many workers poll `taskQueue` for workflow tasks (the worker processes' Temporal health), within
+   * TEMPORAL_HEALTH_TIMEOUT_MS; undefined for an injected client without a connection of ours.
+   */
+  async workflowPollers(taskQueue: string): Promise<number | undefined> {
+    const { connection } = await withTimeout(this.connected(), TEMPORAL_HEALTH_TIMEOUT_MS, 'connecting to Temporal');
+    if (!connection) return undefined;
+    const res = await connection.withDeadline(Date.now() + TEMPORAL_HEALTH_TIMEOUT_MS, () =>
+      connection.workflowService.describeTaskQueue({ namespace: this.config.TEMPORAL_NAMESPACE, taskQueue: { name: taskQueue }, taskQueueType: 1 /* WORKFLOW */ }),
+    );
+    return res.pollers?.length ?? 0;
+  }
+
   private connected(): Promise<{ client: Client; connection?: Connection }> {
     if (this.closed) return Promise.reject(new Error('the Temporal client is closed (shutting down)'));
     if (!this.connecting) {
