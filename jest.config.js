@@ -38,20 +38,17 @@ module.exports = {
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
     },
+    {
+      // The live Temporal suite: the same global setup starts one Temporal dev server for the whole run
+      // (scripts/temporal-server.ts); the e2e automation suites run on both drivers against it too.
+      ...common,
+      displayName: 'temporal',
+      testMatch: ['<rootDir>/test/temporal/**/*.live-spec.ts'],
+      testTimeout: 120000,
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+    },
   ],
 };
 
-// The live Temporal suite (test/temporal/*.live-spec.ts) is not part of `npm test`: its project exists only when
-// selected (`npm run test:temporal` = `jest --selectProjects temporal`), and it skips itself without TEMPORAL_ADDRESS.
-if (process.argv.some((arg) => arg === 'temporal' || arg === '--selectProjects=temporal')) {
-  module.exports.projects.push({
-    ...common,
-    displayName: 'temporal',
-    testMatch: ['<rootDir>/test/temporal/**/*.live-spec.ts'],
-    testTimeout: 120000,
-    // The app-driven part of the live suite boots the real API + worker (Postgres, Redis); only with a server.
-    ...(process.env.TEMPORAL_ADDRESS
-      ? { globalSetup: '<rootDir>/test/helpers/global-setup.ts', globalTeardown: '<rootDir>/test/helpers/global-teardown.ts' }
-      : {}),
-  });
-}
+

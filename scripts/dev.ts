@@ -8,16 +8,32 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { ensureLocalServices } from './local-services';
+import { startTemporal, type TemporalDevServer } from './temporal-server';
 
 /**
  * `npm run dev`: PostgreSQL and Redis (started locally when not reachable), migrations, a demo account
  * (created once; its credentials kept in .data/demo-account.json), then api, worker and sandbox as child processes.
+ * `npm run dev -- --temporal` (or DEV_TEMPORAL=true): automations on the Temporal driver, with a Temporal dev server
+ * (scripts/temporal-server.ts; its SQLite in .data/temporal.sqlite) unless TEMPORAL_ADDRESS points at one already.
  */
 const DEMO_FILE = join(process.cwd(), '.data', 'demo-account.json');
 const DIST = join(process.cwd(), 'dist');
 
 async function main() {
   const services = await ensureLocalServices();
+  let temporal: TemporalDevServer | undefined;
+  const wantsTemporal = process.argv.includes('--temporal') || /^(1|true|yes)$/i.test(process.env.DEV_TEMPORAL ?? '');
+  if (wantsTemporal && !process.env.TEMPORAL_ADDRESS) {
+    mkdirSync(join(process.cwd(), '.data'), { recursive: true });
+    const started = await startTemporal({ log: console.log, ui: true, dbFile: join(process.cwd(), '.data', 'temporal.sqlite') });
+    if (!('address' in started)) {
+      console.error(`${started.reason}; start without --temporal (embedded driver) or set TEMPORAL_ADDRESS`);
+      await services.stop();
+      process.exit(1);
+    }
+    temporal = started;
+    process.env.TEMPORAL_ADDRESS = started.address;
+  }
   const config = loadConfigOrExit();
   const ran = await runMigrations(config.DATABASE_URL);
   if (ran.length) console.log(`Applied migrations: ${ran.join(', ')}`);
@@ -39,6 +55,7 @@ async function main() {
     stopping = true;
     for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
+    await temporal?.stop();
     await services.stop();
     process.exit(code);
   };
@@ -55,6 +72,7 @@ Switchboard is starting:
   REST API          ${config.baseUrl}        (OpenAPI: ${config.baseUrl}/docs)
   Inbound webhooks  ${config.inboundWebhookUrl}/webhook/workflow/{identifier}
   Sandbox (Meta)    http://127.0.0.1:${sandboxPort}   (control API: /_sandbox/)
+  Automations       ${config.TEMPORAL_ADDRESS ? `Temporal driver: ${config.TEMPORAL_ADDRESS}, namespace ${config.TEMPORAL_NAMESPACE}, task queue ${config.TEMPORAL_TASK_QUEUE}` : 'embedded driver (npm run dev -- --temporal for Temporal)'}${temporal?.uiUrl ? `\n  Temporal UI       ${temporal.uiUrl}` : ''}
   Demo account      id ${demo.accountId}
     Client ID       ${demo.clientId}
     Client Secret   ${demo.clientSecret}

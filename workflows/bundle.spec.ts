@@ -2,7 +2,7 @@
  * The production bundle (what the worker loads): built with the exported options, without the test interceptors.
  */
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
-import { automationBundlerOptions, automationWebpackConfigHook, automationWorkflowOptions, engineSourcePath } from './bundle';
+import { automationBundlerOptions, automationWebpackConfigHook, automationWorkflowOptions, automationWorkflowSource, engineSourcePath, prebuiltBundlePath } from './bundle';
 
 describe('workflow bundle options', () => {
   it('point at workflows/index.ts and the engine sources', () => {
@@ -24,4 +24,14 @@ describe('workflow bundle options', () => {
     expect(code).toContain('effectIdempotencyKey');
     expect(code).not.toContain('replayRecorder');
   }, 120_000);
+
+  it('the worker loads a prebuilt bundle when given (TEMPORAL_WORKFLOW_BUNDLE) or present next to bundle.js, else bundles the sources', () => {
+    const file = require('node:path').join(require('node:os').tmpdir(), `sb-bundle-${process.pid}.js`);
+    require('node:fs').writeFileSync(file, '// bundle');
+    expect(automationWorkflowSource(file)).toEqual({ workflowBundle: { codePath: file } });
+    expect(() => automationWorkflowSource('/nonexistent/bundle.js')).toThrow('TEMPORAL_WORKFLOW_BUNDLE: no workflow bundle at /nonexistent/bundle.js');
+    // From the sources there is no prebuilt bundle beside this file (npm run build writes it into dist/workflows/).
+    expect(require('node:fs').existsSync(prebuiltBundlePath)).toBe(false);
+    expect(automationWorkflowSource()).toEqual(automationWorkflowOptions());
+  });
 });

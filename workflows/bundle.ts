@@ -56,3 +56,23 @@ export function automationWorkflowOptions(): {
   }
   return { workflowsPath: automationWorkflowsPath, bundlerOptions: automationBundlerOptions };
 }
+
+/**
+ * The prebuilt bundle written by `npm run build` (scripts/bundle-workflows.ts): dist/workflows/automation-workflows.bundle.js,
+ * next to the compiled bundle.js. A worker that loads it (`workflowBundle: {codePath}`) does not run webpack at start.
+ */
+export const PREBUILT_BUNDLE_FILE = 'automation-workflows.bundle.js';
+export const prebuiltBundlePath: string = join(__dirname, PREBUILT_BUNDLE_FILE);
+
+/**
+ * What Worker.create needs to find the workflow code: the prebuilt bundle at `bundlePath` (TEMPORAL_WORKFLOW_BUNDLE)
+ * or next to this file when it exists, else the sources bundled at start (a few seconds).
+ */
+export function automationWorkflowSource(bundlePath?: string): { workflowBundle: { codePath: string } } | ReturnType<typeof automationWorkflowOptions> {
+  if (bundlePath) {
+    if (!existsSync(bundlePath)) throw new Error(`TEMPORAL_WORKFLOW_BUNDLE: no workflow bundle at ${bundlePath} (npm run build writes dist/workflows/${PREBUILT_BUNDLE_FILE})`);
+    return { workflowBundle: { codePath: bundlePath } };
+  }
+  if (existsSync(prebuiltBundlePath)) return { workflowBundle: { codePath: prebuiltBundlePath } };
+  return automationWorkflowOptions();
+}

@@ -76,7 +76,7 @@ export async function createBenchContext(): Promise<BenchContext & { results: Ar
       children.push(child);
       child.on('exit', (code) => code && code !== 143 && console.error(`${name} exited with ${code}`));
       if (waitForUrl) {
-        for (let i = 0; i < 100; i++) {
+        for (let i = 0; i < 300; i++) { // up to 30 s: a loaded machine boots slowly
           if (await fetch(waitForUrl).then((r) => r.ok, () => false)) return child;
           await new Promise((r) => setTimeout(r, 100));
         }

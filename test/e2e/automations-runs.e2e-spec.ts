@@ -319,38 +319,7 @@ describe('Workflow runs (embedded driver)', () => {
       expect(await runs.deliverReply(account.accountId, null, '447700900020', { text: 'yes' })).toEqual([]);
     });
 
-    it('1,000 runs waiting for replies at once all resume on their own branch', async () => {
-      const RUNS = 1000;
-      const wf = await createWorkflow(t, account.token, replyDefinition('1h'));
-      const phones = Array.from({ length: RUNS }, (_, i) => `4477009${String(10000 + i)}`);
-      const inBatches = async <T>(items: string[], fn: (phone: string, i: number) => Promise<T>) => {
-        const out: T[] = [];
-        for (let i = 0; i < items.length; i += 100) out.push(...(await Promise.all(items.slice(i, i + 100).map((p, j) => fn(p, i + j)))));
-        return out;
-      };
-      const started = await inBatches(phones, (phone) => webhook(wf.identifier, { phone }));
-      expect(started.every((r) => r.status === 200)).toBe(true);
-      await waitFor(
-        async () => (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND waiting_kind = 'reply'`, [wf.id]))[0].n === RUNS,
-        60_000,
-        `${RUNS} waiting runs`,
-      );
-      const delivered = await inBatches(phones, (phone, i) =>
-        runs.deliverReply(account.accountId, account.messagingPhoneId, phone, i % 2 ? { text: 'yes', messageId: `m${i}` } : { buttonPayload: 'CANCEL', messageId: `m${i}` }),
-      );
-      expect(delivered.every((ids) => ids.length === 1)).toBe(true);
-      await waitFor(
-        async () => (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'completed'`, [wf.id]))[0].n === RUNS,
-        60_000,
-        `${RUNS} completed runs`,
-      );
-      const rows = await t.db.query(`SELECT contact_phone, current_node_id FROM workflow_runs WHERE workflow_id = $1`, [wf.id]);
-      expect(rows).toHaveLength(RUNS);
-      for (const row of rows) {
-        const i = phones.indexOf(row.contact_phone);
-        expect({ i, node: row.current_node_id }).toEqual({ i, node: i % 2 ? 'confirmed' : 'cancelled' });
-      }
-    }, 120_000);
+    // 1,000 runs waiting for replies at once: automations-waiting.e2e-spec.ts (both drivers).
 
     it('keyword-triggered workflows start from inbound messages, once per message', async () => {
       const wf = await createWorkflow(t, account.token, {

@@ -1,7 +1,7 @@
 import { computeSignature } from '@switchboard/whatsapp';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createWorkflow, waitForRun } from '../helpers/automations';
+import { createWorkflow, describeEachDriver, driverEnv, waitForRun } from '../helpers/automations';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -9,16 +9,19 @@ import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 /**
  * The whole product path of an automation, through the real platform boundary: a shop's webhook starts a run,
  * the run sends a template through messaging to the sandbox, the customer answers via the sandbox, the signed
- * webhook resumes the run, the condition reads the reply and a second template goes out.
+ * webhook resumes the run, the condition reads the reply and a second template goes out. The same scenarios run on
+ * both drivers (embedded: BullMQ; Temporal: the dev server the global setup started).
  */
-describe('Automations through WhatsApp (embedded driver, sandbox)', () => {
+jest.setTimeout(60_000);
+
+describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
   let t: TestApp;
   let sandbox: TestSandbox;
   let account: TestAccount;
   const h = () => messagingHelpers(t, () => sandbox);
 
   beforeAll(async () => {
-    t = await startTestApp({}, { worker: true });
+    t = await startTestApp({ ...driverEnv(driver), RATE_LIMIT_PER_MINUTE: '100000' }, { worker: true });
     sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 40, read: null }, autoReview: false });
     account = await t.createAccount({ apiBaseUrl: sandbox.url });
   });
@@ -145,5 +148,83 @@ describe('Automations through WhatsApp (embedded driver, sandbox)', () => {
       return got.length >= 2 ? got : null;
     })).map((m: any) => m.payload.template?.name);
     expect(names).toEqual([ask, sorry]);
+  });
+
+  it('selects the driver under test; /health/ready reports it up (Temporal: with its polling workers)', async () => {
+    const ready = await t.http.get('/health/ready');
+    expect(ready.status).toBe(200);
+    // Temporal: also the worker's side, how many workers poll the task queue (this test's in-process worker).
+    expect(ready.body.info.workflowEngine).toEqual(driver === 'temporal' ? { status: 'up', driver, workers: 1 } : { status: 'up', driver });
+  });
+
+  it('a delay, then a template: sent after the delay, once', async () => {
+    const { approvedTemplate, body } = h();
+    const later = await approvedTemplate(account, [body('Your parcel is on its way.')]);
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'pause',
+      nodes: [
+        { id: 'pause', type: 'delay', duration: '1s', next: 'send' },
+        { id: 'send', type: 'send_template', templateName: later, to: '{{payload.phone}}', next: 'done' },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const phone = h().customer();
+    const startedAt = Date.now();
+    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone })).body;
+    const waiting = await waitForRun(t, account.token, runId, ['waiting', 'completed'], 15_000);
+    expect(waiting.waitingFor).toMatchObject({ kind: 'timer', nodeId: 'pause' });
+    const run = await waitForRun(t, account.token, runId, ['completed', 'failed'], 15_000);
+    expect(run.status).toBe('completed');
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1000);
+    expect(run.history.map((s: any) => `${s.nodeId}:${s.outcome}`)).toEqual(['pause:timer_fired', 'send:completed', 'done:end']);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await h().received(account, phone)).map((m: any) => m.payload.template?.name)).toEqual([later]);
+  });
+
+  it('a reply that arrives before the run reaches its wait (during a delay) is not kept; the next reply resumes the run', async () => {
+    const { ask, thanks, sorry } = await templates();
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'pause',
+      nodes: [
+        { id: 'pause', type: 'delay', duration: '2s', next: 'ask' },
+        ...definition(ask, thanks, sorry).nodes,
+      ],
+    });
+    const phone = h().customer();
+    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Di' })).body;
+    await waitForRun(t, account.token, runId, ['waiting'], 15_000);
+    await h().customerWrites(account, phone, 'yes'); // too early: the run waits on its delay, not for a reply
+    await eventually(async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === ask), 15_000, 'the question');
+    const asking = await waitForRun(t, account.token, runId, ['waiting'], 15_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await waitForRun(t, account.token, runId, ['waiting'])).waitingFor).toMatchObject({ kind: 'reply', nodeId: 'wait' });
+    expect(asking.reply ?? null).toBeNull();
+    await h().customerWrites(account, phone, 'no');
+    const run = await waitForRun(t, account.token, runId, ['completed', 'failed'], 15_000);
+    expect(run).toMatchObject({ status: 'completed', reply: { text: 'no' } });
+    const names = (await eventually(async () => {
+      const got = await h().received(account, phone);
+      return got.length >= 2 ? got : null;
+    })).map((m: any) => m.payload.template?.name);
+    expect(names).toEqual([ask, sorry]);
+  });
+
+  it('webhook retries with the same Idempotency-Key start one run that sends once', async () => {
+    const { ask, thanks, sorry } = await templates();
+    const wf = await createWorkflow(t, account.token, definition(ask, thanks, sorry));
+    const phone = h().customer();
+    const key = `order-${phone}`;
+    const answers = await Promise.all([1, 2, 3].map(() => t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Ed' }, { headers: { 'Idempotency-Key': key } })));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    const runId = answers[0].body.runId;
+    expect(answers.map((a) => a.body.runId)).toEqual([runId, runId, runId]);
+    await waitForRun(t, account.token, runId, ['waiting'], 15_000);
+    const late = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Ed' }, { headers: { 'Idempotency-Key': key } });
+    expect(late.body.runId).toBe(runId);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await h().received(account, phone)).map((m: any) => m.payload.template?.name)).toEqual([ask]);
+    expect((await t.db.query('SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1', [wf.id]))[0].n).toBe(1);
   });
 });

@@ -57,3 +57,59 @@ export async function seedTemplate(t: TestApp, account: { accountId: string; mes
     [account.accountId, account.messagingPhoneId, name, status],
   );
 }
+
+export type AutomationDriverName = 'embedded' | 'temporal';
+
+/** The Temporal dev server of this jest run (test/helpers/global-setup.ts), or undefined with the reason. */
+export function testTemporalAddress(): string | undefined {
+  return process.env.SWITCHBOARD_TEST_TEMPORAL_ADDRESS || undefined;
+}
+
+/**
+ * One describe per automation driver, same scenarios: embedded always, Temporal when the global setup started a
+ * server (otherwise that half is skipped and the reason printed, e.g. no `temporal` binary and no `go`).
+ */
+export function describeEachDriver(title: string, body: (driver: AutomationDriverName) => void): void {
+  for (const driver of ['embedded', 'temporal'] as const) {
+    if (driver === 'temporal' && !testTemporalAddress()) {
+      const reason = process.env.SWITCHBOARD_TEST_TEMPORAL_UNAVAILABLE ?? 'no Temporal server';
+      process.stdout.write(`\n${title} on the Temporal driver skipped: ${reason}\n`);
+      describe.skip(`${title} (temporal driver: ${reason})`, () => body(driver));
+      continue;
+    }
+    describe(`${title} (${driver} driver)`, () => body(driver));
+  }
+}
+
+/**
+ * startTestApp environment selecting `driver`: Temporal gets the run's dev server and a task queue of its own
+ * (test files share the server, not their runs).
+ */
+export function driverEnv(driver: AutomationDriverName): Record<string, string> {
+  if (driver === 'embedded') return {};
+  const address = testTemporalAddress();
+  if (!address) throw new Error('no Temporal test server (see test/helpers/global-setup.ts)');
+  return { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: `sbt-${process.pid}-${Math.random().toString(36).slice(2, 10)}` };
+}
+
+/** Waits until `n` workers poll the test app's Temporal task queue (a worker process takes a few seconds to boot). */
+export async function waitForTemporalPollers(t: TestApp, n: number, timeoutMs: number): Promise<void> {
+  const { Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect({ address: t.config.TEMPORAL_ADDRESS });
+  try {
+    await waitFor(
+      async () => {
+        const res = await connection.workflowService.describeTaskQueue({
+          namespace: t.config.TEMPORAL_NAMESPACE,
+          taskQueue: { name: t.config.TEMPORAL_TASK_QUEUE },
+          taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+        });
+        return (res.pollers?.length ?? 0) >= n;
+      },
+      timeoutMs,
+      `${n} Temporal worker(s) polling ${t.config.TEMPORAL_TASK_QUEUE}`,
+    );
+  } finally {
+    await connection.close();
+  }
+}

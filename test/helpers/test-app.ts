@@ -11,6 +11,7 @@ import { createApiApp } from '../../apps/api/src/create-api-app';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 import { withDatabase } from '../../scripts/local-services';
 import { HttpClient } from './http';
+import { TemporalAutomationWorker } from '@switchboard/automations';
 
 export interface TestAccount extends ProvisionedAccount {
   /** A fresh access token for this account's client. */
@@ -63,6 +64,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const app = await createApiApp(config);
   await app.listen(0, '127.0.0.1');
   const worker = options.worker ? await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: ['error', 'warn'] }) : undefined;
+  if (worker && config.TEMPORAL_ADDRESS) await temporalWorkerRunning(worker);
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
   const http = new HttpClient(url);
@@ -100,4 +102,14 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       await cleanup.end();
     },
   };
+}
+
+/** With the Temporal driver, the worker polls once its Temporal worker runs (it connects in the background). */
+async function temporalWorkerRunning(worker: INestApplicationContext, timeoutMs = 60_000): Promise<void> {
+  const temporal = worker.get(TemporalAutomationWorker);
+  const deadline = Date.now() + timeoutMs;
+  while (!temporal.isRunning) {
+    if (Date.now() > deadline) throw new Error(`the Temporal worker did not start within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

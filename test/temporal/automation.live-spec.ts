@@ -1,40 +1,54 @@
 /**
  * The Temporal live suite: the automation workflow on a real Temporal server, with stub activities that record
- * their calls. Runs only when TEMPORAL_ADDRESS is set (e.g. `temporal server start-dev` → TEMPORAL_ADDRESS=
- * localhost:7233 npm run test:temporal); otherwise it says so and skips. Not part of `npm test`.
+ * their calls. Part of `npm test` (project `temporal`): the jest global setup starts a Temporal dev server
+ * (scripts/temporal-server.ts) and exports its address; TEMPORAL_ADDRESS points the suite at another server instead.
+ * Without any server (no `temporal` binary and no `go` to build it) it says why and skips.
+ *
+ * Each workflow's history is exported from the server after it closes and replayed at once with the current
+ * workflow code; with RECORD_TEMPORAL_HISTORIES=1 it is also written to test/fixtures/temporal-histories/, whose
+ * files workflows/recorded-histories.spec.ts replays on every run (a workflow change that breaks running
+ * workflows fails there, without a server).
  *
  * Env: TEMPORAL_ADDRESS (host:port), TEMPORAL_NAMESPACE (default `default`).
  */
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { RunState } from '@switchboard/engine';
 import type { AutomationActivities, PerformEffectInput, PerformEffectResult, RecordRunStateInput } from '../../workflows/activities';
 import type { AutomationWorkflowInput } from '../../workflows/automation.workflow';
 import { automationWorkflowOptions } from '../../workflows/bundle';
-import { queryRunState, signalReply, startAutomationRun } from '../../workflows/client';
+import { queryRunState, signalReply, startAutomationRun, type AutomationWorkflowHandle } from '../../workflows/client';
 import { workflowIdForRun } from '../../workflows/ids';
 import { customerPayload, delayDefinition, replyDefinition } from '../fixtures/automation-scenarios';
+import { bundleAutomationWorkflowsForReplay, replayHistory } from '../helpers/temporal-replay';
 
-const address = process.env.TEMPORAL_ADDRESS?.trim();
+const address = process.env.TEMPORAL_ADDRESS?.trim() || process.env.SWITCHBOARD_TEST_TEMPORAL_ADDRESS;
 const namespace = process.env.TEMPORAL_NAMESPACE?.trim() || 'default';
+export const RECORDED_HISTORIES_DIR = join(__dirname, '..', 'fixtures', 'temporal-histories');
 
 if (!address) {
-  process.stdout.write('\nTemporal live suite skipped: TEMPORAL_ADDRESS is not set\n\n');
+  process.stdout.write(`\nTemporal live suite skipped: ${process.env.SWITCHBOARD_TEST_TEMPORAL_UNAVAILABLE ?? 'no Temporal server (TEMPORAL_ADDRESS is not set)'}\n\n`);
 }
 const describeLive = address ? describe : describe.skip;
 
-describeLive(`Temporal live suite (${address ?? 'TEMPORAL_ADDRESS is not set'}, namespace ${namespace})`, () => {
+describeLive(`Temporal live suite (${address ?? 'no server'}, namespace ${namespace})`, () => {
   const taskQueue = `switchboard-live-${process.pid}-${Date.now()}`;
   const performed: PerformEffectInput[] = [];
   const recorded: RecordRunStateInput[] = [];
   const outcomesByKey = new Map<string, PerformEffectResult>();
+  /** Runs whose sends take 1.5 s (a reply can arrive while the message is being sent). */
+  const slowRuns = new Set<string>();
 
   /** Stub activities, idempotent by idempotencyKey like the real ones must be. */
   const activities: AutomationActivities = {
     async performEffect(input) {
       const seen = outcomesByKey.get(input.idempotencyKey);
       if (seen) return seen;
+      if (slowRuns.has(input.runId)) await new Promise((r) => setTimeout(r, 1500));
       performed.push(input);
       const outcome: PerformEffectResult = { ok: true, result: { messageId: `wamid.live.${input.runId}.${input.seq}` } };
       outcomesByKey.set(input.idempotencyKey, outcome);
@@ -83,6 +97,19 @@ describeLive(`Temporal live suite (${address ?? 'TEMPORAL_ADDRESS is not set'}, 
     performed.filter((p) => p.runId === runId).map((p) => (p.effect.type === 'send_template' ? p.effect.templateName : p.effect.type));
   const outcomes = (state: RunState) => state.history.map((h) => `${h.nodeId}:${h.outcome}`);
 
+  let replayBundle: WorkflowBundle | undefined;
+  /** Exports the closed execution's history, replays it with the current code, and records it when asked to. */
+  async function exportAndReplay(name: string, handle: AutomationWorkflowHandle, result: RunState) {
+    const history = JSON.parse(historyToJSON(await handle.fetchHistory()));
+    replayBundle ??= await bundleAutomationWorkflowsForReplay();
+    const commands = await replayHistory(replayBundle, history, handle.workflowId);
+    expect(commands.at(-1)).toEqual({ kind: 'result', result: JSON.parse(JSON.stringify(result)) });
+    if (process.env.RECORD_TEMPORAL_HISTORIES === '1') {
+      mkdirSync(RECORDED_HISTORIES_DIR, { recursive: true });
+      writeFileSync(join(RECORDED_HISTORIES_DIR, `${name}.json`), `${JSON.stringify(history, null, 1)}\n`);
+    }
+  }
+
   async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -107,6 +134,7 @@ describeLive(`Temporal live suite (${address ?? 'TEMPORAL_ADDRESS is not set'}, 
     const state = await handle.result();
     expect(state.status).toBe('completed');
     expect(outcomes(state)).toEqual(['ask:completed', 'wait:branch:1', 'check:rule:0', 'vip_thanks:completed', 'done:end']);
+    await exportAndReplay('reply-path', handle, state);
     expect(sentBy(input.runId)).toEqual(['order_confirm', 'vip_thanks']);
     const idempotencyKeys = performed.filter((p) => p.runId === input.runId).map((p) => p.idempotencyKey);
     expect(idempotencyKeys).toEqual([`run:${input.runId}:step:1`, `run:${input.runId}:step:4`]);
@@ -120,6 +148,18 @@ describeLive(`Temporal live suite (${address ?? 'TEMPORAL_ADDRESS is not set'}, 
     expect(sentBy(input.runId)).toHaveLength(2);
   }, 60_000);
 
+  it('a reply that arrives while the message before the wait is being sent is kept and taken by the wait', async () => {
+    const input = inputFor(replyDefinition('60s'));
+    slowRuns.add(input.runId);
+    const { handle } = await startAutomationRun(client, input, { taskQueue });
+    await until('the send to be in progress', async () => ((await queryRunState(client, input.runId)).waitingFor?.kind === 'effect' ? true : undefined));
+    expect(await signalReply(client, input.runId, { reply: { text: 'yes', messageId: `wamid.early.${input.runId}` } })).toBe(true);
+    const state = await handle.result();
+    expect(outcomes(state)).toEqual(['ask:completed', 'wait:branch:1', 'check:rule:0', 'vip_thanks:completed', 'done:end']);
+    expect(state.consumedReplyIds).toContain(`wamid.early.${input.runId}`);
+    await exportAndReplay('reply-during-send', handle, state);
+  }, 60_000);
+
   it('timeout path: no reply → the timeout branch after the wait', async () => {
     const input = inputFor(replyDefinition(2));
     const startedAt = Date.now();
@@ -127,6 +167,7 @@ describeLive(`Temporal live suite (${address ?? 'TEMPORAL_ADDRESS is not set'}, 
     const state = await handle.result();
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(2000);
     expect(outcomes(state)).toEqual(['ask:completed', 'wait:timeout', 'reminder:completed', 'done:end']);
+    await exportAndReplay('timeout-path', handle, state);
     expect(sentBy(input.runId)).toEqual(['order_confirm', 'order_reminder']);
   }, 60_000);
 
@@ -141,6 +182,7 @@ describeLive(`Temporal live suite (${address ?? 'TEMPORAL_ADDRESS is not set'}, 
     const state = await first.handle.result();
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1000);
     expect(outcomes(state)).toEqual(['pause:timer_fired', 'follow_up:completed', 'done:end']);
+    await exportAndReplay('delay-path', first.handle, state);
     expect(sentBy(input.runId)).toEqual(['follow_up']);
   }, 60_000);
 });
@@ -211,7 +253,7 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
     expect(t.app.get(m.AUTOMATION_DRIVER).kind).toBe('temporal');
     expect(t.worker!.get(m.AUTOMATION_DRIVER).kind).toBe('temporal');
     const ready = await t.http.get('/health/ready');
-    expect(ready.body.info.workflowEngine).toEqual({ status: 'up', driver: 'temporal' });
+    expect(ready.body.info.workflowEngine).toEqual({ status: 'up', driver: 'temporal', workers: 1 });
 
     const account = await t.createAccount();
     const wf = await m.createWorkflow(t, account.token, {

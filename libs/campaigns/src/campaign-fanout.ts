@@ -1,9 +1,9 @@
 import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
-import { AppConfig, QUEUES } from '@switchboard/core';
+import { AppConfig, PeriodicSweeps, QUEUES } from '@switchboard/core';
 import { buildTemplateComponents, OutboundMessage, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { templateMessage } from '@switchboard/whatsapp';
 import { TemplatesService } from '@switchboard/templates';
@@ -80,9 +80,9 @@ export type BatchOutcome =
  * and Redis never holds the whole campaign; batches are at most FANOUT_BATCH and never overfill the backlog.
  */
 @Injectable()
-export class CampaignFanoutService implements OnModuleDestroy {
+export class CampaignFanoutService {
   private readonly logger = new Logger(CampaignFanoutService.name);
-  private sweepTimer?: NodeJS.Timeout;
+  private sweeping = false;
   private readonly templates = new Map<string, { at: number; template: TemplateForSend | string }>();
   private readonly rates = new Map<string, { at: number; rate: number }>();
 
@@ -94,6 +94,7 @@ export class CampaignFanoutService implements OnModuleDestroy {
     private readonly contacts: ContactsService,
     private readonly templateStore: TemplatesService,
     private readonly config: AppConfig,
+    private readonly sweeps: PeriodicSweeps,
   ) {}
 
   async runBatch(triggerId: string, batch: number): Promise<BatchOutcome> {
@@ -322,15 +323,12 @@ export class CampaignFanoutService implements OnModuleDestroy {
   }
 
   startSweeping() {
-    if (this.sweepTimer) return;
+    if (this.sweeping) return;
+    this.sweeping = true;
     const run = () => this.sweep().catch((e) => this.logger.warn(`campaign sweep: ${(e as Error).message}`));
-    this.sweepTimer = setInterval(run, SWEEP_EVERY_MS);
-    this.sweepTimer.unref();
+    // Once here at start, then once per period across all worker processes (a BullMQ job scheduler).
+    this.sweeps.register('campaign-fanout', SWEEP_EVERY_MS, run).catch((e) => this.logger.warn(`campaign sweep scheduler: ${(e as Error).message}`));
     void run();
-  }
-
-  onModuleDestroy() {
-    clearInterval(this.sweepTimer);
   }
 }
 

@@ -8,6 +8,7 @@ export * from './redis/redis';
 export * from './queues';
 export * from './redis/redis.module';
 export * from './queue.module';
+export * from './sweeps/periodic-sweeps';
 export * from './logging';
 export * from './http/pagination';
 export * from './phone';

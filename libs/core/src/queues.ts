@@ -8,4 +8,6 @@ export const QUEUES = {
   callbacks: 'callbacks',
   campaigns: 'campaigns',
   automations: 'automations',
+  /** periodic sweeps as BullMQ job schedulers: one run per period across all worker processes */
+  sweeps: 'sweeps',
 } as const;

@@ -44,8 +44,9 @@ export class HealthController {
       async () => {
         // Embedded: up with Postgres and Redis. Temporal: the frontend answers (connecting lazily if needed).
         const engine = this.indicators.check('workflowEngine');
-        const { driver, status, message } = await this.automations.health();
-        return status === 'up' ? engine.up({ driver }) : engine.down({ driver, message });
+        // Temporal also reports `workers`: how many worker processes poll the task queue.
+        const { driver, status, message, workers } = await this.automations.health();
+        return status === 'up' ? engine.up({ driver, ...(workers === undefined ? {} : { workers }) }) : engine.down({ driver, message });
       },
     ]);
   }

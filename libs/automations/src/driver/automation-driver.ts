@@ -17,6 +17,8 @@ export interface DriverHealth {
   driver: 'embedded' | 'temporal';
   status: 'up' | 'down';
   message?: string;
+  /** Temporal: worker processes polling the task queue (0: runs are accepted and wait in Temporal until one polls). */
+  workers?: number;
 }
 
 /**

@@ -1,27 +1,27 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { AppConfig, QUEUES } from '@switchboard/core';
+import { AppConfig, PeriodicSweeps, QUEUES } from '@switchboard/core';
 import { Worker, type Job } from 'bullmq';
 import { JOB_RESUME_RUN, JOB_START_RUN, JOB_TIMER_FIRED, type ResumeRunJob, type StartRunJob, type TimerFiredJob } from './automation-queue';
 import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
 import { EmbeddedDriver } from './embedded-driver';
 
-/** How often a worker re-runs the recovery sweep (besides once at start). */
+/** How often the recovery sweep runs (besides once at each worker's start): once per period across all workers. */
 export const RECOVERY_INTERVAL_MS = 60_000;
 
 /**
  * The BullMQ worker of the `automations` queue (embedded driver; off when the Temporal driver is selected), started with the worker process: runs the
- * recovery sweep at start and every minute, then processes start-run, resume-run and timer-fired jobs.
+ * recovery sweep at start and every minute (a BullMQ job scheduler: once per minute across all worker processes), then processes start-run, resume-run and timer-fired jobs.
  */
 @Injectable()
 export class AutomationsWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('AutomationsWorker');
   private worker?: Worker;
-  private sweepTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly config: AppConfig,
     private readonly driver: EmbeddedDriver,
     @Inject(AUTOMATION_DRIVER) private readonly selected: AutomationDriver,
+    private readonly sweeps: PeriodicSweeps,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -38,12 +38,10 @@ export class AutomationsWorker implements OnApplicationBootstrap, OnApplicationS
     this.worker.on('failed', (job, error) => this.logger.error({ msg: 'automation job failed', job: job?.id, attempt: job?.attemptsMade, error: error.message }));
     this.worker.on('error', (error) => this.logger.error({ msg: 'automation worker error', error: error.message }));
     await this.sweep(true);
-    this.sweepTimer = setInterval(() => void this.sweep(false), RECOVERY_INTERVAL_MS);
-    this.sweepTimer.unref();
+    await this.sweeps.register('automation-recovery', RECOVERY_INTERVAL_MS, () => this.sweep(false));
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
     await this.worker?.close();
   }
 

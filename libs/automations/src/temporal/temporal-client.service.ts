@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@switchboard/core';
 import { Client, Connection } from '@temporalio/client';
+import { temporalConnectionOptions } from './connection-options';
 
 /** How long a connection attempt or a readiness check may take. */
 export const TEMPORAL_CONNECT_TIMEOUT_MS = 5_000;
@@ -59,6 +60,19 @@ export class TemporalClientService implements OnApplicationShutdown {
     await connection.withDeadline(Date.now() + TEMPORAL_HEALTH_TIMEOUT_MS, () => connection.workflowService.getSystemInfo({}));
   }
 
+  /**
+   * How many workers poll `taskQueue` for workflow tasks (the worker processes' Temporal health), within
+   * TEMPORAL_HEALTH_TIMEOUT_MS; undefined for an injected client without a connection of ours.
+   */
+  async workflowPollers(taskQueue: string): Promise<number | undefined> {
+    const { connection } = await withTimeout(this.connected(), TEMPORAL_HEALTH_TIMEOUT_MS, 'connecting to Temporal');
+    if (!connection) return undefined;
+    const res = await connection.withDeadline(Date.now() + TEMPORAL_HEALTH_TIMEOUT_MS, () =>
+      connection.workflowService.describeTaskQueue({ namespace: this.config.TEMPORAL_NAMESPACE, taskQueue: { name: taskQueue }, taskQueueType: 1 /* WORKFLOW */ }),
+    );
+    return res.pollers?.length ?? 0;
+  }
+
   private connected(): Promise<{ client: Client; connection?: Connection }> {
     if (this.closed) return Promise.reject(new Error('the Temporal client is closed (shutting down)'));
     if (!this.connecting) {
@@ -68,7 +82,7 @@ export class TemporalClientService implements OnApplicationShutdown {
       // eslint-disable-next-line prefer-const -- the promise refers to itself below
       attempt = (async () => {
         // lazy + ensureConnected (not Connection.connect) so a failed attempt's channel can be closed.
-        const connection = Connection.lazy({ address, connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS });
+        const connection = Connection.lazy({ ...temporalConnectionOptions(this.config), connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS });
         try {
           await connection.ensureConnected();
         } catch (error) {

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { AppConfig, loadConfig } from '@switchboard/core';
+import { AppConfig, loadConfig, type PeriodicSweeps } from '@switchboard/core';
 import { DataSource } from 'typeorm';
 import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
 import { EmbeddedAutomationDriver } from '../driver/embedded-automation-driver';
@@ -82,6 +82,7 @@ describe('TemporalClientService', () => {
 describe('TemporalAutomationWorker', () => {
   const config = loadConfig({ ...base, TEMPORAL_ADDRESS: '127.0.0.1:7233', TEMPORAL_NAMESPACE: 'ns1', TEMPORAL_TASK_QUEUE: 'q1' });
   const activities = { forWorker: () => ({ performEffect: jest.fn(), recordRunState: jest.fn() }) } as unknown as TemporalActivities;
+  const sweeps = { register: jest.fn(async () => undefined) } as unknown as PeriodicSweeps;
   const temporalDriver = (recoverPending = jest.fn(async () => ({ started: 0, failed: 0 }))) =>
     ({ kind: 'temporal', recoverPending }) as unknown as TemporalAutomationDriver;
 
@@ -103,7 +104,7 @@ describe('TemporalAutomationWorker', () => {
 
   it('creates the worker with the configured namespace, task queue and both activities, runs it, drains it on shutdown', async () => {
     const driver = temporalDriver();
-    const service = new TemporalAutomationWorker(config, activities, driver, driver);
+    const service = new TemporalAutomationWorker(config, activities, driver, driver, sweeps);
     const created = fakeWorker();
     const factory = jest.fn<ReturnType<TemporalWorkerFactory>, Parameters<TemporalWorkerFactory>>(async () => created as never);
     service.factory = factory;
@@ -114,6 +115,7 @@ describe('TemporalAutomationWorker', () => {
     expect(created.worker.run).toHaveBeenCalled();
     expect(service.isRunning).toBe(true);
     expect(driver.recoverPending).toHaveBeenCalled(); // the recovery sweep runs at start
+    expect(sweeps.register).toHaveBeenCalledWith('temporal-recovery', 60_000, expect.any(Function)); // then once a minute across workers
     await service.onApplicationShutdown();
     expect(created.worker.shutdown).toHaveBeenCalled();
     expect(created.connection.close).toHaveBeenCalled();
@@ -123,7 +125,7 @@ describe('TemporalAutomationWorker', () => {
     jest.useFakeTimers();
     try {
       const driver = temporalDriver();
-      const service = new TemporalAutomationWorker(config, activities, driver, driver);
+      const service = new TemporalAutomationWorker(config, activities, driver, driver, sweeps);
       const created = fakeWorker();
       let attempts = 0;
       service.factory = jest.fn(async () => {
@@ -144,7 +146,7 @@ describe('TemporalAutomationWorker', () => {
 
   it('stays off with the embedded driver', async () => {
     const factory = jest.fn();
-    const service = new TemporalAutomationWorker(loadConfig(base), activities, temporalDriver(), { kind: 'embedded' } as AutomationDriver);
+    const service = new TemporalAutomationWorker(loadConfig(base), activities, temporalDriver(), { kind: 'embedded' } as AutomationDriver, sweeps);
     service.factory = factory as never;
     await service.onApplicationBootstrap();
     await service.onApplicationShutdown();

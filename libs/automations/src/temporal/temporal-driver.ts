@@ -105,7 +105,8 @@ export class TemporalAutomationDriver implements AutomationDriver {
   async health(): Promise<DriverHealth> {
     try {
       await this.clients.check();
-      return { driver: 'temporal', status: 'up' };
+      const workers = await this.clients.workflowPollers(this.config.TEMPORAL_TASK_QUEUE);
+      return workers === undefined ? { driver: 'temporal', status: 'up' } : { driver: 'temporal', status: 'up', workers };
     } catch (error) {
       return { driver: 'temporal', status: 'down', message: (error as Error).message };
     }

@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { AppConfig } from '@switchboard/core';
+import { AppConfig, PeriodicSweeps } from '@switchboard/core';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
+import { temporalConnectionOptions, type TemporalConnectionOptions } from './connection-options';
 import { TemporalActivities } from './temporal-activities';
 import { TemporalAutomationDriver } from './temporal-driver';
 
-/** How often the worker re-runs the Temporal recovery sweep (pending runs whose start failed). */
+/** How often the Temporal recovery sweep runs (pending runs whose start failed): once per period across all workers. */
 export const TEMPORAL_RECOVERY_INTERVAL_MS = 60_000;
 /** Backoff between attempts to reach Temporal at worker start (doubles up to the maximum). */
 const CONNECT_RETRY_MS = 1_000;
@@ -17,14 +18,25 @@ export type TemporalWorkerFactory = (options: {
   namespace: string;
   taskQueue: string;
   activities: ReturnType<TemporalActivities['forWorker']>;
+  /** TLS / API key (temporalConnectionOptions); default: plain connection to `address`. */
+  connection?: TemporalConnectionOptions;
+  /** Prebuilt workflow bundle (TEMPORAL_WORKFLOW_BUNDLE); default: dist's prebuilt bundle, else bundle at start. */
+  workflowBundlePath?: string;
 }) => Promise<{ worker: Pick<Worker, 'run' | 'shutdown' | 'getState'>; connection: Pick<NativeConnection, 'close'> }>;
 
-export const createTemporalWorker: TemporalWorkerFactory = async ({ address, namespace, taskQueue, activities }) => {
-  const { NativeConnection, Worker } = await import('@temporalio/worker');
-  const { automationWorkflowOptions } = await import('../../../../workflows/bundle');
-  const connection = await NativeConnection.connect({ address });
+export const createTemporalWorker: TemporalWorkerFactory = async ({ address, namespace, taskQueue, activities, connection: connectionOptions, workflowBundlePath }) => {
+  const { NativeConnection, Worker, Runtime, DefaultLogger } = await import('@temporalio/worker');
   try {
-    const worker = await Worker.create({ connection, namespace, taskQueue, activities, ...automationWorkflowOptions() });
+    // The SDK's own logger (worker state changes are INFO): warnings and errors only. Once per process.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // already installed (a second worker in this process, or the embedding app chose its own)
+  }
+  const { automationWorkflowSource } = await import('../../../../workflows/bundle');
+  const workflows = automationWorkflowSource(workflowBundlePath);
+  const connection = await NativeConnection.connect(connectionOptions ?? { address });
+  try {
+    const worker = await Worker.create({ connection, namespace, taskQueue, activities, ...workflows });
     return { worker, connection };
   } catch (error) {
     await connection.close().catch(() => undefined);
@@ -35,7 +47,7 @@ export const createTemporalWorker: TemporalWorkerFactory = async ({ address, nam
 /**
  * The Temporal worker of the worker process (only when `TEMPORAL_ADDRESS` is set): polls TEMPORAL_TASK_QUEUE
  * for the automation workflow and its activities (TemporalActivities), and runs the recovery sweep that starts
- * runs left `pending` (at start and every minute). Temporal being unreachable at start does not stop the process
+ * runs left `pending` (at start, and every minute as a BullMQ job scheduler: once per minute across all workers). Temporal being unreachable at start does not stop the process
  * (its BullMQ processors keep working): the worker retries with backoff and logs each failure. Shutdown drains the
  * worker (in-flight activities finish) and closes its connection.
  */
@@ -47,7 +59,6 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
   private running?: Promise<void>;
   private starting?: Promise<void>;
   private stopped = false;
-  private sweepTimer?: NodeJS.Timeout;
   private retryTimer?: NodeJS.Timeout;
   /** Replaceable (tests). */
   factory: TemporalWorkerFactory = createTemporalWorker;
@@ -57,6 +68,7 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
     private readonly activities: TemporalActivities,
     private readonly driver: TemporalAutomationDriver,
     @Inject(AUTOMATION_DRIVER) private readonly selected: AutomationDriver,
+    private readonly sweeps: PeriodicSweeps,
   ) {}
 
   get isRunning(): boolean {
@@ -67,8 +79,9 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
     if (this.selected.kind !== 'temporal' || !this.config.TEMPORAL_ADDRESS) return;
     this.starting = this.start(CONNECT_RETRY_MS);
     void this.sweep();
-    this.sweepTimer = setInterval(() => void this.sweep(), TEMPORAL_RECOVERY_INTERVAL_MS);
-    this.sweepTimer.unref();
+    await this.sweeps
+      .register('temporal-recovery', TEMPORAL_RECOVERY_INTERVAL_MS, () => this.sweep())
+      .catch((error: Error) => this.logger.error({ msg: 'could not schedule the Temporal recovery sweep', error: error.message }));
   }
 
   private async start(retryMs: number): Promise<void> {
@@ -80,6 +93,8 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
         namespace: this.config.TEMPORAL_NAMESPACE,
         taskQueue: this.config.TEMPORAL_TASK_QUEUE,
         activities: this.activities.forWorker(),
+        connection: temporalConnectionOptions(this.config),
+        workflowBundlePath: this.config.TEMPORAL_WORKFLOW_BUNDLE,
       });
       this.worker = worker;
       this.connection = connection;
@@ -115,7 +130,6 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.starting?.catch(() => undefined);
     await this.stop();

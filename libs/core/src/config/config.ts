@@ -80,6 +80,40 @@ export class AppConfig {
   @Matches(/^\S{1,1000}$/, { message: 'TEMPORAL_TASK_QUEUE must be a non-empty name without spaces' })
   TEMPORAL_TASK_QUEUE = 'switchboard-automations';
 
+  /** Connect to Temporal over TLS (implied by a client certificate or an API key). */
+  @Transform(toBool)
+  @IsBoolean()
+  TEMPORAL_TLS = false;
+
+  /** mTLS client certificate and key (PEM files), e.g. for a Temporal Cloud namespace with certificates. Both or neither. */
+  @IsOptional()
+  @IsString()
+  TEMPORAL_TLS_CERT_PATH?: string;
+
+  @IsOptional()
+  @IsString()
+  TEMPORAL_TLS_KEY_PATH?: string;
+
+  /** CA bundle (PEM) to trust for a self-hosted server with its own CA; default: the system roots. */
+  @IsOptional()
+  @IsString()
+  TEMPORAL_TLS_CA_PATH?: string;
+
+  /** TLS server name override (SNI), when it differs from the host of TEMPORAL_ADDRESS. */
+  @IsOptional()
+  @IsString()
+  TEMPORAL_TLS_SERVER_NAME?: string;
+
+  /** API key (Temporal Cloud API-key authentication; sent as a bearer token, TLS on). */
+  @IsOptional()
+  @IsString()
+  TEMPORAL_API_KEY?: string;
+
+  /** Prebuilt workflow bundle for the worker (default: dist/workflows/automation-workflows.bundle.js when present). */
+  @IsOptional()
+  @IsString()
+  TEMPORAL_WORKFLOW_BUNDLE?: string;
+
   @Transform(toInt)
   @IsInt()
   @Min(1)

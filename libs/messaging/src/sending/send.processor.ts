@@ -1,8 +1,8 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
-import { AppConfig, MicroBatcher, QUEUES, REDIS } from '@switchboard/core';
+import { AppConfig, MicroBatcher, PeriodicSweeps, QUEUES, REDIS } from '@switchboard/core';
 import { classifyCloudApiError, CloudApiClient, CloudApiError, type SendMessageRequest } from '@switchboard/whatsapp';
 import { DelayedError, Job } from 'bullmq';
 import type Redis from 'ioredis';
@@ -86,11 +86,11 @@ const errorMessage = (error: unknown) => (error instanceof Error ? error.message
  * MessageEventsService.applyStatus). Only if none arrives is it sent again. A platform timeout is treated the same way.
  */
 @Injectable()
-export class SendExecutor implements OnModuleDestroy {
+export class SendExecutor {
   private readonly logger = new Logger(SendExecutor.name);
   private readonly numbers = new Map<string, Promise<NumberInfo>>();
   private readonly pacer: Pacer;
-  private sweepTimer?: NodeJS.Timeout;
+  private sweeping = false;
   private readonly lateToleranceMs: number;
   private readonly acceptedWriter = new MicroBatcher((items: Array<{ messageId: string; wamid: string }>) => this.writeAccepted(items), { maxItems: 500 });
 
@@ -101,6 +101,7 @@ export class SendExecutor implements OnModuleDestroy {
     private readonly callbacks: CallbacksService,
     private readonly sends: SendQueueService,
     private readonly config: AppConfig,
+    private readonly sweeps: PeriodicSweeps,
   ) {
     this.pacer = new Pacer(redis, config.REDIS_PREFIX, 1000 + config.SEND_PACING_MARGIN_MS);
     this.lateToleranceMs = Math.max(10, Math.floor(config.SEND_PACING_MARGIN_MS / 2));
@@ -346,7 +347,7 @@ export class SendExecutor implements OnModuleDestroy {
   }
 
   startSweeping() {
-    if (this.sweepTimer) return;
+    if (this.sweeping) return;
     if (this.config.SEND_DEBUG) {
       // pacer counters and this process's event-loop lag every 5 s (a late wake-up gives its slot back)
       const lag = monitorEventLoopDelay({ resolution: 5 });
@@ -361,13 +362,10 @@ export class SendExecutor implements OnModuleDestroy {
       }, 5000).unref();
     }
     const run = () => this.sweep().then((n) => n && this.logger.log(`Re-queued ${n} stored messages`)).catch((e) => this.logger.warn(`send sweep: ${e.message}`));
-    this.sweepTimer = setInterval(run, SWEEP_EVERY_MS);
-    this.sweepTimer.unref();
+    // Once here at start, then once per period across all worker processes (a BullMQ job scheduler).
+    this.sweeping = true;
+    this.sweeps.register('send-recovery', SWEEP_EVERY_MS, run).catch((e) => this.logger.warn(`send sweep scheduler: ${e.message}`));
     void run();
-  }
-
-  onModuleDestroy() {
-    clearInterval(this.sweepTimer);
   }
 }
 
