@@ -53,7 +53,7 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     const stored = await eventually(async () => (await t.db.query(
       `SELECT m.recipient, m.body, m.contact_id, c.contact_number, c.whatsapp_user_id, c.name FROM messages m LEFT JOIN contacts c ON c.id = m.contact_id WHERE m.wamid = $1`,
       [inbound.body.wamid],
-    ))[0], 10_000, 'inbound stored');
+    )).find((r: any) => r.contact_id !== null), 10_000, 'inbound stored and bound to a contact');
     expect(stored).toMatchObject({ recipient: userId, body: 'Hallo', contact_number: null, whatsapp_user_id: userId, name: 'Ann' });
     expect(stored.contact_id).not.toBeNull();
 
