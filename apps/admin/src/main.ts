@@ -1,8 +1,10 @@
 import 'reflect-metadata';
 import { createClient, provisionAccount } from '@switchboard/accounts';
+import { HttpException } from '@nestjs/common';
 import { GRANTS, isGrant } from '@switchboard/auth';
 import { loadConfigOrExit, SecretBox } from '@switchboard/core';
 import { dataSourceOptions } from '@switchboard/core/database';
+import { createUser, isRole, ROLES } from '@switchboard/users';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 
@@ -14,6 +16,8 @@ const USAGE = `Switchboard operator CLI
   npm run admin -- set-grants CLIENT_ID GRANT[,GRANT...] [--json]
       grants: ${GRANTS.join(' ')}  (takes effect at the client's next authentication or refresh)
   npm run admin -- list-accounts [--json]
+  npm run admin -- create-user --account ACCOUNT_ID --email EMAIL --role admin|marketer|agent [--password-stdin] [--json]
+      a person who signs in to the console at /app/; prints a one-time password unless --password-stdin
 `;
 
 class UsageError extends Error {}
@@ -21,7 +25,15 @@ class UsageError extends Error {}
 async function main() {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { name: { type: 'string' }, account: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      name: { type: 'string' },
+      account: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string' },
+      'password-stdin': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   const [command, ...args] = positionals;
   if (!command || values.help) {
@@ -40,7 +52,15 @@ async function main() {
   }
 }
 
-async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, command: string, args: string[], values: { name?: string; account?: string }) {
+interface Options {
+  name?: string;
+  account?: string;
+  email?: string;
+  role?: string;
+  'password-stdin'?: boolean;
+}
+
+async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, command: string, args: string[], values: Options) {
   switch (command) {
     case 'create-account': {
       if (!values.name) throw new UsageError('create-account needs --name NAME');
@@ -73,9 +93,28 @@ async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, 
                COALESCE((SELECT array_agg(p.messaging_phone_id ORDER BY p.id) FROM phone_numbers p WHERE p.account_id = a.id), '{}') AS "messagingPhoneIds"
         FROM accounts a ORDER BY a.id`);
     }
+    case 'create-user': {
+      if (!values.account || !/^\d+$/.test(values.account)) throw new UsageError('create-user needs --account ACCOUNT_ID (a number)');
+      if (!values.email) throw new UsageError('create-user needs --email EMAIL');
+      if (!values.role || !isRole(values.role)) throw new UsageError(`create-user needs --role, one of: ${ROLES.join(', ')}`);
+      const password = values['password-stdin'] ? (await readStdin()).replace(/\r?\n$/, '') : undefined;
+      try {
+        const user = await createUser(db, { accountId: values.account, email: values.email, role: values.role, password });
+        return values['password-stdin'] ? { ...user, password: '(as given)' } : user;
+      } catch (error) {
+        if (error instanceof HttpException) throw new UsageError((error.getResponse() as { message: string }).message);
+        throw error;
+      }
+    }
     default:
       throw new UsageError(`Unknown command "${command}"\n\n${USAGE}`);
   }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function print(result: unknown, json: boolean) {

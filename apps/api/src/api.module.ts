@@ -10,6 +10,7 @@ import { DatabaseModule } from '@switchboard/core/database';
 import { FlowsModule } from '@switchboard/flows';
 import { MessagingModule } from '@switchboard/messaging';
 import { TemplatesModule } from '@switchboard/templates';
+import { UsersModule } from '@switchboard/users';
 import { HealthController } from './health/health.controller';
 
 /** The REST API process: every domain module's controllers behind the global auth and rate-limit guards. */
@@ -32,6 +33,7 @@ export class ApiModule {
         AutomationsModule.forRoot(),
         FlowsModule,
         CampaignsModule,
+        UsersModule,
       ],
       controllers: [HealthController],
     };

@@ -1,6 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { csrfPrecheck } from '@switchboard/auth';
 import { AllExceptionsFilter, AppConfig, createLogger, createValidationPipe } from '@switchboard/core';
 import { randomUUID } from 'node:crypto';
 import { ApiModule } from './api.module';
@@ -23,6 +24,7 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter());
   app.enableShutdownHooks();
+  app.getHttpAdapter().getInstance().addHook('onRequest', csrfPrecheck);
 
   const document = SwaggerModule.createDocument(
     app,

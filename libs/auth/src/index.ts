@@ -5,3 +5,4 @@ export * from './credentials';
 export * from './current-client.decorator';
 export * from './grants';
 export * from './token-claims';
+export * from './console-session';

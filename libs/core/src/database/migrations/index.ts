@@ -10,6 +10,7 @@ import { ContactCustomFields1763792000000 } from './1763792000000-contact-custom
 import { MessagingSends1763795000000 } from './1763795000000-messaging-sends';
 import { SendBatches1763796000000 } from './1763796000000-send-batches';
 import { CampaignCounts1763797000000 } from './1763797000000-campaign-counts';
+import { ConsoleUsers1763806000000 } from './1763806000000-console-users';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   MessagingSends1763795000000,
   SendBatches1763796000000,
   CampaignCounts1763797000000,
+  ConsoleUsers1763806000000,
 ];
