@@ -17,6 +17,7 @@ import { TemporalClientService } from './temporal/temporal-client.service';
 import { TemporalAutomationDriver } from './temporal/temporal-driver';
 import { TemporalAutomationWorker } from './temporal/temporal-worker';
 import { TableTemplateCatalog, TEMPLATE_CATALOG, type TemplateCatalog } from './template-catalog';
+import { WorkflowDraftsService } from './workflow-drafts.service';
 import { WorkflowRunsService } from './workflow-runs.service';
 import { WorkflowWebhookController } from './workflow-webhook.controller';
 import { WorkflowsController } from './workflows.controller';
@@ -66,6 +67,7 @@ export class AutomationsModule {
       providers: [
         WorkflowsService,
         WorkflowRunsService,
+        WorkflowDraftsService,
         ...automationDriverProviders(options.driver),
         { provide: TEMPLATE_CATALOG, useClass: options.templateCatalog ?? TableTemplateCatalog },
       ],

@@ -92,6 +92,29 @@ export class WorkflowRunsService {
   }
 
   /**
+   * A test run from the console (POST /v1/workflows/{id}/test-runs): the current version with the given payload, as
+   * if it came to the webhook, also while the workflow is inactive.
+   */
+  async startTestRun(accountId: string, workflowId: string, payload: unknown): Promise<{ runId: string }> {
+    const id = parseId(workflowId);
+    const [workflow]: Array<{ id: string; current_version: number }> = id
+      ? await this.dataSource.query(`SELECT id, current_version FROM workflows WHERE id = $1 AND account_id = $2 AND archived_at IS NULL`, [id, accountId])
+      : [];
+    if (!workflow) throw new NotFoundException(WORKFLOW_NOT_FOUND);
+    const { runId } = await this.insertRun(this.dataSource.manager, {
+      accountId,
+      workflowId: String(workflow.id),
+      version: workflow.current_version,
+      payload: payload ?? {},
+      contactPhone: contactFromPayload(payload).phone ?? null,
+      messagingPhoneId: null,
+      idempotencyKey: null,
+    });
+    await this.enqueueStart(runId);
+    return { runId };
+  }
+
+  /**
    * Starts a run of every active keyword-triggered workflow of the account whose keywords match the message
    * (whole text, trimmed, case-insensitive). The payload is the message plus `from` and `messagingPhoneId`; the
    * contact is the sender. A message redelivered with the same messageId starts nothing new.

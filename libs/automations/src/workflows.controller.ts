@@ -1,7 +1,8 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
-import { ListRunsQuery, SaveWorkflowDto } from './dto';
+import { ListRunsQuery, ListWorkflowsQuery, PublishDraftDto, SaveDraftDto, SaveWorkflowDto, TestRunDto } from './dto';
+import { WorkflowDraftsService } from './workflow-drafts.service';
 import { WorkflowRunsService } from './workflow-runs.service';
 import { WorkflowsService } from './workflows.service';
 
@@ -13,7 +14,73 @@ export class WorkflowsController {
   constructor(
     private readonly workflows: WorkflowsService,
     private readonly runs: WorkflowRunsService,
+    private readonly drafts: WorkflowDraftsService,
   ) {}
+
+  @Get('v1/workflows')
+  @ApiOperation({ summary: "The account's workflows, newest first (page, pageSize ≤ 100, search): version, draft, runs waiting and failed in 24 h" })
+  async list(@AccountId() accountId: string, @Query() query: ListWorkflowsQuery) {
+    return { success: true, ...(await this.workflows.list(accountId, query)) };
+  }
+
+  @Delete('v1/workflows/:id')
+  @ApiOperation({ summary: 'Archive a workflow: inactive, its webhook answers 404, gone from the API; its runs stay readable' })
+  async archive(@AccountId() accountId: string, @Param('id') id: string) {
+    await this.workflows.archive(accountId, id);
+    return { success: true, message: 'Workflow archived' };
+  }
+
+  @Get('v1/workflows/:id/draft')
+  @ApiOperation({ summary: "The workflow's draft (404 when there is none): definition, layout, revision, validation errors" })
+  async getDraft(@AccountId() accountId: string, @Param('id') id: string) {
+    return { success: true, data: await this.drafts.getDraft(accountId, id) };
+  }
+
+  @Put('v1/workflows/:id/draft')
+  @ApiOperation({ summary: 'Save the draft (optimistic concurrency: send the revision you last saw, 0 for none; a stale one gets 409)' })
+  async saveDraft(@AccountId() accountId: string, @Param('id') id: string, @Body() body: SaveDraftDto) {
+    return { success: true, data: await this.drafts.saveDraft(accountId, id, body) };
+  }
+
+  @Delete('v1/workflows/:id/draft')
+  @ApiOperation({ summary: 'Discard the draft' })
+  async discardDraft(@AccountId() accountId: string, @Param('id') id: string) {
+    await this.drafts.discardDraft(accountId, id);
+    return { success: true, message: 'Draft discarded' };
+  }
+
+  @Post('v1/workflows/:id/publish')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Publish the draft as the next version (validated: 400 naming node and field; stale revision: 409)' })
+  async publish(@AccountId() accountId: string, @Param('id') id: string, @Body() body: PublishDraftDto) {
+    return { success: true, data: await this.drafts.publish(accountId, id, body.revision) };
+  }
+
+  @Get('v1/workflows/:id/versions')
+  @ApiOperation({ summary: "The workflow's versions, newest first" })
+  async versions(@AccountId() accountId: string, @Param('id') id: string) {
+    return { success: true, data: await this.drafts.listVersions(accountId, id) };
+  }
+
+  @Get('v1/workflows/:id/versions/:version')
+  @ApiOperation({ summary: 'One version: its definition and layout (read-only)' })
+  async version(@AccountId() accountId: string, @Param('id') id: string, @Param('version') version: string) {
+    return { success: true, data: await this.drafts.getVersion(accountId, id, version) };
+  }
+
+  @Post('v1/workflows/:id/versions/:version/restore')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Make a version the draft (replacing any draft); publish it to make it current again' })
+  async restore(@AccountId() accountId: string, @Param('id') id: string, @Param('version') version: string) {
+    return { success: true, data: await this.drafts.restore(accountId, id, version) };
+  }
+
+  @Post('v1/workflows/:id/test-runs')
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Start a run of the current version with a sample payload (as if posted to the webhook; also while inactive)' })
+  async testRun(@AccountId() accountId: string, @Param('id') id: string, @Body() body: TestRunDto) {
+    return { success: true, data: await this.runs.startTestRun(accountId, id, body.payload) };
+  }
 
   @Get('workflows/active')
   @ApiOperation({ summary: "The account's active workflows (SPEC §4)" })
