@@ -85,6 +85,29 @@ describe('Workflow list, drafts and versions', () => {
     expect(finished.history.map((h: any) => h.nodeId)).toEqual(['wait', 'done']);
   });
 
+  it('a workflow created as a draft has no version until published: webhook 404, test run 409, then version 1', async () => {
+    const account = await t.createAccount();
+    const created = await t.http.post(
+      '/v1/workflows',
+      { mode: 'create', name: 'Unpublished', asDraft: true, trigger: { type: 'webhook' }, startNodeId: '', nodes: [], layout: { nodes: {}, trigger: { x: 0, y: 0 } } },
+      { token: account.token },
+    );
+    expect(created.status).toBe(200);
+    expect(created.body.data).toMatchObject({ name: 'Unpublished', version: 0, hasDraft: true });
+    const id = created.body.data.id;
+    expect((await t.http.get(`/v1/workflows/${id}`, { token: account.token })).body.data).toMatchObject({ version: 0, nodes: [], hasDraft: true });
+    expect((await t.http.post(new URL(created.body.data.webhookUrl).pathname, {})).status).toBe(404);
+    const early = await t.http.post(`/v1/workflows/${id}/test-runs`, { payload: {} }, { token: account.token });
+    expect(early.status).toBe(409);
+    expect(early.body.message).toBe('This workflow has no published version yet: publish its draft first');
+    const draft = await t.http.get(`/v1/workflows/${id}/draft`, { token: account.token });
+    expect(draft.body.data).toMatchObject({ revision: 1, baseVersion: 0, errors: [{ field: 'nodes', message: 'must be a non-empty array of nodes' }, { field: 'startNodeId', message: 'is required (id of the first node)' }] });
+    await t.http.put(`/v1/workflows/${id}/draft`, { revision: 1, definition: twoStep() }, { token: account.token });
+    const published = await t.http.post(`/v1/workflows/${id}/publish`, { revision: 2 }, { token: account.token });
+    expect(published.body.data).toEqual({ id, version: 1 });
+    expect((await t.http.post(new URL(created.body.data.webhookUrl).pathname, { phone: '+15550003333' })).status).toBe(200);
+  });
+
   it('versions are listed and readable; an earlier one is restored as the draft; a draft can be discarded', async () => {
     const account = await t.createAccount();
     const wf = await createWorkflow(t, account.token, simpleDefinition(), 'Versions');

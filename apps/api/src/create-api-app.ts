@@ -5,6 +5,7 @@ import { csrfPrecheck } from '@switchboard/auth';
 import { AllExceptionsFilter, AppConfig, createLogger, createValidationPipe } from '@switchboard/core';
 import { randomUUID } from 'node:crypto';
 import { ApiModule } from './api.module';
+import { registerConsole } from './console-static';
 
 /** Builds the API application (not listening yet): used by main.ts and by the e2e tests. */
 export async function createApiApp(config: AppConfig): Promise<NestFastifyApplication> {
@@ -25,6 +26,7 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
   app.useGlobalFilters(new AllExceptionsFilter());
   app.enableShutdownHooks();
   app.getHttpAdapter().getInstance().addHook('onRequest', csrfPrecheck);
+  registerConsole(app.getHttpAdapter().getInstance()); // the web console at /app/ (when built)
 
   const document = SwaggerModule.createDocument(
     app,

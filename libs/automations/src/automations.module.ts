@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsModule } from '@switchboard/accounts';
 import { AppConfig, QUEUES } from '@switchboard/core';
 import { INBOUND_MESSAGE_LISTENER } from '@switchboard/messaging';
 import { AUTOMATION_ACTIVITIES, type AutomationActivities } from './activities/activities';
@@ -17,6 +18,7 @@ import { TemporalClientService } from './temporal/temporal-client.service';
 import { TemporalAutomationDriver } from './temporal/temporal-driver';
 import { TemporalAutomationWorker } from './temporal/temporal-worker';
 import { TableTemplateCatalog, TEMPLATE_CATALOG, type TemplateCatalog } from './template-catalog';
+import { RunEvents } from './run-events';
 import { WorkflowDraftsService } from './workflow-drafts.service';
 import { WorkflowRunsService } from './workflow-runs.service';
 import { WorkflowWebhookController } from './workflow-webhook.controller';
@@ -62,12 +64,13 @@ export class AutomationsModule {
   ): DynamicModule {
     return {
       module: AutomationsModule,
-      imports: [...shared, ...(options.imports ?? [])],
+      imports: [...shared, AccountsModule, ...(options.imports ?? [])],
       controllers: [WorkflowsController, WorkflowWebhookController],
       providers: [
         WorkflowsService,
         WorkflowRunsService,
         WorkflowDraftsService,
+        RunEvents,
         ...automationDriverProviders(options.driver),
         { provide: TEMPLATE_CATALOG, useClass: options.templateCatalog ?? TableTemplateCatalog },
       ],
@@ -94,6 +97,7 @@ export class AutomationsWorkerModule {
       providers: [
         ...automationDriverProviders(options.driver),
         WorkflowRunsService,
+        RunEvents,
         EmbeddedDriver,
         AutomationsWorker,
         TemporalActivities,

@@ -42,6 +42,14 @@ export class SaveWorkflowDto {
   @Allow()
   nodes?: unknown;
 
+  @ApiPropertyOptional({
+    description:
+      'mode create only: true creates the workflow unpublished (version 0) with this definition as its draft, which need not be valid yet (the console\'s "New workflow"); publish it with POST /v1/workflows/{id}/publish',
+  })
+  @IsOptional()
+  @IsBoolean()
+  asDraft?: boolean;
+
   @ApiPropertyOptional({ description: 'node positions for the console: { nodes: { <nodeId>: { x, y } }, trigger?: { x, y } }; ignored by the engine' })
   @Allow()
   layout?: unknown;
@@ -90,4 +98,12 @@ export class ListRunsQuery extends PaginationQuery({ defaultPageSize: 20, maxPag
   @IsOptional()
   @IsIn(RUN_STATUSES, { message: `status must be one of: ${RUN_STATUSES.join(', ')}` })
   status?: WorkflowRunStatus;
+}
+
+export class SandboxReplyDto {
+  @ApiProperty({ description: 'what the customer writes' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(4096)
+  text: string;
 }

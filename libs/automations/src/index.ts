@@ -20,3 +20,5 @@ export * from './activities/platform-activities';
 export * from './inbound-message.listener';
 export * from './workflow-drafts.service';
 export * from './layout';
+export * from './run-events';
+export * from './run-history';

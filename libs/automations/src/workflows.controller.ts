@@ -1,7 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Post, Put, Query, Sse, type MessageEvent } from '@nestjs/common';
+import { AccountsService } from '@switchboard/accounts';
+import { AppConfig } from '@switchboard/core';
+import { concat, concatMap, from, interval, map, merge, Observable, of } from 'rxjs';
+import { RunEvents } from './run-events';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
-import { ListRunsQuery, ListWorkflowsQuery, PublishDraftDto, SaveDraftDto, SaveWorkflowDto, TestRunDto } from './dto';
+import { ListRunsQuery, ListWorkflowsQuery, PublishDraftDto, SandboxReplyDto, SaveDraftDto, SaveWorkflowDto, TestRunDto } from './dto';
 import { WorkflowDraftsService } from './workflow-drafts.service';
 import { WorkflowRunsService } from './workflow-runs.service';
 import { WorkflowsService } from './workflows.service';
@@ -15,7 +19,44 @@ export class WorkflowsController {
     private readonly workflows: WorkflowsService,
     private readonly runs: WorkflowRunsService,
     private readonly drafts: WorkflowDraftsService,
+    private readonly runEvents: RunEvents,
+    private readonly accounts: AccountsService,
+    private readonly config: AppConfig,
   ) {}
+
+  @Sse('v1/workflow-runs/:runId/events')
+  @ApiOperation({ summary: 'Server-Sent Events: the run (as GET /v1/workflow-runs/{runId}) now and after every step; a ping every 15 s' })
+  async runEventsStream(@AccountId() accountId: string, @Param('runId') runId: string): Promise<Observable<MessageEvent>> {
+    const first = await this.runs.getRun(accountId, runId); // 404 before the stream starts
+    const snapshots = this.runEvents.changes(runId).pipe(
+      concatMap(() => from(this.runs.getRun(accountId, runId))),
+      map((run): MessageEvent => ({ type: 'run', data: run })),
+    );
+    const pings = interval(15_000).pipe(map((): MessageEvent => ({ type: 'ping', data: '' })));
+    return merge(concat(of<MessageEvent>({ type: 'run', data: first }), snapshots), pings);
+  }
+
+  @Post('v1/workflow-runs/:runId/sandbox-reply')
+  @HttpCode(200)
+  @ApiOperation({ summary: "Development only: play the run's customer replying, through the Cloud API sandbox the number points at" })
+  async sandboxReply(@AccountId() accountId: string, @Param('runId') runId: string, @Body() body: SandboxReplyDto) {
+    if (this.config.isProduction) throw new NotFoundException({ message: 'Only available in development (with the Cloud API sandbox)' });
+    const run = await this.runs.getRun(accountId, runId);
+    const phone = (run.contact as { phone?: string }).phone;
+    if (!phone) throw new BadRequestException({ message: 'This run has no contact phone to reply from' });
+    const { phoneNumbers } = await this.accounts.getAccount(accountId);
+    const number = phoneNumbers[0];
+    if (!number) throw new BadRequestException({ message: 'The account has no phone number' });
+    const response = await fetch(`${number.apiBaseUrl.replace(/\/$/, '')}/_sandbox/inbound`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ from: String(phone).replace(/\D/g, ''), phone_number_id: number.messagingPhoneId, text: body.text }),
+    }).catch((error: Error) => {
+      throw new BadRequestException({ message: `The sandbox did not answer at ${number.apiBaseUrl}: ${error.message}` });
+    });
+    if (!response.ok) throw new BadRequestException({ message: `The sandbox refused the reply (${response.status}): ${await response.text()}` });
+    return { success: true, message: 'Reply sent as the customer' };
+  }
 
   @Get('v1/workflows')
   @ApiOperation({ summary: "The account's workflows, newest first (page, pageSize ≤ 100, search): version, draft, runs waiting and failed in 24 h" })

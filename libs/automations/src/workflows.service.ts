@@ -64,6 +64,7 @@ export class WorkflowsService {
   }
 
   async save(accountId: string, body: SaveWorkflowDto) {
+    if (body.mode === 'create' && body.asDraft) return this.createUnpublished(accountId, body);
     const hasDefinition = body.trigger !== undefined || body.startNodeId !== undefined || body.nodes !== undefined;
     const definition = body.mode === 'create' || hasDefinition ? await this.checkDefinition(accountId, body) : null;
     const layout = parseLayout(body.layout);
@@ -111,6 +112,34 @@ export class WorkflowsService {
     });
   }
 
+  /** A new workflow with only a draft (version 0): its webhook answers 404 until the draft is published. */
+  private async createUnpublished(accountId: string, body: SaveWorkflowDto) {
+    const definition = { trigger: body.trigger ?? { type: 'webhook' }, startNodeId: body.startNodeId ?? '', nodes: body.nodes ?? [] };
+    if (typeof definition.trigger !== 'object' || definition.trigger === null) throw validationException([{ field: 'trigger', message: 'trigger must be an object' }]);
+    if (JSON.stringify(definition).length > 1024 * 1024) throw validationException([{ field: 'nodes', message: 'the definition is larger than 1 MiB' }]);
+    const layout = parseLayout(body.layout);
+    const triggerType = (definition.trigger as { type?: unknown }).type === 'keyword' ? 'keyword' : 'webhook';
+    return this.dataSource.transaction(async (tx) => {
+      const workflow = await tx.getRepository(Workflow).save(
+        tx.getRepository(Workflow).create({
+          accountId,
+          name: body.name!.trim(),
+          isActive: body.isActive ?? true,
+          identifier: randomBytes(24).toString('base64url'),
+          triggerType,
+          currentVersion: 0,
+        }),
+      );
+      await tx.query(`INSERT INTO workflow_drafts (workflow_id, revision, base_version, name, definition, layout) VALUES ($1, 1, 0, $2, $3, $4)`, [
+        workflow.id,
+        workflow.name,
+        JSON.stringify(definition),
+        layout ? JSON.stringify(layout) : null,
+      ]);
+      return { ...this.summary(workflow), hasDraft: true };
+    });
+  }
+
   summary(workflow: Workflow) {
     return {
       id: Number(workflow.id),
@@ -137,6 +166,11 @@ export class WorkflowsService {
 
   async getWithDefinition(accountId: string, id: string) {
     const workflow = await this.get(accountId, id);
+    const hasDraft = (await this.dataSource.query(`SELECT 1 FROM workflow_drafts WHERE workflow_id = $1`, [workflow.id])).length > 0;
+    if (workflow.currentVersion === 0) {
+      // Not published yet: everything is in the draft.
+      return { ...this.summary(workflow), trigger: null, startNodeId: null, nodes: [], layout: null, hasDraft, createdAt: workflow.createdAt.toISOString(), updatedAt: workflow.updatedAt.toISOString() };
+    }
     const version = await this.versions.findOneByOrFail({ workflowId: workflow.id, version: workflow.currentVersion });
     return {
       ...this.summary(workflow),
@@ -144,7 +178,7 @@ export class WorkflowsService {
       startNodeId: version.definition.startNodeId,
       nodes: version.definition.nodes,
       layout: version.layout,
-      hasDraft: (await this.dataSource.query(`SELECT 1 FROM workflow_drafts WHERE workflow_id = $1`, [workflow.id])).length > 0,
+      hasDraft,
       createdAt: workflow.createdAt.toISOString(),
       updatedAt: workflow.updatedAt.toISOString(),
     };
