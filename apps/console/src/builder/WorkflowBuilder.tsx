@@ -72,7 +72,8 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     setLoadError('');
     try {
       const [wf, draft] = await Promise.all([workflowsApi.get(workflowId), workflowsApi.draft(workflowId)]);
-      const model = await placed(draft ? modelOf(draft.definition as Definition, draft.layout) : modelOf(wf as unknown as Definition, wf.layout));
+      const empty: Definition = { trigger: { type: 'webhook' }, startNodeId: '', nodes: [] };
+      const model = await placed(draft ? modelOf(draft.definition as Definition, draft.layout) : modelOf(wf.version > 0 ? (wf as unknown as Definition) : empty, wf.layout));
       revision.current = draft?.revision ?? 0;
       saved.current = model;
       setHasDraft(!!draft);
@@ -155,7 +156,12 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
   else if (saveStateRef.current !== 'conflict') saveStateRef.current = saveState;
 
   useEffect(() => {
-    if (!history || history.present === saved.current || saveStateRef.current === 'conflict' || dragOrigin.current) return;
+    if (!history || saveStateRef.current === 'conflict' || dragOrigin.current) return;
+    if (history.present === saved.current) {
+      // e.g. undone back to what is saved
+      if (!saving.current) setSaveState('saved');
+      return;
+    }
     setSaveState('dirty');
     const timer = setTimeout(() => void save(), 400);
     return () => clearTimeout(timer);
@@ -373,7 +379,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
         </a>
         <h1>{workflow.name}</h1>
         <span className="pill" data-testid="live-version">
-          live v{workflow.version}
+          {workflow.version > 0 ? `live v${workflow.version}` : 'not published'}
         </span>
         {editing && (
           <span className={`save-state ${saveState}`} data-testid="save-state">
@@ -476,9 +482,11 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
             deleteKeyCode={editing ? ['Delete', 'Backspace'] : null}
             isValidConnection={(c) => c.target !== TRIGGER_ID && c.source !== c.target}
             onPaneClick={() => setSelected(null)}
+            onNodeClick={() => setSide('node')}
             fitView
             minZoom={0.1}
-            onlyRenderVisibleElements
+            onlyRenderVisibleElements={model.definition.nodes.length > 150}
+            fitViewOptions={{ maxZoom: 1 }}
           >
             <Background />
             <Controls />

@@ -155,7 +155,7 @@ export function addNode(model: Model, type: NodeType, position: Point): { model:
   const definition = { ...model.definition, nodes: [...model.definition.nodes, node] };
   // The first node becomes the start node.
   if (!definition.startNodeId || !model.definition.nodes.some((n) => n.id === definition.startNodeId)) definition.startNodeId = id;
-  return { id, model: { definition, layout: { ...model.layout, nodes: { ...model.layout.nodes, [id]: position } } } };
+  return { id, model: { definition, layout: { ...model.layout, nodes: { ...model.layout.nodes, [id]: rounded(position) } } } };
 }
 
 /** Removes the node and every edge into or out of it. */
@@ -207,7 +207,12 @@ export function renameNode(model: Model, from: string, to: string): Model {
   };
 }
 
-export function moveNode(model: Model, id: string, position: Point): Model {
+const rounded = (p: Point): Point => ({ x: Math.round(p.x), y: Math.round(p.y) });
+
+export function moveNode(model: Model, id: string, at: Point): Model {
+  const position = rounded(at);
+  const current = id === TRIGGER_ID ? model.layout.trigger : model.layout.nodes[id];
+  if (current && current.x === position.x && current.y === position.y) return model;
   if (id === TRIGGER_ID) return { ...model, layout: { ...model.layout, trigger: position } };
   return { ...model, layout: { ...model.layout, nodes: { ...model.layout.nodes, [id]: position } } };
 }

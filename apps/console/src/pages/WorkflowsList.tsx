@@ -20,9 +20,10 @@ export function WorkflowsList() {
   }, [page, search]);
   useEffect(load, [load]);
 
+  const [newName, setNewName] = useState('');
   async function create() {
-    const name = window.prompt('Name of the new workflow', 'New workflow');
-    if (!name) return;
+    const name = newName.trim();
+    if (!name) return setError('Give the new workflow a name');
     try {
       const wf = await workflowsApi.create(name);
       navigate(`/workflows/${wf.id}`);
@@ -36,9 +37,12 @@ export function WorkflowsList() {
       <div className="page-head">
         <h1>Workflows</h1>
         <input placeholder="Search by name" value={search} onChange={(e) => (setPage(1), setSearch(e.target.value))} />
-        <button onClick={create} data-testid="new-workflow">
-          New workflow
-        </button>
+        <form className="inline" onSubmit={(e) => (e.preventDefault(), void create())}>
+          <input name="new-workflow-name" placeholder="New workflow name" value={newName} onChange={(e) => setNewName(e.target.value)} />
+          <button type="submit" className="primary" data-testid="new-workflow">
+            New workflow
+          </button>
+        </form>
       </div>
       {error && <p className="error">{error}</p>}
       {rows === null ? (
@@ -68,7 +72,7 @@ export function WorkflowsList() {
                   {w.hasDraft && <span className="pill">draft</span>}
                 </td>
                 <td>{w.isActive ? 'yes' : 'no'}</td>
-                <td>v{w.version}</td>
+                <td>{w.version > 0 ? `v${w.version}` : 'not published'}</td>
                 <td>{w.runsWaiting}</td>
                 <td className={w.runsFailed24h ? 'bad' : ''}>{w.runsFailed24h}</td>
                 <td>{new Date(w.updatedAt).toLocaleString()}</td>
