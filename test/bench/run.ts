@@ -3,6 +3,7 @@ import { createBenchContext } from './bench-context';
 import { authenticatedReads } from './scenarios/authenticated-reads';
 import { automationLatency } from './scenarios/automations';
 import { campaignFanout } from './scenarios/campaign';
+import { consoleBuilder } from './scenarios/console';
 import { sends } from './scenarios/sends';
 
 /**
@@ -14,6 +15,7 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   campaign: (ctx) => campaignFanout(ctx),
   sends: (ctx) => sends(ctx),
   automations: (ctx) => automationLatency(ctx),
+  console: (ctx) => consoleBuilder(ctx),
 };
 
 async function main() {

@@ -5,8 +5,11 @@ import { SignIn } from './pages/SignIn';
 import { WorkflowsList } from './pages/WorkflowsList';
 import { navigate, usePath } from './router';
 
-// The builder (React Flow, forms, run view) is its own chunk: the sign-in and list pages stay light.
-const WorkflowBuilder = lazy(() => import('./builder/WorkflowBuilder'));
+// The builder (React Flow, forms, run view) is its own chunk: the sign-in and list pages stay light. Opened
+// directly on a workflow's URL, the chunk is fetched at once, alongside the session check.
+const loadBuilder = () => import('./builder/WorkflowBuilder');
+if (/^\/app\/workflows\/\d+/.test(window.location.pathname)) void loadBuilder();
+const WorkflowBuilder = lazy(loadBuilder);
 
 const NAV = [
   { path: '/workflows', label: 'Workflows', grant: '/workflows' },

@@ -366,6 +366,15 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     return () => source.close();
   }, [watchedRun]);
 
+  // Large graphs open on their beginning (the trigger at the top left) at a readable zoom instead of fitting all:
+  // with onlyRenderVisibleElements only what is on screen renders, which keeps a 300-step workflow quick to open.
+  const large = (model?.definition.nodes.length ?? 0) > 150;
+  const startViewport = useMemo(() => {
+    const at = model?.layout.trigger ?? { x: 0, y: 0 };
+    return { x: 40 - at.x * 0.8, y: 40 - at.y * 0.8, zoom: 0.8 };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [workflowId, mode.kind, !!model]);
+
   if (loadError) return <div className="page error">{loadError}</div>;
   if (!history || !workflow || !model) return <div className="loading">Loading the workflow…</div>;
 
@@ -483,9 +492,10 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
             isValidConnection={(c) => c.target !== TRIGGER_ID && c.source !== c.target}
             onPaneClick={() => setSelected(null)}
             onNodeClick={() => setSide('node')}
-            fitView
+            fitView={!large}
+            defaultViewport={large ? startViewport : undefined}
             minZoom={0.1}
-            onlyRenderVisibleElements={model.definition.nodes.length > 150}
+            onlyRenderVisibleElements={large}
             fitViewOptions={{ maxZoom: 1 }}
           >
             <Background />
