@@ -98,6 +98,12 @@ describe('Console in the browser', () => {
     await page.locator(node('__trigger')).waitFor();
 
     const canvas = (await page.locator('.canvas').boundingBox())!;
+    // move the trigger to the bottom left (a move, saved with the layout)
+    const trigger = (await page.locator(`${node('__trigger')} .step-title`).boundingBox())!;
+    await page.mouse.move(trigger.x + 10, trigger.y + 5);
+    await page.mouse.down();
+    await page.mouse.move(canvas.x + 60, canvas.y + canvas.height - 200, { steps: 10 });
+    await page.mouse.up();
     const drop = async (kind: string, x: number, y: number) => {
       await page.dragAndDrop(`.palette-item[data-kind=${kind}]`, '.canvas', { targetPosition: { x, y } });
       await page.locator(node(`${kind}_1`)).waitFor();

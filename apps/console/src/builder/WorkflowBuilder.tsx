@@ -444,7 +444,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
           {generalErrors.map((e) => `${e.field}: ${e.message}`).join(' · ')}
         </div>
       )}
-      <div className="builder-body">
+      <div className={`builder-body${editing ? '' : ' no-palette'}`}>
         {editing && (
           <aside className="palette" data-testid="palette">
             <h3>Steps</h3>
@@ -473,6 +473,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
         )}
         <div className="canvas" onDrop={onDrop} onDragOver={(e) => (e.preventDefault(), (e.dataTransfer.dropEffect = 'move'))}>
           <ReactFlow
+            key={mode.kind === 'run' ? `run:${mode.runId}` : mode.kind === 'version' ? `version:${mode.version}` : 'edit'}
             nodes={nodes}
             edges={edges}
             nodeTypes={NODE_TYPES}
@@ -500,7 +501,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
           >
             <Background />
             <Controls />
-            <MiniMap pannable zoomable />
+            {model.definition.nodes.length > 20 && <MiniMap pannable zoomable />}
           </ReactFlow>
         </div>
         <aside className="side">
