@@ -51,6 +51,8 @@ export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' 
   { method: 'GET', path: '/v1/workflows/1/versions/1', grant: '/workflows' },
   { method: 'POST', path: '/v1/workflows/1/versions/1/restore', grant: '/workflows' },
   { method: 'POST', path: '/v1/workflows/1/test-runs', grant: '/workflows' },
+  { method: 'GET', path: '/v1/workflow-runs/00000000-0000-4000-8000-000000000000/events', grant: '/workflows' },
+  { method: 'POST', path: '/v1/workflow-runs/00000000-0000-4000-8000-000000000000/sandbox-reply', grant: '/workflows' },
   { method: 'POST', path: '/flow/create', grant: '/flow' },
   { method: 'PUT', path: '/flow/update', grant: '/flow' },
   { method: 'DELETE', path: '/flow/delete', grant: '/flow' },
