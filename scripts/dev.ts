@@ -7,6 +7,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import { createUser } from '@switchboard/users';
 import { ensureLocalServices } from './local-services';
 import { startTemporal, type TemporalDevServer } from './temporal-server';
 
@@ -77,6 +78,9 @@ Switchboard is starting:
     Client ID       ${demo.clientId}
     Client Secret   ${demo.clientSecret}
     messagingPhoneId ${demo.messagingPhoneIds.join(', ')}
+  Console           ${config.baseUrl}/app/
+    Email           ${demo.user?.email}
+    Password        ${demo.user?.password}
 
   curl -s -X POST ${config.baseUrl}/v1/authenticate -H "clientid: ${demo.clientId}" -H "clientsecret: ${demo.clientSecret}"
 `);
@@ -88,19 +92,34 @@ async function demoAccount(config: ReturnType<typeof loadConfigOrExit>) {
   try {
     if (existsSync(DEMO_FILE)) {
       const saved = JSON.parse(readFileSync(DEMO_FILE, 'utf8'));
-      if (await clientExists(db, saved.clientId)) return saved;
+      if (await clientExists(db, saved.clientId)) {
+        // Demo files written before the console existed get their demo user now.
+        if (!saved.user) {
+          saved.user = await demoUser(db, saved.accountId);
+          writeFileSync(DEMO_FILE, JSON.stringify(saved, null, 2), { mode: 0o600 });
+        }
+        return saved;
+      }
     }
     const demo = await provisionAccount(db, new SecretBox(config.ENCRYPTION_KEY), {
       name: 'Demo Shop',
       apiBaseUrl: config.WHATSAPP_API_BASE_URL,
       apiVersion: config.WHATSAPP_API_VERSION,
     });
+    const withUser = { ...demo, user: await demoUser(db, demo.accountId) };
     mkdirSync(join(process.cwd(), '.data'), { recursive: true });
-    writeFileSync(DEMO_FILE, JSON.stringify(demo, null, 2), { mode: 0o600 });
-    return demo;
+    writeFileSync(DEMO_FILE, JSON.stringify(withUser, null, 2), { mode: 0o600 });
+    return withUser;
   } finally {
     await db.destroy();
   }
+}
+
+/** The console's demo person (role admin): created once, its password kept beside the demo credentials. */
+async function demoUser(db: DataSource, accountId: string): Promise<{ email: string; password: string }> {
+  const email = `demo+${accountId}@switchboard.local`;
+  const user = await createUser(db, { accountId, email, role: 'admin' });
+  return { email: user.email, password: user.password };
 }
 
 main().catch((error) => {

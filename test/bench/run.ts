@@ -4,6 +4,7 @@ import { authenticatedReads } from './scenarios/authenticated-reads';
 import { automationLatency } from './scenarios/automations';
 import { campaignFanout } from './scenarios/campaign';
 import { mcpThroughput } from './scenarios/mcp';
+import { consoleBuilder } from './scenarios/console';
 import { sends } from './scenarios/sends';
 import { webhookDeliveries } from './scenarios/webhooks';
 
@@ -18,6 +19,7 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   automations: (ctx) => automationLatency(ctx),
   mcp: (ctx) => mcpThroughput(ctx),
   webhooks: (ctx) => webhookDeliveries(ctx),
+  console: (ctx) => consoleBuilder(ctx),
 };
 
 async function main() {

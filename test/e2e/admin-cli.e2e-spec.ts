@@ -32,6 +32,38 @@ describe('Operator CLI', () => {
     expect(account.body.data.phone_numbers[0].messagingPhoneId).toBe(created.messagingPhoneIds[0]);
   });
 
+  it('create-user prints a one-time password that signs in to the console; --password-stdin takes one; mistakes exit 2', async () => {
+    const account = JSON.parse(await admin('create-account', '--name', 'People', '--json'));
+    const user = JSON.parse(await admin('create-user', '--account', account.accountId, '--email', 'Ann@Example.com', '--role', 'marketer', '--json'));
+    expect(user).toEqual({ userId: expect.stringMatching(/^\d+$/), accountId: account.accountId, email: 'ann@example.com', role: 'marketer', password: expect.stringMatching(/^[A-Za-z0-9_-]{24}$/) });
+    const signIn = await t.http.post('/console/session', { email: 'ann@example.com', password: user.password }, { headers: { 'x-switchboard-csrf': '1' } });
+    expect(signIn.status).toBe(200);
+    expect(signIn.body.data).toMatchObject({ email: 'ann@example.com', role: 'marketer', accountId: Number(account.accountId) });
+
+    const child = execFile(process.execPath, [CLI, 'create-user', '--account', account.accountId, '--email', 'bo@example.com', '--role', 'agent', '--password-stdin', '--json'], { env });
+    child.stdin!.end('a chosen passphrase\n');
+    const out = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      child.stdout!.on('data', (d) => (text += d));
+      child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`exit ${code}`))));
+    });
+    expect(JSON.parse(out).password).toBe('(as given)');
+    expect((await t.http.post('/console/session', { email: 'bo@example.com', password: 'a chosen passphrase' }, { headers: { 'x-switchboard-csrf': '1' } })).status).toBe(200);
+
+    for (const [args, message] of [
+      [['--email', 'ann@example.com', '--role', 'admin'], 'A user with email ann@example.com already exists'],
+      [['--email', 'cy@example.com', '--role', 'boss'], 'create-user needs --role, one of: admin, marketer, agent'],
+      [['--email', 'not-an-email', '--role', 'admin'], 'email must be an email address'],
+    ] as Array<[string[], string]>) {
+      const failed = await run(process.execPath, [CLI, 'create-user', '--account', account.accountId, ...args], { env }).then(
+        () => null,
+        (e) => e,
+      );
+      expect(failed?.code).toBe(2);
+      expect(failed?.stderr).toContain(message);
+    }
+  }, 120_000); // six CLI processes
+
   it('set-grants changes what a client may do from its next authentication', async () => {
     const created = JSON.parse(await admin('create-account', '--name', 'Limited', '--json'));
     expect(JSON.parse(await admin('set-grants', created.clientId, '/contacts,/templates', '--json'))).toEqual({ clientId: created.clientId, grants: ['/contacts', '/templates'] });

@@ -42,6 +42,8 @@ describe('Workflow definitions', () => {
       data: {
         ...res.body.data,
         ...waitDefinition,
+        layout: null, // node positions, set by the console (docs/console.md)
+        hasDraft: false,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },

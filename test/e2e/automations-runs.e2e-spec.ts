@@ -92,10 +92,18 @@ describe('Workflow runs (embedded driver)', () => {
         contact: { phone: '15550102030' },
         reply: null,
         vars: { crm: { status: 200, body: { tier: 'gold' }, headers: { 'content-type': 'application/json' } } },
+        // each entry: when it happened; the effect's input and output (docs/console.md "Watching runs")
         history: [
-          { seq: 1, nodeId: 'lookup', type: 'http_request', outcome: 'completed' },
-          { seq: 2, nodeId: 'check', type: 'condition', outcome: 'rule:0' },
-          { seq: 3, nodeId: 'vip', type: 'end', outcome: 'end' },
+          {
+            seq: 1,
+            nodeId: 'lookup',
+            type: 'http_request',
+            outcome: 'completed',
+            at: expect.any(String),
+            detail: { input: expect.objectContaining({ method: 'POST', saveAs: 'crm' }), output: expect.objectContaining({ status: 200, body: { tier: 'gold' } }) },
+          },
+          { seq: 2, nodeId: 'check', type: 'condition', outcome: 'rule:0', at: expect.any(String) },
+          { seq: 3, nodeId: 'vip', type: 'end', outcome: 'end', at: expect.any(String) },
         ],
         historyCount: 3,
         createdAt: expect.any(String),

@@ -7,6 +7,7 @@ import { ensureLocalServices, withDatabase } from '../../scripts/local-services'
 import { startTemporal, type TemporalDevServer } from '../../scripts/temporal-server';
 
 const ROOT = join(__dirname, '..', '..');
+import { ensureChromium } from './browser';
 
 /**
  * Once per `jest` run (shared by the e2e and temporal projects: the second call only counts): compile to dist/
@@ -27,6 +28,13 @@ export default async function globalSetup() {
   // Tests that run real processes (CLI, worker crash tests) use the compiled output; SWC takes about a second.
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   const services = await ensureLocalServices((line) => process.stderr.write(`${line}\n`));
+  // The console's browser tests need Debian's chromium: installed here when missing and we are root; otherwise
+  // only those tests fail, saying how to install it.
+  try {
+    ensureChromium((line) => process.stderr.write(`${line}\n`));
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+  }
   const template = `sbt_template_${process.pid}`;
   const admin = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
   await admin.connect();

@@ -1,8 +1,10 @@
 import 'reflect-metadata';
+import { HttpException } from '@nestjs/common';
 import { accountExists, listAccounts, provisionAccount } from '@switchboard/accounts';
 import { clientIdsByAccount, createClient, deleteClient, GRANTS, isGrant, listClients, rotateClientSecret, setClientGrants } from '@switchboard/auth';
 import { loadConfigOrExit, SecretBox } from '@switchboard/core';
 import { dataSourceOptions } from '@switchboard/core/database';
+import { createUser, isRole, ROLES } from '@switchboard/users';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 
@@ -19,6 +21,8 @@ const USAGE = `Switchboard operator CLI
       prints the new secret once; the old secret and every token issued with it are refused at once
   npm run admin -- delete-client CLIENT_ID [--json]
       its secret, access tokens and refresh token are refused at once
+  npm run admin -- create-user --account ACCOUNT_ID --email EMAIL --role admin|marketer|agent [--password-stdin] [--json]
+      a person who signs in to the console at /app/; prints a one-time password unless --password-stdin
 `;
 
 class UsageError extends Error {}
@@ -26,7 +30,15 @@ class UsageError extends Error {}
 async function main() {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { name: { type: 'string' }, account: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      name: { type: 'string' },
+      account: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string' },
+      'password-stdin': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   const [command, ...args] = positionals;
   if (!command || values.help) {
@@ -45,7 +57,15 @@ async function main() {
   }
 }
 
-async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, command: string, args: string[], values: { name?: string; account?: string }) {
+interface Options {
+  name?: string;
+  account?: string;
+  email?: string;
+  role?: string;
+  'password-stdin'?: boolean;
+}
+
+async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, command: string, args: string[], values: Options) {
   switch (command) {
     case 'create-account': {
       if (!values.name) throw new UsageError('create-account needs --name NAME');
@@ -96,9 +116,28 @@ async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, 
       if (!(await deleteClient(db, clientId, null))) throw new UsageError(`No client with id ${clientId}`);
       return { clientId, deleted: true };
     }
+    case 'create-user': {
+      if (!values.account || !/^\d+$/.test(values.account)) throw new UsageError('create-user needs --account ACCOUNT_ID (a number)');
+      if (!values.email) throw new UsageError('create-user needs --email EMAIL');
+      if (!values.role || !isRole(values.role)) throw new UsageError(`create-user needs --role, one of: ${ROLES.join(', ')}`);
+      const password = values['password-stdin'] ? (await readStdin()).replace(/\r?\n$/, '') : undefined;
+      try {
+        const user = await createUser(db, { accountId: values.account, email: values.email, role: values.role, password });
+        return values['password-stdin'] ? { ...user, password: '(as given)' } : user;
+      } catch (error) {
+        if (error instanceof HttpException) throw new UsageError((error.getResponse() as { message: string }).message);
+        throw error;
+      }
+    }
     default:
       throw new UsageError(`Unknown command "${command}"\n\n${USAGE}`);
   }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function print(result: unknown, json: boolean) {

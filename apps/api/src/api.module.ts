@@ -12,6 +12,7 @@ import { McpModule } from '@switchboard/mcp';
 import { MessagingModule } from '@switchboard/messaging';
 import { TemplatesModule } from '@switchboard/templates';
 import { WebhooksModule } from '@switchboard/webhooks';
+import { UsersModule } from '@switchboard/users';
 import { HealthController } from './health/health.controller';
 
 /** The REST API process: every domain module's controllers behind the global auth and rate-limit guards. */
@@ -36,6 +37,7 @@ export class ApiModule {
         CampaignsModule,
         McpModule,
         WebhooksModule,
+        UsersModule,
       ],
       controllers: [HealthController],
     };

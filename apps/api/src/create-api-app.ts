@@ -1,9 +1,11 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { csrfPrecheck } from '@switchboard/auth';
 import { AllExceptionsFilter, AppConfig, createLogger, createValidationPipe, installRequestRules } from '@switchboard/core';
 import { randomUUID } from 'node:crypto';
 import { ApiModule } from './api.module';
+import { registerConsole } from './console-static';
 import { installSecurityHeaders } from './security-headers';
 
 const BODY_LIMIT = 1024 * 1024;
@@ -41,6 +43,8 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter());
   app.enableShutdownHooks();
+  app.getHttpAdapter().getInstance().addHook('onRequest', csrfPrecheck);
+  registerConsole(app.getHttpAdapter().getInstance()); // the web console at /app/ (when built)
 
   const document = SwaggerModule.createDocument(
     app,

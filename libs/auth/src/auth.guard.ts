@@ -1,12 +1,17 @@
-import { CanActivate, ExecutionContext, ForbiddenException, Injectable, Logger, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable, Logger, Optional, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthService } from './auth.service';
-import { GRANT_KEY, PUBLIC_KEY } from './grants';
+import { CONSOLE_SESSION_RESOLVER, CSRF_HEADER, CSRF_REFUSED, readCookie, SESSION_COOKIE, UNSAFE_METHODS, type ConsoleSessionResolver } from './console-session';
+import { GRANT_KEY, PUBLIC_KEY, SIGNED_IN_KEY } from './grants';
 import type { AuthenticatedClient } from './token-claims';
+
+export const SESSION_ENDED = { message: 'Not signed in (the session ended or expired)' };
 
 /**
  * Global guard: every route needs a valid access token and its declared grant, unless marked @Public().
- * The token is sent as issued (SPEC §5.2); a `Bearer ` prefix is accepted too.
+ * The token is sent as issued (SPEC §5.2); a `Bearer ` prefix is accepted too. Without a token, the console's
+ * session cookie is accepted instead (its role maps to grants, see libs/users/src/roles.ts); unsafe requests made
+ * with the cookie must carry the session's CSRF token in X-Switchboard-CSRF.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -15,6 +20,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly auth: AuthService,
+    @Optional() @Inject(CONSOLE_SESSION_RESOLVER) private readonly sessions?: ConsoleSessionResolver,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -24,12 +30,21 @@ export class AuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest();
     const header: string | undefined = request.headers.authorization;
     const token = header?.replace(/^Bearer\s+/i, '').trim();
-    if (!token) throw new UnauthorizedException({ message: 'jwt must be provided' });
-
-    // Re-read on every request: a deleted client or a rotated secret is refused at once, a grant change applies at once.
-    const client: AuthenticatedClient = await this.auth.authenticateAccessToken(token);
+    let client: AuthenticatedClient;
+    if (token) {
+      // Re-read on every request: a deleted client or a rotated secret is refused at once, a grant change applies at once.
+      client = await this.auth.authenticateAccessToken(token);
+    } else {
+      const cookie = readCookie(request.headers.cookie, SESSION_COOKIE);
+      if (!cookie || !this.sessions) throw new UnauthorizedException({ message: 'jwt must be provided' });
+      const principal = await this.sessions.resolve(cookie);
+      if (!principal) throw new UnauthorizedException(SESSION_ENDED);
+      if (UNSAFE_METHODS.has(request.method) && request.headers[CSRF_HEADER] !== principal.csrfToken) throw new ForbiddenException(CSRF_REFUSED);
+      client = principal;
+    }
     request.client = client;
 
+    if (this.reflector.getAllAndOverride<boolean>(SIGNED_IN_KEY, targets)) return true;
     const grant = this.reflector.getAllAndOverride<string>(GRANT_KEY, targets);
     if (!grant) {
       // Fail closed: a route that forgot to declare its grant is reachable by nobody.

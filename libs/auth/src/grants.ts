@@ -16,3 +16,8 @@ export const RequireGrant = (grant: Grant) => SetMetadata(GRANT_KEY, grant);
 
 /** No access token needed (authentication endpoints, health, inbound webhooks). */
 export const Public = () => SetMetadata(PUBLIC_KEY, true);
+
+export const SIGNED_IN_KEY = 'switchboard:signed-in';
+
+/** Any authenticated caller (token or console session), no grant needed (e.g. GET /console/me). */
+export const RequireSignedIn = () => SetMetadata(SIGNED_IN_KEY, true);

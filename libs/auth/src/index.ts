@@ -8,3 +8,4 @@ export * from './token-claims';
 export * from './api-clients';
 export * from './rate-limit';
 export * from './client-lifecycle';
+export * from './console-session';

@@ -31,6 +31,8 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
   protected async getTracker(req: Record<string, any>): Promise<string> {
+    // Console sessions have their own key per person (`user:<id>`), API clients per Client ID.
+    if (req.client?.userId) return `user:${req.client.userId}`;
     return req.client?.clientId ? `client:${req.client.clientId}` : `ip:${req.ip}`;
   }
 

@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsModule } from '@switchboard/accounts';
 import { AppConfig, QUEUES } from '@switchboard/core';
 import { CampaignsCoreModule } from '@switchboard/campaigns';
 import { ContactsModule } from '@switchboard/contacts';
@@ -19,6 +20,8 @@ import { TemporalActivities } from './temporal/temporal-activities';
 import { TemporalClientService } from './temporal/temporal-client.service';
 import { TemporalAutomationDriver } from './temporal/temporal-driver';
 import { TemporalAutomationWorker } from './temporal/temporal-worker';
+import { RunEvents } from './run-events';
+import { WorkflowDraftsService } from './workflow-drafts.service';
 import { WorkflowRunsService } from './workflow-runs.service';
 import { WorkflowWebhookController } from './workflow-webhook.controller';
 import { WorkflowsController } from './workflows.controller';
@@ -60,11 +63,13 @@ export class AutomationsModule {
   static forRoot(options: { driver?: AutomationDriverKind } = {}): DynamicModule {
     return {
       module: AutomationsModule,
-      imports: [...shared, TemplatesModule],
+      imports: [...shared, TemplatesModule, AccountsModule],
       controllers: [WorkflowsController, WorkflowWebhookController],
       providers: [
         WorkflowsService,
         WorkflowRunsService,
+        WorkflowDraftsService,
+        RunEvents,
         ...automationDriverProviders(options.driver),
       ],
       exports: [WorkflowsService, WorkflowRunsService, AUTOMATION_DRIVER, TemporalClientService],
@@ -88,6 +93,7 @@ export class AutomationsWorkerModule {
       providers: [
         ...automationDriverProviders(options.driver),
         WorkflowRunsService,
+        RunEvents,
         EmbeddedDriver,
         AutomationsWorker,
         TemporalActivities,

@@ -42,6 +42,56 @@ export class SaveWorkflowDto {
   @ApiPropertyOptional({ description: 'the child automations (nodes); see docs/automations.md', type: 'array', items: { type: 'object' } })
   @Allow()
   nodes?: unknown;
+
+  @ApiPropertyOptional({
+    description:
+      'mode create only: true creates the workflow unpublished (version 0) with this definition as its draft, which need not be valid yet (the console\'s "New workflow"); publish it with POST /v1/workflows/{id}/publish',
+  })
+  @IsOptional()
+  @IsBoolean()
+  asDraft?: boolean;
+
+  @ApiPropertyOptional({ description: 'node positions for the console: { nodes: { <nodeId>: { x, y } }, trigger?: { x, y } }; ignored by the engine' })
+  @Allow()
+  layout?: unknown;
+}
+
+export class ListWorkflowsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {
+  @ApiPropertyOptional({ description: 'filter by name (case-insensitive substring)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  search?: string;
+}
+
+export class SaveDraftDto {
+  @ApiProperty({ description: 'the draft revision you last saw (0 when there is no draft yet); a stale one gets 409' })
+  @Allow()
+  revision: number;
+
+  @ApiPropertyOptional({ maxLength: 200 })
+  @Allow()
+  name?: string;
+
+  @ApiProperty({ description: '{ trigger, startNodeId, nodes }: may be incomplete (drafts are not validated until publish)' })
+  @Allow()
+  definition: unknown;
+
+  @ApiPropertyOptional({ description: '{ nodes: { <nodeId>: { x, y } }, trigger?: { x, y } }' })
+  @Allow()
+  layout?: unknown;
+}
+
+export class PublishDraftDto {
+  @ApiProperty({ description: 'the draft revision to publish; a stale one gets 409' })
+  @Allow()
+  revision: number;
+}
+
+export class TestRunDto {
+  @ApiPropertyOptional({ description: 'the payload the run starts with, as if POSTed to the webhook', type: 'object', additionalProperties: true })
+  @Allow()
+  payload?: unknown;
 }
 
 export class ListRunsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {
@@ -49,4 +99,12 @@ export class ListRunsQuery extends PaginationQuery({ defaultPageSize: 20, maxPag
   @IsOptional()
   @IsIn(RUN_STATUSES, { message: `status must be one of: ${RUN_STATUSES.join(', ')}` })
   status?: WorkflowRunStatus;
+}
+
+export class SandboxReplyDto {
+  @ApiProperty({ description: 'what the customer writes' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(4096)
+  text: string;
 }

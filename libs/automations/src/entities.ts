@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import type { RunState, WorkflowDefinition } from '@switchboard/engine';
+import type { WorkflowLayout } from './layout';
 
 /** A workflow: its name, state and public webhook identifier. The definition lives in workflow_versions. */
 @Entity('workflows')
@@ -27,6 +28,10 @@ export class Workflow {
   @Column({ name: 'current_version', type: 'int' })
   currentVersion: number;
 
+  /** Archived (DELETE /v1/workflows/{id}): inactive and gone from the API; its runs stay readable. */
+  @Column({ name: 'archived_at', type: 'timestamptz', nullable: true })
+  archivedAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
@@ -45,6 +50,10 @@ export class WorkflowVersion {
 
   @Column({ type: 'json' })
   definition: WorkflowDefinition;
+
+  /** Node positions for the builder (libs/automations/src/layout.ts); the engine ignores it. */
+  @Column({ type: 'json', nullable: true })
+  layout: WorkflowLayout | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

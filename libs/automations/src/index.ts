@@ -17,3 +17,7 @@ export * from './temporal/temporal-worker';
 export * from './automations.module';
 export * from './activities/platform-activities';
 export * from './inbound-message.listener';
+export * from './workflow-drafts.service';
+export * from './layout';
+export * from './run-events';
+export * from './run-history';

@@ -1,4 +1,4 @@
-import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { triggerMatchesMessage, type InboundReply, type RunState, type Trigger } from '@switchboard/engine';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -70,7 +70,7 @@ export class WorkflowRunsService {
     const phone = contactFromPayload(payload).phone ?? null;
     // One round trip on the usual path: find the active workflow and insert the run in one statement.
     const inserted: Array<{ id: string }> = await this.dataSource.query(
-      `WITH w AS (SELECT id, account_id, current_version FROM workflows WHERE identifier = $1 AND is_active)
+      `WITH w AS (SELECT id, account_id, current_version FROM workflows WHERE identifier = $1 AND is_active AND current_version > 0)
        INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload, contact_phone, idempotency_key)
        SELECT $2, w.account_id, w.id, w.current_version, 'pending', $3, $4, $5 FROM w
        ON CONFLICT (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -89,6 +89,30 @@ export class WorkflowRunsService {
     }
     if (result) await this.enqueueStart(result.runId);
     return result;
+  }
+
+  /**
+   * A test run from the console (POST /v1/workflows/{id}/test-runs): the current version with the given payload, as
+   * if it came to the webhook, also while the workflow is inactive.
+   */
+  async startTestRun(accountId: string, workflowId: string, payload: unknown): Promise<{ runId: string }> {
+    const id = parseId(workflowId);
+    const [workflow]: Array<{ id: string; current_version: number }> = id
+      ? await this.dataSource.query(`SELECT id, current_version FROM workflows WHERE id = $1 AND account_id = $2 AND archived_at IS NULL`, [id, accountId])
+      : [];
+    if (!workflow) throw new NotFoundException(WORKFLOW_NOT_FOUND);
+    if (workflow.current_version === 0) throw new ConflictException({ message: 'This workflow has no published version yet: publish its draft first' });
+    const { runId } = await this.insertRun(this.dataSource.manager, {
+      accountId,
+      workflowId: String(workflow.id),
+      version: workflow.current_version,
+      payload: payload ?? {},
+      contactPhone: contactFromPayload(payload).phone ?? null,
+      messagingPhoneId: null,
+      idempotencyKey: null,
+    });
+    await this.enqueueStart(runId);
+    return { runId };
   }
 
   /**

@@ -3,8 +3,9 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { AppConfig, validationException, type FieldError } from '@switchboard/core';
 import { templateNamesUsed, validateDefinition, type WorkflowDefinition } from '@switchboard/engine';
 import { randomBytes } from 'node:crypto';
-import { DataSource, Repository } from 'typeorm';
-import type { SaveWorkflowDto } from './dto';
+import { DataSource, IsNull, Repository } from 'typeorm';
+import type { ListWorkflowsQuery, SaveWorkflowDto } from './dto';
+import { parseLayout } from './layout';
 import { Workflow, WorkflowVersion } from './entities';
 import { TemplatesService } from '@switchboard/templates';
 
@@ -69,8 +70,10 @@ export class WorkflowsService {
   }
 
   async save(accountId: string, body: SaveWorkflowDto) {
+    if (body.mode === 'create' && body.asDraft) return this.createUnpublished(accountId, body);
     const hasDefinition = body.trigger !== undefined || body.startNodeId !== undefined || body.nodes !== undefined;
     const definition = body.mode === 'create' || hasDefinition ? await this.checkDefinition(accountId, body) : null;
+    const layout = parseLayout(body.layout);
 
     return this.dataSource.transaction(async (tx) => {
       let workflow: Workflow;
@@ -90,7 +93,7 @@ export class WorkflowsService {
           .getRepository(Workflow)
           .createQueryBuilder('w')
           .setLock('pessimistic_write')
-          .where('w.id = :id AND w.account_id = :accountId', { id: String(body.id), accountId })
+          .where('w.id = :id AND w.account_id = :accountId AND w.archived_at IS NULL', { id: String(body.id), accountId })
           .getOne();
         if (!found) throw new NotFoundException(WORKFLOW_NOT_FOUND);
         workflow = found;
@@ -104,13 +107,42 @@ export class WorkflowsService {
       }
       if (definition) {
         // Stored as sent (json keeps key order; template variables are filled in key order).
-        await tx.query(`INSERT INTO workflow_versions (workflow_id, version, definition) VALUES ($1, $2, $3)`, [
+        await tx.query(`INSERT INTO workflow_versions (workflow_id, version, definition, layout) VALUES ($1, $2, $3, $4)`, [
           workflow.id,
           workflow.currentVersion,
           JSON.stringify(definition),
+          layout ? JSON.stringify(layout) : null,
         ]);
       }
       return this.summary(workflow);
+    });
+  }
+
+  /** A new workflow with only a draft (version 0): its webhook answers 404 until the draft is published. */
+  private async createUnpublished(accountId: string, body: SaveWorkflowDto) {
+    const definition = { trigger: body.trigger ?? { type: 'webhook' }, startNodeId: body.startNodeId ?? '', nodes: body.nodes ?? [] };
+    if (typeof definition.trigger !== 'object' || definition.trigger === null) throw validationException([{ field: 'trigger', message: 'trigger must be an object' }]);
+    if (JSON.stringify(definition).length > 1024 * 1024) throw validationException([{ field: 'nodes', message: 'the definition is larger than 1 MiB' }]);
+    const layout = parseLayout(body.layout);
+    const triggerType = (definition.trigger as { type?: unknown }).type === 'keyword' ? 'keyword' : 'webhook';
+    return this.dataSource.transaction(async (tx) => {
+      const workflow = await tx.getRepository(Workflow).save(
+        tx.getRepository(Workflow).create({
+          accountId,
+          name: body.name!.trim(),
+          isActive: body.isActive ?? true,
+          identifier: randomBytes(24).toString('base64url'),
+          triggerType,
+          currentVersion: 0,
+        }),
+      );
+      await tx.query(`INSERT INTO workflow_drafts (workflow_id, revision, base_version, name, definition, layout) VALUES ($1, 1, 0, $2, $3, $4)`, [
+        workflow.id,
+        workflow.name,
+        JSON.stringify(definition),
+        layout ? JSON.stringify(layout) : null,
+      ]);
+      return { ...this.summary(workflow), hasDraft: true };
     });
   }
 
@@ -126,28 +158,80 @@ export class WorkflowsService {
   }
 
   async listActive(accountId: string) {
-    const rows = await this.workflows.find({ where: { accountId, isActive: true }, order: { id: 'ASC' } });
+    const rows = await this.workflows.find({ where: { accountId, isActive: true, archivedAt: IsNull() }, order: { id: 'ASC' } });
     return rows.map((w) => ({ id: Number(w.id), name: w.name, isActive: w.isActive }));
   }
 
   /** The caller's workflow, or 404. */
   async get(accountId: string, id: string): Promise<Workflow> {
     const workflowId = parseId(id);
-    const workflow = workflowId ? await this.workflows.findOneBy({ id: workflowId, accountId }) : null;
+    const workflow = workflowId ? await this.workflows.findOneBy({ id: workflowId, accountId, archivedAt: IsNull() }) : null;
     if (!workflow) throw new NotFoundException(WORKFLOW_NOT_FOUND);
     return workflow;
   }
 
   async getWithDefinition(accountId: string, id: string) {
     const workflow = await this.get(accountId, id);
+    const hasDraft = (await this.dataSource.query(`SELECT 1 FROM workflow_drafts WHERE workflow_id = $1`, [workflow.id])).length > 0;
+    if (workflow.currentVersion === 0) {
+      // Not published yet: everything is in the draft.
+      return { ...this.summary(workflow), trigger: null, startNodeId: null, nodes: [], layout: null, hasDraft, createdAt: workflow.createdAt.toISOString(), updatedAt: workflow.updatedAt.toISOString() };
+    }
     const version = await this.versions.findOneByOrFail({ workflowId: workflow.id, version: workflow.currentVersion });
     return {
       ...this.summary(workflow),
       trigger: version.definition.trigger,
       startNodeId: version.definition.startNodeId,
       nodes: version.definition.nodes,
+      layout: version.layout,
+      hasDraft,
       createdAt: workflow.createdAt.toISOString(),
       updatedAt: workflow.updatedAt.toISOString(),
     };
+  }
+
+  /**
+   * The account's workflows (archived ones left out), newest first, with what the console's list shows: the runs
+   * waiting now and those that failed in the last 24 hours.
+   */
+  async list(accountId: string, query: ListWorkflowsQuery) {
+    const params: unknown[] = [accountId];
+    let filter = '';
+    if (query.search) {
+      params.push(`%${query.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      filter = `AND w.name ILIKE $${params.length}`;
+    }
+    const [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS total FROM workflows w WHERE w.account_id = $1 AND w.archived_at IS NULL ${filter}`, params);
+    const rows: Array<{ id: string; name: string; is_active: boolean; current_version: number; trigger_type: string; identifier: string; has_draft: boolean; waiting: number; failed: number; updated_at: Date }> =
+      await this.dataSource.query(
+        `SELECT w.id, w.name, w.is_active, w.current_version, w.trigger_type, w.identifier, w.updated_at,
+                EXISTS (SELECT 1 FROM workflow_drafts d WHERE d.workflow_id = w.id) AS has_draft,
+                (SELECT count(*)::int FROM workflow_runs r WHERE r.workflow_id = w.id AND r.status = 'waiting') AS waiting,
+                (SELECT count(*)::int FROM workflow_runs r WHERE r.workflow_id = w.id AND r.status = 'failed' AND r.finished_at > now() - interval '24 hours') AS failed
+           FROM workflows w WHERE w.account_id = $1 AND w.archived_at IS NULL ${filter}
+          ORDER BY w.updated_at DESC, w.id DESC LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
+        params,
+      );
+    return {
+      data: rows.map((w) => ({
+        id: Number(w.id),
+        name: w.name,
+        isActive: w.is_active,
+        version: w.current_version,
+        triggerType: w.trigger_type,
+        webhookUrl: this.webhookUrl(w.identifier),
+        hasDraft: w.has_draft,
+        runsWaiting: w.waiting,
+        runsFailed24h: w.failed,
+        updatedAt: new Date(w.updated_at).toISOString(),
+      })),
+      pagination: { page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) },
+    };
+  }
+
+  /** Archives the workflow: inactive (its webhook answers 404), gone from every workflow endpoint; runs stay readable. */
+  async archive(accountId: string, id: string): Promise<void> {
+    const workflow = await this.get(accountId, id);
+    await this.dataSource.query(`UPDATE workflows SET archived_at = now(), is_active = false, updated_at = now() WHERE id = $1 AND archived_at IS NULL`, [workflow.id]);
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import {
   advance,
   effectIdempotencyKey,
@@ -13,6 +13,8 @@ import {
 import { DataSource, type EntityManager } from 'typeorm';
 import { ACTIVITY_METHOD, AUTOMATION_ACTIVITIES, type ActivityContext, type AutomationActivities } from '../activities/activities';
 import { startContactOf } from '../contact-binding';
+import { RunEvents } from '../run-events';
+import { annotateHistory } from '../run-history';
 import { recordRunFailedEvent, RUN_ROW_SET, runRowValues } from '../run-row';
 import { AutomationQueue } from './automation-queue';
 
@@ -63,6 +65,7 @@ export class EmbeddedDriver {
     private readonly dataSource: DataSource,
     private readonly queue: AutomationQueue,
     @Inject(AUTOMATION_ACTIVITIES) private readonly activities: AutomationActivities,
+    @Optional() private readonly events?: RunEvents,
   ) {}
 
   /** Drives a run from one input until it waits (timer, reply) or finishes. */
@@ -90,9 +93,11 @@ export class EmbeddedDriver {
       let result: StepResult;
       if (input.kind === 'start' && run.status === 'pending') {
         result = start(run.definition, { payload: run.payload, contact: this.startContact(run) });
+        annotateHistory(result.state, null, null);
       } else if (input.kind === 'event' && run.state) {
         result = advance(run.definition, run.state, input.event);
         if (result.effects.length === 0) return null; // ignored: stale, duplicate, unmatched or finished
+        annotateHistory(result.state, run.state.waitingFor, input.event);
       } else {
         // A start of an already started run, or a resume: re-perform the pending effect (it was committed, maybe
         // not performed) or make sure the timer exists. Nothing changes in the database.
@@ -118,6 +123,7 @@ export class EmbeddedDriver {
     });
     // After the commit: a timer job never fires for a state that was rolled back.
     for (const timer of timers) await this.queue.timer(runId, timer.seq, timer.delayMs);
+    if (outcome && this.events) await this.events.publish(runId);
     return outcome;
   }
 

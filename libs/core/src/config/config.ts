@@ -294,6 +294,12 @@ export class AppConfig {
   @IsIn(['json', 'pretty'])
   LOG_FORMAT = 'json';
 
+  /** Secure flag of the console's session cookie; default: only when NODE_ENV=production. */
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
+  CONSOLE_SECURE_COOKIE?: boolean;
+
   @IsIn(['development', 'production', 'test'])
   NODE_ENV = 'development';
 

@@ -12,6 +12,7 @@ import { SendBatches1763796000000 } from './1763796000000-send-batches';
 import { CampaignCounts1763797000000 } from './1763797000000-campaign-counts';
 import { WhatsappPayloads1763801000000 } from './1763801000000-whatsapp-payloads';
 import { Webhooks1763805000000 } from './1763805000000-webhooks';
+import { ConsoleUsers1763806000000 } from './1763806000000-console-users';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   CampaignCounts1763797000000,
   WhatsappPayloads1763801000000,
   Webhooks1763805000000,
+  ConsoleUsers1763806000000,
 ];

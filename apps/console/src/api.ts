@@ -1,0 +1,156 @@
+/**
+ * The console's one API client: the public REST endpoints, with the session cookie (same origin) and the CSRF
+ * header on every unsafe request. Errors carry the server's message (shown as is: it names the field at fault).
+ */
+export interface Me {
+  userId: number;
+  email: string;
+  role: 'admin' | 'marketer' | 'agent';
+  accountId: number;
+  grants: string[];
+  csrfToken: string;
+  messagingPhoneIds: string[];
+  sandbox: boolean;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly body: any,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken = '';
+let onSignedOut: () => void = () => undefined;
+
+export function setSession(me: Me | null) {
+  csrfToken = me?.csrfToken ?? '';
+}
+export function whenSignedOut(handler: () => void) {
+  onSignedOut = handler;
+}
+
+export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (method !== 'GET') headers['x-switchboard-csrf'] = csrfToken || '1';
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  const text = await response.text();
+  const parsed = text ? safeJson(text) : undefined;
+  if (!response.ok) {
+    if (response.status === 401 && path !== '/console/session') onSignedOut();
+    const message = (parsed && typeof parsed === 'object' && (parsed as any).message) || `${response.status} ${response.statusText}`;
+    throw new ApiError(response.status, Array.isArray(message) ? message.join('; ') : String(message), parsed);
+  }
+  return parsed as T;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export const signIn = (email: string, password: string) => api<{ data: Me }>('POST', '/console/session', { email, password }).then((r) => r.data);
+export const signOut = () => api('DELETE', '/console/session');
+export const fetchMe = () => api<{ data: Me }>('GET', '/console/me').then((r) => r.data);
+
+export interface WorkflowSummary {
+  id: number;
+  name: string;
+  isActive: boolean;
+  version: number;
+  triggerType: string;
+  webhookUrl: string;
+  hasDraft: boolean;
+  runsWaiting: number;
+  runsFailed24h: number;
+  updatedAt: string;
+}
+
+export interface Layout {
+  nodes: Record<string, { x: number; y: number }>;
+  trigger?: { x: number; y: number };
+}
+
+export interface Definition {
+  trigger: any;
+  startNodeId: string;
+  nodes: any[];
+}
+
+export interface WorkflowDetail extends WorkflowSummary, Definition {
+  identifier: string;
+  layout: Layout | null;
+}
+
+export interface Draft {
+  workflowId: number;
+  revision: number;
+  baseVersion: number;
+  name: string;
+  definition: Definition;
+  layout: Layout | null;
+  errors: Array<{ nodeId?: string; field: string; message: string }>;
+}
+
+export interface RunSummary {
+  runId: string;
+  status: string;
+  workflowVersion: number;
+  currentNodeId: string | null;
+  contactPhone: string | null;
+  error: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+export const workflowsApi = {
+  list: (page = 1, search = '') =>
+    api<{ data: WorkflowSummary[]; pagination: { page: number; total: number; totalPages: number } }>('GET', `/v1/workflows?page=${page}&pageSize=20${search ? `&search=${encodeURIComponent(search)}` : ''}`),
+  create: (name: string) =>
+    api<{ data: WorkflowSummary }>('POST', '/v1/workflows', {
+      mode: 'create',
+      name,
+      asDraft: true,
+      trigger: { type: 'webhook' },
+      startNodeId: '',
+      nodes: [],
+      layout: { nodes: {}, trigger: { x: 0, y: 0 } },
+    }).then((r) => r.data),
+  archive: (id: number) => api('DELETE', `/v1/workflows/${id}`),
+  get: (id: number) => api<{ data: WorkflowDetail }>('GET', `/v1/workflows/${id}`).then((r) => r.data),
+  draft: (id: number) =>
+    api<{ data: Draft }>('GET', `/v1/workflows/${id}/draft`).then(
+      (r) => r.data,
+      (e) => {
+        if (e instanceof ApiError && e.status === 404) return null;
+        throw e;
+      },
+    ),
+  saveDraft: (id: number, body: { revision: number; name: string; definition: Definition; layout: Layout }) =>
+    api<{ data: Draft }>('PUT', `/v1/workflows/${id}/draft`, body).then((r) => r.data),
+  discardDraft: (id: number) => api('DELETE', `/v1/workflows/${id}/draft`),
+  publish: (id: number, revision: number) => api<{ data: { id: number; version: number } }>('POST', `/v1/workflows/${id}/publish`, { revision }).then((r) => r.data),
+  versions: (id: number) => api<{ data: Array<{ version: number; current: boolean; nodeCount: number; createdAt: string }> }>('GET', `/v1/workflows/${id}/versions`).then((r) => r.data),
+  version: (id: number, v: number) => api<{ data: { version: number; definition: Definition; layout: Layout | null } }>('GET', `/v1/workflows/${id}/versions/${v}`).then((r) => r.data),
+  restore: (id: number, v: number) => api<{ data: Draft }>('POST', `/v1/workflows/${id}/versions/${v}/restore`).then((r) => r.data),
+  runs: (id: number, status = '') => api<{ data: RunSummary[] }>('GET', `/v1/workflows/${id}/runs?pageSize=50${status ? `&status=${status}` : ''}`).then((r) => r.data),
+  run: (runId: string) => api<{ data: any }>('GET', `/v1/workflow-runs/${runId}`).then((r) => r.data),
+  testRun: (id: number, payload: unknown) => api<{ data: { runId: string } }>('POST', `/v1/workflows/${id}/test-runs`, { payload }).then((r) => r.data),
+};
+
+export interface TemplateInfo {
+  template_name: string;
+  language: string;
+  status: string;
+  variables: string[];
+}
+export const templatesApi = {
+  approved: () => api<{ data: { templates: TemplateInfo[] } }>('GET', '/v2/templates?status=APPROVED&pageSize=100').then((r) => r.data.templates),
+};

@@ -1,0 +1,30 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/**
+ * The console: built into dist/console, served by the API at /app/ (apps/api/src/console-static.ts).
+ * `@switchboard/engine` is the server's own validation code (libs/engine is pure TypeScript).
+ */
+export default defineConfig({
+  root: here('.'),
+  base: '/app/',
+  resolve: { alias: { '@switchboard/engine': here('../../libs/engine/src/index.ts') } },
+  oxc: { jsx: { runtime: 'automatic' } },
+  build: {
+    outDir: here('../../dist/console'),
+    emptyOutDir: true,
+    reportCompressedSize: false,
+    chunkSizeWarningLimit: 2000,
+    rolldownOptions: {
+      // React Flow's "use client" means nothing without a server renderer; the timings note is noise here.
+      onLog(level, log, handler) {
+        if (log.code === 'MODULE_LEVEL_DIRECTIVE' || log.code === 'PLUGIN_TIMINGS') return;
+        handler(level, log);
+      },
+    },
+  },
+  server: { fs: { allow: [here('../..')] }, proxy: { '/v1': 'http://127.0.0.1:3000', '/v2': 'http://127.0.0.1:3000', '/console': 'http://127.0.0.1:3000' } },
+  logLevel: 'warn',
+});
