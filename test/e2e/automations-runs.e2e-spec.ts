@@ -1,7 +1,7 @@
 import { WorkflowRunsService } from '@switchboard/automations';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWorkflow, seedTemplate, waitFor, waitForRun } from '../helpers/automations';
+import { createWorkflow, seedTemplate, waitForRun } from '../helpers/automations';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 
 interface Received {
