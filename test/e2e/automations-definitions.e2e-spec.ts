@@ -256,6 +256,7 @@ describe('Workflow definitions', () => {
       const expected = {
         statusCode: 400,
         message: 'node "b": templateName: template "rejected_template" is REJECTED; only an APPROVED template can be sent',
+        field: 'templateName',
         errors: [
           { nodeId: 'b', field: 'templateName', message: 'template "rejected_template" is REJECTED; only an APPROVED template can be sent' },
           { nodeId: 'c', field: 'templateName', message: 'template "pending_template" is PENDING; only an APPROVED template can be sent' },

@@ -106,7 +106,7 @@ describe('Console sessions', () => {
     expect((await t.http.get('/v2/conversations', asUser(agent))).status).toBe(200);
     const refused = await t.http.get('/workflows/active', asUser(agent));
     expect(refused.status).toBe(403);
-    expect(refused.body).toEqual({ message: 'Unauthorized to make this request', required_grant: '/workflows' });
+    expect(refused.body).toEqual({ statusCode: 403, message: 'Unauthorized to make this request', required_grant: '/workflows' });
     const marketer = await consoleSession(t, account.accountId, 'marketer');
     expect((await t.http.get('/workflows/active', asUser(marketer))).status).toBe(200);
     expect((await t.http.get('/account/get', asUser(marketer))).status).toBe(403);

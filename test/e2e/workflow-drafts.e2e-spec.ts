@@ -133,7 +133,7 @@ describe('Workflow list, drafts and versions', () => {
 
     expect((await t.http.delete(`/v1/workflows/${wf.id}/draft`, { token: account.token })).status).toBe(200);
     expect((await t.http.delete(`/v1/workflows/${wf.id}/draft`, { token: account.token })).status).toBe(404);
-    expect((await t.http.get(`/v1/workflows/${wf.id}/draft`, { token: account.token })).body).toEqual({ message: 'This workflow has no draft' });
+    expect((await t.http.get(`/v1/workflows/${wf.id}/draft`, { token: account.token })).body).toEqual({ statusCode: 404, message: 'This workflow has no draft' });
   });
 
   it('bad drafts get a 400 naming the field', async () => {

@@ -51,7 +51,7 @@ export class McpController {
       return;
     }
 
-    const client = this.authenticate(request, reply);
+    const client = await this.authenticate(request, reply);
     if (!client) return;
 
     const windowMs = this.config.RATE_LIMIT_WINDOW_MS;
@@ -99,13 +99,13 @@ export class McpController {
   }
 
   /** The token as REST takes it (with or without `Bearer `); failures answer 401 with REST's message and a Bearer challenge. */
-  private authenticate(request: FastifyRequest, reply: FastifyReply): (AuthenticatedClient & { token: string }) | null {
+  private async authenticate(request: FastifyRequest, reply: FastifyReply): Promise<(AuthenticatedClient & { token: string }) | null> {
     const token = request.headers.authorization?.replace(/^Bearer\s+/i, '').trim();
     let message = 'jwt must be provided';
     if (token) {
       try {
-        const claims = this.auth.verifyAccessToken(token);
-        return { clientId: claims.sub, accountId: claims.acc, grants: claims.grants, token };
+        // as REST's guard: the client is re-read, so a deleted client or a rotated secret is refused at once
+        return { ...(await this.auth.authenticateAccessToken(token)), token };
       } catch (error) {
         if (!(error instanceof HttpException)) throw error;
         message = (error.getResponse() as { message: string }).message;

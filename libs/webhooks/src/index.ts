@@ -6,3 +6,4 @@ export * from './webhooks.module';
 export * from './webhook-endpoints.service';
 export * from './webhook-delivery.worker';
 export * from './payloads';
+export * from './body-limit';
