@@ -15,7 +15,7 @@ import { startTestApp, type TestAccount, type TestApp } from '../helpers/test-ap
  * and the API is healthy afterwards.
  */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
-const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 40);
+const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 30);
 
 type Json = unknown;
 interface Schema {

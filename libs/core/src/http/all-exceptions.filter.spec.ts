@@ -21,6 +21,13 @@ describe('errorBody / AllExceptionsFilter', () => {
     });
     expect(errorBody(400, { message: 'a', errors: [{ field: 'x.y', message: 'a' }] })).toEqual({ statusCode: 400, message: 'a', field: 'x.y', errors: [{ field: 'x.y', message: 'a' }] });
     expect(errorBody(404, 'Workflow not found')).toEqual({ statusCode: 404, message: 'Workflow not found' });
+    // a structured `error` member (terminus' failing checks) is kept
+    expect(errorBody(503, { status: 'error', error: { redis: { status: 'down' } } })).toEqual({
+      statusCode: 503,
+      message: 'Service Unavailable',
+      status: 'error',
+      error: { redis: { status: 'down' } },
+    });
   });
 
   it("drops Nest's generic error member and joins array messages", () => {

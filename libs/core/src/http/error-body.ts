@@ -31,6 +31,7 @@ export function errorBody(status: number, response: unknown): ErrorBody {
   // SPEC §7: authentication failures carry `error` ("Missing credentials" / "Invalid credentials"); Nest's generic
   // `error: "Bad Request"` beside a message is dropped.
   if (message === undefined && typeof error === 'string') body.error = error;
+  if (error !== undefined && typeof error !== 'string') body.error = error; // e.g. the failing checks of GET /health/ready
   return Object.assign(body, members);
 }
 
