@@ -48,10 +48,11 @@ describe('PeriodicSweeps (sweeps as BullMQ job schedulers)', () => {
 
   it('the sweep keeps running when the process that ran it goes away', async () => {
     let count = 0;
-    const survivor = new PeriodicSweeps(config);
+    const own = loadConfig({ ...process.env, NODE_ENV: 'test', REDIS_PREFIX: `${prefix}:2` }); // without the first test's scheduler
+    const survivor = new PeriodicSweeps(own);
     instances.push(survivor);
     await survivor.register('survivor-sweep', 200, async () => void count++);
-    const other = new PeriodicSweeps(config);
+    const other = new PeriodicSweeps(own);
     await other.register('survivor-sweep', 200, async () => undefined);
     await other.onApplicationShutdown();
     await new Promise((r) => setTimeout(r, 1500));

@@ -149,6 +149,7 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
       const atKill = await accepted();
       expect(atKill).toBeLessThan(RECIPIENTS);
 
+      const killedAt = Date.now();
       await eventually(
         async () => (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.status === 'completed' && (await accepted()) === RECIPIENTS,
         180_000,
@@ -169,6 +170,17 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
         `\nscale-out campaign: ${sent.length} messages to ${perRecipient.size} recipients in ${span.toFixed(1)} s = ${(sent.length / span).toFixed(0)} msg/s ` +
           `(rate ${RATE}/s; one of two workers SIGKILLed at ${atKill}); max in any 1-s window ${window}; duplicates ${duplicates}\n`,
       );
+      if (duplicates > 0) {
+        // Diagnose: when were the copies accepted, relative to the kill? (A copy sent again after the in-doubt wait
+        // because the first one's status webhook had not been processed in time points at IN_DOUBT_WAIT_MS.)
+        const byRecipient = new Map<string, number[]>();
+        for (const m of sent) byRecipient.set(m.to, [...(byRecipient.get(m.to) ?? []), Date.parse(m.acceptedAt)]);
+        const copies = [...byRecipient.values()].filter((ts) => ts.length > 1).map((ts) => ts.sort((a, b) => a - b));
+        process.stdout.write(
+          `duplicates: first copy ${copies.map((ts) => ((ts[0] - killedAt) / 1000).toFixed(1)).slice(0, 10).join(', ')} s from the kill; ` +
+            `second ${copies.map((ts) => ((ts[1] - ts[0]) / 1000).toFixed(1)).slice(0, 10).join(', ')} s after the first\n`,
+        );
+      }
       expect(duplicates).toBe(0);
       expect(perRecipient.size).toBe(RECIPIENTS);
       expect(window).toBeLessThanOrEqual(RATE);
