@@ -300,7 +300,8 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       expect(res.status).toBe(200);
       const linked = await eventually(async () => {
         const [r] = await t.db.query('SELECT wamid, status, accepted_at FROM messages WHERE id = $1', [row.id]);
-        return r.wamid ? r : null;
+        // linked (one commit), then the status applied (the next): wait for both
+        return r.wamid && r.status !== 'accepted' ? r : null;
       });
       expect(linked).toMatchObject({ wamid: `wamid.lost-${row.id}`, status: 'sent' });
       expect(linked.accepted_at).not.toBeNull();

@@ -146,6 +146,15 @@ describe('Account webhooks', () => {
       expect(await deliveries(owner, ep.id)).toHaveLength(1);
     });
 
+    it('is in the OpenAPI document', async () => {
+      const doc = await t.http.get('/docs-json');
+      expect(doc.status).toBe(200);
+      for (const path of ['/v1/webhook-endpoints', '/v1/webhook-endpoints/{id}', '/v1/webhook-endpoints/{id}/rotate-secret', '/v1/webhook-endpoints/{id}/test', '/v1/webhook-endpoints/{id}/deliveries', '/v1/webhook-endpoints/{id}/replay', '/v1/webhook-deliveries/{id}/retry', '/v1/events']) {
+        expect(Object.keys(doc.body.paths)).toContain(path);
+      }
+      expect(doc.body.paths['/v1/webhook-endpoints'].post.requestBody.content['application/json'].schema.$ref).toMatch(/CreateWebhookEndpointDto$/);
+    });
+
     it('needs the /account grant', async () => {
       const a = await account();
       await t.db.query(`UPDATE api_clients SET grants = ARRAY['/templates'] WHERE account_id = $1`, [a.accountId]);
