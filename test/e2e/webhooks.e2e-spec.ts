@@ -264,6 +264,40 @@ describe('Account webhooks', () => {
     });
   });
 
+  it('workflow_run.failed from the Temporal driver’s state recording, once', async () => {
+    const { TemporalActivities } = await import('@switchboard/automations');
+    const a = await account();
+    const r = await receiver();
+    await createEndpoint(a, { url: r.url, events: ['workflow_run.failed'] });
+    const wf = await t.http.post(
+      '/v1/workflows',
+      {
+        mode: 'create',
+        name: 'Waits',
+        trigger: { type: 'webhook' },
+        startNodeId: 'wait',
+        nodes: [
+          { id: 'wait', type: 'wait_for_reply', timeout: '1h', branches: [{ match: { type: 'any' }, next: 'done' }], onTimeout: 'done' },
+          { id: 'done', type: 'end' },
+        ],
+      },
+      { token: a.token },
+    );
+    const started = await t.http.post(new URL(wf.body.data.webhookUrl).pathname, { phone: '4915112345679' });
+    const [run] = await eventually(async () => {
+      const rows = await t.db.query(`SELECT state FROM workflow_runs WHERE id = $1 AND status = 'waiting'`, [started.body.runId]);
+      return rows.length ? rows : null;
+    });
+    const failed = { ...run.state, seq: run.state.seq + 1, status: 'failed', waitingFor: null, error: { code: 'effect_failed', message: 'activity gave up', nodeId: 'wait' } };
+    const activities = new TemporalActivities(t.db, {} as any);
+    expect(await activities.record(started.body.runId, a.accountId, failed)).toBe(true);
+    expect(await activities.record(started.body.runId, a.accountId, failed)).toBe(false); // finished: never recorded again
+    const [w] = await r.waitFor(() => true, 1, 10_000);
+    expect(w.body.data).toMatchObject({ runId: started.body.runId, workflowId: wf.body.data.id, nodeId: 'wait', error: { message: 'activity gave up', code: 'effect_failed' } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(r.received).toHaveLength(1);
+  });
+
   describe('delivery', () => {
     it('500, 500, 200: three attempts with the same webhook-id, all in the log', async () => {
       const a = await account();
