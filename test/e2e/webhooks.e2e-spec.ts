@@ -146,6 +146,15 @@ describe('Account webhooks', () => {
       expect(await deliveries(owner, ep.id)).toHaveLength(1);
     });
 
+    it('is in the OpenAPI document', async () => {
+      const doc = await t.http.get('/docs-json');
+      expect(doc.status).toBe(200);
+      for (const path of ['/v1/webhook-endpoints', '/v1/webhook-endpoints/{id}', '/v1/webhook-endpoints/{id}/rotate-secret', '/v1/webhook-endpoints/{id}/test', '/v1/webhook-endpoints/{id}/deliveries', '/v1/webhook-endpoints/{id}/replay', '/v1/webhook-deliveries/{id}/retry', '/v1/events']) {
+        expect(Object.keys(doc.body.paths)).toContain(path);
+      }
+      expect(doc.body.paths['/v1/webhook-endpoints'].post.requestBody.content['application/json'].schema.$ref).toMatch(/CreateWebhookEndpointDto$/);
+    });
+
     it('needs the /account grant', async () => {
       const a = await account();
       await t.db.query(`UPDATE api_clients SET grants = ARRAY['/templates'] WHERE account_id = $1`, [a.accountId]);
@@ -253,6 +262,40 @@ describe('Account webhooks', () => {
       const [w] = await r.waitFor((x) => x.body?.type === 'workflow_run.failed', 1, 15_000);
       expect(w.body.data).toMatchObject({ runId: started.body.runId, workflowId: wf.body.data.id, nodeId: 'call', error: { message: expect.stringContaining('no-such-host.invalid') } });
     });
+  });
+
+  it('workflow_run.failed from the Temporal driver’s state recording, once', async () => {
+    const { TemporalActivities } = await import('@switchboard/automations');
+    const a = await account();
+    const r = await receiver();
+    await createEndpoint(a, { url: r.url, events: ['workflow_run.failed'] });
+    const wf = await t.http.post(
+      '/v1/workflows',
+      {
+        mode: 'create',
+        name: 'Waits',
+        trigger: { type: 'webhook' },
+        startNodeId: 'wait',
+        nodes: [
+          { id: 'wait', type: 'wait_for_reply', timeout: '1h', branches: [{ match: { type: 'any' }, next: 'done' }], onTimeout: 'done' },
+          { id: 'done', type: 'end' },
+        ],
+      },
+      { token: a.token },
+    );
+    const started = await t.http.post(new URL(wf.body.data.webhookUrl).pathname, { phone: '4915112345679' });
+    const [run] = await eventually(async () => {
+      const rows = await t.db.query(`SELECT state FROM workflow_runs WHERE id = $1 AND status = 'waiting'`, [started.body.runId]);
+      return rows.length ? rows : null;
+    });
+    const failed = { ...run.state, seq: run.state.seq + 1, status: 'failed', waitingFor: null, error: { code: 'effect_failed', message: 'activity gave up', nodeId: 'wait' } };
+    const activities = new TemporalActivities(t.db, {} as any);
+    expect(await activities.record(started.body.runId, a.accountId, failed)).toBe(true);
+    expect(await activities.record(started.body.runId, a.accountId, failed)).toBe(false); // finished: never recorded again
+    const [w] = await r.waitFor(() => true, 1, 10_000);
+    expect(w.body.data).toMatchObject({ runId: started.body.runId, workflowId: wf.body.data.id, nodeId: 'wait', error: { message: 'activity gave up', code: 'effect_failed' } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(r.received).toHaveLength(1);
   });
 
   describe('delivery', () => {

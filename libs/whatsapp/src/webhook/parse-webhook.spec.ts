@@ -100,6 +100,22 @@ describe('parseWebhook on Meta sample payloads', () => {
     });
   });
 
+  it('location and reaction messages', () => {
+    const message = (m: Record<string, unknown>) => ({
+      object: 'whatsapp_business_account',
+      entry: [{ id: WABA, changes: [{ field: 'messages', value: { metadata: { phone_number_id: PN }, messages: [{ from: '16505551234', id: 'wamid.X', timestamp: '1750030000', ...m }] } }] }],
+    });
+    expect(parseWebhook(message({ type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Office', address: 'Main St 1' } }))[0]).toMatchObject({
+      type: 'location',
+      location: { latitude: 52.52, longitude: 13.405, name: 'Office', address: 'Main St 1' },
+    });
+    expect(parseWebhook(message({ type: 'reaction', reaction: { message_id: 'wamid.OURS', emoji: '👍' } }))[0]).toMatchObject({
+      type: 'reaction',
+      reaction: { messageWamid: 'wamid.OURS', emoji: '👍' },
+    });
+    expect(parseWebhook(message({ type: 'reaction', reaction: { message_id: 'wamid.OURS' } }))[0]).toMatchObject({ reaction: { messageWamid: 'wamid.OURS', emoji: '' } });
+  });
+
   it('template status updates', () => {
     expect(parseWebhook(fixture('template-status-update'))).toEqual([
       {
