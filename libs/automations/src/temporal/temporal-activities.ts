@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { BlockedTargetError, OutboundHttpError } from '@switchboard/core';
 import type { ActionEffect, RunState } from '@switchboard/engine';
 import { DataSource } from 'typeorm';
@@ -9,6 +9,7 @@ import type {
   RecordRunStateInput,
 } from '../../../../workflows/activities';
 import { ActivityNotAvailableError, AUTOMATION_ACTIVITIES, type AutomationActivities } from '../activities/activities';
+import { RunEvents } from '../run-events';
 import { RUN_ROW_SET, runRowValues } from '../run-row';
 
 /** The AutomationActivities method of each action effect (the embedded driver uses the same table). */
@@ -74,6 +75,7 @@ export class TemporalActivities implements WorkflowActivities {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(AUTOMATION_ACTIVITIES) private readonly activities: AutomationActivities,
+    @Optional() private readonly events?: RunEvents,
   ) {}
 
   /** `{ performEffect, recordRunState }` as plain functions, for `Worker.create({ activities })`. */
@@ -131,6 +133,7 @@ export class TemporalActivities implements WorkflowActivities {
       [runId, ...runRowValues(state), accountId, state.seq],
     );
     const written = updated[1] > 0;
+    if (written && this.events) await this.events.publish(runId); // the console's live run view
     if (!written) this.logger.debug?.({ msg: 'run state not recorded (row ahead, finished or missing)', runId, seq: state.seq });
     return written;
   }
