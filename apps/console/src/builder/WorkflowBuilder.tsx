@@ -57,7 +57,12 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
   const [notice, setNotice] = useState<{ kind: 'error' | 'info'; text: string; testId?: string } | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [selectedEdges, setSelectedEdges] = useState<Set<string>>(new Set());
-  const [dims, setDims] = useState<Record<string, { width: number; height: number }>>({});
+  // Sizes React Flow measured, by node id. Kept in a ref written synchronously from onNodesChange: React Flow drops a
+  // node's handle positions when it is handed a node object without `measured` (after which that node's edges vanish
+  // and its handles stop connecting), so every node object built must carry the latest size. The state only
+  // triggers the re-render.
+  const measuredRef = useRef<Record<string, { width: number; height: number }>>({});
+  const [dims, setDims] = useState(measuredRef.current);
   const [templates, setTemplates] = useState<TemplateInfo[] | null>(null);
   const [side, setSide] = useState<Side>('node');
   const [hasDraft, setHasDraft] = useState(false);
@@ -197,7 +202,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
         data: { trigger: d.trigger, webhookUrl: workflow.webhookUrl, run: run && run.history.length ? { status: 'completed' } : undefined },
         deletable: false,
         selected: selected === TRIGGER_ID,
-        measured: dims[TRIGGER_ID],
+        measured: measuredRef.current[TRIGGER_ID],
       },
       ...d.nodes.map((n) => ({
         id: n.id,
@@ -206,7 +211,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
         data: { node: n, errors: errorsByNode[n.id] ?? [], isStart: d.startNodeId === n.id, run: statuses?.[n.id] },
         selected: selected === n.id,
         draggable: editing,
-        measured: dims[n.id],
+        measured: measuredRef.current[n.id],
       })),
     ];
   }, [model, workflow, errorsByNode, selected, dims, statuses, editing, run]);
@@ -238,7 +243,10 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
           setHistory((h) => (h ? replace(h, moveNode(h.present, id, position)) : h));
         }
       }
-      if (Object.keys(measured).length) setDims((d) => ({ ...d, ...measured }));
+      if (Object.keys(measured).length) {
+        measuredRef.current = { ...measuredRef.current, ...measured };
+        setDims(measuredRef.current);
+      }
     },
     [mode.kind],
   );
