@@ -7,6 +7,7 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useReactFlow,
+  useUpdateNodeInternals,
   type Connection,
   type Edge as FlowEdge,
   type EdgeChange,
@@ -19,7 +20,7 @@ import { ApiError, templatesApi, workflowsApi, type Me, type TemplateInfo, type 
 import { navigate } from '../router';
 import { autoLayout } from './auto-layout';
 import { NodeForm, TriggerForm } from './forms';
-import { addNode, connect, disconnect, edgesOf, KINDS, moveNode, PALETTE, removeNodes, renameNode, TRIGGER_ID, unplaced, updateNode, type Definition, type Model } from './graph';
+import { addNode, connect, disconnect, edgesOf, KINDS, sourceHandles, moveNode, PALETTE, removeNodes, renameNode, TRIGGER_ID, unplaced, updateNode, type Definition, type Model } from './graph';
 import { commit, commitGesture, createHistory, redo, replace, undo, type History } from './history';
 import { NODE_TYPES } from './nodes';
 import { RunPanel } from './RunPanel';
@@ -231,6 +232,22 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
       markerEnd: { type: MarkerType.ArrowClosed },
     }));
   }, [model, taken, selectedEdges]);
+
+  // New steps and steps whose handles changed (a branch or rule added or removed) get their handle positions
+  // measured again, as React Flow asks for dynamic handles; without it an edge may have nowhere to attach.
+  const updateNodeInternals = useUpdateNodeInternals();
+  const handleSignatures = useRef(new Map<string, string>());
+  useEffect(() => {
+    if (!model) return;
+    const changed: string[] = [];
+    for (const n of model.definition.nodes) {
+      const signature = sourceHandles(n).map((h) => h.id).join(',');
+      if (handleSignatures.current.get(n.id) !== signature) changed.push(n.id);
+      handleSignatures.current.set(n.id, signature);
+    }
+    if (changed.length === 0) return;
+    requestAnimationFrame(() => updateNodeInternals(changed));
+  }, [model?.definition.nodes, updateNodeInternals]);
 
   const onNodesChange = useCallback(
     (changes: NodeChange[]) => {
