@@ -134,7 +134,7 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
     expect(sends.map((c) => c.input.idempotencyKey)).toEqual([`run:${runId}:step:1`, `run:${runId}:step:1`, `run:${runId}:step:1`]);
     expect(sends[0].input).toMatchObject({ to: '15550004444', text: 'Hello Eve' });
     expect(run.history).toEqual([
-      { seq: 1, nodeId: 'hello', type: 'send_session_message', outcome: 'completed', at: expect.any(String), detail: { input: { to: '15550004444', text: 'Hello Eve' }, output: { messageId: 'wamid.session' } } },
+      { seq: 1, nodeId: 'hello', type: 'send_session_message', outcome: 'completed', at: expect.any(String), detail: expect.objectContaining({ input: expect.objectContaining({ text: 'Hello Eve' }) }) },
       { seq: 2, nodeId: 'done', type: 'end', outcome: 'end', at: expect.any(String) },
     ]);
   });

@@ -225,6 +225,21 @@ describe('Console in the browser', () => {
     await second.close();
   }), 60_000);
 
+  it('an earlier version is viewed read-only and restored as the draft', async () => {
+    await page.click('[data-testid=tab-versions]');
+    await page.locator('[data-testid=versions] li', { hasText: 'v1' }).getByRole('button', { name: 'View' }).click();
+    await page.locator('[data-testid=read-only]').filter({ hasText: 'Viewing version 1 (read-only)' }).waitFor();
+    expect(await page.locator('[data-testid=palette]').count()).toBe(0);
+    expect(await page.locator('[data-testid=publish]').count()).toBe(0);
+    await page.getByRole('button', { name: 'Restore as draft' }).first().click();
+    await page.locator('[role=status]').filter({ hasText: 'Version 1 restored as the draft' }).waitFor();
+    const draft = await t.http.get(`/v1/workflows/${workflowId}/draft`, { token: account.token });
+    const v1 = await t.http.get(`/v1/workflows/${workflowId}/versions/1`, { token: account.token });
+    expect(draft.body.data.definition).toEqual(v1.body.data.definition);
+    expect(draft.body.data.layout).toEqual(v1.body.data.layout);
+    await page.locator('[data-testid=palette]').waitFor();
+  });
+
   it('an agent cannot open the builder and the API refuses its workflow calls', async () => {
     const agent = await createConsoleUser(t, account.accountId, 'agent');
     const agentContext = await browser.newContext();

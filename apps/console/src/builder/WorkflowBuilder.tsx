@@ -7,6 +7,7 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useReactFlow,
+  useUpdateNodeInternals,
   type Connection,
   type Edge as FlowEdge,
   type EdgeChange,
@@ -19,7 +20,7 @@ import { ApiError, templatesApi, workflowsApi, type Me, type TemplateInfo, type 
 import { navigate } from '../router';
 import { autoLayout } from './auto-layout';
 import { NodeForm, TriggerForm } from './forms';
-import { addNode, connect, disconnect, edgesOf, KINDS, moveNode, PALETTE, removeNodes, renameNode, TRIGGER_ID, unplaced, updateNode, type Definition, type Model } from './graph';
+import { addNode, connect, disconnect, edgesOf, KINDS, sourceHandles, moveNode, PALETTE, removeNodes, renameNode, TRIGGER_ID, unplaced, updateNode, type Definition, type Model } from './graph';
 import { commit, commitGesture, createHistory, redo, replace, undo, type History } from './history';
 import { NODE_TYPES } from './nodes';
 import { RunPanel } from './RunPanel';
@@ -57,7 +58,12 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
   const [notice, setNotice] = useState<{ kind: 'error' | 'info'; text: string; testId?: string } | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [selectedEdges, setSelectedEdges] = useState<Set<string>>(new Set());
-  const [dims, setDims] = useState<Record<string, { width: number; height: number }>>({});
+  // Sizes React Flow measured, by node id. Kept in a ref written synchronously from onNodesChange: React Flow drops a
+  // node's handle positions when it is handed a node object without `measured` (after which that node's edges vanish
+  // and its handles stop connecting), so every node object built must carry the latest size. The state only
+  // triggers the re-render.
+  const measuredRef = useRef<Record<string, { width: number; height: number }>>({});
+  const [dims, setDims] = useState(measuredRef.current);
   const [templates, setTemplates] = useState<TemplateInfo[] | null>(null);
   const [side, setSide] = useState<Side>('node');
   const [hasDraft, setHasDraft] = useState(false);
@@ -197,7 +203,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
         data: { trigger: d.trigger, webhookUrl: workflow.webhookUrl, run: run && run.history.length ? { status: 'completed' } : undefined },
         deletable: false,
         selected: selected === TRIGGER_ID,
-        measured: dims[TRIGGER_ID],
+        measured: measuredRef.current[TRIGGER_ID],
       },
       ...d.nodes.map((n) => ({
         id: n.id,
@@ -206,7 +212,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
         data: { node: n, errors: errorsByNode[n.id] ?? [], isStart: d.startNodeId === n.id, run: statuses?.[n.id] },
         selected: selected === n.id,
         draggable: editing,
-        measured: dims[n.id],
+        measured: measuredRef.current[n.id],
       })),
     ];
   }, [model, workflow, errorsByNode, selected, dims, statuses, editing, run]);
@@ -227,6 +233,22 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     }));
   }, [model, taken, selectedEdges]);
 
+  // New steps and steps whose handles changed (a branch or rule added or removed) get their handle positions
+  // measured again, as React Flow asks for dynamic handles; without it an edge may have nowhere to attach.
+  const updateNodeInternals = useUpdateNodeInternals();
+  const handleSignatures = useRef(new Map<string, string>());
+  useEffect(() => {
+    if (!model) return;
+    const changed: string[] = [];
+    for (const n of model.definition.nodes) {
+      const signature = sourceHandles(n).map((h) => h.id).join(',');
+      if (handleSignatures.current.get(n.id) !== signature) changed.push(n.id);
+      handleSignatures.current.set(n.id, signature);
+    }
+    if (changed.length === 0) return;
+    requestAnimationFrame(() => updateNodeInternals(changed));
+  }, [model?.definition.nodes, updateNodeInternals]);
+
   const onNodesChange = useCallback(
     (changes: NodeChange[]) => {
       const measured: Record<string, { width: number; height: number }> = {};
@@ -238,7 +260,10 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
           setHistory((h) => (h ? replace(h, moveNode(h.present, id, position)) : h));
         }
       }
-      if (Object.keys(measured).length) setDims((d) => ({ ...d, ...measured }));
+      if (Object.keys(measured).length) {
+        measuredRef.current = { ...measuredRef.current, ...measured };
+        setDims(measuredRef.current);
+      }
     },
     [mode.kind],
   );

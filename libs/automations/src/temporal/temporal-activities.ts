@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { BlockedTargetError, OutboundHttpError } from '@switchboard/core';
 import type { RunState } from '@switchboard/engine';
 import { DataSource } from 'typeorm';
@@ -10,6 +10,7 @@ import type {
 } from '../../../../workflows/activities';
 import { ACTIVITY_METHOD, ActivityNotAvailableError, AUTOMATION_ACTIVITIES, type AutomationActivities } from '../activities/activities';
 import { recordRunFailedEvent, RUN_ROW_SET, runRowValues } from '../run-row';
+import { RunEvents } from '../run-events';
 
 /**
  * Thrown by an AutomationActivities implementation for a failure worth retrying (platform unavailable, rate
@@ -65,6 +66,7 @@ export class TemporalActivities implements WorkflowActivities {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(AUTOMATION_ACTIVITIES) private readonly activities: AutomationActivities,
+    @Optional() private readonly events?: RunEvents,
   ) {}
 
   /** `{ performEffect, recordRunState }` as plain functions, for `Worker.create({ activities })`. */
@@ -125,6 +127,7 @@ export class TemporalActivities implements WorkflowActivities {
       if (rows[0] && state.status === 'failed') await recordRunFailedEvent(tx, rows[0], state);
       return rows.length > 0;
     });
+    if (written && this.events) await this.events.publish(runId); // the console's live run view
     if (!written) this.logger.debug?.({ msg: 'run state not recorded (row ahead, finished or missing)', runId, seq: state.seq });
     return written;
   }

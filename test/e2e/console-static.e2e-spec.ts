@@ -1,0 +1,49 @@
+import { startTestApp, TestApp } from '../helpers/test-app';
+
+/** The console's files at /app/ (built into dist/console by the global setup's `npm run build`). */
+describe('Console static files', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  const html = { accept: 'text/html,application/xhtml+xml' };
+
+  it('serves index.html at /app/ (never cached) and for the SPA\'s page paths; hashed assets are immutable', async () => {
+    const index = await fetch(`${t.url}/app/`, { headers: html });
+    expect(index.status).toBe(200);
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    const body = await index.text();
+    expect(body).toContain('<div id="root"></div>');
+    const page = await fetch(`${t.url}/app/workflows/12`, { headers: html });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(await page.text()).toBe(body);
+
+    const script = /src="(\/app\/assets\/[^"]+\.js)"/.exec(body)![1];
+    const asset = await fetch(`${t.url}${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(asset.headers.get('content-type')).toContain('javascript');
+
+    const redirect = await fetch(`${t.url}/app`, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')).toBe('/app/');
+  });
+
+  it('keeps JSON 404s for missing assets, files, non-HTML clients and the API', async () => {
+    for (const [path, headers] of [
+      ['/app/assets/missing-abc123.js', html],
+      ['/app/favicon.ico', html],
+      ['/app/workflows/12', { accept: 'application/json' }],
+      ['/v9/nothing', html],
+    ] as Array<[string, Record<string, string>]>) {
+      const res = await t.http.get(path, { headers });
+      expect([path, res.status]).toEqual([path, 404]);
+      expect(res.body).toMatchObject({ statusCode: 404 });
+    }
+    const post = await t.http.post('/app/workflows', {}, { headers: html });
+    expect(post.status).toBe(404);
+  });
+});
