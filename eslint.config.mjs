@@ -4,7 +4,17 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 import { importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
-const DOMAIN_LIBS = ['accounts', 'auth', 'automations', 'campaigns', 'contacts', 'flows', 'messaging', 'templates', 'whatsapp'];
+const DOMAIN_LIBS = [
+  'accounts',
+  'auth',
+  'automations',
+  'campaigns',
+  'contacts',
+  'flows',
+  'messaging',
+  'templates',
+  'whatsapp',
+];
 const OUR_LIBS = ['core', 'engine', ...DOMAIN_LIBS];
 
 /** `@switchboard/<lib>` and relative paths that climb into libs/<lib> (from anywhere under libs/). */
@@ -70,7 +80,10 @@ export default tseslint.config(
       'no-var': 'error',
       'prefer-const': ['error', { destructuring: 'all' }],
       // TypeScript
-      '@typescript-eslint/no-unused-vars': ['error', { args: 'none', caughtErrors: 'none', ignoreRestSiblings: true, varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { args: 'none', caughtErrors: 'none', ignoreRestSiblings: true, varsIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/no-duplicate-enum-values': 'error',
       '@typescript-eslint/no-misused-new': 'error',
       '@typescript-eslint/no-unsafe-declaration-merging': 'error',
@@ -89,14 +102,20 @@ export default tseslint.config(
     files: ['libs/**/*.ts', 'apps/api/**/*.ts', 'apps/worker/**/*.ts', 'apps/admin/**/*.ts', 'workflows/**/*.ts'],
     ignores: ['libs/core/src/config/**', '**/*.spec.ts'],
     rules: {
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through AppConfig (libs/core/src/config).' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Read settings through AppConfig (libs/core/src/config).' },
+      ],
     },
   },
   {
     // libs/core is the bottom layer: it knows no domain
     files: ['libs/core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: libImport(DOMAIN_LIBS, 'libs/core imports no domain library (docs/architecture.md, layers).') }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: libImport(DOMAIN_LIBS, 'libs/core imports no domain library (docs/architecture.md, layers).') },
+      ],
     },
   },
   {
@@ -107,8 +126,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            ...libImport(OUR_LIBS, 'libs/engine imports no other library of ours (pure TypeScript, docs/architecture.md).'),
-            { regex: '^(@nestjs/.*|typeorm(/.*)?|pg(/.*)?|ioredis|bullmq|@temporalio/.*|undici|fastify)$', message: 'libs/engine has no I/O: no Nest, TypeORM, pg, Redis, BullMQ, Temporal or HTTP.' },
+            ...libImport(
+              OUR_LIBS,
+              'libs/engine imports no other library of ours (pure TypeScript, docs/architecture.md).',
+            ),
+            {
+              regex: '^(@nestjs/.*|typeorm(/.*)?|pg(/.*)?|ioredis|bullmq|@temporalio/.*|undici|fastify)$',
+              message: 'libs/engine has no I/O: no Nest, TypeORM, pg, Redis, BullMQ, Temporal or HTTP.',
+            },
           ],
         },
       ],
@@ -124,7 +149,10 @@ export default tseslint.config(
         {
           patterns: [
             ...libImport(['core', ...DOMAIN_LIBS], 'Workflow code imports only @temporalio/workflow and libs/engine.'),
-            { regex: '^(@nestjs/.*|typeorm(/.*)?|pg(/.*)?|ioredis|bullmq|undici|fastify|node:.*)$', message: 'Workflow code is deterministic: no I/O.' },
+            {
+              regex: '^(@nestjs/.*|typeorm(/.*)?|pg(/.*)?|ioredis|bullmq|undici|fastify|node:.*)$',
+              message: 'Workflow code is deterministic: no I/O.',
+            },
           ],
         },
       ],

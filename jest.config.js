@@ -29,7 +29,11 @@ module.exports = {
   testTimeout: 30000,
   reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,workflows}/**/*.spec.ts', '<rootDir>/test/architecture/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{apps,libs,workflows}/**/*.spec.ts', '<rootDir>/test/architecture/**/*.spec.ts'],
+    },
     {
       ...common,
       displayName: 'e2e',
@@ -50,5 +54,3 @@ module.exports = {
     },
   ],
 };
-
-

@@ -8,7 +8,9 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { writeFileSync } from 'node:fs';
 import { automationWorkflowOptions, prebuiltBundlePath } from '../workflows/bundle';
 
-export async function writeWorkflowBundle(path = prebuiltBundlePath): Promise<{ path: string; bytes: number; ms: number }> {
+export async function writeWorkflowBundle(
+  path = prebuiltBundlePath,
+): Promise<{ path: string; bytes: number; ms: number }> {
   const startedAt = Date.now();
   const { workflowsPath, bundlerOptions } = automationWorkflowOptions();
   const { code } = await bundleWorkflowCode({ workflowsPath, ...bundlerOptions, logger: new DefaultLogger('ERROR') });

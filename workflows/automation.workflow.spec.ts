@@ -10,7 +10,12 @@ import { start, advance, effectIdempotencyKey, type RunState, type SendTemplateE
 import { HistoryBuilder, decodePayload, type JsonPayload } from '../test/helpers/temporal-history';
 import { bundleAutomationWorkflowsForReplay, replayHistory } from '../test/helpers/temporal-replay';
 import type { RecordedCommand } from '../test/helpers/replay-recorder';
-import { customerPayload, delayDefinition, httpDefinition, replyDefinition } from '../test/fixtures/automation-scenarios';
+import {
+  customerPayload,
+  delayDefinition,
+  httpDefinition,
+  replyDefinition,
+} from '../test/fixtures/automation-scenarios';
 import type { AutomationWorkflowInput } from './automation.workflow';
 import type { PerformEffectInput, RecordRunStateInput } from './activities';
 import { workflowIdForRun } from './ids';
@@ -19,7 +24,10 @@ const RUN_ID = '3f0c2a4e-8b1d-4c59-9a43-2d1b7e6f5a10';
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-function inputFor(definition: AutomationWorkflowInput['definition'], extra: Partial<AutomationWorkflowInput> = {}): AutomationWorkflowInput {
+function inputFor(
+  definition: AutomationWorkflowInput['definition'],
+  extra: Partial<AutomationWorkflowInput> = {},
+): AutomationWorkflowInput {
   return {
     runId: RUN_ID,
     accountId: '42',
@@ -32,7 +40,11 @@ function inputFor(definition: AutomationWorkflowInput['definition'], extra: Part
 }
 
 function history(input: AutomationWorkflowInput): HistoryBuilder {
-  return new HistoryBuilder({ workflowType: 'automationWorkflow', input: [input], workflowId: workflowIdForRun(RUN_ID) });
+  return new HistoryBuilder({
+    workflowType: 'automationWorkflow',
+    input: [input],
+    workflowId: workflowIdForRun(RUN_ID),
+  });
 }
 
 const sent = (messageId: string) => ({ ok: true, result: { messageId } });
@@ -42,7 +54,8 @@ function shape(commands: RecordedCommand[]): string[] {
   return commands.map((c) => {
     switch (c.kind) {
       case 'activity': {
-        if (c.activityType === 'recordRunState') return `recordRunState:${(c.args[0] as RecordRunStateInput).state.status}`;
+        if (c.activityType === 'recordRunState')
+          return `recordRunState:${(c.args[0] as RecordRunStateInput).state.status}`;
         const { effect } = c.args[0] as PerformEffectInput;
         const detail = effect.type === 'send_template' ? effect.templateName : effect.nodeId;
         return `performEffect:${effect.type}:${detail}`;
@@ -58,7 +71,9 @@ function shape(commands: RecordedCommand[]): string[] {
 }
 
 const performed = (commands: RecordedCommand[]): PerformEffectInput[] =>
-  commands.filter((c) => c.kind === 'activity' && c.activityType === 'performEffect').map((c) => (c as { args: unknown[] }).args[0] as PerformEffectInput);
+  commands
+    .filter((c) => c.kind === 'activity' && c.activityType === 'performEffect')
+    .map((c) => (c as { args: unknown[] }).args[0] as PerformEffectInput);
 
 const finalState = (commands: RecordedCommand[]): RunState => {
   const result = commands.find((c) => c.kind === 'result');
@@ -123,12 +138,26 @@ describe('automationWorkflow replay', () => {
         'result:completed',
       ]);
       const [ask, thanks] = performed(commands);
-      expect(ask).toMatchObject({ runId: RUN_ID, accountId: '42', seq: 1, idempotencyKey: effectIdempotencyKey(RUN_ID, 1) });
+      expect(ask).toMatchObject({
+        runId: RUN_ID,
+        accountId: '42',
+        seq: 1,
+        idempotencyKey: effectIdempotencyKey(RUN_ID, 1),
+      });
       expect(ask.idempotencyKey).toBe(`run:${RUN_ID}:step:1`);
-      expect(thanks.effect).toMatchObject({ templateName: 'vip_thanks', variables: { name: 'Ada', custom_reply: 'yes' } });
+      expect(thanks.effect).toMatchObject({
+        templateName: 'vip_thanks',
+        variables: { name: 'Ada', custom_reply: 'yes' },
+      });
       expect(thanks.idempotencyKey).toBe(effectIdempotencyKey(RUN_ID, thanks.seq));
       const state = finalState(commands);
-      expect(outcomes(state)).toEqual(['ask:completed', 'wait:branch:1', 'check:rule:0', 'vip_thanks:completed', 'done:end']);
+      expect(outcomes(state)).toEqual([
+        'ask:completed',
+        'wait:branch:1',
+        'check:rule:0',
+        'vip_thanks:completed',
+        'done:end',
+      ]);
       expect(state.context.reply).toMatchObject({ text: 'yes' });
       expect(state.consumedReplyIds).toEqual(['wamid.in.1']);
     });
@@ -207,7 +236,12 @@ describe('automationWorkflow replay', () => {
         'recordRunState:completed',
         'result:completed',
       ]);
-      expect(outcomes(finalState(commands))).toEqual(['ask:completed', 'wait:timeout', 'reminder:completed', 'done:end']);
+      expect(outcomes(finalState(commands))).toEqual([
+        'ask:completed',
+        'wait:timeout',
+        'reminder:completed',
+        'done:end',
+      ]);
     });
 
     it('takes a reply that arrived while the message was being sent, without starting a timer', async () => {
@@ -247,7 +281,12 @@ describe('automationWorkflow replay', () => {
         'result:completed',
       ]);
       expect(performed(commands)[1].effect).toMatchObject({ text: 'Order A-17 cancelled.' });
-      expect(outcomes(finalState(commands))).toEqual(['ask:completed', 'wait:branch:0', 'cancelled:completed', 'done:end']);
+      expect(outcomes(finalState(commands))).toEqual([
+        'ask:completed',
+        'wait:branch:0',
+        'cancelled:completed',
+        'done:end',
+      ]);
     });
   });
 
@@ -365,7 +404,12 @@ describe('automationWorkflow replay', () => {
   describe('effect failures', () => {
     const input = inputFor(httpDefinition());
     const untilRequest = () =>
-      history(input).workflowTask().scheduleActivity('recordRunState').completeActivity().workflowTask().scheduleActivity('performEffect');
+      history(input)
+        .workflowTask()
+        .scheduleActivity('recordRunState')
+        .completeActivity()
+        .workflowTask()
+        .scheduleActivity('performEffect');
     const afterFailure = (h: HistoryBuilder) =>
       h
         .workflowTask()
@@ -382,19 +426,35 @@ describe('automationWorkflow replay', () => {
         .toJSON();
 
     it('an activity failure (non-retryable type, or retries exhausted) becomes effect_failed → onError', async () => {
-      const json = afterFailure(untilRequest().failActivity({ message: 'crm.example.com refused', type: 'BlockedUrlError', nonRetryable: true }));
+      const json = afterFailure(
+        untilRequest().failActivity({
+          message: 'crm.example.com refused',
+          type: 'BlockedUrlError',
+          nonRetryable: true,
+        }),
+      );
       const commands = await replayHistory(bundle, json);
       const apology = performed(commands)[1];
       expect(apology.effect).toMatchObject({ type: 'send_session_message', text: 'Sorry, crm.example.com refused' });
       const state = finalState(commands);
-      expect(state.context.vars.lastError).toEqual({ nodeId: 'lookup', message: 'crm.example.com refused', code: 'BlockedUrlError' });
+      expect(state.context.vars.lastError).toEqual({
+        nodeId: 'lookup',
+        message: 'crm.example.com refused',
+        code: 'BlockedUrlError',
+      });
       expect(outcomes(state)).toEqual(['lookup:on_error', 'apology:completed', 'done:end']);
     });
 
     it('{ ok: false } from performEffect becomes effect_failed → onError', async () => {
-      const json = afterFailure(untilRequest().completeActivity({ ok: false, error: { message: 'network unreachable', code: 'ENETUNREACH' } }));
+      const json = afterFailure(
+        untilRequest().completeActivity({ ok: false, error: { message: 'network unreachable', code: 'ENETUNREACH' } }),
+      );
       const state = finalState(await replayHistory(bundle, json));
-      expect(state.context.vars.lastError).toEqual({ nodeId: 'lookup', message: 'network unreachable', code: 'ENETUNREACH' });
+      expect(state.context.vars.lastError).toEqual({
+        nodeId: 'lookup',
+        message: 'network unreachable',
+        code: 'ENETUNREACH',
+      });
       expect(state.status).toBe('completed');
     });
 
@@ -416,7 +476,13 @@ describe('automationWorkflow replay', () => {
   describe('failed runs', () => {
     it('an invalid definition fails the run: recorded, then the workflow completes with status failed', async () => {
       const broken = { ...delayDefinition('1h'), startNodeId: 'nowhere' };
-      const json = history(inputFor(broken)).workflowTask().scheduleActivity('recordRunState').completeActivity().workflowTask().completeWorkflow().toJSON();
+      const json = history(inputFor(broken))
+        .workflowTask()
+        .scheduleActivity('recordRunState')
+        .completeActivity()
+        .workflowTask()
+        .completeWorkflow()
+        .toJSON();
       const commands = await replayHistory(bundle, json);
       expect(shape(commands)).toEqual(['recordRunState:failed', 'result:failed']);
       expect(finalState(commands).error).toMatchObject({ code: 'invalid_definition' });
@@ -516,10 +582,22 @@ describe('(e) what replay does not check, asserted on the interpreter', () => {
 
   it('the key order survives the JSON payloads of the activity input', async () => {
     const { effects } = start(replyDefinition(), { payload: customerPayload });
-    const json = history(inputFor(replyDefinition())).workflowTask().scheduleActivity('performEffect', [{ effect: effects[0] }]).toJSON();
-    const scheduled = json.events.find((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED') as Record<string, any>;
-    const [arg] = scheduled.activityTaskScheduledEventAttributes.input.payloads.map((p: JsonPayload) => decodePayload(p));
-    expect(Object.keys((arg as { effect: SendTemplateEffect }).effect.variables)).toEqual(['name', 'custom_order', 'cta_link']);
+    const json = history(inputFor(replyDefinition()))
+      .workflowTask()
+      .scheduleActivity('performEffect', [{ effect: effects[0] }])
+      .toJSON();
+    const scheduled = json.events.find((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED') as Record<
+      string,
+      any
+    >;
+    const [arg] = scheduled.activityTaskScheduledEventAttributes.input.payloads.map((p: JsonPayload) =>
+      decodePayload(p),
+    );
+    expect(Object.keys((arg as { effect: SendTemplateEffect }).effect.variables)).toEqual([
+      'name',
+      'custom_order',
+      'cta_link',
+    ]);
   });
 
   it('workflowIdForRun derives the workflow id from the run id', () => {
@@ -529,7 +607,8 @@ describe('(e) what replay does not check, asserted on the interpreter', () => {
 
 describe('history builder (test/helpers/temporal-history.ts)', () => {
   it('writes Temporal JSON that historyFromJSON accepts, with linked event ids and base64 json/plain payloads', () => {
-    const { historyFromJSON } = require('@temporalio/common/lib/proto-utils') as typeof import('@temporalio/common/lib/proto-utils');
+    const { historyFromJSON } =
+      require('@temporalio/common/lib/proto-utils') as typeof import('@temporalio/common/lib/proto-utils');
     const input = inputFor(delayDefinition('1h'));
     const json = history(input)
       .workflowTask()
@@ -562,10 +641,17 @@ describe('history builder (test/helpers/temporal-history.ts)', () => {
       'WORKFLOW_EXECUTION_COMPLETED',
     ]);
     const byId = (id: number) => json.events[id - 1] as Record<string, any>;
-    expect(byId(5).activityTaskScheduledEventAttributes).toMatchObject({ activityId: '1', workflowTaskCompletedEventId: '4' });
+    expect(byId(5).activityTaskScheduledEventAttributes).toMatchObject({
+      activityId: '1',
+      workflowTaskCompletedEventId: '4',
+    });
     expect(byId(7).activityTaskCompletedEventAttributes).toMatchObject({ scheduledEventId: '5', startedEventId: '6' });
     expect(byId(11).timerStartedEventAttributes).toMatchObject({ timerId: '1', startToFireTimeout: '3600s' });
-    expect(byId(16).timerCanceledEventAttributes).toMatchObject({ timerId: '1', startedEventId: '11', workflowTaskCompletedEventId: '15' });
+    expect(byId(16).timerCanceledEventAttributes).toMatchObject({
+      timerId: '1',
+      startedEventId: '11',
+      workflowTaskCompletedEventId: '15',
+    });
     const started = byId(1).workflowExecutionStartedEventAttributes;
     expect(started.input.payloads[0].metadata.encoding).toBe(Buffer.from('json/plain').toString('base64'));
     expect(decodePayload(started.input.payloads[0])).toEqual(JSON.parse(JSON.stringify(input)));

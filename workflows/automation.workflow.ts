@@ -126,7 +126,10 @@ function isReplyEvent(value: unknown): value is ReplyEvent {
   if (value === null || typeof value !== 'object') return false;
   const { reply, seq } = value as Record<string, unknown>;
   return (
-    reply !== null && typeof reply === 'object' && !Array.isArray(reply) && (seq === undefined || typeof seq === 'number')
+    reply !== null &&
+    typeof reply === 'object' &&
+    !Array.isArray(reply) &&
+    (seq === undefined || typeof seq === 'number')
   );
 }
 
@@ -157,7 +160,9 @@ export async function automationWorkflow(input: AutomationWorkflowInput): Promis
   const inbox: ReplyEvent[] = (input.pendingReplies ?? []).filter(isReplyEvent);
   let replyDeadline = input.replyDeadline;
 
-  const first: StepResult | undefined = input.state ? undefined : start(definition, { payload: input.payload, contact: input.contact });
+  const first: StepResult | undefined = input.state
+    ? undefined
+    : start(definition, { payload: input.payload, contact: input.contact });
   let state: RunState = first ? first.state : (input.state as RunState);
 
   setHandler(replySignal, (event: ReplyEvent) => {
@@ -265,7 +270,8 @@ export async function automationWorkflow(input: AutomationWorkflowInput): Promis
     for (;;) {
       while (inbox.length > 0) {
         const { reply, seq: pinned } = inbox.shift() as ReplyEvent;
-        const event: EngineEvent = pinned === undefined ? { type: 'reply_received', reply } : { type: 'reply_received', reply, seq: pinned };
+        const event: EngineEvent =
+          pinned === undefined ? { type: 'reply_received', reply } : { type: 'reply_received', reply, seq: pinned };
         const next = advance(definition, state, event);
         if (next.state !== state) return next;
       }

@@ -2,7 +2,14 @@
  * The production bundle (what the worker loads): built with the exported options, without the test interceptors.
  */
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
-import { automationBundlerOptions, automationWebpackConfigHook, automationWorkflowOptions, automationWorkflowSource, engineSourcePath, prebuiltBundlePath } from './bundle';
+import {
+  automationBundlerOptions,
+  automationWebpackConfigHook,
+  automationWorkflowOptions,
+  automationWorkflowSource,
+  engineSourcePath,
+  prebuiltBundlePath,
+} from './bundle';
 
 describe('workflow bundle options', () => {
   it('point at workflows/index.ts and the engine sources', () => {
@@ -14,7 +21,10 @@ describe('workflow bundle options', () => {
 
   it('add the @switchboard/engine alias and keep the bundler’s own aliases', () => {
     const config = automationWebpackConfigHook({ resolve: { alias: { __temporal_custom_payload_converter$: false } } });
-    expect(config.resolve?.alias).toEqual({ __temporal_custom_payload_converter$: false, '@switchboard/engine$': engineSourcePath });
+    expect(config.resolve?.alias).toEqual({
+      __temporal_custom_payload_converter$: false,
+      '@switchboard/engine$': engineSourcePath,
+    });
   });
 
   it('bundle the workflow with the engine (the bundler refuses Node built-ins in workflow code)', async () => {
@@ -29,7 +39,9 @@ describe('workflow bundle options', () => {
     const file = require('node:path').join(require('node:os').tmpdir(), `sb-bundle-${process.pid}.js`);
     require('node:fs').writeFileSync(file, '// bundle');
     expect(automationWorkflowSource(file)).toEqual({ workflowBundle: { codePath: file } });
-    expect(() => automationWorkflowSource('/nonexistent/bundle.js')).toThrow('TEMPORAL_WORKFLOW_BUNDLE: no workflow bundle at /nonexistent/bundle.js');
+    expect(() => automationWorkflowSource('/nonexistent/bundle.js')).toThrow(
+      'TEMPORAL_WORKFLOW_BUNDLE: no workflow bundle at /nonexistent/bundle.js',
+    );
     // From the sources there is no prebuilt bundle beside this file (npm run build writes it into dist/workflows/).
     expect(require('node:fs').existsSync(prebuiltBundlePath)).toBe(false);
     expect(automationWorkflowSource()).toEqual(automationWorkflowOptions());

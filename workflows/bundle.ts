@@ -15,9 +15,9 @@ import type { BundleOptions } from '@temporalio/worker';
 type WebpackConfigHook = NonNullable<BundleOptions['webpackConfigHook']>;
 
 /** The workflow entry point: workflows/index.ts from the sources, dist/workflows/index.js after `npm run build`. */
-export const automationWorkflowsPath: string = ['index.ts', 'index.js']
-  .map((file) => join(__dirname, file))
-  .find((file) => existsSync(file)) ?? join(__dirname, 'index.js');
+export const automationWorkflowsPath: string =
+  ['index.ts', 'index.js'].map((file) => join(__dirname, file)).find((file) => existsSync(file)) ??
+  join(__dirname, 'index.js');
 
 /** Where `@switchboard/engine` lives relative to this file (sources and dist/ alike). */
 export const engineSourcePath: string = resolve(__dirname, '..', 'libs', 'engine', 'src');
@@ -50,7 +50,8 @@ export function automationWorkflowOptions(): {
   workflowsPath: string;
   bundlerOptions: typeof automationBundlerOptions;
 } {
-  if (!existsSync(automationWorkflowsPath)) throw new Error(`workflow entry point not found at ${automationWorkflowsPath}`);
+  if (!existsSync(automationWorkflowsPath))
+    throw new Error(`workflow entry point not found at ${automationWorkflowsPath}`);
   if (!existsSync(join(engineSourcePath, 'index.ts')) && !existsSync(join(engineSourcePath, 'index.js'))) {
     throw new Error(`engine not found at ${engineSourcePath}`);
   }
@@ -68,9 +69,14 @@ export const prebuiltBundlePath: string = join(__dirname, PREBUILT_BUNDLE_FILE);
  * What Worker.create needs to find the workflow code: the prebuilt bundle at `bundlePath` (TEMPORAL_WORKFLOW_BUNDLE)
  * or next to this file when it exists, else the sources bundled at start (a few seconds).
  */
-export function automationWorkflowSource(bundlePath?: string): { workflowBundle: { codePath: string } } | ReturnType<typeof automationWorkflowOptions> {
+export function automationWorkflowSource(
+  bundlePath?: string,
+): { workflowBundle: { codePath: string } } | ReturnType<typeof automationWorkflowOptions> {
   if (bundlePath) {
-    if (!existsSync(bundlePath)) throw new Error(`TEMPORAL_WORKFLOW_BUNDLE: no workflow bundle at ${bundlePath} (npm run build writes dist/workflows/${PREBUILT_BUNDLE_FILE})`);
+    if (!existsSync(bundlePath))
+      throw new Error(
+        `TEMPORAL_WORKFLOW_BUNDLE: no workflow bundle at ${bundlePath} (npm run build writes dist/workflows/${PREBUILT_BUNDLE_FILE})`,
+      );
     return { workflowBundle: { codePath: bundlePath } };
   }
   if (existsSync(prebuiltBundlePath)) return { workflowBundle: { codePath: prebuiltBundlePath } };

@@ -13,7 +13,9 @@ import type { HistoryJson } from '../test/helpers/temporal-history';
 import { bundleAutomationWorkflowsForReplay, replayHistory } from '../test/helpers/temporal-replay';
 
 const DIR = join(__dirname, '..', 'test', 'fixtures', 'temporal-histories');
-const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 function recordedResult(history: HistoryJson): unknown {
   const last = history.events.at(-1) as Record<string, any>;
@@ -32,11 +34,15 @@ describe('replay of histories recorded on a live Temporal server', () => {
     expect(files).toEqual(['delay-path.json', 'reply-during-send.json', 'reply-path.json', 'timeout-path.json']);
   });
 
-  it.each(files)('%s replays with the current workflow code to the recorded result', async (file) => {
-    const history = JSON.parse(readFileSync(join(DIR, file), 'utf8')) as HistoryJson;
-    const commands = await replayHistory(bundle, history);
-    expect(commands.at(-1)).toEqual({ kind: 'result', result: recordedResult(history) });
-  }, 60_000);
+  it.each(files)(
+    '%s replays with the current workflow code to the recorded result',
+    async (file) => {
+      const history = JSON.parse(readFileSync(join(DIR, file), 'utf8')) as HistoryJson;
+      const commands = await replayHistory(bundle, history);
+      expect(commands.at(-1)).toEqual({ kind: 'result', result: recordedResult(history) });
+    },
+    60_000,
+  );
 
   it('a recorded history whose commands no longer match the code is rejected', async () => {
     const history = JSON.parse(readFileSync(join(DIR, 'delay-path.json'), 'utf8')) as HistoryJson;
@@ -45,7 +51,10 @@ describe('replay of histories recorded on a live Temporal server', () => {
     const timer = history.events.find((e) => e.eventType === 'EVENT_TYPE_TIMER_STARTED') as Record<string, any>;
     expect(timer).toBeDefined();
     timer.eventType = 'EVENT_TYPE_MARKER_RECORDED';
-    timer.markerRecordedEventAttributes = { markerName: 'Version', workflowTaskCompletedEventId: timer.timerStartedEventAttributes.workflowTaskCompletedEventId };
+    timer.markerRecordedEventAttributes = {
+      markerName: 'Version',
+      workflowTaskCompletedEventId: timer.timerStartedEventAttributes.workflowTaskCompletedEventId,
+    };
     delete timer.timerStartedEventAttributes;
     await expect(replayHistory(bundle, history)).rejects.toBeInstanceOf(DeterminismViolationError);
   }, 60_000);

@@ -25,6 +25,9 @@ export default defineConfig({
       },
     },
   },
-  server: { fs: { allow: [here('../..')] }, proxy: { '/v1': 'http://127.0.0.1:3000', '/v2': 'http://127.0.0.1:3000', '/console': 'http://127.0.0.1:3000' } },
+  server: {
+    fs: { allow: [here('../..')] },
+    proxy: { '/v1': 'http://127.0.0.1:3000', '/v2': 'http://127.0.0.1:3000', '/console': 'http://127.0.0.1:3000' },
+  },
   logLevel: 'warn',
 });

@@ -11,7 +11,9 @@ const ROOT = join(__dirname, '..', '..');
 /** Module specifiers of import/export-from/require/import() statements. */
 export function importsOf(source: string): string[] {
   const specs: string[] = [];
-  for (const m of source.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|\b(?:require|import)\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+  for (const m of source.matchAll(
+    /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|\b(?:require|import)\(\s*['"]([^'"]+)['"]\s*\)/gm,
+  )) {
     specs.push(m[1] ?? m[2] ?? m[3]);
   }
   return specs;
@@ -20,7 +22,8 @@ export function importsOf(source: string): string[] {
 function offending(folder: string, forbidden: (spec: string, file: string) => boolean): string[] {
   const out: string[] = [];
   for (const file of sourceFiles([folder])) {
-    for (const spec of importsOf(readFileSync(join(ROOT, file), 'utf8'))) if (forbidden(spec, file)) out.push(`${file} imports ${spec}`);
+    for (const spec of importsOf(readFileSync(join(ROOT, file), 'utf8')))
+      if (forbidden(spec, file)) out.push(`${file} imports ${spec}`);
   }
   return out;
 }
@@ -30,7 +33,8 @@ const relativeIntoDomain = new RegExp(`(^|/)libs/(${DOMAIN_LIBS.join('|')})/|^(\
 
 describe('layers', () => {
   it('reads import statements (the detector itself)', () => {
-    const src = "import { A } from '@switchboard/accounts';\nimport type { B } from \"../x\";\nexport * from './y';\nimport 'reflect-metadata';\nconst z = require('pg');";
+    const src =
+      "import { A } from '@switchboard/accounts';\nimport type { B } from \"../x\";\nexport * from './y';\nimport 'reflect-metadata';\nconst z = require('pg');";
     expect(importsOf(src)).toEqual(['@switchboard/accounts', '../x', './y', 'reflect-metadata', 'pg']);
   });
 
@@ -39,7 +43,8 @@ describe('layers', () => {
   });
 
   it('libs/engine imports nothing of Nest, TypeORM, pg, Redis, BullMQ or another library of ours', () => {
-    const forbidden = /^(@nestjs\/|typeorm$|typeorm\/|pg$|pg\/|ioredis|bullmq|@temporalio\/|@switchboard\/)|^(\.\.\/)+\.\.\//;
+    const forbidden =
+      /^(@nestjs\/|typeorm$|typeorm\/|pg$|pg\/|ioredis|bullmq|@temporalio\/|@switchboard\/)|^(\.\.\/)+\.\.\//;
     expect(offending('libs/engine', (spec) => forbidden.test(spec))).toEqual([]);
   });
 });

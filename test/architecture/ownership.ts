@@ -41,7 +41,17 @@ export const TABLE_OWNERS: Record<string, string> = {
 };
 
 /** The domain libraries (everything under libs/ but core and engine). */
-export const DOMAIN_LIBS = ['accounts', 'auth', 'automations', 'campaigns', 'contacts', 'flows', 'messaging', 'templates', 'whatsapp'];
+export const DOMAIN_LIBS = [
+  'accounts',
+  'auth',
+  'automations',
+  'campaigns',
+  'contacts',
+  'flows',
+  'messaging',
+  'templates',
+  'whatsapp',
+];
 
 const ROOT = join(__dirname, '..', '..');
 const SCANNED = ['apps', 'libs', 'scripts', 'workflows'];
@@ -61,4 +71,3 @@ export function sourceFiles(dirs = SCANNED): string[] {
   for (const dir of dirs) walk(join(ROOT, dir));
   return out.filter((f) => !EXEMPT.some((re) => re.test(f)));
 }
-

@@ -33,8 +33,12 @@ export function freePort(): Promise<number> {
   });
 }
 
-
-export async function createBenchContext(): Promise<BenchContext & { results: Array<{ scenario: string; figures: Record<string, string | number> }>; close(): Promise<void> }> {
+export async function createBenchContext(): Promise<
+  BenchContext & {
+    results: Array<{ scenario: string; figures: Record<string, string | number> }>;
+    close(): Promise<void>;
+  }
+> {
   const services = await ensureLocalServices((line) => console.error(line));
   // One database and Redis prefix per run: benchmarks started from several worktrees on one machine must not collide.
   const dbName = `switchboard_bench_${process.pid}`;
@@ -72,12 +76,22 @@ export async function createBenchContext(): Promise<BenchContext & { results: Ar
     async startProcess(name, entry, extraEnv = {}, waitForUrl) {
       // BENCH_NODE_ARGS: extra node flags for every process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them
       const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-      const child = spawn(process.execPath, [...nodeArgs, entry], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'inherit', 'inherit'] });
+      const child = spawn(process.execPath, [...nodeArgs, entry], {
+        env: { ...env, ...extraEnv },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
       children.push(child);
       child.on('exit', (code) => code && code !== 143 && console.error(`${name} exited with ${code}`));
       if (waitForUrl) {
-        for (let i = 0; i < 300; i++) { // up to 30 s: a loaded machine boots slowly
-          if (await fetch(waitForUrl).then((r) => r.ok, () => false)) return child;
+        for (let i = 0; i < 300; i++) {
+          // up to 30 s: a loaded machine boots slowly
+          if (
+            await fetch(waitForUrl).then(
+              (r) => r.ok,
+              () => false,
+            )
+          )
+            return child;
           await new Promise((r) => setTimeout(r, 100));
         }
         throw new Error(`${name} did not answer at ${waitForUrl}`);

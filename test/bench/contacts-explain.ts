@@ -35,7 +35,9 @@ async function main() {
     // What autovacuum does after a bulk insert (PostgreSQL 13+ vacuums insert-only tables): visibility map + statistics.
     await db.query('VACUUM ANALYZE contacts');
     console.log(`seeded 150,000 contacts (100,000 in account 1) in ${Date.now() - seedStart} ms`);
-    const [{ number: sampleNumber }] = (await db.query(`SELECT contact_number AS number FROM contacts WHERE account_id = 1 OFFSET 4242 LIMIT 1`)).rows;
+    const [{ number: sampleNumber }] = (
+      await db.query(`SELECT contact_number AS number FROM contacts WHERE account_id = 1 OFFSET 4242 LIMIT 1`)
+    ).rows;
 
     const account = '1';
     const page = (label: string, query: Partial<ContactSearch>): Array<[string, string, unknown[]]> => {
@@ -65,12 +67,25 @@ async function main() {
       const times: number[] = [];
       let plan = '';
       for (let i = 0; i < 5; i++) {
-        const rows = (await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params)).rows.map((r) => r['QUERY PLAN'] as string);
+        const rows = (await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params)).rows.map(
+          (r) => r['QUERY PLAN'] as string,
+        );
         times.push(Number(/Execution Time: ([\d.]+)/.exec(rows.join('\n'))![1]));
-        plan = rows.filter((r) => /Scan|Sort|Limit|Aggregate|BitmapOr/.test(r)).map((r) => r.trim().replace(/\s+\(cost=[^)]*\)/, '').replace(/ \(actual time=[^)]*\)/, '')).slice(0, 6).join(' | ');
+        plan = rows
+          .filter((r) => /Scan|Sort|Limit|Aggregate|BitmapOr/.test(r))
+          .map((r) =>
+            r
+              .trim()
+              .replace(/\s+\(cost=[^)]*\)/, '')
+              .replace(/ \(actual time=[^)]*\)/, ''),
+          )
+          .slice(0, 6)
+          .join(' | ');
       }
       times.sort((x, y) => x - y);
-      console.log(`${label.padEnd(64)} median ${times[2].toFixed(2).padStart(7)} ms  max ${times[4].toFixed(2).padStart(7)} ms   ${plan}`);
+      console.log(
+        `${label.padEnd(64)} median ${times[2].toFixed(2).padStart(7)} ms  max ${times[4].toFixed(2).padStart(7)} ms   ${plan}`,
+      );
     }
   } finally {
     await db.end().catch(() => {});

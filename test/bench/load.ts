@@ -14,7 +14,14 @@ export interface LoadResult {
  */
 export async function load(
   url: string,
-  options: { connections?: number; seconds?: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string; rate?: number } = {},
+  options: {
+    connections?: number;
+    seconds?: number;
+    headers?: Record<string, string>;
+    method?: 'GET' | 'POST';
+    body?: string;
+    rate?: number;
+  } = {},
 ): Promise<LoadResult> {
   const result = await autocannon({
     url,
@@ -25,5 +32,11 @@ export async function load(
     ...(options.body !== undefined ? { body: options.body } : {}),
     ...(options.rate ? { overallRate: options.rate } : {}),
   });
-  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  };
 }

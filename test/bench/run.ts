@@ -26,7 +26,8 @@ async function main() {
   const wanted = process.argv.slice(2);
   const names = wanted.length ? wanted : Object.keys(SCENARIOS);
   const unknown = names.filter((n) => !SCENARIOS[n]);
-  if (unknown.length) throw new Error(`Unknown scenario(s) ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}`);
+  if (unknown.length)
+    throw new Error(`Unknown scenario(s) ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}`);
   const ctx = await createBenchContext();
   try {
     for (const name of names) await SCENARIOS[name](ctx);

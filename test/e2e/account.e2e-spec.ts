@@ -25,7 +25,9 @@ describe('GET /account/get', () => {
 
   it('keeps the platform access token encrypted at rest', async () => {
     const account = await t.createAccount({ accessToken: 'EAAG-very-secret-token' });
-    const [row] = await t.db.query('SELECT access_token_encrypted FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+    const [row] = await t.db.query('SELECT access_token_encrypted FROM phone_numbers WHERE messaging_phone_id = $1', [
+      account.messagingPhoneId,
+    ]);
     expect(row.access_token_encrypted).not.toContain('EAAG-very-secret-token');
     expect(row.access_token_encrypted).toMatch(/^v1\./);
   });

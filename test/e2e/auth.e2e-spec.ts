@@ -128,7 +128,9 @@ describe('Authentication', () => {
     });
 
     it('only one of two concurrent refreshes with the same token wins', async () => {
-      const results = await Promise.all([1, 2, 3].map(() => t.http.post('/v1/refreshToken', { refreshToken: account.refreshToken })));
+      const results = await Promise.all(
+        [1, 2, 3].map(() => t.http.post('/v1/refreshToken', { refreshToken: account.refreshToken })),
+      );
       expect(results.map((r) => r.status).sort()).toEqual([200, 403, 403]);
     });
 

@@ -89,9 +89,15 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
         { id: 'done', type: 'end' },
       ],
     });
-    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '+1 555 000 3333', order: 'A-9' })).body;
+    const { runId } = (
+      await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '+1 555 000 3333', order: 'A-9' })
+    ).body;
     const run = await waitForRun(t, account.token, runId, ['completed', 'failed']);
-    expect(run).toMatchObject({ status: 'completed', currentNodeId: 'failed_campaign', vars: { lastError: { nodeId: 'campaign', message: 'campaign 7 is paused' } } });
+    expect(run).toMatchObject({
+      status: 'completed',
+      currentNodeId: 'failed_campaign',
+      vars: { lastError: { nodeId: 'campaign', message: 'campaign 7 is paused' } },
+    });
 
     const send = calls.find((c) => c.kind === 'sendTemplate' && c.input.runId === runId)!;
     expect(send.input).toEqual({
@@ -107,7 +113,12 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
     });
     expect(Object.keys(send.input.variables)).toEqual(['zeta', 'alpha', 'custom1']);
     const campaign = calls.find((c) => c.kind === 'triggerCampaign' && c.input.runId === runId)!;
-    expect(campaign.input).toMatchObject({ seq: 2, idempotencyKey: `run:${runId}:step:2`, campaignId: '7', contact: { phoneNumber: '15550003333' } });
+    expect(campaign.input).toMatchObject({
+      seq: 2,
+      idempotencyKey: `run:${runId}:step:2`,
+      campaignId: '7',
+      contact: { phoneNumber: '15550003333' },
+    });
   });
 
   it('re-performing a pending effect after a crash uses the same idempotency key, and advances once', async () => {
@@ -120,7 +131,8 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
       ],
     });
     holdSessionMessages = true;
-    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '15550004444', name: 'Eve' })).body;
+    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '15550004444', name: 'Eve' }))
+      .body;
     await waitFor(async () => held.length === 1, 5000, 'the first send to start');
     // As if the worker died mid-send and the recovery re-drove the run (twice, concurrently).
     const driver = worker.get(EmbeddedDriver);
@@ -131,10 +143,21 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
     await Promise.all(redrives);
     const run = await waitForRun(t, account.token, runId, ['completed']);
     const sends = calls.filter((c) => c.kind === 'sendSessionMessage' && c.input.runId === runId);
-    expect(sends.map((c) => c.input.idempotencyKey)).toEqual([`run:${runId}:step:1`, `run:${runId}:step:1`, `run:${runId}:step:1`]);
+    expect(sends.map((c) => c.input.idempotencyKey)).toEqual([
+      `run:${runId}:step:1`,
+      `run:${runId}:step:1`,
+      `run:${runId}:step:1`,
+    ]);
     expect(sends[0].input).toMatchObject({ to: '15550004444', text: 'Hello Eve' });
     expect(run.history).toEqual([
-      { seq: 1, nodeId: 'hello', type: 'send_session_message', outcome: 'completed', at: expect.any(String), detail: expect.objectContaining({ input: expect.objectContaining({ text: 'Hello Eve' }) }) },
+      {
+        seq: 1,
+        nodeId: 'hello',
+        type: 'send_session_message',
+        outcome: 'completed',
+        at: expect.any(String),
+        detail: expect.objectContaining({ input: expect.objectContaining({ text: 'Hello Eve' }) }),
+      },
       { seq: 2, nodeId: 'done', type: 'end', outcome: 'end', at: expect.any(String) },
     ]);
   });
@@ -144,16 +167,35 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
       trigger: { type: 'webhook' },
       startNodeId: 'ask',
       nodes: [
-        { id: 'ask', type: 'send_session_message', to: '{{payload.customer.mobile}}', text: 'Still interested?', buttons: [{ text: 'Yes', payload: 'YES' }], next: 'wait' },
-        { id: 'wait', type: 'wait_for_reply', timeout: '1d', branches: [{ match: { type: 'button', payload: 'YES' }, next: 'done' }], onTimeout: 'done' },
+        {
+          id: 'ask',
+          type: 'send_session_message',
+          to: '{{payload.customer.mobile}}',
+          text: 'Still interested?',
+          buttons: [{ text: 'Yes', payload: 'YES' }],
+          next: 'wait',
+        },
+        {
+          id: 'wait',
+          type: 'wait_for_reply',
+          timeout: '1d',
+          branches: [{ match: { type: 'button', payload: 'YES' }, next: 'done' }],
+          onTimeout: 'done',
+        },
         { id: 'done', type: 'end' },
       ],
     });
-    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { customer: { mobile: '+44 7700 900777' } })).body;
+    const { runId } = (
+      await t.http.post(`/webhook/workflow/${wf.identifier}`, { customer: { mobile: '+44 7700 900777' } })
+    ).body;
     await waitForRun(t, account.token, runId, ['waiting']);
     const [row] = await t.db.query('SELECT contact_phone FROM workflow_runs WHERE id = $1', [runId]);
     expect(row.contact_phone).toBe('447700900777');
-    expect(await worker.get(WorkflowRunsService).deliverReply(account.accountId, null, '447700900777', { buttonPayload: 'YES', messageId: 'w1' })).toEqual([runId]);
+    expect(
+      await worker
+        .get(WorkflowRunsService)
+        .deliverReply(account.accountId, null, '447700900777', { buttonPayload: 'YES', messageId: 'w1' }),
+    ).toEqual([runId]);
     const run = await waitForRun(t, account.token, runId, ['completed']);
     expect(run.history.map((h: any) => h.outcome)).toEqual(['completed', 'branch:0', 'end']);
   });

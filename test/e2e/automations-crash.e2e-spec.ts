@@ -34,7 +34,9 @@ describeEachDriver('Automations survive a killed worker', (driver) => {
         { id: 'done', type: 'end' },
       ],
     });
-    const count = async (where: string) => (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND ${where}`, [wf.id]))[0].n as number;
+    const count = async (where: string) =>
+      (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND ${where}`, [wf.id]))[0]
+        .n as number;
 
     const first = startWorkerProcess(t, logs);
     workers.push(first);
@@ -44,7 +46,11 @@ describeEachDriver('Automations survive a killed worker', (driver) => {
       expect(res.status).toBe(200);
     }
     try {
-      await waitFor(async () => (await count(`waiting_kind = 'timer'`)) === RUNS, 30_000, `${RUNS} runs waiting on their delay`);
+      await waitFor(
+        async () => (await count(`waiting_kind = 'timer'`)) === RUNS,
+        30_000,
+        `${RUNS} runs waiting on their delay`,
+      );
     } catch (error) {
       throw new Error(`${(error as Error).message}\n${logs.join('').slice(-3000)}`);
     }
@@ -61,7 +67,9 @@ describeEachDriver('Automations survive a killed worker', (driver) => {
     const runs = await t.db.query(`SELECT state FROM workflow_runs WHERE workflow_id = $1`, [wf.id]);
     expect(runs).toHaveLength(RUNS);
     for (const { state } of runs) {
-      const steps = (typeof state === 'string' ? JSON.parse(state) : state).history.map((h: { nodeId: string }) => h.nodeId);
+      const steps = (typeof state === 'string' ? JSON.parse(state) : state).history.map(
+        (h: { nodeId: string }) => h.nodeId,
+      );
       expect(steps).toEqual(['pause', 'done']);
     }
     if (driver === 'temporal') {
@@ -70,10 +78,19 @@ describeEachDriver('Automations survive a killed worker', (driver) => {
       const connection = await Connection.connect({ address: t.config.TEMPORAL_ADDRESS });
       try {
         const client = new Client({ connection, namespace: t.config.TEMPORAL_NAMESPACE });
-        const ids = (await t.db.query(`SELECT id FROM workflow_runs WHERE workflow_id = $1`, [wf.id])).map((r: { id: string }) => r.id);
+        const ids = (await t.db.query(`SELECT id FROM workflow_runs WHERE workflow_id = $1`, [wf.id])).map(
+          (r: { id: string }) => r.id,
+        );
         // The row says completed once the last activity recorded it; the execution closes on the next workflow task.
-        const statuses = async () => (await Promise.all(ids.map((id: string) => client.workflow.getHandle(`automation-run-${id}`).describe()))).map((d) => d.status.name);
-        await waitFor(async () => (await statuses()).every((s) => s === 'COMPLETED'), 15_000, 'every execution closed').catch(() => undefined);
+        const statuses = async () =>
+          (
+            await Promise.all(ids.map((id: string) => client.workflow.getHandle(`automation-run-${id}`).describe()))
+          ).map((d) => d.status.name);
+        await waitFor(
+          async () => (await statuses()).every((s) => s === 'COMPLETED'),
+          15_000,
+          'every execution closed',
+        ).catch(() => undefined);
         expect(await statuses()).toEqual(ids.map(() => 'COMPLETED'));
       } finally {
         await connection.close();

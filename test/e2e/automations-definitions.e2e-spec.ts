@@ -15,13 +15,23 @@ describe('Workflow definitions', () => {
     trigger: { type: 'webhook' },
     startNodeId: 'wait',
     nodes: [
-      { id: 'wait', type: 'wait_for_reply', timeout: '1h', branches: [{ match: { type: 'keyword', keywords: ['yes'] }, next: 'done' }], onTimeout: 'done' },
+      {
+        id: 'wait',
+        type: 'wait_for_reply',
+        timeout: '1h',
+        branches: [{ match: { type: 'keyword', keywords: ['yes'] }, next: 'done' }],
+        onTimeout: 'done',
+      },
       { id: 'done', type: 'end' },
     ],
   };
 
   it('creates a workflow: version 1, an unguessable identifier and its webhook URL', async () => {
-    const res = await t.http.post('/v1/workflows', { mode: 'create', name: 'Order follow-up', ...waitDefinition }, { token: account.token });
+    const res = await t.http.post(
+      '/v1/workflows',
+      { mode: 'create', name: 'Order follow-up', ...waitDefinition },
+      { token: account.token },
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       success: true,
@@ -55,7 +65,14 @@ describe('Workflow definitions', () => {
       trigger: { type: 'webhook' },
       startNodeId: 'send',
       nodes: [
-        { id: 'send', type: 'send_template', templateName: 'order', to: '{{payload.phone}}', variables: { zeta: 'z', alpha: 'a', custom1: '1' }, next: 'done' },
+        {
+          id: 'send',
+          type: 'send_template',
+          templateName: 'order',
+          to: '{{payload.phone}}',
+          variables: { zeta: 'z', alpha: 'a', custom1: '1' },
+          next: 'done',
+        },
         { id: 'done', type: 'end' },
       ],
     };
@@ -67,16 +84,26 @@ describe('Workflow definitions', () => {
 
   it('edits: a new version with the new definition; name and isActive alone do not make a version', async () => {
     const created = await createWorkflow(t, account.token, simpleDefinition());
-    const edited = await t.http.post('/v1/workflows', { mode: 'edit', id: created.id, name: 'Renamed', ...waitDefinition }, { token: account.token });
+    const edited = await t.http.post(
+      '/v1/workflows',
+      { mode: 'edit', id: created.id, name: 'Renamed', ...waitDefinition },
+      { token: account.token },
+    );
     expect(edited.status).toBe(200);
     expect(edited.body.data).toEqual({ ...created, name: 'Renamed', version: 2 });
 
-    const toggled = await t.http.post('/v1/workflows', { mode: 'edit', id: created.id, isActive: false }, { token: account.token });
+    const toggled = await t.http.post(
+      '/v1/workflows',
+      { mode: 'edit', id: created.id, isActive: false },
+      { token: account.token },
+    );
     expect(toggled.body.data).toEqual({ ...created, name: 'Renamed', version: 2, isActive: false });
 
     const got = await t.http.get(`/v1/workflows/${created.id}`, { token: account.token });
     expect(got.body.data.startNodeId).toBe('wait');
-    const versions = await t.db.query('SELECT version FROM workflow_versions WHERE workflow_id = $1 ORDER BY version', [created.id]);
+    const versions = await t.db.query('SELECT version FROM workflow_versions WHERE workflow_id = $1 ORDER BY version', [
+      created.id,
+    ]);
     expect(versions.map((v: any) => v.version)).toEqual([1, 2]);
   });
 
@@ -98,7 +125,10 @@ describe('Workflow definitions', () => {
       ],
     });
     const empty = await t.createAccount();
-    expect((await t.http.get('/workflows/active', { token: empty.token })).body).toEqual({ message: 'Active Workflows :', data: [] });
+    expect((await t.http.get('/workflows/active', { token: empty.token })).body).toEqual({
+      message: 'Active Workflows :',
+      data: [],
+    });
   });
 
   describe('validation (400, nothing written)', () => {
@@ -169,7 +199,15 @@ describe('Workflow definitions', () => {
         {
           statusCode: 400,
           message: expect.stringContaining('cycle without a delay or wait_for_reply would loop forever'),
-          errors: [{ nodeId: expect.any(String), field: expect.any(String), message: expect.stringMatching(/cycle without a delay or wait_for_reply would loop forever: (a → b → a|b → a → b)/) }],
+          errors: [
+            {
+              nodeId: expect.any(String),
+              field: expect.any(String),
+              message: expect.stringMatching(
+                /cycle without a delay or wait_for_reply would loop forever: (a → b → a|b → a → b)/,
+              ),
+            },
+          ],
         },
       );
     });
@@ -177,7 +215,13 @@ describe('Workflow definitions', () => {
     it('several errors at once, and a missing definition', async () => {
       const res = await t.http.post(
         '/v1/workflows',
-        { mode: 'create', name: 'Many', trigger: { type: 'sms' }, startNodeId: 'x', nodes: [{ id: 'a', type: 'end', nxt: 'b' }] },
+        {
+          mode: 'create',
+          name: 'Many',
+          trigger: { type: 'sms' },
+          startNodeId: 'x',
+          nodes: [{ id: 'a', type: 'end', nxt: 'b' }],
+        },
         { token: account.token },
       );
       expect(res.status).toBe(400);
@@ -190,18 +234,32 @@ describe('Workflow definitions', () => {
       );
       const missing = await t.http.post('/v1/workflows', { mode: 'create', name: 'Empty' }, { token: account.token });
       expect(missing.status).toBe(400);
-      expect(missing.body.errors.map((e: any) => e.field)).toEqual(expect.arrayContaining(['trigger', 'startNodeId', 'nodes']));
+      expect(missing.body.errors.map((e: any) => e.field)).toEqual(
+        expect.arrayContaining(['trigger', 'startNodeId', 'nodes']),
+      );
     });
 
     it('mode, name and id are checked', async () => {
       await expectRejected(
         { ...simpleDefinition(), mode: 'upsert', name: 'x' },
-        { statusCode: 400, message: 'mode must be one of: create, edit', errors: [{ field: 'mode', message: 'mode must be one of: create, edit' }] },
+        {
+          statusCode: 400,
+          message: 'mode must be one of: create, edit',
+          errors: [{ field: 'mode', message: 'mode must be one of: create, edit' }],
+        },
       );
-      const noName = await t.http.post('/v1/workflows', { ...simpleDefinition(), mode: 'create' }, { token: account.token });
+      const noName = await t.http.post(
+        '/v1/workflows',
+        { ...simpleDefinition(), mode: 'create' },
+        { token: account.token },
+      );
       expect(noName.status).toBe(400);
       expect(noName.body.errors.map((e: any) => e.field)).toContain('name');
-      const noId = await t.http.post('/v1/workflows', { ...simpleDefinition(), mode: 'edit' }, { token: account.token });
+      const noId = await t.http.post(
+        '/v1/workflows',
+        { ...simpleDefinition(), mode: 'edit' },
+        { token: account.token },
+      );
       expect(noId.status).toBe(400);
       expect(noId.body.errors).toEqual([
         { field: 'id', message: 'id must be an integer (the workflow to edit)' },
@@ -212,7 +270,11 @@ describe('Workflow definitions', () => {
 
     it('an edit with an invalid definition keeps the current version', async () => {
       const created = await createWorkflow(t, account.token, simpleDefinition());
-      const res = await t.http.post('/v1/workflows', { mode: 'edit', id: created.id, ...simpleDefinition({ startNodeId: 'nope' }) }, { token: account.token });
+      const res = await t.http.post(
+        '/v1/workflows',
+        { mode: 'edit', id: created.id, ...simpleDefinition({ startNodeId: 'nope' }) },
+        { token: account.token },
+      );
       expect(res.status).toBe(400);
       expect(res.body.errors).toEqual([{ field: 'startNodeId', message: expect.stringContaining('nope') }]);
       expect((await t.http.get(`/v1/workflows/${created.id}`, { token: account.token })).body.data.version).toBe(1);
@@ -235,7 +297,13 @@ describe('Workflow definitions', () => {
         {
           statusCode: 400,
           message: 'node "s2": templateName: template "ghost_template" does not exist in this account',
-          errors: [{ nodeId: 's2', field: 'templateName', message: 'template "ghost_template" does not exist in this account' }],
+          errors: [
+            {
+              nodeId: 's2',
+              field: 'templateName',
+              message: 'template "ghost_template" does not exist in this account',
+            },
+          ],
         },
       );
       await seedTemplate(t, account, 'ghost_template');
@@ -247,43 +315,104 @@ describe('Workflow definitions', () => {
       await seedTemplate(t, own, 'ok_template');
       await seedTemplate(t, own, 'rejected_template', 'REJECTED');
       await seedTemplate(t, own, 'pending_template', 'PENDING');
-      const send = (id: string, templateName: string, next: string) => ({ id, type: 'send_template', templateName, next });
+      const send = (id: string, templateName: string, next: string) => ({
+        id,
+        type: 'send_template',
+        templateName,
+        next,
+      });
       const definition = {
         trigger: { type: 'webhook' },
         startNodeId: 'a',
-        nodes: [send('a', 'ok_template', 'b'), send('b', 'rejected_template', 'c'), send('c', 'pending_template', 'd'), send('d', 'nowhere', 'done'), { id: 'done', type: 'end' }],
+        nodes: [
+          send('a', 'ok_template', 'b'),
+          send('b', 'rejected_template', 'c'),
+          send('c', 'pending_template', 'd'),
+          send('d', 'nowhere', 'done'),
+          { id: 'done', type: 'end' },
+        ],
       };
       const expected = {
         statusCode: 400,
-        message: 'node "b": templateName: template "rejected_template" is REJECTED; only an APPROVED template can be sent',
+        message:
+          'node "b": templateName: template "rejected_template" is REJECTED; only an APPROVED template can be sent',
         field: 'templateName',
         errors: [
-          { nodeId: 'b', field: 'templateName', message: 'template "rejected_template" is REJECTED; only an APPROVED template can be sent' },
-          { nodeId: 'c', field: 'templateName', message: 'template "pending_template" is PENDING; only an APPROVED template can be sent' },
+          {
+            nodeId: 'b',
+            field: 'templateName',
+            message: 'template "rejected_template" is REJECTED; only an APPROVED template can be sent',
+          },
+          {
+            nodeId: 'c',
+            field: 'templateName',
+            message: 'template "pending_template" is PENDING; only an APPROVED template can be sent',
+          },
           { nodeId: 'd', field: 'templateName', message: 'template "nowhere" does not exist in this account' },
         ],
       };
-      const created = await t.http.post('/v1/workflows', { mode: 'create', name: 'Not approved', ...definition }, { token: own.token });
+      const created = await t.http.post(
+        '/v1/workflows',
+        { mode: 'create', name: 'Not approved', ...definition },
+        { token: own.token },
+      );
       expect(created.status).toBe(400);
       expect(created.body).toEqual(expected);
       expect(await t.db.query('SELECT 1 FROM workflows WHERE account_id = $1', [own.accountId])).toHaveLength(0);
 
-      const wf = await createWorkflow(t, own.token, { trigger: { type: 'webhook' }, startNodeId: 'a', nodes: [send('a', 'ok_template', 'done'), { id: 'done', type: 'end' }] });
-      const edited = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, ...definition }, { token: own.token });
+      const wf = await createWorkflow(t, own.token, {
+        trigger: { type: 'webhook' },
+        startNodeId: 'a',
+        nodes: [send('a', 'ok_template', 'done'), { id: 'done', type: 'end' }],
+      });
+      const edited = await t.http.post(
+        '/v1/workflows',
+        { mode: 'edit', id: wf.id, ...definition },
+        { token: own.token },
+      );
       expect(edited.status).toBe(400);
       expect(edited.body).toEqual(expected);
       expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: own.token })).body.data.version).toBe(1);
 
       // a template paused by the platform (kept as PAUSED) is refused the same way; an APPROVED language is enough
-      await t.db.query(`UPDATE templates SET platform_status = 'PAUSED' WHERE account_id = $1 AND name = 'rejected_template'`, [own.accountId]);
-      const paused = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, trigger: { type: 'webhook' }, startNodeId: 'b', nodes: [send('b', 'rejected_template', 'done'), { id: 'done', type: 'end' }] }, { token: own.token });
-      expect(paused.body.errors).toEqual([{ nodeId: 'b', field: 'templateName', message: 'template "rejected_template" is PAUSED; only an APPROVED template can be sent' }]);
+      await t.db.query(
+        `UPDATE templates SET platform_status = 'PAUSED' WHERE account_id = $1 AND name = 'rejected_template'`,
+        [own.accountId],
+      );
+      const paused = await t.http.post(
+        '/v1/workflows',
+        {
+          mode: 'edit',
+          id: wf.id,
+          trigger: { type: 'webhook' },
+          startNodeId: 'b',
+          nodes: [send('b', 'rejected_template', 'done'), { id: 'done', type: 'end' }],
+        },
+        { token: own.token },
+      );
+      expect(paused.body.errors).toEqual([
+        {
+          nodeId: 'b',
+          field: 'templateName',
+          message: 'template "rejected_template" is PAUSED; only an APPROVED template can be sent',
+        },
+      ]);
       await t.db.query(
         `INSERT INTO templates (account_id, phone_number_id, name, language, category, status, components, platform_components)
          SELECT account_id, phone_number_id, name, 'de', category, 'APPROVED', components, platform_components FROM templates WHERE account_id = $1 AND name = 'pending_template'`,
         [own.accountId],
       );
-      const oneApproved = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, trigger: { type: 'webhook' }, startNodeId: 'c', nodes: [send('c', 'pending_template', 'done'), { id: 'done', type: 'end' }] }, { token: own.token });
+      const oneApproved = await t.http.post(
+        '/v1/workflows',
+        {
+          mode: 'edit',
+          id: wf.id,
+          trigger: { type: 'webhook' },
+          startNodeId: 'c',
+          nodes: [send('c', 'pending_template', 'done'), { id: 'done', type: 'end' }],
+        },
+        { token: own.token },
+      );
       expect(oneApproved.status).toBe(200);
     });
   });
@@ -298,10 +427,18 @@ describe('Workflow definitions', () => {
       expect(get.status).toBe(404);
       expect(get.body).toEqual({ statusCode: 404, message: 'Workflow not found' });
 
-      const edit = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, name: 'Hijacked', ...simpleDefinition() }, { token: intruder.token });
+      const edit = await t.http.post(
+        '/v1/workflows',
+        { mode: 'edit', id: wf.id, name: 'Hijacked', ...simpleDefinition() },
+        { token: intruder.token },
+      );
       expect(edit.status).toBe(404);
       expect(edit.body).toEqual({ statusCode: 404, message: 'Workflow not found' });
-      const toggle = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, isActive: false }, { token: intruder.token });
+      const toggle = await t.http.post(
+        '/v1/workflows',
+        { mode: 'edit', id: wf.id, isActive: false },
+        { token: intruder.token },
+      );
       expect(toggle.status).toBe(404);
 
       const runs = await t.http.get(`/v1/workflows/${wf.id}/runs`, { token: intruder.token });
@@ -313,7 +450,13 @@ describe('Workflow definitions', () => {
     });
 
     it('unknown and malformed ids are 404', async () => {
-      for (const path of ['/v1/workflows/999999', '/v1/workflows/abc', '/v1/workflows/1e3', '/v1/workflow-runs/not-a-uuid', '/v1/workflow-runs/00000000-0000-4000-8000-000000000000']) {
+      for (const path of [
+        '/v1/workflows/999999',
+        '/v1/workflows/abc',
+        '/v1/workflows/1e3',
+        '/v1/workflow-runs/not-a-uuid',
+        '/v1/workflow-runs/00000000-0000-4000-8000-000000000000',
+      ]) {
         const res = await t.http.get(path, { token: account.token });
         expect({ path, status: res.status }).toEqual({ path, status: 404 });
       }

@@ -27,7 +27,9 @@ describe('Embedded driver recovery', () => {
   async function restartWorker(between: () => Promise<void> = async () => {}) {
     await (restarted ?? t.worker!).close();
     await between();
-    restarted = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: ['error', 'warn'] });
+    restarted = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), {
+      logger: ['error', 'warn'],
+    });
     return restarted;
   }
 
@@ -42,13 +44,19 @@ describe('Embedded driver recovery', () => {
     });
 
   const statuses = async (workflowId: number) =>
-    (await t.db.query(`SELECT status, count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 GROUP BY status`, [workflowId])).reduce(
+    (
+      await t.db.query(`SELECT status, count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 GROUP BY status`, [
+        workflowId,
+      ])
+    ).reduce(
       (acc: Record<string, number>, row: { status: string; n: number }) => ({ ...acc, [row.status]: row.n }),
       {},
     );
 
   const startRuns = async (identifier: string, n: number) => {
-    const answers = await Promise.all(Array.from({ length: n }, (_, i) => t.http.post(`/webhook/workflow/${identifier}`, { i })));
+    const answers = await Promise.all(
+      Array.from({ length: n }, (_, i) => t.http.post(`/webhook/workflow/${identifier}`, { i })),
+    );
     return answers.map((a) => a.body.runId as string);
   };
 

@@ -18,7 +18,12 @@ async function startReceiver() {
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
-      received.push({ method: req.method!, url: req.url!, headers: req.headers, body: raw ? JSON.parse(raw) : undefined });
+      received.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: raw ? JSON.parse(raw) : undefined,
+      });
       const tier = req.url!.match(/^\/tier\/(\w+)/);
       const status = req.url!.match(/^\/status\/(\d+)/);
       res.writeHead(status ? Number(status[1]) : 200, { 'content-type': 'application/json' });
@@ -27,7 +32,15 @@ async function startReceiver() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, received, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return {
+    url,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 jest.setTimeout(30_000);
@@ -40,7 +53,14 @@ describe('Workflow runs (embedded driver)', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    t = await startTestApp({ ALLOW_PRIVATE_NETWORK_TARGETS: 'true', WORKFLOW_WEBHOOK_MAX_BODY_BYTES: '4096', RATE_LIMIT_PER_MINUTE: '100000' }, { worker: true });
+    t = await startTestApp(
+      {
+        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+        WORKFLOW_WEBHOOK_MAX_BODY_BYTES: '4096',
+        RATE_LIMIT_PER_MINUTE: '100000',
+      },
+      { worker: true },
+    );
     account = await t.createAccount();
     runs = t.worker!.get(WorkflowRunsService);
   });
@@ -49,7 +69,8 @@ describe('Workflow runs (embedded driver)', () => {
     await receiver.close();
   });
 
-  const webhook = (identifier: string, body: unknown, headers: Record<string, string> = {}) => t.http.post(`/webhook/workflow/${identifier}`, body, { headers });
+  const webhook = (identifier: string, body: unknown, headers: Record<string, string> = {}) =>
+    t.http.post(`/webhook/workflow/${identifier}`, body, { headers });
 
   describe('webhook → http_request → condition → end', () => {
     const definition = (url: string) => ({
@@ -66,7 +87,12 @@ describe('Workflow runs (embedded driver)', () => {
           saveAs: 'crm',
           next: 'check',
         },
-        { id: 'check', type: 'condition', rules: [{ left: '{{vars.crm.body.tier}}', operator: 'equals', right: 'gold', next: 'vip' }], else: 'regular' },
+        {
+          id: 'check',
+          type: 'condition',
+          rules: [{ left: '{{vars.crm.body.tier}}', operator: 'equals', right: 'gold', next: 'vip' }],
+          else: 'regular',
+        },
         { id: 'vip', type: 'end' },
         { id: 'regular', type: 'end' },
       ],
@@ -77,7 +103,11 @@ describe('Workflow runs (embedded driver)', () => {
       const payload = { tier: 'gold', phone: '+1 (555) 010-2030', order: { id: 'A-17', total: 42.5 } };
       const res = await webhook(wf.identifier, payload);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, message: 'Workflow started', runId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(res.body).toEqual({
+        success: true,
+        message: 'Workflow started',
+        runId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
 
       const run = await waitForRun(t, account.token, res.body.runId, ['completed', 'failed']);
       expect(run).toEqual({
@@ -100,7 +130,10 @@ describe('Workflow runs (embedded driver)', () => {
             type: 'http_request',
             outcome: 'completed',
             at: expect.any(String),
-            detail: { input: expect.objectContaining({ method: 'POST', saveAs: 'crm' }), output: expect.objectContaining({ status: 200, body: { tier: 'gold' } }) },
+            detail: {
+              input: expect.objectContaining({ method: 'POST', saveAs: 'crm' }),
+              output: expect.objectContaining({ status: 200, body: { tier: 'gold' } }),
+            },
           },
           { seq: 2, nodeId: 'check', type: 'condition', outcome: 'rule:0', at: expect.any(String) },
           { seq: 3, nodeId: 'vip', type: 'end', outcome: 'end', at: expect.any(String) },
@@ -111,14 +144,21 @@ describe('Workflow runs (embedded driver)', () => {
         finishedAt: expect.any(String),
       });
       const call = receiver.received.find((r) => r.headers['x-order'] === 'A-17')!;
-      expect(call).toMatchObject({ method: 'POST', url: '/tier/gold', body: { order: { id: 'A-17', total: 42.5 }, phone: '15550102030' } });
+      expect(call).toMatchObject({
+        method: 'POST',
+        url: '/tier/gold',
+        body: { order: { id: 'A-17', total: 42.5 }, phone: '15550102030' },
+      });
       expect(call.headers['idempotency-key']).toBe(`run:${res.body.runId}:step:1`);
       expect(call.headers['content-type']).toBe('application/json');
     });
 
     it('takes the else branch on another answer, and a non-2xx status is a result, not a failure', async () => {
       const wf = await createWorkflow(t, account.token, definition(receiver.url));
-      const silver = await waitForRun(t, account.token, (await webhook(wf.identifier, { tier: 'silver' })).body.runId, ['completed', 'failed']);
+      const silver = await waitForRun(t, account.token, (await webhook(wf.identifier, { tier: 'silver' })).body.runId, [
+        'completed',
+        'failed',
+      ]);
       expect(silver.currentNodeId).toBe('regular');
       expect(silver.history.map((h: any) => h.outcome)).toEqual(['completed', 'else', 'end']);
 
@@ -126,13 +166,28 @@ describe('Workflow runs (embedded driver)', () => {
         trigger: { type: 'webhook' },
         startNodeId: 'call',
         nodes: [
-          { id: 'call', type: 'http_request', method: 'GET', url: `${receiver.url}/status/404`, saveAs: 'r', next: 'check' },
-          { id: 'check', type: 'condition', rules: [{ left: '{{vars.r.status}}', operator: 'gte', right: '400', next: 'bad' }], else: 'good' },
+          {
+            id: 'call',
+            type: 'http_request',
+            method: 'GET',
+            url: `${receiver.url}/status/404`,
+            saveAs: 'r',
+            next: 'check',
+          },
+          {
+            id: 'check',
+            type: 'condition',
+            rules: [{ left: '{{vars.r.status}}', operator: 'gte', right: '400', next: 'bad' }],
+            else: 'good',
+          },
           { id: 'bad', type: 'end' },
           { id: 'good', type: 'end' },
         ],
       });
-      const run = await waitForRun(t, account.token, (await webhook(notFound.identifier, {})).body.runId, ['completed', 'failed']);
+      const run = await waitForRun(t, account.token, (await webhook(notFound.identifier, {})).body.runId, [
+        'completed',
+        'failed',
+      ]);
       expect(run).toMatchObject({ status: 'completed', currentNodeId: 'bad', vars: { r: { status: 404 } } });
     });
 
@@ -187,8 +242,15 @@ describe('Workflow runs (embedded driver)', () => {
 
     it('the run row is committed when the answer comes (persist before enqueue)', async () => {
       const res = await webhook(identifier, { contact: { phone: '447700900123', name: 'Ann' } });
-      const [row] = await t.db.query('SELECT status, contact_phone, workflow_version FROM workflow_runs WHERE id = $1', [res.body.runId]);
-      expect(row).toEqual({ status: expect.stringMatching(/^(pending|waiting)$/), contact_phone: '447700900123', workflow_version: 1 });
+      const [row] = await t.db.query(
+        'SELECT status, contact_phone, workflow_version FROM workflow_runs WHERE id = $1',
+        [res.body.runId],
+      );
+      expect(row).toEqual({
+        status: expect.stringMatching(/^(pending|waiting)$/),
+        contact_phone: '447700900123',
+        workflow_version: 1,
+      });
       const run = await waitForRun(t, account.token, res.body.runId, ['waiting']);
       expect(run.contact).toEqual({ phone: '447700900123', name: 'Ann' });
       expect(run.waitingFor).toEqual({ kind: 'timer', nodeId: 'pause', seq: 1, until: expect.any(String) });
@@ -202,16 +264,28 @@ describe('Workflow runs (embedded driver)', () => {
       expect(new Set(answers.map((a) => a.body.runId)).size).toBe(1);
       const later = await webhook(identifier, { n: 2 }, { 'idempotency-key': key });
       expect(later.body.runId).toBe(answers[0].body.runId);
-      const rows = await t.db.query('SELECT payload FROM workflow_runs WHERE workflow_id = $1 AND idempotency_key = $2', [workflowId, key]);
+      const rows = await t.db.query(
+        'SELECT payload FROM workflow_runs WHERE workflow_id = $1 AND idempotency_key = $2',
+        [workflowId, key],
+      );
       expect(rows).toEqual([{ payload: { n: 1 } }]);
       const other = await webhook(identifier, { n: 3 }, { 'idempotency-key': `${key}-other` });
       expect(other.body.runId).not.toBe(answers[0].body.runId);
     });
 
     it('unknown and inactive identifiers are 404 Workflow ID not found', async () => {
-      expect(await webhook('no-such-workflow-identifier', {})).toMatchObject({ status: 404, body: { message: 'Workflow ID not found' } });
+      expect(await webhook('no-such-workflow-identifier', {})).toMatchObject({
+        status: 404,
+        body: { message: 'Workflow ID not found' },
+      });
       expect(await webhook('bad%20id!', {})).toMatchObject({ status: 404, body: { message: 'Workflow ID not found' } });
-      const inactive = await createWorkflow(t, account.token, { trigger: { type: 'webhook' }, startNodeId: 'e', nodes: [{ id: 'e', type: 'end' }] }, 'Off', false);
+      const inactive = await createWorkflow(
+        t,
+        account.token,
+        { trigger: { type: 'webhook' }, startNodeId: 'e', nodes: [{ id: 'e', type: 'end' }] },
+        'Off',
+        false,
+      );
       const res = await webhook(inactive.identifier, {});
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ statusCode: 404, message: 'Workflow ID not found' });
@@ -225,14 +299,26 @@ describe('Workflow runs (embedded driver)', () => {
       expect(big.status).toBe(413);
       expect(big.body).toEqual({ statusCode: 413, message: 'Request body is too large (limit 4096 bytes)' });
       // Bodies are JSON only (docs/errors.md): any other media type is refused before the route runs.
-      const text = await t.http.post(`/webhook/workflow/${identifier}`, 'hello', { headers: { 'content-type': 'text/plain' } });
+      const text = await t.http.post(`/webhook/workflow/${identifier}`, 'hello', {
+        headers: { 'content-type': 'text/plain' },
+      });
       expect(text.status).toBe(415);
-      expect(text.body).toEqual({ statusCode: 415, message: 'Unsupported media type: send the request body as application/json' });
-      const broken = await t.http.post(`/webhook/workflow/${identifier}`, '{"a":', { headers: { 'content-type': 'application/json' } });
+      expect(text.body).toEqual({
+        statusCode: 415,
+        message: 'Unsupported media type: send the request body as application/json',
+      });
+      const broken = await t.http.post(`/webhook/workflow/${identifier}`, '{"a":', {
+        headers: { 'content-type': 'application/json' },
+      });
       expect(broken.status).toBe(400);
-      const form = await t.http.post(`/webhook/workflow/${identifier}`, 'a=1&b=2', { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const form = await t.http.post(`/webhook/workflow/${identifier}`, 'a=1&b=2', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(form.status).toBe(415);
-      expect(form.body).toEqual({ statusCode: 415, message: 'Unsupported media type: send the request body as application/json' });
+      expect(form.body).toEqual({
+        statusCode: 415,
+        message: 'Unsupported media type: send the request body as application/json',
+      });
       expect((await t.db.query('SELECT count(*)::int AS n FROM workflow_runs'))[0].n).toBe(before);
     });
 
@@ -241,7 +327,9 @@ describe('Workflow runs (embedded driver)', () => {
       expect(array.status).toBe(200);
       const empty = await t.http.post(`/webhook/workflow/${identifier}`);
       expect(empty.status).toBe(200);
-      const [a, e] = await Promise.all([array, empty].map((r) => t.db.query('SELECT payload FROM workflow_runs WHERE id = $1', [r.body.runId])));
+      const [a, e] = await Promise.all(
+        [array, empty].map((r) => t.db.query('SELECT payload FROM workflow_runs WHERE id = $1', [r.body.runId])),
+      );
       expect(a[0].payload).toEqual([1, 2, 3]);
       expect(e[0].payload).toEqual({});
     });
@@ -294,27 +382,48 @@ describe('Workflow runs (embedded driver)', () => {
       const { runId } = (await webhook(wf.identifier, { phone: '+44 7700 900001' })).body;
       await waitForRun(t, account.token, runId, ['waiting']);
 
-      expect(await runs.deliverReply(account.accountId, account.messagingPhoneId, '+447700900001', { text: 'maybe', messageId: 'wamid.1' })).toEqual([runId]);
+      expect(
+        await runs.deliverReply(account.accountId, account.messagingPhoneId, '+447700900001', {
+          text: 'maybe',
+          messageId: 'wamid.1',
+        }),
+      ).toEqual([runId]);
       // another account's customer with the same number, and another number of ours: no effect
       const other = await t.createAccount();
-      expect(await runs.deliverReply(other.accountId, undefined, '447700900001', { text: 'yes', messageId: 'wamid.x' })).toEqual([]);
-      expect(await runs.deliverReply(account.accountId, undefined, '447700900002', { text: 'yes', messageId: 'wamid.y' })).toEqual([]);
+      expect(
+        await runs.deliverReply(other.accountId, undefined, '447700900001', { text: 'yes', messageId: 'wamid.x' }),
+      ).toEqual([]);
+      expect(
+        await runs.deliverReply(account.accountId, undefined, '447700900002', { text: 'yes', messageId: 'wamid.y' }),
+      ).toEqual([]);
       await new Promise((r) => setTimeout(r, 200));
-      expect((await waitForRun(t, account.token, runId, ['waiting'])).waitingFor).toMatchObject({ kind: 'reply', nodeId: 'ask' });
+      expect((await waitForRun(t, account.token, runId, ['waiting'])).waitingFor).toMatchObject({
+        kind: 'reply',
+        nodeId: 'ask',
+      });
 
-      await runs.deliverReply(account.accountId, account.messagingPhoneId, '447700900001', { text: ' Yes ', messageId: 'wamid.2' });
+      await runs.deliverReply(account.accountId, account.messagingPhoneId, '447700900001', {
+        text: ' Yes ',
+        messageId: 'wamid.2',
+      });
       const run = await waitForRun(t, account.token, runId, ['completed']);
       expect(run.currentNodeId).toBe('confirmed');
       expect(run.reply).toEqual({ text: ' Yes ', messageId: 'wamid.2' });
       expect(run.history.map((h: any) => h.outcome)).toEqual(['branch:1', 'end']);
-      expect(await runs.deliverReply(account.accountId, undefined, '447700900001', { text: 'yes', messageId: 'wamid.3' })).toEqual([]);
+      expect(
+        await runs.deliverReply(account.accountId, undefined, '447700900001', { text: 'yes', messageId: 'wamid.3' }),
+      ).toEqual([]);
     });
 
     it('a button reply takes its branch', async () => {
       const wf = await createWorkflow(t, account.token, replyDefinition(600));
       const { runId } = (await webhook(wf.identifier, { customer: { phone: '447700900010' } })).body;
       await waitForRun(t, account.token, runId, ['waiting']);
-      await runs.deliverReply(account.accountId, null, '447700900010', { buttonPayload: 'CANCEL', buttonText: 'Cancel order', messageId: 'wamid.b1' });
+      await runs.deliverReply(account.accountId, null, '447700900010', {
+        buttonPayload: 'CANCEL',
+        buttonText: 'Cancel order',
+        messageId: 'wamid.b1',
+      });
       expect((await waitForRun(t, account.token, runId, ['completed'])).currentNodeId).toBe('cancelled');
     });
 
@@ -334,21 +443,50 @@ describe('Workflow runs (embedded driver)', () => {
         trigger: { type: 'keyword', keywords: ['JOIN', 'start'] },
         startNodeId: 'ask',
         nodes: [
-          { id: 'ask', type: 'wait_for_reply', timeout: '1d', branches: [{ match: { type: 'any' }, next: 'done' }], onTimeout: 'done' },
+          {
+            id: 'ask',
+            type: 'wait_for_reply',
+            timeout: '1d',
+            branches: [{ match: { type: 'any' }, next: 'done' }],
+            onTimeout: 'done',
+          },
           { id: 'done', type: 'end' },
         ],
       });
-      expect(await runs.startFromInboundMessage(account.accountId, account.messagingPhoneId, '+15550001111', { text: 'hello', messageId: 'in.0' })).toEqual([]);
-      const [runId] = await runs.startFromInboundMessage(account.accountId, account.messagingPhoneId, '+15550001111', { text: ' join ', messageId: 'in.1', name: 'Bo' });
+      expect(
+        await runs.startFromInboundMessage(account.accountId, account.messagingPhoneId, '+15550001111', {
+          text: 'hello',
+          messageId: 'in.0',
+        }),
+      ).toEqual([]);
+      const [runId] = await runs.startFromInboundMessage(account.accountId, account.messagingPhoneId, '+15550001111', {
+        text: ' join ',
+        messageId: 'in.1',
+        name: 'Bo',
+      });
       expect(runId).toBeDefined();
-      expect(await runs.startFromInboundMessage(account.accountId, account.messagingPhoneId, '+15550001111', { text: ' join ', messageId: 'in.1' })).toEqual([]);
+      expect(
+        await runs.startFromInboundMessage(account.accountId, account.messagingPhoneId, '+15550001111', {
+          text: ' join ',
+          messageId: 'in.1',
+        }),
+      ).toEqual([]);
       const run = await waitForRun(t, account.token, runId, ['waiting']);
       expect(run).toMatchObject({
         workflowId: wf.id,
-        payload: { text: ' join ', messageId: 'in.1', name: 'Bo', from: '15550001111', messagingPhoneId: account.messagingPhoneId },
+        payload: {
+          text: ' join ',
+          messageId: 'in.1',
+          name: 'Bo',
+          from: '15550001111',
+          messagingPhoneId: account.messagingPhoneId,
+        },
         contact: { phone: '15550001111', name: 'Bo' },
       });
-      await runs.deliverReply(account.accountId, account.messagingPhoneId, '15550001111', { text: 'thanks', messageId: 'in.2' });
+      await runs.deliverReply(account.accountId, account.messagingPhoneId, '15550001111', {
+        text: 'thanks',
+        messageId: 'in.2',
+      });
       await waitForRun(t, account.token, runId, ['completed']);
     });
   });
@@ -367,10 +505,17 @@ describe('Workflow runs (embedded driver)', () => {
       const wf = await createWorkflow(t, account.token, v('version-one'));
       const first = (await webhook(wf.identifier, {})).body.runId;
       await waitForRun(t, account.token, first, ['waiting']);
-      const edited = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, ...v('version-two') }, { token: account.token });
+      const edited = await t.http.post(
+        '/v1/workflows',
+        { mode: 'edit', id: wf.id, ...v('version-two') },
+        { token: account.token },
+      );
       expect(edited.body.data.version).toBe(2);
       const second = (await webhook(wf.identifier, {})).body.runId;
-      const [a, b] = await Promise.all([waitForRun(t, account.token, first, ['completed'], 5000), waitForRun(t, account.token, second, ['completed'], 5000)]);
+      const [a, b] = await Promise.all([
+        waitForRun(t, account.token, first, ['completed'], 5000),
+        waitForRun(t, account.token, second, ['completed'], 5000),
+      ]);
       expect([a.workflowVersion, b.workflowVersion]).toEqual([1, 2]);
       expect(receiver.received.filter((r) => r.url === '/version-one')).toHaveLength(1);
       expect(receiver.received.filter((r) => r.url === '/version-two')).toHaveLength(1);
@@ -382,21 +527,48 @@ describe('Workflow runs (embedded driver)', () => {
         trigger: { type: 'webhook' },
         startNodeId: 'send',
         nodes: [
-          { id: 'send', type: 'send_template', templateName: 'order_confirm', to: '{{payload.phone}}', next: 'campaign' },
-          { id: 'campaign', type: 'trigger_campaign', campaignId: 999999, contact: { phoneNumber: '{{payload.phone}}' }, next: 'done', onError: 'fallback' },
+          {
+            id: 'send',
+            type: 'send_template',
+            templateName: 'order_confirm',
+            to: '{{payload.phone}}',
+            next: 'campaign',
+          },
+          {
+            id: 'campaign',
+            type: 'trigger_campaign',
+            campaignId: 999999,
+            contact: { phoneNumber: '{{payload.phone}}' },
+            next: 'done',
+            onError: 'fallback',
+          },
           { id: 'fallback', type: 'end' },
           { id: 'done', type: 'end' },
         ],
       });
-      const run = await waitForRun(t, account.token, (await webhook(wf.identifier, { phone: '15550009999' })).body.runId, ['completed', 'failed']);
+      const run = await waitForRun(
+        t,
+        account.token,
+        (await webhook(wf.identifier, { phone: '15550009999' })).body.runId,
+        ['completed', 'failed'],
+      );
       expect(run).toMatchObject({ status: 'completed', currentNodeId: 'fallback' });
-      expect(run.vars.lastError).toMatchObject({ nodeId: 'campaign', message: expect.stringContaining('Campaign not found') });
+      expect(run.vars.lastError).toMatchObject({
+        nodeId: 'campaign',
+        message: expect.stringContaining('Campaign not found'),
+      });
 
-      const messages = await t.db.query(`SELECT recipient, template_name, idempotency_key FROM messages WHERE account_id = $1 AND idempotency_key LIKE $2`, [
-        account.accountId,
-        `run:${run.runId}:%`,
+      const messages = await t.db.query(
+        `SELECT recipient, template_name, idempotency_key FROM messages WHERE account_id = $1 AND idempotency_key LIKE $2`,
+        [account.accountId, `run:${run.runId}:%`],
+      );
+      expect(messages).toEqual([
+        {
+          recipient: '15550009999',
+          template_name: 'order_confirm',
+          idempotency_key: expect.stringMatching(new RegExp(`^run:${run.runId}:step:\\d+$`)),
+        },
       ]);
-      expect(messages).toEqual([{ recipient: '15550009999', template_name: 'order_confirm', idempotency_key: expect.stringMatching(new RegExp(`^run:${run.runId}:step:\\d+$`)) }]);
     });
 
     it("update_contact: updates the run's contact in its account (name, email, custom fields); an unknown contact fails the run", async () => {
@@ -404,32 +576,71 @@ describe('Workflow runs (embedded driver)', () => {
         trigger: { type: 'webhook' },
         startNodeId: 'tag',
         nodes: [
-          { id: 'tag', type: 'update_contact', fields: { name: '{{payload.name}}', email: '{{payload.email}}', custom_order: '{{payload.order}}' }, next: 'done' },
+          {
+            id: 'tag',
+            type: 'update_contact',
+            fields: { name: '{{payload.name}}', email: '{{payload.email}}', custom_order: '{{payload.order}}' },
+            next: 'done',
+          },
           { id: 'done', type: 'end' },
         ],
       });
       const payload = { phone: '15550004444', name: 'Dee', email: 'dee@example.com', order: 'A-1' };
       const other = await t.createAccount();
-      for (const [who, name] of [[account, 'Old'], [other, 'Other account']] as const) {
-        const created = await t.http.post('/contacts/create-contact', { contact_number: '15550004444', name }, { token: who.token });
+      for (const [who, name] of [
+        [account, 'Old'],
+        [other, 'Other account'],
+      ] as const) {
+        const created = await t.http.post(
+          '/contacts/create-contact',
+          { contact_number: '15550004444', name },
+          { token: who.token },
+        );
         expect(created.status).toBe(200);
       }
 
-      const done = await waitForRun(t, account.token, (await webhook(wf.identifier, payload)).body.runId, ['completed', 'failed']);
+      const done = await waitForRun(t, account.token, (await webhook(wf.identifier, payload)).body.runId, [
+        'completed',
+        'failed',
+      ]);
       expect(done.status).toBe('completed');
-      expect(done.contact).toEqual({ phone: '15550004444', name: 'Dee', email: 'dee@example.com', custom_order: 'A-1' });
-      const rows = await t.db.query("SELECT account_id, name, email, custom_fields FROM contacts WHERE account_id = ANY($1) AND contact_number = '15550004444' ORDER BY id", [[account.accountId, other.accountId]]);
+      expect(done.contact).toEqual({
+        phone: '15550004444',
+        name: 'Dee',
+        email: 'dee@example.com',
+        custom_order: 'A-1',
+      });
+      const rows = await t.db.query(
+        "SELECT account_id, name, email, custom_fields FROM contacts WHERE account_id = ANY($1) AND contact_number = '15550004444' ORDER BY id",
+        [[account.accountId, other.accountId]],
+      );
       expect(rows).toEqual([
-        { account_id: account.accountId, name: 'Dee', email: 'dee@example.com', custom_fields: { custom_order: 'A-1' } },
+        {
+          account_id: account.accountId,
+          name: 'Dee',
+          email: 'dee@example.com',
+          custom_fields: { custom_order: 'A-1' },
+        },
         { account_id: other.accountId, name: 'Other account', email: null, custom_fields: {} },
       ]);
 
-      const unknown = await waitForRun(t, account.token, (await webhook(wf.identifier, { ...payload, phone: '15550005555' })).body.runId, ['completed', 'failed']);
-      expect(unknown.error.message).toBe('node "tag" (update_contact) failed: no contact with phone number 15550005555 in this account');
+      const unknown = await waitForRun(
+        t,
+        account.token,
+        (await webhook(wf.identifier, { ...payload, phone: '15550005555' })).body.runId,
+        ['completed', 'failed'],
+      );
+      expect(unknown.error.message).toBe(
+        'node "tag" (update_contact) failed: no contact with phone number 15550005555 in this account',
+      );
     });
 
     it("another account's runs are not found", async () => {
-      const wf = await createWorkflow(t, account.token, { trigger: { type: 'webhook' }, startNodeId: 'e', nodes: [{ id: 'e', type: 'end' }] });
+      const wf = await createWorkflow(t, account.token, {
+        trigger: { type: 'webhook' },
+        startNodeId: 'e',
+        nodes: [{ id: 'e', type: 'end' }],
+      });
       const { runId } = (await webhook(wf.identifier, {})).body;
       await waitForRun(t, account.token, runId, ['completed']);
       const intruder = await t.createAccount();
@@ -456,7 +667,10 @@ describe('http_request SSRF guard (private targets not allowed)', () => {
   });
 
   it.each([
-    ['http://169.254.169.254/latest/meta-data/', 'target 169.254.169.254 is not allowed (link-local / metadata address)'],
+    [
+      'http://169.254.169.254/latest/meta-data/',
+      'target 169.254.169.254 is not allowed (link-local / metadata address)',
+    ],
     ['RECEIVER', 'target 127.0.0.1 is not allowed (loopback address)'],
     ['http://localhost:9/x', 'target localhost resolves to 127.0.0.1, which is not allowed (loopback address)'],
     ['file:///etc/passwd', 'URL scheme "file" is not allowed (http or https only)'],
@@ -473,7 +687,11 @@ describe('http_request SSRF guard (private targets not allowed)', () => {
     const res = await t.http.post(`/webhook/workflow/${wf.identifier}`, { url: target });
     const run = await waitForRun(t, account.token, res.body.runId, ['completed', 'failed']);
     expect(run.status).toBe('failed');
-    expect(run.error).toEqual({ code: 'effect_failed', message: `node "call" (http_request) failed: ${message}`, nodeId: 'call' });
+    expect(run.error).toEqual({
+      code: 'effect_failed',
+      message: `node "call" (http_request) failed: ${message}`,
+      nodeId: 'call',
+    });
     expect(receiver.received).toEqual([]);
   });
 });

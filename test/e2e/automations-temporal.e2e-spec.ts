@@ -25,7 +25,13 @@ const waitDefinition = (timeout = '1d'): WorkflowDefinition => ({
   trigger: { type: 'webhook' },
   startNodeId: 'wait',
   nodes: [
-    { id: 'wait', type: 'wait_for_reply', timeout, branches: [{ match: { type: 'keyword', keywords: ['yes'] }, next: 'done' }], onTimeout: 'done' },
+    {
+      id: 'wait',
+      type: 'wait_for_reply',
+      timeout,
+      branches: [{ match: { type: 'keyword', keywords: ['yes'] }, next: 'done' }],
+      onTimeout: 'done',
+    },
     { id: 'done', type: 'end' },
   ],
 });
@@ -55,7 +61,9 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
     },
     workflow: {
       start: async (workflowType: string, options: any) => {
-        const { rows } = await observer.query(`SELECT status, workflow_version FROM workflow_runs WHERE id = $1`, [options.args[0].runId]);
+        const { rows } = await observer.query(`SELECT status, workflow_version FROM workflow_runs WHERE id = $1`, [
+          options.args[0].runId,
+        ]);
         starts.push({ workflowType, options, rowSeen: rows[0] ?? null });
         if (failStart) throw failStart;
         return { workflowId: options.workflowId };
@@ -71,7 +79,11 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestApp({ TEMPORAL_ADDRESS: '127.0.0.1:1', TEMPORAL_TASK_QUEUE: 'sb-test-queue', RATE_LIMIT_PER_MINUTE: '100000' });
+    t = await startTestApp({
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      TEMPORAL_TASK_QUEUE: 'sb-test-queue',
+      RATE_LIMIT_PER_MINUTE: '100000',
+    });
     account = await t.createAccount();
     observer = new PgClient({ connectionString: t.config.DATABASE_URL });
     await observer.connect();
@@ -81,7 +93,8 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
     await t?.close();
   });
 
-  const webhook = (identifier: string, body: unknown, headers: Record<string, string> = {}) => t.http.post(`/webhook/workflow/${identifier}`, body, { headers });
+  const webhook = (identifier: string, body: unknown, headers: Record<string, string> = {}) =>
+    t.http.post(`/webhook/workflow/${identifier}`, body, { headers });
   const runRow = async (runId: string) => (await t.db.query(`SELECT * FROM workflow_runs WHERE id = $1`, [runId]))[0];
 
   it('selects the Temporal driver; /health/ready reports it down while Temporal is unreachable', async () => {
@@ -101,7 +114,11 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
     const down = await t.http.get('/health/ready');
     healthy = true;
     expect(down.status).toBe(503);
-    expect(down.body.error.workflowEngine).toMatchObject({ status: 'down', driver: 'temporal', message: expect.stringContaining('UNAVAILABLE') });
+    expect(down.body.error.workflowEngine).toMatchObject({
+      status: 'down',
+      driver: 'temporal',
+      message: expect.stringContaining('UNAVAILABLE'),
+    });
   });
 
   it('webhook: the run row is committed before the start; workflow id from the run id; pinned version; task queue', async () => {
@@ -137,9 +154,14 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
     expect(again.body.runId).toBe(first.body.runId);
     const calls = starts.filter((s) => s.options.args[0].runId === first.body.runId);
     expect(calls).toHaveLength(2);
-    expect(calls.map((c) => c.options.workflowId)).toEqual([workflowIdForRun(first.body.runId), workflowIdForRun(first.body.runId)]);
+    expect(calls.map((c) => c.options.workflowId)).toEqual([
+      workflowIdForRun(first.body.runId),
+      workflowIdForRun(first.body.runId),
+    ]);
     expect(calls.every((c) => c.options.workflowIdConflictPolicy === 'USE_EXISTING')).toBe(true);
-    expect(Number((await t.db.query(`SELECT count(*) FROM workflow_runs WHERE workflow_id = $1`, [wf.id]))[0].count)).toBe(1);
+    expect(
+      Number((await t.db.query(`SELECT count(*) FROM workflow_runs WHERE workflow_id = $1`, [wf.id]))[0].count),
+    ).toBe(1);
   });
 
   it('a failed start leaves the row pending; the recovery sweep starts it later with the pinned version', async () => {
@@ -153,7 +175,11 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
     expect(starts.filter((s) => s.options.args[0].runId === runId)).toHaveLength(1);
 
     // The workflow changes meanwhile: the run keeps the version it was accepted with.
-    const update = await t.http.post('/v1/workflows', { mode: 'edit', id: wf.id, ...waitDefinition('2h') }, { token: account.token });
+    const update = await t.http.post(
+      '/v1/workflows',
+      { mode: 'edit', id: wf.id, ...waitDefinition('2h') },
+      { token: account.token },
+    );
     expect(update.status).toBe(200);
 
     const driver = t.app.get(TemporalAutomationDriver);
@@ -182,17 +208,29 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
 
     it('moves forward only: a lower seq is ignored, an equal one re-applies, a finished run is never un-finished', async () => {
       const runId = await acceptedRun('447700900400');
-      const started = start(waitDefinition(), { payload: { phone: '447700900400' }, contact: { phone: '447700900400' } });
+      const started = start(waitDefinition(), {
+        payload: { phone: '447700900400' },
+        contact: { phone: '447700900400' },
+      });
       const waiting = started.state;
       expect(waiting.waitingFor?.kind).toBe('reply');
-      const done = advance(waitDefinition(), waiting, { type: 'reply_received', seq: waiting.waitingFor!.seq, reply: { text: 'yes', messageId: 'wamid.r1' } }).state;
+      const done = advance(waitDefinition(), waiting, {
+        type: 'reply_received',
+        seq: waiting.waitingFor!.seq,
+        reply: { text: 'yes', messageId: 'wamid.r1' },
+      }).state;
       expect(done.status).toBe('completed');
       const earlier: RunState = { ...waiting, seq: waiting.seq - 1, currentNodeId: 'earlier' };
       const activities = recorder();
 
       expect(await activities.record(runId, account.accountId, waiting)).toBe(true);
       const view = await t.http.get(`/v1/workflow-runs/${runId}`, { token: account.token });
-      expect(view.body.data).toMatchObject({ status: 'waiting', currentNodeId: 'wait', waitingFor: { kind: 'reply', nodeId: 'wait' }, finishedAt: null });
+      expect(view.body.data).toMatchObject({
+        status: 'waiting',
+        currentNodeId: 'wait',
+        waitingFor: { kind: 'reply', nodeId: 'wait' },
+        finishedAt: null,
+      });
       expect(view.body.data.waitingFor.until).toEqual(expect.any(String));
 
       expect(await activities.record(runId, account.accountId, earlier)).toBe(false); // a late, older state
@@ -201,30 +239,48 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
 
       await activities.recordRunState({ runId, accountId: account.accountId, state: done });
       const finished = (await t.http.get(`/v1/workflow-runs/${runId}`, { token: account.token })).body.data;
-      expect(finished).toMatchObject({ status: 'completed', waitingFor: null, reply: { text: 'yes', messageId: 'wamid.r1' } });
+      expect(finished).toMatchObject({
+        status: 'completed',
+        waitingFor: null,
+        reply: { text: 'yes', messageId: 'wamid.r1' },
+      });
       expect(finished.finishedAt).toEqual(expect.any(String));
-      expect(finished.history.map((h: any) => `${h.nodeId}:${h.outcome}`)).toEqual(done.history.map((h) => `${h.nodeId}:${h.outcome}`));
+      expect(finished.history.map((h: any) => `${h.nodeId}:${h.outcome}`)).toEqual(
+        done.history.map((h) => `${h.nodeId}:${h.outcome}`),
+      );
 
       expect(await activities.record(runId, account.accountId, waiting)).toBe(false); // never un-finish
       expect(await activities.record(runId, account.accountId, { ...waiting, seq: done.seq + 5 })).toBe(false);
       expect(await activities.record(runId, account.accountId, done)).toBe(false);
       expect((await runRow(runId)).status).toBe('completed');
-      expect((await t.http.get(`/v1/workflow-runs/${runId}`, { token: account.token })).body.data.finishedAt).toBe(finished.finishedAt);
+      expect((await t.http.get(`/v1/workflow-runs/${runId}`, { token: account.token })).body.data.finishedAt).toBe(
+        finished.finishedAt,
+      );
     });
 
     it('deliverReply signals the contact’s active Temporal runs with the messageId; closed executions are skipped', async () => {
       const runId = await acceptedRun('447700900500');
       const other = await acceptedRun('447700900500');
-      const state = start(waitDefinition(), { payload: { phone: '447700900500' }, contact: { phone: '447700900500' } }).state;
+      const state = start(waitDefinition(), {
+        payload: { phone: '447700900500' },
+        contact: { phone: '447700900500' },
+      }).state;
       const activities = recorder();
       await activities.record(runId, account.accountId, state);
       await activities.record(other, account.accountId, state);
       closed.add(workflowIdForRun(other));
 
       const runs = t.app.get(WorkflowRunsService);
-      const delivered = await runs.deliverReply(account.accountId, null, '+44 7700 900500', { text: 'yes', messageId: 'wamid.in.1' });
+      const delivered = await runs.deliverReply(account.accountId, null, '+44 7700 900500', {
+        text: 'yes',
+        messageId: 'wamid.in.1',
+      });
       expect(delivered).toEqual([runId]);
-      expect(signals).toContainEqual({ workflowId: workflowIdForRun(runId), name: 'reply', event: { reply: { text: 'yes', messageId: 'wamid.in.1' } } });
+      expect(signals).toContainEqual({
+        workflowId: workflowIdForRun(runId),
+        name: 'reply',
+        event: { reply: { text: 'yes', messageId: 'wamid.in.1' } },
+      });
       // Still pending (no step recorded yet) or another contact: not signalled.
       expect(await runs.deliverReply(account.accountId, null, '447700900400', { text: 'yes' })).toEqual([]);
     });

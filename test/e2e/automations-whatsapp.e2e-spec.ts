@@ -35,9 +35,27 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
       trigger: { type: 'webhook' },
       startNodeId: 'ask',
       nodes: [
-        { id: 'ask', type: 'send_template', templateName: ask, to: '{{payload.phone}}', variables: { name: '{{payload.name}}' }, next: 'wait' },
-        { id: 'wait', type: 'wait_for_reply', timeout, branches: [{ match: { type: 'any' }, next: 'check' }], onTimeout: 'sorry' },
-        { id: 'check', type: 'condition', rules: [{ left: '{{reply.text}}', operator: 'equals', right: 'yes', next: 'thanks' }], else: 'sorry' },
+        {
+          id: 'ask',
+          type: 'send_template',
+          templateName: ask,
+          to: '{{payload.phone}}',
+          variables: { name: '{{payload.name}}' },
+          next: 'wait',
+        },
+        {
+          id: 'wait',
+          type: 'wait_for_reply',
+          timeout,
+          branches: [{ match: { type: 'any' }, next: 'check' }],
+          onTimeout: 'sorry',
+        },
+        {
+          id: 'check',
+          type: 'condition',
+          rules: [{ left: '{{reply.text}}', operator: 'equals', right: 'yes', next: 'thanks' }],
+          else: 'sorry',
+        },
         { id: 'thanks', type: 'send_template', templateName: thanks, to: '{{payload.phone}}', next: 'done' },
         { id: 'sorry', type: 'send_template', templateName: sorry, to: '{{payload.phone}}', next: 'done' },
         { id: 'done', type: 'end' },
@@ -61,17 +79,23 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
 
     const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: `+${phone}`, name: 'Ann' });
     expect(started.status).toBe(200);
-    const first = await eventually(async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === ask), 15_000, 'the first template');
+    const first = await eventually(
+      async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === ask),
+      15_000,
+      'the first template',
+    );
     expect(first.payload.template.components[0].parameters[0]).toMatchObject({ type: 'text', text: 'Ann' });
     await waitForRun(t, account.token, started.body.runId, ['waiting']);
 
     await h().customerWrites(account, phone, 'yes');
     const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 15_000);
     expect(run).toMatchObject({ status: 'completed', reply: { text: 'yes' } });
-    const names = (await eventually(async () => {
-      const got = await h().received(account, phone);
-      return got.length >= 2 ? got : null;
-    })).map((m: any) => m.payload.template?.name);
+    const names = (
+      await eventually(async () => {
+        const got = await h().received(account, phone);
+        return got.length >= 2 ? got : null;
+      })
+    ).map((m: any) => m.payload.template?.name);
     expect(names).toEqual([ask, thanks]);
   });
 
@@ -82,19 +106,43 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     const written = `00${phone.slice(0, 2)} ${phone.slice(2, 5)} ${phone.slice(5)}`;
     const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: written, name: 'Ann' });
     expect(started.status).toBe(200);
-    await eventually(async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === ask), 15_000, 'the first template');
+    await eventually(
+      async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === ask),
+      15_000,
+      'the first template',
+    );
     await waitForRun(t, account.token, started.body.runId, ['waiting']);
 
     // what the platform reports but the customer did not write to us
-    for (const name of ['message-system-number-changed', 'message-revoke', 'message-edit', 'message-reaction-removed']) {
+    for (const name of [
+      'message-system-number-changed',
+      'message-revoke',
+      'message-edit',
+      'message-reaction-removed',
+    ]) {
       const body = readFileSync(join(__dirname, '..', 'fixtures', 'meta', `${name}.json`), 'utf8');
-      const payload = JSON.stringify(JSON.parse(body).payload).split('106540352242922').join(account.messagingPhoneId).split('16505551234').join(phone).split('wamid.HBgL').join(`wamid.${name}-`);
+      const payload = JSON.stringify(JSON.parse(body).payload)
+        .split('106540352242922')
+        .join(account.messagingPhoneId)
+        .split('16505551234')
+        .join(phone)
+        .split('wamid.HBgL')
+        .join(`wamid.${name}-`);
       const res = await t.http.request('POST', '/webhooks/whatsapp', {
         body: payload,
-        headers: { 'content-type': 'application/json', 'x-hub-signature-256': computeSignature(Buffer.from(payload), t.config.WHATSAPP_APP_SECRET) },
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': computeSignature(Buffer.from(payload), t.config.WHATSAPP_APP_SECRET),
+        },
       });
       expect(res.status).toBe(200);
-      await eventually(async () => (await t.db.query('SELECT processed_at FROM platform_webhook_events WHERE id = $1', [res.body.eventId]))[0]?.processed_at, 10_000, `${name} processed`);
+      await eventually(
+        async () =>
+          (await t.db.query('SELECT processed_at FROM platform_webhook_events WHERE id = $1', [res.body.eventId]))[0]
+            ?.processed_at,
+        10_000,
+        `${name} processed`,
+      );
     }
     expect((await waitForRun(t, account.token, started.body.runId, ['waiting'])).status).toBe('waiting');
 
@@ -103,12 +151,17 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     expect(run).toMatchObject({ status: 'completed', reply: { text: 'yes' }, contact: { phone } });
   });
 
-  it('a trigger_campaign step sends the campaign to the run\'s contact with its own variables', async () => {
+  it("a trigger_campaign step sends the campaign to the run's contact with its own variables", async () => {
     const { approvedTemplate, body } = h();
     const offer = await approvedTemplate(account, [body('Hi {{name}}, here is your offer.', { name: 'Ann' })]);
     const campaign = await t.http.post(
       '/v2/campaigns',
-      { name: 'Follow-up offer', messagingPhoneId: account.messagingPhoneId, templateName: offer, variables: { name: 'there' } },
+      {
+        name: 'Follow-up offer',
+        messagingPhoneId: account.messagingPhoneId,
+        templateName: offer,
+        variables: { name: 'there' },
+      },
       { token: account.token },
     );
     expect(campaign.status).toBe(201);
@@ -120,7 +173,11 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
           id: 'offer',
           type: 'trigger_campaign',
           campaignId: String(campaign.body.data.campaign_id),
-          contact: { phoneNumber: '{{payload.phone}}', name: '{{payload.name}}', variables: { name: '{{payload.name}}' } },
+          contact: {
+            phoneNumber: '{{payload.phone}}',
+            name: '{{payload.name}}',
+            variables: { name: '{{payload.name}}' },
+          },
           next: 'done',
         },
         { id: 'done', type: 'end' },
@@ -130,9 +187,15 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Cleo' });
     const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 15_000);
     expect(run.status).toBe('completed');
-    const sent = await eventually(async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === offer), 15_000, 'the campaign message');
+    const sent = await eventually(
+      async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === offer),
+      15_000,
+      'the campaign message',
+    );
     expect(sent.payload.template.components[0].parameters[0]).toMatchObject({ type: 'text', text: 'Cleo' });
-    const [{ n }] = await t.db.query('SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1', [campaign.body.data.campaign_id]);
+    const [{ n }] = await t.db.query('SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1', [
+      campaign.body.data.campaign_id,
+    ]);
     expect(n).toBe(1);
   });
 
@@ -143,10 +206,12 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Bo' });
     const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 20_000);
     expect(run.status).toBe('completed');
-    const names = (await eventually(async () => {
-      const got = await h().received(account, phone);
-      return got.length >= 2 ? got : null;
-    })).map((m: any) => m.payload.template?.name);
+    const names = (
+      await eventually(async () => {
+        const got = await h().received(account, phone);
+        return got.length >= 2 ? got : null;
+      })
+    ).map((m: any) => m.payload.template?.name);
     expect(names).toEqual([ask, sorry]);
   });
 
@@ -154,7 +219,9 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     const ready = await t.http.get('/health/ready');
     expect(ready.status).toBe(200);
     // Temporal: also the worker's side, how many workers poll the task queue (this test's in-process worker).
-    expect(ready.body.info.workflowEngine).toEqual(driver === 'temporal' ? { status: 'up', driver, workers: 1 } : { status: 'up', driver });
+    expect(ready.body.info.workflowEngine).toEqual(
+      driver === 'temporal' ? { status: 'up', driver, workers: 1 } : { status: 'up', driver },
+    );
   });
 
   it('a delay, then a template: sent after the delay, once', async () => {
@@ -177,7 +244,11 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     const run = await waitForRun(t, account.token, runId, ['completed', 'failed'], 15_000);
     expect(run.status).toBe('completed');
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1000);
-    expect(run.history.map((s: any) => `${s.nodeId}:${s.outcome}`)).toEqual(['pause:timer_fired', 'send:completed', 'done:end']);
+    expect(run.history.map((s: any) => `${s.nodeId}:${s.outcome}`)).toEqual([
+      'pause:timer_fired',
+      'send:completed',
+      'done:end',
+    ]);
     await new Promise((r) => setTimeout(r, 300));
     expect((await h().received(account, phone)).map((m: any) => m.payload.template?.name)).toEqual([later]);
   });
@@ -187,27 +258,33 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     const wf = await createWorkflow(t, account.token, {
       trigger: { type: 'webhook' },
       startNodeId: 'pause',
-      nodes: [
-        { id: 'pause', type: 'delay', duration: '2s', next: 'ask' },
-        ...definition(ask, thanks, sorry).nodes,
-      ],
+      nodes: [{ id: 'pause', type: 'delay', duration: '2s', next: 'ask' }, ...definition(ask, thanks, sorry).nodes],
     });
     const phone = h().customer();
     const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Di' })).body;
     await waitForRun(t, account.token, runId, ['waiting'], 15_000);
     await h().customerWrites(account, phone, 'yes'); // too early: the run waits on its delay, not for a reply
-    await eventually(async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === ask), 15_000, 'the question');
+    await eventually(
+      async () => (await h().received(account, phone)).find((m) => m.payload.template?.name === ask),
+      15_000,
+      'the question',
+    );
     const asking = await waitForRun(t, account.token, runId, ['waiting'], 15_000);
     await new Promise((r) => setTimeout(r, 500));
-    expect((await waitForRun(t, account.token, runId, ['waiting'])).waitingFor).toMatchObject({ kind: 'reply', nodeId: 'wait' });
+    expect((await waitForRun(t, account.token, runId, ['waiting'])).waitingFor).toMatchObject({
+      kind: 'reply',
+      nodeId: 'wait',
+    });
     expect(asking.reply ?? null).toBeNull();
     await h().customerWrites(account, phone, 'no');
     const run = await waitForRun(t, account.token, runId, ['completed', 'failed'], 15_000);
     expect(run).toMatchObject({ status: 'completed', reply: { text: 'no' } });
-    const names = (await eventually(async () => {
-      const got = await h().received(account, phone);
-      return got.length >= 2 ? got : null;
-    })).map((m: any) => m.payload.template?.name);
+    const names = (
+      await eventually(async () => {
+        const got = await h().received(account, phone);
+        return got.length >= 2 ? got : null;
+      })
+    ).map((m: any) => m.payload.template?.name);
     expect(names).toEqual([ask, sorry]);
   });
 
@@ -216,15 +293,29 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     const wf = await createWorkflow(t, account.token, definition(ask, thanks, sorry));
     const phone = h().customer();
     const key = `order-${phone}`;
-    const answers = await Promise.all([1, 2, 3].map(() => t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Ed' }, { headers: { 'Idempotency-Key': key } })));
+    const answers = await Promise.all(
+      [1, 2, 3].map(() =>
+        t.http.post(
+          `/webhook/workflow/${wf.identifier}`,
+          { phone, name: 'Ed' },
+          { headers: { 'Idempotency-Key': key } },
+        ),
+      ),
+    );
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     const runId = answers[0].body.runId;
     expect(answers.map((a) => a.body.runId)).toEqual([runId, runId, runId]);
     await waitForRun(t, account.token, runId, ['waiting'], 15_000);
-    const late = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Ed' }, { headers: { 'Idempotency-Key': key } });
+    const late = await t.http.post(
+      `/webhook/workflow/${wf.identifier}`,
+      { phone, name: 'Ed' },
+      { headers: { 'Idempotency-Key': key } },
+    );
     expect(late.body.runId).toBe(runId);
     await new Promise((r) => setTimeout(r, 500));
     expect((await h().received(account, phone)).map((m: any) => m.payload.template?.name)).toEqual([ask]);
-    expect((await t.db.query('SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1', [wf.id]))[0].n).toBe(1);
+    expect(
+      (await t.db.query('SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1', [wf.id]))[0].n,
+    ).toBe(1);
   });
 });

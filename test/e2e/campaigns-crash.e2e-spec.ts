@@ -45,7 +45,9 @@ describe('Campaign fan-out survives a killed worker (campaigns crash test)', () 
   it(`${RECIPIENTS} recipients at ${RATE}/s, worker SIGKILLed mid-campaign, restarted: each recipient got exactly one message`, async () => {
     const h = messagingHelpers(t, () => sandbox);
     const tpl = await h.approvedTemplate(account, [h.body('Hi {{first}}, the sale starts today.', { first: 'Ann' })]);
-    const [g] = await t.db.query(`INSERT INTO contact_groups (account_id, name) VALUES ($1, 'crash') RETURNING id`, [account.accountId]);
+    const [g] = await t.db.query(`INSERT INTO contact_groups (account_id, name) VALUES ($1, 'crash') RETURNING id`, [
+      account.accountId,
+    ]);
     await t.db.query(
       `WITH c AS (INSERT INTO contacts (account_id, contact_number, name)
                   SELECT $1, '4917' || lpad(i::text, 7, '0') || '1', 'Member ' || i FROM generate_series(1, $2::int) i RETURNING id)
@@ -54,13 +56,22 @@ describe('Campaign fan-out survives a killed worker (campaigns crash test)', () 
     );
     const created = await t.http.post(
       '/v2/campaigns',
-      { name: 'crash', messagingPhoneId: account.messagingPhoneId, templateName: tpl, variables: { name: 'friend' }, group_ids: [Number(g.id)] },
+      {
+        name: 'crash',
+        messagingPhoneId: account.messagingPhoneId,
+        templateName: tpl,
+        variables: { name: 'friend' },
+        group_ids: [Number(g.id)],
+      },
       { token: account.token },
     );
     expect(created.status).toBe(201);
     const id = created.body.data.campaign_id;
     const accepted = async () => {
-      const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1 AND wamid IS NOT NULL`, [id]);
+      const [{ n }] = await t.db.query(
+        `SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1 AND wamid IS NOT NULL`,
+        [id],
+      );
       return n as number;
     };
 
@@ -76,23 +87,37 @@ describe('Campaign fan-out survives a killed worker (campaigns crash test)', () 
 
     startWorker();
     await eventually(
-      async () => (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.status === 'completed' && (await accepted()) === RECIPIENTS,
+      async () =>
+        (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.status === 'completed' &&
+        (await accepted()) === RECIPIENTS,
       120_000,
       'campaign completed after the restart',
     ).catch(async (error) => {
       const p = (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data;
-      throw new Error(`${(error as Error).message}; accepted ${atKill} at the kill; now ${JSON.stringify(p)}\n${logs.join('').slice(-3000)}`);
+      throw new Error(
+        `${(error as Error).message}; accepted ${atKill} at the kill; now ${JSON.stringify(p)}\n${logs.join('').slice(-3000)}`,
+      );
     });
 
-    const sent = (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${account.messagingPhoneId}`)).body.data as Array<{ to: string }>;
+    const sent = (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${account.messagingPhoneId}`)).body
+      .data as Array<{ to: string }>;
     const perRecipient = new Map<string, number>();
     for (const m of sent) perRecipient.set(m.to, (perRecipient.get(m.to) ?? 0) + 1);
     expect(perRecipient.size).toBe(RECIPIENTS);
     expect([...perRecipient.values()].filter((n) => n !== 1)).toEqual([]);
     expect(sent).toHaveLength(RECIPIENTS);
-    const [r] = await t.db.query(`SELECT count(*)::int AS n, count(DISTINCT contact_id)::int AS contacts FROM campaign_recipients WHERE campaign_id = $1`, [id]);
+    const [r] = await t.db.query(
+      `SELECT count(*)::int AS n, count(DISTINCT contact_id)::int AS contacts FROM campaign_recipients WHERE campaign_id = $1`,
+      [id],
+    );
     expect(r).toEqual({ n: RECIPIENTS, contacts: RECIPIENTS });
     const progress = (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.progress;
-    expect(progress).toMatchObject({ audience: RECIPIENTS, recipients: RECIPIENTS, queued: 0, sent: RECIPIENTS, failed: 0 });
+    expect(progress).toMatchObject({
+      audience: RECIPIENTS,
+      recipients: RECIPIENTS,
+      queued: 0,
+      sent: RECIPIENTS,
+      failed: 0,
+    });
   }, 240_000);
 });

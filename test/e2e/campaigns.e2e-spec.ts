@@ -10,7 +10,10 @@ describe('Campaigns', () => {
   let h: ReturnType<typeof messagingHelpers>;
 
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' }, { worker: true });
+    t = await startTestApp(
+      { RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' },
+      { worker: true },
+    );
     sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, autoReview: false });
     h = messagingHelpers(t, () => sandbox);
   });
@@ -22,27 +25,47 @@ describe('Campaigns', () => {
     account = await t.createAccount({ apiBaseUrl: sandbox.url });
   });
 
-  const greeting = () => h.approvedTemplate(account, [h.body('Hi {{first}}, your code is {{code}}.', { first: 'Ann', code: 'A1' })]);
+  const greeting = () =>
+    h.approvedTemplate(account, [h.body('Hi {{first}}, your code is {{code}}.', { first: 'Ann', code: 'A1' })]);
   const createCampaign = (body: Record<string, unknown>, acct = account) =>
-    t.http.post('/v2/campaigns', { name: 'Spring sale', messagingPhoneId: acct.messagingPhoneId, ...body }, { token: acct.token });
-  const trigger = (id: number | string, body: unknown, opts: { query?: string; key?: string; acct?: TestAccount } = {}) =>
+    t.http.post(
+      '/v2/campaigns',
+      { name: 'Spring sale', messagingPhoneId: acct.messagingPhoneId, ...body },
+      { token: acct.token },
+    );
+  const trigger = (
+    id: number | string,
+    body: unknown,
+    opts: { query?: string; key?: string; acct?: TestAccount } = {},
+  ) =>
     t.http.post(`/campaigns/trigger_campaign-api/${id}${opts.query ?? ''}`, body, {
       token: (opts.acct ?? account).token,
       headers: opts.key ? { 'idempotency-key': opts.key } : {},
     });
   const getCampaign = (id: number, acct = account) => t.http.get(`/v2/campaigns/${id}`, { token: acct.token });
-  const act = (id: number, action: string, acct = account) => t.http.post(`/v2/campaigns/${id}/${action}`, undefined, { token: acct.token });
-  const bodyTexts = (m: any) => m.payload.template.components.find((c: any) => c.type === 'body').parameters.map((p: any) => p.text);
+  const act = (id: number, action: string, acct = account) =>
+    t.http.post(`/v2/campaigns/${id}/${action}`, undefined, { token: acct.token });
+  const bodyTexts = (m: any) =>
+    m.payload.template.components.find((c: any) => c.type === 'body').parameters.map((p: any) => p.text);
 
   /** A group of `n` fresh contacts (direct inserts: fast, and the API for groups has its own suite). */
-  async function seedGroup(n: number, acct = account): Promise<{ groupId: number; numbers: string[]; contactIds: string[] }> {
-    const [g] = await t.db.query(`INSERT INTO contact_groups (account_id, name) VALUES ($1, $2) RETURNING id`, [acct.accountId, h.unique('group')]);
+  async function seedGroup(
+    n: number,
+    acct = account,
+  ): Promise<{ groupId: number; numbers: string[]; contactIds: string[] }> {
+    const [g] = await t.db.query(`INSERT INTO contact_groups (account_id, name) VALUES ($1, $2) RETURNING id`, [
+      acct.accountId,
+      h.unique('group'),
+    ]);
     const numbers = Array.from({ length: n }, () => h.customer());
     const rows: Array<{ id: string }> = await t.db.query(
       `INSERT INTO contacts (account_id, contact_number, name) SELECT $1, x, 'Member' FROM unnest($2::text[]) x RETURNING id`,
       [acct.accountId, numbers],
     );
-    await t.db.query(`INSERT INTO contact_group_members (group_id, contact_id) SELECT $1, unnest($2::bigint[])`, [g.id, rows.map((r) => r.id)]);
+    await t.db.query(`INSERT INTO contact_group_members (group_id, contact_id) SELECT $1, unnest($2::bigint[])`, [
+      g.id,
+      rows.map((r) => r.id),
+    ]);
     return { groupId: Number(g.id), numbers, contactIds: rows.map((r) => String(r.id)) };
   }
 
@@ -69,8 +92,17 @@ describe('Campaigns', () => {
       ),
     ]);
     return {
-      audience: a.n, recipients: r.recipients, pending: r.pending, queued: m.queued, sent: m.sent, delivered: m.delivered, read: m.read,
-      failed: m.failed + r.failed, replied: m.replied, skipped_blocked: r.skipped_blocked, cancelled: m.cancelled + r.cancelled,
+      audience: a.n,
+      recipients: r.recipients,
+      pending: r.pending,
+      queued: m.queued,
+      sent: m.sent,
+      delivered: m.delivered,
+      read: m.read,
+      failed: m.failed + r.failed,
+      replied: m.replied,
+      skipped_blocked: r.skipped_blocked,
+      cancelled: m.cancelled + r.cancelled,
     };
   }
   /** Progress once `sent` stops moving (sends already handed to the platform pipeline finish after a pause or cancel). */
@@ -117,7 +149,19 @@ describe('Campaigns', () => {
           updated_at: expect.any(String),
           started_at: null,
           completed_at: null,
-          progress: { audience: 0, recipients: 0, pending: 0, queued: 0, sent: 0, delivered: 0, read: 0, failed: 0, replied: 0, skipped_blocked: 0, cancelled: 0 },
+          progress: {
+            audience: 0,
+            recipients: 0,
+            pending: 0,
+            queued: 0,
+            sent: 0,
+            delivered: 0,
+            read: 0,
+            failed: 0,
+            replied: 0,
+            skipped_blocked: 0,
+            cancelled: 0,
+          },
         },
       });
       expect(Object.keys(res.body.data.variables)).toEqual(['custom_z', 'name']);
@@ -127,10 +171,14 @@ describe('Campaigns', () => {
     });
 
     it('400: a template that is not APPROVED, an unknown number, unknown groups, bad fields', async () => {
-      const pending = await h.approvedTemplate(account, [h.body('Hello {{first}}, welcome.', { first: 'A' })], { approve: false });
+      const pending = await h.approvedTemplate(account, [h.body('Hello {{first}}, welcome.', { first: 'A' })], {
+        approve: false,
+      });
       const notApproved = await createCampaign({ templateName: pending });
       expect(notApproved.status).toBe(400);
-      expect(notApproved.body.errors).toEqual([{ field: 'templateName', message: expect.stringContaining('not approved') }]);
+      expect(notApproved.body.errors).toEqual([
+        { field: 'templateName', message: expect.stringContaining('not approved') },
+      ]);
 
       const unknown = await createCampaign({ templateName: 'no_such_template' });
       expect(unknown.status).toBe(400);
@@ -143,11 +191,24 @@ describe('Campaigns', () => {
 
       const groups = await createCampaign({ templateName: tpl, group_ids: [987654321] });
       expect(groups.status).toBe(400);
-      expect(groups.body).toMatchObject({ message: 'Not all groups exist in the database for this account.', missingGroups: [987654321] });
+      expect(groups.body).toMatchObject({
+        message: 'Not all groups exist in the database for this account.',
+        missingGroups: [987654321],
+      });
 
-      const bad = await t.http.post('/v2/campaigns', { name: '', variables: [], event: ['opened'] }, { token: account.token });
+      const bad = await t.http.post(
+        '/v2/campaigns',
+        { name: '', variables: [], event: ['opened'] },
+        { token: account.token },
+      );
       expect(bad.status).toBe(400);
-      expect(bad.body.errors.map((e: any) => e.field)).toEqual(['name', 'messagingPhoneId', 'templateName', 'variables', 'event']);
+      expect(bad.body.errors.map((e: any) => e.field)).toEqual([
+        'name',
+        'messagingPhoneId',
+        'templateName',
+        'variables',
+        'event',
+      ]);
       expect(await t.db.query(`SELECT 1 FROM campaigns WHERE account_id = $1`, [account.accountId])).toHaveLength(0);
     });
 
@@ -183,9 +244,14 @@ describe('Campaigns', () => {
   describe('POST /campaigns/trigger_campaign-api/{campaign_id}', () => {
     it('200 with an empty body; new and existing contacts are sent, each with its variables over the defaults', async () => {
       const tpl = await greeting();
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'friend', custom_code: 'DEFAULT' } })).body.data.campaign_id;
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'friend', custom_code: 'DEFAULT' } }))
+        .body.data.campaign_id;
       const existing = h.customer();
-      await t.http.post('/contacts/create-contact', { contact_number: existing, name: 'Old name' }, { token: account.token });
+      await t.http.post(
+        '/contacts/create-contact',
+        { contact_number: existing, name: 'Old name' },
+        { token: account.token },
+      );
       const fresh = h.customer();
       const res = await trigger(id, {
         contacts: [
@@ -198,13 +264,23 @@ describe('Campaigns', () => {
       expect(res.headers.get('content-length') ?? '0').toBe('0');
 
       const a = await eventually(async () => (await h.received(account, fresh))[0], 10_000, 'fresh contact message');
-      const b = await eventually(async () => (await h.received(account, existing))[0], 10_000, 'existing contact message');
+      const b = await eventually(
+        async () => (await h.received(account, existing))[0],
+        10_000,
+        'existing contact message',
+      );
       expect(a.payload.template).toMatchObject({ name: tpl, language: { code: 'en_US' } });
       expect(bodyTexts(a)).toEqual(['Fresh', 'DEFAULT']);
       expect(bodyTexts(b)).toEqual(['friend', 'X-9']);
-      const [created] = await t.db.query(`SELECT name, email FROM contacts WHERE account_id = $1 AND contact_number = $2`, [account.accountId, fresh]);
+      const [created] = await t.db.query(
+        `SELECT name, email FROM contacts WHERE account_id = $1 AND contact_number = $2`,
+        [account.accountId, fresh],
+      );
       expect(created).toEqual({ name: 'Fresh', email: 'fresh@example.com' });
-      const [kept] = await t.db.query(`SELECT name FROM contacts WHERE account_id = $1 AND contact_number = $2`, [account.accountId, existing]);
+      const [kept] = await t.db.query(`SELECT name FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
+        account.accountId,
+        existing,
+      ]);
       expect(kept.name).toBe('Old name'); // found, not overwritten
       const progress = await eventually(async () => {
         const p = await progressOf(id);
@@ -215,7 +291,8 @@ describe('Campaigns', () => {
 
     it('contacts already in the audience are sent again only with includeExistingContacts=true', async () => {
       const tpl = await greeting();
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'you', custom_code: 'C' } })).body.data.campaign_id;
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'you', custom_code: 'C' } })).body.data
+        .campaign_id;
       const a = h.customer();
       const b = h.customer();
       expect((await trigger(id, { contacts: [{ phoneNumber: a }] })).status).toBe(200);
@@ -224,8 +301,18 @@ describe('Campaigns', () => {
       expect((await trigger(id, { contacts: [{ phoneNumber: a }, { phoneNumber: b }] })).status).toBe(200);
       await eventually(async () => (await h.received(account, b)).length === 1);
       // with the flag: both are sent
-      expect((await trigger(id, { contacts: [{ phoneNumber: a, variables: { custom_code: 'AGAIN' } }, { phoneNumber: b }] }, { query: '?includeExistingContacts=true' })).status).toBe(200);
-      await eventually(async () => (await h.received(account, a)).length === 2 && (await h.received(account, b)).length === 2);
+      expect(
+        (
+          await trigger(
+            id,
+            { contacts: [{ phoneNumber: a, variables: { custom_code: 'AGAIN' } }, { phoneNumber: b }] },
+            { query: '?includeExistingContacts=true' },
+          )
+        ).status,
+      ).toBe(200);
+      await eventually(
+        async () => (await h.received(account, a)).length === 2 && (await h.received(account, b)).length === 2,
+      );
       expect(bodyTexts((await h.received(account, a))[1])).toEqual(['you', 'AGAIN']);
       await new Promise((r) => setTimeout(r, 500));
       expect(await h.received(account, a)).toHaveLength(2);
@@ -234,10 +321,14 @@ describe('Campaigns', () => {
 
     it('a retried trigger with the same Idempotency-Key does nothing new (200 again)', async () => {
       const tpl = await greeting();
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'x', custom_code: 'y' } })).body.data.campaign_id;
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'x', custom_code: 'y' } })).body.data
+        .campaign_id;
       const to = h.customer();
       const body = { contacts: [{ phoneNumber: to }] };
-      const responses = await Promise.all([trigger(id, body, { key: 'order-1', query: '?includeExistingContacts=true' }), trigger(id, body, { key: 'order-1', query: '?includeExistingContacts=true' })]);
+      const responses = await Promise.all([
+        trigger(id, body, { key: 'order-1', query: '?includeExistingContacts=true' }),
+        trigger(id, body, { key: 'order-1', query: '?includeExistingContacts=true' }),
+      ]);
       expect(responses.map((r) => r.status)).toEqual([200, 200]);
       await eventually(async () => (await h.received(account, to)).length === 1);
       expect((await trigger(id, body, { key: 'order-1', query: '?includeExistingContacts=true' })).status).toBe(200);
@@ -252,10 +343,17 @@ describe('Campaigns', () => {
 
     it('400 names the index and field; nothing is recorded or sent when any contact is invalid', async () => {
       const tpl = await greeting();
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'x', custom_code: 'y' } })).body.data.campaign_id;
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'x', custom_code: 'y' } })).body.data
+        .campaign_id;
       const good = h.customer();
       const res = await trigger(id, {
-        contacts: [{ phoneNumber: good }, { phoneNumber: h.customer() }, { phoneNumber: h.customer(), email: 'not-an-email' }, { phoneNumber: '12' }, { name: 'no number' }],
+        contacts: [
+          { phoneNumber: good },
+          { phoneNumber: h.customer() },
+          { phoneNumber: h.customer(), email: 'not-an-email' },
+          { phoneNumber: '12' },
+          { name: 'no number' },
+        ],
       });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({
@@ -265,19 +363,31 @@ describe('Campaigns', () => {
         errors: [
           { field: 'contacts[2].email', message: 'contacts[2].email must be an email address' },
           { field: 'contacts[3].phoneNumber', message: expect.stringMatching(/^contacts\[3\]\.phoneNumber must be/) },
-          { field: 'contacts[4].phoneNumber', message: expect.stringMatching(/^contacts\[4\]\.phoneNumber is required/) },
+          {
+            field: 'contacts[4].phoneNumber',
+            message: expect.stringMatching(/^contacts\[4\]\.phoneNumber is required/),
+          },
         ],
       });
-      const vars = await trigger(id, { contacts: [{ phoneNumber: good }, { phoneNumber: h.customer(), variables: { custom_extra: 'too many' } }] });
+      const vars = await trigger(id, {
+        contacts: [{ phoneNumber: good }, { phoneNumber: h.customer(), variables: { custom_extra: 'too many' } }],
+      });
       expect(vars.status).toBe(400);
-      expect(vars.body.errors).toEqual([{ field: 'contacts[1].variables', message: expect.stringContaining('expects 2 body variable(s)') }]);
+      expect(vars.body.errors).toEqual([
+        { field: 'contacts[1].variables', message: expect.stringContaining('expects 2 body variable(s)') },
+      ]);
       for (const body of [{}, { contacts: [] }, { contacts: 'x' }, []]) {
         const r = await trigger(id, body);
         expect(r.status).toBe(400);
         expect(r.body.errors[0].field).toMatch(/^(contacts|body)$/);
       }
       expect(await t.db.query(`SELECT 1 FROM campaign_triggers WHERE campaign_id = $1`, [id])).toHaveLength(0);
-      expect(await t.db.query(`SELECT 1 FROM contacts WHERE account_id = $1 AND contact_number = $2`, [account.accountId, good])).toHaveLength(0);
+      expect(
+        await t.db.query(`SELECT 1 FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
+          account.accountId,
+          good,
+        ]),
+      ).toHaveLength(0);
     });
 
     it('404 with a clear message for an unknown campaign', async () => {
@@ -288,10 +398,18 @@ describe('Campaigns', () => {
 
     it('blocked contacts are skipped and counted', async () => {
       const tpl = await greeting();
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'x', custom_code: 'y' } })).body.data.campaign_id;
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'x', custom_code: 'y' } })).body.data
+        .campaign_id;
       const blocked = h.customer();
-      const created = await t.http.post('/contacts/create-contact', { contact_number: blocked }, { token: account.token });
-      const patched = await t.http.request('PATCH', `/v2/contacts/${created.body.data.contact.contact_id}`, { body: { isBlocked: true }, token: account.token });
+      const created = await t.http.post(
+        '/contacts/create-contact',
+        { contact_number: blocked },
+        { token: account.token },
+      );
+      const patched = await t.http.request('PATCH', `/v2/contacts/${created.body.data.contact.contact_id}`, {
+        body: { isBlocked: true },
+        token: account.token,
+      });
       expect(patched.status).toBe(200);
       const ok = h.customer();
       expect((await trigger(id, { contacts: [{ phoneNumber: blocked }, { phoneNumber: ok }] })).status).toBe(200);
@@ -319,7 +437,13 @@ describe('Campaigns', () => {
       const tpl = await greeting();
       const { groupId, numbers, contactIds } = await seedGroup(25);
       await t.db.query(`UPDATE contacts SET is_blocked = true WHERE id = $1`, [contactIds[3]]);
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'member', custom_code: 'G' }, group_ids: [groupId] })).body.data.campaign_id;
+      const id = (
+        await createCampaign({
+          templateName: tpl,
+          variables: { name: 'member', custom_code: 'G' },
+          group_ids: [groupId],
+        })
+      ).body.data.campaign_id;
       const started = await act(id, 'start');
       expect(started.status).toBe(200);
       expect(started.body.data.status).toBe('running');
@@ -331,12 +455,24 @@ describe('Campaigns', () => {
         20_000,
         'all read',
       );
-      expect(done.progress).toMatchObject({ audience: 25, recipients: 25, queued: 0, sent: 24, delivered: 24, read: 24, failed: 0, skipped_blocked: 1 });
+      expect(done.progress).toMatchObject({
+        audience: 25,
+        recipients: 25,
+        queued: 0,
+        sent: 24,
+        delivered: 24,
+        read: 24,
+        failed: 0,
+        skipped_blocked: 1,
+      });
       expect(done.completed_at).toEqual(expect.any(String));
       for (const [i, n] of numbers.entries()) expect(await h.received(account, n)).toHaveLength(i === 3 ? 0 : 1);
       // a customer answers: replied moves too
       await h.customerWrites(account, numbers[0], 'count me in');
-      expect((await eventually(async () => (await progressOf(id)).replied === 1 && progressOf(id), 10_000, 'replied')).replied).toBe(1);
+      expect(
+        (await eventually(async () => (await progressOf(id)).replied === 1 && progressOf(id), 10_000, 'replied'))
+          .replied,
+      ).toBe(1);
       expect(await progressOf(id)).toEqual(await recount(id));
       expect(bodyTexts((await h.received(account, numbers[0]))[0])).toEqual(['member', 'G']);
     });
@@ -345,27 +481,43 @@ describe('Campaigns', () => {
       const tpl = await greeting();
       const { groupId, numbers } = await seedGroup(2);
       const userId = `BR.${Date.now()}7`;
-      const [c] = await t.db.query(`INSERT INTO contacts (account_id, whatsapp_user_id, name) VALUES ($1, $2, 'Username user') RETURNING id`, [account.accountId, userId]);
+      const [c] = await t.db.query(
+        `INSERT INTO contacts (account_id, whatsapp_user_id, name) VALUES ($1, $2, 'Username user') RETURNING id`,
+        [account.accountId, userId],
+      );
       await t.db.query(`INSERT INTO contact_group_members (group_id, contact_id) VALUES ($1, $2)`, [groupId, c.id]);
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'u' }, group_ids: [groupId] })).body.data.campaign_id;
+      const id = (
+        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'u' }, group_ids: [groupId] })
+      ).body.data.campaign_id;
       expect((await act(id, 'start')).status).toBe(200);
-      const [sent] = await eventually(async () => {
-        const got = await h.received(account, userId);
-        return got.length ? got : null;
-      }, 20_000, 'the template to the user id');
+      const [sent] = await eventually(
+        async () => {
+          const got = await h.received(account, userId);
+          return got.length ? got : null;
+        },
+        20_000,
+        'the template to the user id',
+      );
       expect(sent.payload).toMatchObject({ recipient: userId, type: 'template' });
       expect(sent.payload.to).toBeUndefined();
-      for (const n of numbers) expect(await eventually(async () => (await h.received(account, n)).length === 1 || null)).toBe(true);
+      for (const n of numbers)
+        expect(await eventually(async () => (await h.received(account, n)).length === 1 || null)).toBe(true);
     });
 
     it('start skips group members an API trigger already reached', async () => {
       const tpl = await greeting();
       const { groupId, numbers } = await seedGroup(3);
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })).body.data.campaign_id;
+      const id = (
+        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
+      ).body.data.campaign_id;
       expect((await trigger(id, { contacts: [{ phoneNumber: numbers[0] }] })).status).toBe(200);
       await eventually(async () => (await h.received(account, numbers[0])).length === 1);
       expect((await act(id, 'start')).status).toBe(200);
-      await eventually(async () => (await getCampaign(id)).body.data.status === 'completed' && (await h.received(account, numbers[2])).length === 1);
+      await eventually(
+        async () =>
+          (await getCampaign(id)).body.data.status === 'completed' &&
+          (await h.received(account, numbers[2])).length === 1,
+      );
       expect(await h.received(account, numbers[0])).toHaveLength(1);
       expect((await progressOf(id)).audience).toBe(3);
     });
@@ -374,7 +526,9 @@ describe('Campaigns', () => {
       const tpl = await greeting();
       const { groupId, numbers } = await seedGroup(40);
       await t.db.query(`UPDATE phone_numbers SET messages_per_second = 10 WHERE account_id = $1`, [account.accountId]);
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })).body.data.campaign_id;
+      const id = (
+        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
+      ).body.data.campaign_id;
       expect((await act(id, 'start')).status).toBe(200);
       await eventually(async () => (await progressOf(id)).sent >= 5, 10_000, 'some sent');
       const paused = await act(id, 'pause');
@@ -391,7 +545,11 @@ describe('Campaigns', () => {
       const resumed = await act(id, 'resume');
       expect(resumed.status).toBe(200);
       expect(resumed.body.data.status).toBe('running');
-      await eventually(async () => (await getCampaign(id)).body.data.status === 'completed' && (await progressOf(id)).sent === 40, 20_000, 'all sent');
+      await eventually(
+        async () => (await getCampaign(id)).body.data.status === 'completed' && (await progressOf(id)).sent === 40,
+        20_000,
+        'all sent',
+      );
       for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
       expect(await progressOf(id)).toEqual(await recount(id));
     });
@@ -403,9 +561,15 @@ describe('Campaigns', () => {
       await t.db.query(`UPDATE phone_numbers SET messages_per_second = 30 WHERE account_id = $1`, [account.accountId]);
       await sandbox.control.post('/_sandbox/config', { messagesPerSecond: { [account.messagingPhoneId]: 10 } });
       const rejectedBefore = (await sandbox.control.get('/_sandbox/stats')).body.rejected['130429'] ?? 0;
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })).body.data.campaign_id;
+      const id = (
+        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
+      ).body.data.campaign_id;
       expect((await act(id, 'start')).status).toBe(200);
-      await eventually(async () => (await getCampaign(id)).body.data.status === 'completed' && (await progressOf(id)).sent === 30, 30_000, 'all sent');
+      await eventually(
+        async () => (await getCampaign(id)).body.data.status === 'completed' && (await progressOf(id)).sent === 30,
+        30_000,
+        'all sent',
+      );
       expect((await sandbox.control.get('/_sandbox/stats')).body.rejected['130429']).toBeGreaterThan(rejectedBefore);
       for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
       expect(await progressOf(id)).toMatchObject({ sent: 30, failed: 0, queued: 0 });
@@ -415,7 +579,9 @@ describe('Campaigns', () => {
       const tpl = await greeting();
       const { groupId } = await seedGroup(30);
       await t.db.query(`UPDATE phone_numbers SET messages_per_second = 5 WHERE account_id = $1`, [account.accountId]);
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })).body.data.campaign_id;
+      const id = (
+        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
+      ).body.data.campaign_id;
       const pause = await act(id, 'pause');
       expect(pause.status).toBe(409);
       expect(pause.body.message).toBe(`Cannot pause campaign ${id}: it is draft (pause is allowed from running)`);
@@ -441,10 +607,13 @@ describe('Campaigns', () => {
     it('start is refused (409) when the default variables do not fill the template', async () => {
       const tpl = await greeting();
       const { groupId } = await seedGroup(1);
-      const id = (await createCampaign({ templateName: tpl, variables: { name: 'only one' }, group_ids: [groupId] })).body.data.campaign_id;
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'only one' }, group_ids: [groupId] }))
+        .body.data.campaign_id;
       const res = await act(id, 'start');
       expect(res.status).toBe(409);
-      expect(res.body.message).toMatch(/^Cannot start campaign \d+: the campaign's variables do not fill the template: Template .* expects 2 body variable\(s\)/);
+      expect(res.body.message).toMatch(
+        /^Cannot start campaign \d+: the campaign's variables do not fill the template: Template .* expects 2 body variable\(s\)/,
+      );
       expect((await getCampaign(id)).body.data.status).toBe('draft');
     });
   });

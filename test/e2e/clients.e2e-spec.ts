@@ -10,17 +10,21 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
   });
   afterAll(() => t.close());
 
-  const authenticate = (clientId: string, clientSecret: string) => t.http.post('/v1/authenticate', undefined, { headers: { clientid: clientId, clientsecret: clientSecret } });
+  const authenticate = (clientId: string, clientSecret: string) =>
+    t.http.post('/v1/authenticate', undefined, { headers: { clientid: clientId, clientsecret: clientSecret } });
 
   /** An account with a second client (with its own tokens) besides the one of createAccount. */
   async function accountWithTwoClients() {
     const a = await t.createAccount();
     const second = await createClient(t.db, a.accountId);
-    const tokens = (await authenticate(second.clientId, second.clientSecret)).body as { token: string; refreshToken: string };
+    const tokens = (await authenticate(second.clientId, second.clientSecret)).body as {
+      token: string;
+      refreshToken: string;
+    };
     return { a, second: { ...second, ...tokens } };
   }
 
-  it('GET /v1/clients lists the account\'s clients with grants, never a secret', async () => {
+  it("GET /v1/clients lists the account's clients with grants, never a secret", async () => {
     const { a, second } = await accountWithTwoClients();
     const res = await t.http.get('/v1/clients', { token: a.token });
     expect(res.status).toBe(200);
@@ -28,7 +32,11 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
       success: true,
       data: {
         clients: [
-          { clientId: a.clientId, grants: expect.arrayContaining(['/account', '/contacts']), created_at: expect.stringMatching(/Z$/) },
+          {
+            clientId: a.clientId,
+            grants: expect.arrayContaining(['/account', '/contacts']),
+            created_at: expect.stringMatching(/Z$/),
+          },
           { clientId: second.clientId, grants: expect.any(Array), created_at: expect.stringMatching(/Z$/) },
         ],
       },
@@ -41,11 +49,23 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
     const { a, second } = await accountWithTwoClients();
     const res = await t.http.post(`/v1/clients/${second.clientId}/rotate-secret`, undefined, { token: a.token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, data: { clientId: second.clientId, clientSecret: expect.stringMatching(/^sbs_/) } });
+    expect(res.body).toEqual({
+      success: true,
+      data: { clientId: second.clientId, clientSecret: expect.stringMatching(/^sbs_/) },
+    });
 
-    expect(await authenticate(second.clientId, second.clientSecret)).toMatchObject({ status: 401, body: { error: 'Invalid credentials' } });
-    expect(await t.http.get('/v2/contacts', { token: second.token })).toMatchObject({ status: 401, body: { message: 'Token revoked: the client secret was rotated' } });
-    expect(await t.http.post('/v1/refreshToken', { refreshToken: second.refreshToken })).toMatchObject({ status: 403, body: { message: 'Refresh token not recognized' } });
+    expect(await authenticate(second.clientId, second.clientSecret)).toMatchObject({
+      status: 401,
+      body: { error: 'Invalid credentials' },
+    });
+    expect(await t.http.get('/v2/contacts', { token: second.token })).toMatchObject({
+      status: 401,
+      body: { message: 'Token revoked: the client secret was rotated' },
+    });
+    expect(await t.http.post('/v1/refreshToken', { refreshToken: second.refreshToken })).toMatchObject({
+      status: 403,
+      body: { message: 'Refresh token not recognized' },
+    });
 
     const fresh = await authenticate(second.clientId, res.body.data.clientSecret);
     expect(fresh.status).toBe(200);
@@ -70,22 +90,40 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, message: 'Client deleted' });
 
-    expect(await t.http.get('/v2/contacts', { token: second.token })).toMatchObject({ status: 401, body: { statusCode: 401, message: 'Client not found: it was deleted' } });
-    expect(await t.http.post('/v1/refreshToken', { refreshToken: second.refreshToken })).toMatchObject({ status: 403, body: { message: 'Refresh token not recognized' } });
-    expect(await authenticate(second.clientId, second.clientSecret)).toMatchObject({ status: 401, body: { error: 'Invalid credentials' } });
-    expect((await t.db.query('SELECT count(*)::int AS n FROM api_clients WHERE client_id = $1', [second.clientId]))[0].n).toBe(0);
-    expect((await t.http.get('/v1/clients', { token: a.token })).body.data.clients.map((c: { clientId: string }) => c.clientId)).toEqual([a.clientId]);
+    expect(await t.http.get('/v2/contacts', { token: second.token })).toMatchObject({
+      status: 401,
+      body: { statusCode: 401, message: 'Client not found: it was deleted' },
+    });
+    expect(await t.http.post('/v1/refreshToken', { refreshToken: second.refreshToken })).toMatchObject({
+      status: 403,
+      body: { message: 'Refresh token not recognized' },
+    });
+    expect(await authenticate(second.clientId, second.clientSecret)).toMatchObject({
+      status: 401,
+      body: { error: 'Invalid credentials' },
+    });
+    expect(
+      (await t.db.query('SELECT count(*)::int AS n FROM api_clients WHERE client_id = $1', [second.clientId]))[0].n,
+    ).toBe(0);
+    expect(
+      (await t.http.get('/v1/clients', { token: a.token })).body.data.clients.map(
+        (c: { clientId: string }) => c.clientId,
+      ),
+    ).toEqual([a.clientId]);
   });
 
   it('the last client of an account cannot be deleted through the API (409)', async () => {
     const a = await t.createAccount();
     const res = await t.http.delete(`/v1/clients/${a.clientId}`, { token: a.token });
     expect(res.status).toBe(409);
-    expect(res.body).toEqual({ statusCode: 409, message: expect.stringMatching(/^The last client of an account cannot be deleted/) });
+    expect(res.body).toEqual({
+      statusCode: 409,
+      message: expect.stringMatching(/^The last client of an account cannot be deleted/),
+    });
     expect((await t.http.get('/v1/clients', { token: a.token })).status).toBe(200);
   });
 
-  it('another account\'s client is a 404 for every verb, and nothing changes', async () => {
+  it("another account's client is a 404 for every verb, and nothing changes", async () => {
     const { a, second } = await accountWithTwoClients();
     const b = await t.createAccount();
     const [before] = await t.db.query('SELECT secret_hash FROM api_clients WHERE client_id = $1', [second.clientId]);
@@ -98,8 +136,14 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ statusCode: 404, message: 'Client not found' });
     }
-    expect(await t.db.query('SELECT secret_hash FROM api_clients WHERE client_id = $1', [second.clientId])).toEqual([before]);
-    expect((await t.http.get('/v1/clients', { token: b.token })).body.data.clients.map((c: { clientId: string }) => c.clientId)).toEqual([b.clientId]);
+    expect(await t.db.query('SELECT secret_hash FROM api_clients WHERE client_id = $1', [second.clientId])).toEqual([
+      before,
+    ]);
+    expect(
+      (await t.http.get('/v1/clients', { token: b.token })).body.data.clients.map(
+        (c: { clientId: string }) => c.clientId,
+      ),
+    ).toEqual([b.clientId]);
     expect((await t.http.get('/v2/contacts', { token: second.token })).status).toBe(200);
   });
 
@@ -113,13 +157,19 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
       await t.http.delete(`/v1/clients/${a.clientId}`, { token }),
     ]) {
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({ statusCode: 403, message: 'Unauthorized to make this request', required_grant: '/account' });
+      expect(res.body).toEqual({
+        statusCode: 403,
+        message: 'Unauthorized to make this request',
+        required_grant: '/account',
+      });
     }
   });
 
   it('is documented in the OpenAPI document', async () => {
     const doc = (await t.http.get('/docs-json')).body;
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/clients', '/v1/clients/{clientId}/rotate-secret', '/v1/clients/{clientId}']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/v1/clients', '/v1/clients/{clientId}/rotate-secret', '/v1/clients/{clientId}']),
+    );
     expect(doc.paths['/v1/clients/{clientId}'].delete).toBeDefined();
   });
 });

@@ -27,19 +27,35 @@ describe('Concurrent reads', () => {
     } finally {
       await client.end();
     }
-    expect(takePgProblems()).toEqual([expect.stringContaining('client.query() while the client is already executing a query')]);
+    expect(takePgProblems()).toEqual([
+      expect.stringContaining('client.query() while the client is already executing a query'),
+    ]);
   });
 
   it('200 concurrent authenticated reads (contacts pages, searches, groups, templates, account) all answer 200', async () => {
-    const paths = ['/v2/contacts?pageSize=50', '/v2/contacts?search=Contact%201', '/v2/contacts?phone=4915100000007', '/v2/contact-groups', '/v2/templates', '/templates/get-templates', '/account/get'];
-    const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => t.http.get(paths[i % paths.length], { token: account.token })));
+    const paths = [
+      '/v2/contacts?pageSize=50',
+      '/v2/contacts?search=Contact%201',
+      '/v2/contacts?phone=4915100000007',
+      '/v2/contact-groups',
+      '/v2/templates',
+      '/templates/get-templates',
+      '/account/get',
+    ];
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => t.http.get(paths[i % paths.length], { token: account.token })),
+    );
     expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200));
     expect(responses[0].body.data.total).toBe(300);
   });
 
   it('50 concurrent authentications answer 200', async () => {
     const responses = await Promise.all(
-      Array.from({ length: 50 }, () => t.http.post('/v1/authenticate', undefined, { headers: { clientid: account.clientId, clientsecret: account.clientSecret } })),
+      Array.from({ length: 50 }, () =>
+        t.http.post('/v1/authenticate', undefined, {
+          headers: { clientid: account.clientId, clientsecret: account.clientSecret },
+        }),
+      ),
     );
     expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200));
   });
@@ -52,7 +68,9 @@ describe('Concurrent reads', () => {
       [reader.accountId],
     );
     const inFlight = Array.from({ length: 120 }, (_, i) =>
-      own.http.get(i % 2 ? '/v2/contacts?pageSize=100&search=Contact' : '/v2/contacts?pageSize=100', { token: reader.token }).catch((error: Error) => error),
+      own.http
+        .get(i % 2 ? '/v2/contacts?pageSize=100&search=Contact' : '/v2/contacts?pageSize=100', { token: reader.token })
+        .catch((error: Error) => error),
     );
     await new Promise((r) => setTimeout(r, 30));
     await own.app.close(); // the HTTP server and the connection pool close while requests are being served

@@ -14,11 +14,18 @@ describe('Console sessions', () => {
     const account = await t.createAccount();
     const user = await createConsoleUser(t, account.accountId, 'marketer');
     const session = await signIn(t, user.email.toUpperCase(), user.password);
-    expect(session.setCookie).toMatch(new RegExp(`^${SESSION_COOKIE}=[A-Za-z0-9_-]{43}; Path=/; Max-Age=43200; HttpOnly; SameSite=Lax; Secure$`));
+    expect(session.setCookie).toMatch(
+      new RegExp(`^${SESSION_COOKIE}=[A-Za-z0-9_-]{43}; Path=/; Max-Age=43200; HttpOnly; SameSite=Lax; Secure$`),
+    );
 
     const me = await t.http.get('/console/me', asUser(session));
     expect(me.status).toBe(200);
-    expect(me.body.data).toMatchObject({ email: user.email, role: 'marketer', accountId: Number(account.accountId), messagingPhoneIds: [account.messagingPhoneId] });
+    expect(me.body.data).toMatchObject({
+      email: user.email,
+      role: 'marketer',
+      accountId: Number(account.accountId),
+      messagingPhoneIds: [account.messagingPhoneId],
+    });
     expect(me.body.data.grants).not.toContain('/account');
     expect(me.body.data.grants).toContain('/workflows');
     // the cookie value is not stored: only its hash
@@ -30,8 +37,16 @@ describe('Console sessions', () => {
     const account = await t.createAccount();
     const user = await createConsoleUser(t, account.accountId);
     const headers = { 'x-switchboard-csrf': '1' };
-    const wrong = await t.http.post('/console/session', { email: user.email, password: 'not the password' }, { headers });
-    const unknown = await t.http.post('/console/session', { email: 'nobody@example.com', password: 'not the password' }, { headers });
+    const wrong = await t.http.post(
+      '/console/session',
+      { email: user.email, password: 'not the password' },
+      { headers },
+    );
+    const unknown = await t.http.post(
+      '/console/session',
+      { email: 'nobody@example.com', password: 'not the password' },
+      { headers },
+    );
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
     expect(wrong.body).toEqual(unknown.body);
@@ -55,11 +70,23 @@ describe('Console sessions', () => {
     const user = await createConsoleUser(t, account.accountId);
     const first = await signIn(t, user.email, user.password);
     const second = await signIn(t, user.email, user.password);
-    const changed = await t.http.put('/console/password', { currentPassword: user.password, newPassword: 'a brand new passphrase' }, asUser(first));
+    const changed = await t.http.put(
+      '/console/password',
+      { currentPassword: user.password, newPassword: 'a brand new passphrase' },
+      asUser(first),
+    );
     expect(changed.status).toBe(200);
     expect((await t.http.get('/console/me', asUser(first))).status).toBe(401);
     expect((await t.http.get('/console/me', asUser(second))).status).toBe(401);
-    expect((await t.http.post('/console/session', { email: user.email, password: user.password }, { headers: { 'x-switchboard-csrf': '1' } })).status).toBe(401);
+    expect(
+      (
+        await t.http.post(
+          '/console/session',
+          { email: user.email, password: user.password },
+          { headers: { 'x-switchboard-csrf': '1' } },
+        )
+      ).status,
+    ).toBe(401);
     await signIn(t, user.email, 'a brand new passphrase');
   });
 
@@ -68,13 +95,23 @@ describe('Console sessions', () => {
     const session = await consoleSession(t, account.accountId);
     const form = await t.http.request('POST', '/v1/workflows', {
       body: 'mode=create&name=evil',
-      headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      headers: {
+        cookie: session.cookie,
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: 'https://evil.example',
+      },
     });
     expect(form.status).toBe(403);
-    expect(form.body.message).toBe('CSRF check failed: requests made with the console session must send the X-Switchboard-CSRF header');
+    expect(form.body.message).toBe(
+      'CSRF check failed: requests made with the console session must send the X-Switchboard-CSRF header',
+    );
     const plain = await t.http.request('DELETE', '/console/session', { headers: { cookie: session.cookie } });
     expect(plain.status).toBe(403);
-    const wrongToken = await t.http.post('/v1/workflows', { mode: 'create', name: 'x' }, asUser(session, { 'x-switchboard-csrf': 'guess' }));
+    const wrongToken = await t.http.post(
+      '/v1/workflows',
+      { mode: 'create', name: 'x' },
+      asUser(session, { 'x-switchboard-csrf': 'guess' }),
+    );
     expect(wrongToken.status).toBe(403);
     // nothing was created and the session is still alive
     expect(await t.db.query('SELECT id FROM workflows WHERE account_id = $1', [account.accountId])).toEqual([]);
@@ -89,8 +126,13 @@ describe('Console sessions', () => {
     const user = await createConsoleUser(t, account.accountId);
     const headers = { 'x-switchboard-csrf': '1' };
     for (let i = 0; i < 5; i++) {
-      expect((await t.http.post('/console/session', { email: user.email, password: `wrong ${i}` }, { headers })).status).toBe(401);
-      expect((await t.http.post('/console/session', { email: 'ghost@example.com', password: `wrong ${i}` }, { headers })).status).toBe(401);
+      expect(
+        (await t.http.post('/console/session', { email: user.email, password: `wrong ${i}` }, { headers })).status,
+      ).toBe(401);
+      expect(
+        (await t.http.post('/console/session', { email: 'ghost@example.com', password: `wrong ${i}` }, { headers }))
+          .status,
+      ).toBe(401);
     }
     const locked = await t.http.post('/console/session', { email: user.email, password: user.password }, { headers });
     expect(locked.status).toBe(429);
@@ -106,7 +148,11 @@ describe('Console sessions', () => {
     expect((await t.http.get('/v2/conversations', asUser(agent))).status).toBe(200);
     const refused = await t.http.get('/workflows/active', asUser(agent));
     expect(refused.status).toBe(403);
-    expect(refused.body).toEqual({ statusCode: 403, message: 'Unauthorized to make this request', required_grant: '/workflows' });
+    expect(refused.body).toEqual({
+      statusCode: 403,
+      message: 'Unauthorized to make this request',
+      required_grant: '/workflows',
+    });
     const marketer = await consoleSession(t, account.accountId, 'marketer');
     expect((await t.http.get('/workflows/active', asUser(marketer))).status).toBe(200);
     expect((await t.http.get('/account/get', asUser(marketer))).status).toBe(403);

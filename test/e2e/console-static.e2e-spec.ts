@@ -10,7 +10,7 @@ describe('Console static files', () => {
 
   const html = { accept: 'text/html,application/xhtml+xml' };
 
-  it('serves index.html at /app/ (never cached) and for the SPA\'s page paths; hashed assets are immutable', async () => {
+  it("serves index.html at /app/ (never cached) and for the SPA's page paths; hashed assets are immutable", async () => {
     const index = await fetch(`${t.url}/app/`, { headers: html });
     expect(index.status).toBe(200);
     expect(index.headers.get('cache-control')).toBe('no-cache');

@@ -14,15 +14,21 @@ describe('Contact groups', () => {
     a = await t.createAccount();
   });
 
-  const createGroup = (account: TestAccount, body: unknown) => t.http.post('/v2/contact-groups', body, { token: account.token });
-  const groupId = async (account: TestAccount, name: string) => (await createGroup(account, { name })).body.data.group.group_id as number;
+  const createGroup = (account: TestAccount, body: unknown) =>
+    t.http.post('/v2/contact-groups', body, { token: account.token });
+  const groupId = async (account: TestAccount, name: string) =>
+    (await createGroup(account, { name })).body.data.group.group_id as number;
   const contactId = async (account: TestAccount, number: string, extra: object = {}) =>
-    (await t.http.post('/contacts/create-contact', { contact_number: number, ...extra }, { token: account.token })).body.data.contact.contact_id as number;
-  const addMembers = (account: TestAccount, id: number, body: unknown) => t.http.post(`/v2/contact-groups/${id}/members`, body, { token: account.token });
+    (await t.http.post('/contacts/create-contact', { contact_number: number, ...extra }, { token: account.token })).body
+      .data.contact.contact_id as number;
+  const addMembers = (account: TestAccount, id: number, body: unknown) =>
+    t.http.post(`/v2/contact-groups/${id}/members`, body, { token: account.token });
   const removeMembers = (account: TestAccount, id: number, body: unknown) =>
     t.http.request('DELETE', `/v2/contact-groups/${id}/members`, { token: account.token, body });
   const members = (id: number) =>
-    t.db.query('SELECT contact_id::int AS id FROM contact_group_members WHERE group_id = $1 ORDER BY contact_id', [id]).then((r: any[]) => r.map((m) => m.id));
+    t.db
+      .query('SELECT contact_id::int AS id FROM contact_group_members WHERE group_id = $1 ORDER BY contact_id', [id])
+      .then((r: any[]) => r.map((m) => m.id));
 
   describe('POST /v2/contact-groups', () => {
     it('creates a group: 201 with its id, name, member count and creation time', async () => {
@@ -30,9 +36,18 @@ describe('Contact groups', () => {
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         success: true,
-        data: { group: { group_id: expect.any(Number), name: 'VIP customers', member_count: 0, created_at: expect.stringMatching(/Z$/) } },
+        data: {
+          group: {
+            group_id: expect.any(Number),
+            name: 'VIP customers',
+            member_count: 0,
+            created_at: expect.stringMatching(/Z$/),
+          },
+        },
       });
-      const [row] = await t.db.query('SELECT account_id, name FROM contact_groups WHERE id = $1', [res.body.data.group.group_id]);
+      const [row] = await t.db.query('SELECT account_id, name FROM contact_groups WHERE id = $1', [
+        res.body.data.group.group_id,
+      ]);
       expect(row).toEqual({ account_id: a.accountId, name: 'VIP customers' });
     });
 
@@ -41,17 +56,27 @@ describe('Contact groups', () => {
       for (const name of ['VIP', 'vip', ' Vip ']) {
         const res = await createGroup(a, { name });
         expect(res.status).toBe(409);
-        expect(res.body).toEqual({ statusCode: 409, message: `A contact group named "${name.trim()}" already exists`, group_id: first.body.data.group.group_id });
+        expect(res.body).toEqual({
+          statusCode: 409,
+          message: `A contact group named "${name.trim()}" already exists`,
+          group_id: first.body.data.group.group_id,
+        });
       }
-      expect(await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE account_id = $1', [a.accountId])).toEqual([{ n: 1 }]);
+      expect(
+        await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE account_id = $1', [a.accountId]),
+      ).toEqual([{ n: 1 }]);
     });
 
     it('creates one group when five requests for one name race', async () => {
-      const results = await Promise.all(['Launch', 'launch', 'LAUNCH', 'Launch', ' launch '].map((name) => createGroup(a, { name })));
+      const results = await Promise.all(
+        ['Launch', 'launch', 'LAUNCH', 'Launch', ' launch '].map((name) => createGroup(a, { name })),
+      );
       expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
       const winner = results.find((r) => r.status === 201)!.body.data.group.group_id;
       for (const r of results.filter((x) => x.status === 409)) expect(r.body.group_id).toBe(winner);
-      expect(await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE account_id = $1', [a.accountId])).toEqual([{ n: 1 }]);
+      expect(
+        await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE account_id = $1', [a.accountId]),
+      ).toEqual([{ n: 1 }]);
     });
 
     it('lets two accounts use the same group name', async () => {
@@ -98,7 +123,12 @@ describe('Contact groups', () => {
       });
 
       const page2 = await t.http.get('/v2/contact-groups?page=2&pageSize=1', { token: a.token });
-      expect(page2.body.data).toEqual({ groups: [expect.objectContaining({ group_id: vip })], page: 2, pageSize: 1, total: 2 });
+      expect(page2.body.data).toEqual({
+        groups: [expect.objectContaining({ group_id: vip })],
+        page: 2,
+        pageSize: 1,
+        total: 2,
+      });
       const bad = await t.http.get('/v2/contact-groups?pageSize=101', { token: a.token });
       expect(bad.status).toBe(400);
       expect(bad.body.errors).toEqual([{ field: 'pageSize', message: 'pageSize must be an integer from 1 to 100' }]);
@@ -109,7 +139,10 @@ describe('Contact groups', () => {
       await contactId(a, '15550102030', { group_ids: [vip] });
       const res = await t.http.get(`/v2/contact-groups/${vip}`, { token: a.token });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, data: { group: { group_id: vip, name: 'VIP', member_count: 1, created_at: expect.any(String) } } });
+      expect(res.body).toEqual({
+        success: true,
+        data: { group: { group_id: vip, name: 'VIP', member_count: 1, created_at: expect.any(String) } },
+      });
 
       const missing = await t.http.get('/v2/contact-groups/999999', { token: a.token });
       expect(missing.status).toBe(404);
@@ -142,16 +175,32 @@ describe('Contact groups', () => {
       const c1 = await contactId(a, '15550102030');
       const res = await addMembers(a, vip, { contact_ids: [c1, 999998, 999999] });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ statusCode: 400, message: 'Not all contacts exist in the database for this account.', missingContacts: [999998, 999999] });
+      expect(res.body).toEqual({
+        statusCode: 400,
+        message: 'Not all contacts exist in the database for this account.',
+        missingContacts: [999998, 999999],
+      });
       expect(await members(vip)).toEqual([]);
     });
 
     it('answers 400 naming contact_ids when the list is empty or malformed', async () => {
       const vip = await groupId(a, 'VIP');
-      for (const body of [{}, { contact_ids: [] }, { contact_ids: 'x' }, { contact_ids: [-1] }, { contact_ids: ['1'] }, { contact_ids: Array(1001).fill(1) }]) {
+      for (const body of [
+        {},
+        { contact_ids: [] },
+        { contact_ids: 'x' },
+        { contact_ids: [-1] },
+        { contact_ids: ['1'] },
+        { contact_ids: Array(1001).fill(1) },
+      ]) {
         const res = await addMembers(a, vip, body);
         expect(res.status).toBe(400);
-        expect(res.body.errors).toEqual([{ field: 'contact_ids', message: 'contact_ids must be an array of 1 to 1000 contact ids (positive integers)' }]);
+        expect(res.body.errors).toEqual([
+          {
+            field: 'contact_ids',
+            message: 'contact_ids must be an array of 1 to 1000 contact ids (positive integers)',
+          },
+        ]);
       }
     });
 
@@ -180,7 +229,9 @@ describe('Contact groups', () => {
       const res = await t.http.delete(`/v2/contact-groups/${vip}`, { token: a.token });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ success: true, message: 'Contact group deleted' });
-      expect(await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE id = $1', [vip])).toEqual([{ n: 0 }]);
+      expect(await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE id = $1', [vip])).toEqual([
+        { n: 0 },
+      ]);
       expect(await members(vip)).toEqual([]);
       expect(await t.db.query('SELECT count(*)::int AS n FROM contacts WHERE id = $1', [c1])).toEqual([{ n: 1 }]);
 
@@ -189,9 +240,17 @@ describe('Contact groups', () => {
       expect(again.body).toEqual({ statusCode: 404, message: 'Contact group not found' });
 
       // its id is now "missing" for create-contact
-      const create = await t.http.post('/contacts/create-contact', { contact_number: '15550102099', group_ids: [vip] }, { token: a.token });
+      const create = await t.http.post(
+        '/contacts/create-contact',
+        { contact_number: '15550102099', group_ids: [vip] },
+        { token: a.token },
+      );
       expect(create.status).toBe(400);
-      expect(create.body).toEqual({ statusCode: 400, message: 'Not all groups exist in the database for this account.', missingGroups: [vip] });
+      expect(create.body).toEqual({
+        statusCode: 400,
+        message: 'Not all groups exist in the database for this account.',
+        missingGroups: [vip],
+      });
     });
   });
 
@@ -219,12 +278,18 @@ describe('Contact groups', () => {
         expect(res.body).toEqual(notFound);
       }
       expect(await members(vip)).toEqual([aContact]);
-      expect(await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE id = $1', [vip])).toEqual([{ n: 1 }]);
+      expect(await t.db.query('SELECT count(*)::int AS n FROM contact_groups WHERE id = $1', [vip])).toEqual([
+        { n: 1 },
+      ]);
 
       // A's contact id is "missing" for B
       const cross = await addMembers(b, bGroup, { contact_ids: [aContact, bContact] });
       expect(cross.status).toBe(400);
-      expect(cross.body).toEqual({ statusCode: 400, message: 'Not all contacts exist in the database for this account.', missingContacts: [aContact] });
+      expect(cross.body).toEqual({
+        statusCode: 400,
+        message: 'Not all contacts exist in the database for this account.',
+        missingContacts: [aContact],
+      });
       expect(await members(bGroup)).toEqual([]);
     });
   });
@@ -236,11 +301,20 @@ describe('Contact groups', () => {
     });
 
     it('findOrCreateByNumber creates once and then finds, under concurrency', async () => {
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => service.findOrCreateByNumber(a.accountId, i % 2 ? '+1 555 010 2030' : '15550102030', `Caller ${i}`)));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          service.findOrCreateByNumber(a.accountId, i % 2 ? '+1 555 010 2030' : '15550102030', `Caller ${i}`),
+        ),
+      );
       expect(results.filter((r) => r.created)).toHaveLength(1);
       expect(new Set(results.map((r) => r.contact.id)).size).toBe(1);
       const { contact } = results[0];
-      expect(contact).toMatchObject({ accountId: a.accountId, contactNumber: '15550102030', isBlocked: false, platform: 'whatsapp' });
+      expect(contact).toMatchObject({
+        accountId: a.accountId,
+        contactNumber: '15550102030',
+        isBlocked: false,
+        platform: 'whatsapp',
+      });
       expect(contact.createdAt).toBeInstanceOf(Date);
 
       const again = await service.findOrCreateByNumber(a.accountId, '0015550102030');
@@ -270,8 +344,13 @@ describe('Contact groups', () => {
       expect(withBlocked[3].isBlocked).toBe(true);
 
       const batches: number[][] = [];
-      for await (const batch of service.iterateGroupMembers(a.accountId, String(vip), 2)) batches.push(batch.map((c) => Number(c.id)));
-      expect(batches).toEqual([[ids[0], ids[1]], [ids[2], ids[4]], [ids[5], ids[6]]]);
+      for await (const batch of service.iterateGroupMembers(a.accountId, String(vip), 2))
+        batches.push(batch.map((c) => Number(c.id)));
+      expect(batches).toEqual([
+        [ids[0], ids[1]],
+        [ids[2], ids[4]],
+        [ids[5], ids[6]],
+      ]);
 
       const b = await t.createAccount();
       expect(await service.groupMembersAfter(b.accountId, String(vip), '0', 100)).toEqual([]);

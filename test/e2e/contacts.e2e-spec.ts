@@ -14,19 +14,28 @@ describe('Contacts', () => {
     a = await t.createAccount();
   });
 
-  const create = (account: TestAccount, body: unknown) => t.http.post('/contacts/create-contact', body, { token: account.token });
+  const create = (account: TestAccount, body: unknown) =>
+    t.http.post('/contacts/create-contact', body, { token: account.token });
   const list = (account: TestAccount, query = '') => t.http.get(`/v2/contacts${query}`, { token: account.token });
-  const patch = (account: TestAccount, id: number | string, body: unknown) => t.http.request('PATCH', `/v2/contacts/${id}`, { token: account.token, body });
+  const patch = (account: TestAccount, id: number | string, body: unknown) =>
+    t.http.request('PATCH', `/v2/contacts/${id}`, { token: account.token, body });
   const createGroup = async (account: TestAccount, name: string) => {
     const res = await t.http.post('/v2/contact-groups', { name }, { token: account.token });
     expect(res.status).toBe(201);
     return res.body.data.group.group_id as number;
   };
-  const rows = (accountId: string) => t.db.query('SELECT * FROM contacts WHERE account_id = $1 ORDER BY id', [accountId]);
+  const rows = (accountId: string) =>
+    t.db.query('SELECT * FROM contacts WHERE account_id = $1 ORDER BY id', [accountId]);
   const members = (groupId: number) =>
-    t.db.query('SELECT contact_id::int AS contact_id FROM contact_group_members WHERE group_id = $1 ORDER BY contact_id', [groupId]).then((r: any[]) => r.map((m) => m.contact_id));
+    t.db
+      .query(
+        'SELECT contact_id::int AS contact_id FROM contact_group_members WHERE group_id = $1 ORDER BY contact_id',
+        [groupId],
+      )
+      .then((r: any[]) => r.map((m) => m.contact_id));
 
-  const PHONE_MESSAGE = 'contact_number must be a phone number with country code (8 to 15 digits, e.g. +1 555 010 2030)';
+  const PHONE_MESSAGE =
+    'contact_number must be a phone number with country code (8 to 15 digits, e.g. +1 555 010 2030)';
 
   describe('POST /contacts/create-contact', () => {
     it('creates a contact with every SPEC field and answers 200 Created a new contact', async () => {
@@ -43,7 +52,10 @@ describe('Contacts', () => {
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         success: true,
-        data: { contact: { contact_id: expect.any(Number), name: 'Ada Lovelace', contact_number: '15550102030' }, message: 'Created a new contact' },
+        data: {
+          contact: { contact_id: expect.any(Number), name: 'Ada Lovelace', contact_number: '15550102030' },
+          message: 'Created a new contact',
+        },
       });
 
       const [row] = await rows(a.accountId);
@@ -67,7 +79,11 @@ describe('Contacts', () => {
     it('needs only contact_number; name is null when not given', async () => {
       const res = await create(a, { contact_number: '447700900123' });
       expect(res.status).toBe(200);
-      expect(res.body.data.contact).toEqual({ contact_id: expect.any(Number), name: null, contact_number: '447700900123' });
+      expect(res.body.data.contact).toEqual({
+        contact_id: expect.any(Number),
+        name: null,
+        contact_number: '447700900123',
+      });
     });
 
     it.each([
@@ -91,7 +107,10 @@ describe('Contacts', () => {
         expect(again.status).toBe(200);
         expect(again.body).toEqual({
           success: true,
-          data: { contact: { contact_id: first.body.data.contact.contact_id, name: 'Ada', contact_number: '15550102030' }, message: 'The contact is already existing' },
+          data: {
+            contact: { contact_id: first.body.data.contact.contact_id, name: 'Ada', contact_number: '15550102030' },
+            message: 'The contact is already existing',
+          },
         });
       }
       const stored = await rows(a.accountId);
@@ -109,18 +128,32 @@ describe('Contacts', () => {
     ])('answers 400 naming contact_number for an implausible number (%s) and stores nothing', async (_, input) => {
       const res = await create(a, { contact_number: input, name: 'X' });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ statusCode: 400, message: PHONE_MESSAGE, field: 'contact_number', errors: [{ field: 'contact_number', message: PHONE_MESSAGE }] });
+      expect(res.body).toEqual({
+        statusCode: 400,
+        message: PHONE_MESSAGE,
+        field: 'contact_number',
+        errors: [{ field: 'contact_number', message: PHONE_MESSAGE }],
+      });
       expect(await rows(a.accountId)).toEqual([]);
     });
 
     it('answers 400 naming contact_number when it is missing, empty or not a string', async () => {
-      for (const body of [{}, { name: 'No number' }, { contact_number: '' }, { contact_number: null }, { contact_number: ['15550102030'] }, { contact_number: true }]) {
+      for (const body of [
+        {},
+        { name: 'No number' },
+        { contact_number: '' },
+        { contact_number: null },
+        { contact_number: ['15550102030'] },
+        { contact_number: true },
+      ]) {
         const res = await create(a, body);
         expect(res.status).toBe(400);
         expect(res.body.errors.map((e: any) => e.field)).toEqual(['contact_number']);
       }
       const missing = await create(a, {});
-      expect(missing.body.message).toBe('contact_number is required: a phone number with country code (8 to 15 digits, e.g. +1 555 010 2030)');
+      expect(missing.body.message).toBe(
+        'contact_number is required: a phone number with country code (8 to 15 digits, e.g. +1 555 010 2030)',
+      );
       expect(await rows(a.accountId)).toEqual([]);
     });
 
@@ -132,8 +165,16 @@ describe('Contacts', () => {
 
     it.each([
       ['email', { email: 'not-an-email' }, 'email must be an email address'],
-      ['dateOfBirth', { dateOfBirth: '10/12/1990' }, 'dateOfBirth must be a date YYYY-MM-DD between 1900-01-01 and today'],
-      ['dateOfBirth', { dateOfBirth: '2023-02-30' }, 'dateOfBirth must be a date YYYY-MM-DD between 1900-01-01 and today'],
+      [
+        'dateOfBirth',
+        { dateOfBirth: '10/12/1990' },
+        'dateOfBirth must be a date YYYY-MM-DD between 1900-01-01 and today',
+      ],
+      [
+        'dateOfBirth',
+        { dateOfBirth: '2023-02-30' },
+        'dateOfBirth must be a date YYYY-MM-DD between 1900-01-01 and today',
+      ],
       ['instagramUrl', { instagramUrl: 'javascript:alert(1)' }, 'instagramUrl must be an http(s) URL'],
       ['name', { name: 42 }, 'name must be a string of at most 200 characters'],
       ['name', { name: 'x'.repeat(201) }, 'name must be a string of at most 200 characters'],
@@ -180,7 +221,11 @@ describe('Contacts', () => {
       const vip = await createGroup(a, 'VIP');
       const res = await create(a, { contact_number: '15550102030', name: 'Ada', group_ids: [vip, 999999, 888888] });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ statusCode: 400, message: 'Not all groups exist in the database for this account.', missingGroups: [999999, 888888] });
+      expect(res.body).toEqual({
+        statusCode: 400,
+        message: 'Not all groups exist in the database for this account.',
+        missingGroups: [999999, 888888],
+      });
       expect(await rows(a.accountId)).toEqual([]);
       expect(await members(vip)).toEqual([]);
     });
@@ -190,7 +235,11 @@ describe('Contacts', () => {
       const bGroup = await createGroup(b, 'B only');
       const res = await create(a, { contact_number: '15550102030', group_ids: [bGroup] });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ statusCode: 400, message: 'Not all groups exist in the database for this account.', missingGroups: [bGroup] });
+      expect(res.body).toEqual({
+        statusCode: 400,
+        message: 'Not all groups exist in the database for this account.',
+        missingGroups: [bGroup],
+      });
       expect(await rows(a.accountId)).toEqual([]);
       expect(await members(bGroup)).toEqual([]);
     });
@@ -211,7 +260,9 @@ describe('Contacts', () => {
       const vip = await createGroup(a, 'VIP');
       const formats = ['+1 555 010 2030', '15550102030', '0015550102030', '+1 (555) 010-2030', '1-555-010-2030'];
       const results = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => create(a, { contact_number: formats[i % formats.length], name: `Racer ${i}`, group_ids: [vip] })),
+        Array.from({ length: 10 }, (_, i) =>
+          create(a, { contact_number: formats[i % formats.length], name: `Racer ${i}`, group_ids: [vip] }),
+        ),
       );
       expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
       const messages = results.map((r) => r.body.data.message);
@@ -248,7 +299,11 @@ describe('Contacts', () => {
     async function seed(account: TestAccount, n: number) {
       const ids: number[] = [];
       for (let i = 0; i < n; i++) {
-        const res = await create(account, { contact_number: `1555010${String(i).padStart(4, '0')}`, name: `Contact ${i}`, email: `c${i}@example.com` });
+        const res = await create(account, {
+          contact_number: `1555010${String(i).padStart(4, '0')}`,
+          name: `Contact ${i}`,
+          email: `c${i}@example.com`,
+        });
         ids.push(res.body.data.contact.contact_id);
       }
       return ids;
@@ -257,7 +312,9 @@ describe('Contacts', () => {
     it('lists contacts newest first with the SPEC fields', async () => {
       const first = await create(a, { contact_number: '15550102030', name: 'Ada', email: 'ada@example.com' });
       const second = await create(a, { contact_number: '447700900123', name: 'Grace' });
-      await t.db.query(`UPDATE contacts SET created_at = '2026-01-02T03:04:05.678Z' WHERE id = $1`, [first.body.data.contact.contact_id]);
+      await t.db.query(`UPDATE contacts SET created_at = '2026-01-02T03:04:05.678Z' WHERE id = $1`, [
+        first.body.data.contact.contact_id,
+      ]);
 
       const res = await list(a);
       expect(res.status).toBe(200);
@@ -338,7 +395,11 @@ describe('Contacts', () => {
     });
 
     it('searches name, number and email, case-insensitively, as substrings', async () => {
-      const ada = await create(a, { contact_number: '15550102030', name: 'Ada Lovelace', email: 'countess@analytical.org' });
+      const ada = await create(a, {
+        contact_number: '15550102030',
+        name: 'Ada Lovelace',
+        email: 'countess@analytical.org',
+      });
       const grace = await create(a, { contact_number: '447700900123', name: 'Grace Hopper', email: 'grace@navy.mil' });
       const idsFor = async (search: string) =>
         (await list(a, `?search=${encodeURIComponent(search)}`)).body.data.contacts.map((c: any) => c.contact_id);
@@ -361,7 +422,12 @@ describe('Contacts', () => {
 
       // a search paginates like the full list, newest first, with the total of all matches
       const second = await list(a, '?search=a&pageSize=1&page=2');
-      expect(second.body.data).toEqual({ contacts: [expect.objectContaining({ contact_id: adaId, email: 'countess@analytical.org' })], page: 2, pageSize: 1, total: 2 });
+      expect(second.body.data).toEqual({
+        contacts: [expect.objectContaining({ contact_id: adaId, email: 'countess@analytical.org' })],
+        page: 2,
+        pageSize: 1,
+        total: 2,
+      });
       const beyond = await list(a, '?search=a&page=5');
       expect(beyond.body.data).toEqual({ contacts: [], page: 5, pageSize: 20, total: 2 });
       const none = await list(a, '?search=nobody');
@@ -372,7 +438,8 @@ describe('Contacts', () => {
       await create(a, { contact_number: '15550102030', name: '100% real' });
       await create(a, { contact_number: '15550102031', name: 'snake_case' });
       await create(a, { contact_number: '15550102032', name: 'plain' });
-      const names = async (search: string) => (await list(a, `?search=${encodeURIComponent(search)}`)).body.data.contacts.map((c: any) => c.name);
+      const names = async (search: string) =>
+        (await list(a, `?search=${encodeURIComponent(search)}`)).body.data.contacts.map((c: any) => c.name);
       expect(await names('%')).toEqual(['100% real']);
       expect(await names('_')).toEqual(['snake_case']);
       expect(await names('\\')).toEqual([]);
@@ -400,7 +467,12 @@ describe('Contacts', () => {
     it('answers 400 naming phone for an implausible phone query', async () => {
       const res = await list(a, '?phone=12ab');
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([{ field: 'phone', message: 'phone must be a phone number with country code (8 to 15 digits, e.g. +1 555 010 2030)' }]);
+      expect(res.body.errors).toEqual([
+        {
+          field: 'phone',
+          message: 'phone must be a phone number with country code (8 to 15 digits, e.g. +1 555 010 2030)',
+        },
+      ]);
     });
 
     it('answers 400 naming search when it is too long', async () => {
@@ -413,7 +485,13 @@ describe('Contacts', () => {
   describe('GET and PATCH /v2/contacts/{contact_id}', () => {
     it('returns one contact with its profile fields and groups', async () => {
       const vip = await createGroup(a, 'VIP');
-      const created = await create(a, { contact_number: '15550102030', name: 'Ada', dateOfBirth: '1990-12-10', gender: 'female', group_ids: [vip] });
+      const created = await create(a, {
+        contact_number: '15550102030',
+        name: 'Ada',
+        dateOfBirth: '1990-12-10',
+        gender: 'female',
+        group_ids: [vip],
+      });
       const id = created.body.data.contact.contact_id;
       const res = await t.http.get(`/v2/contacts/${id}`, { token: a.token });
       expect(res.status).toBe(200);
@@ -454,12 +532,27 @@ describe('Contacts', () => {
     });
 
     it('updates the sent fields only; null clears a profile field; updated_at moves', async () => {
-      const id = (await create(a, { contact_number: '15550102030', name: 'Ada', email: 'ada@example.com', gender: 'female' })).body.data.contact.contact_id;
+      const id = (
+        await create(a, { contact_number: '15550102030', name: 'Ada', email: 'ada@example.com', gender: 'female' })
+      ).body.data.contact.contact_id;
       const [before] = await t.db.query('SELECT updated_at FROM contacts WHERE id = $1', [id]);
-      const res = await patch(a, id, { name: 'Ada Lovelace', email: null, linkedinUrl: 'https://www.linkedin.com/in/ada' });
+      const res = await patch(a, id, {
+        name: 'Ada Lovelace',
+        email: null,
+        linkedinUrl: 'https://www.linkedin.com/in/ada',
+      });
       expect(res.status).toBe(200);
-      expect(res.body.data.contact).toMatchObject({ name: 'Ada Lovelace', email: null, gender: 'female', linkedinUrl: 'https://www.linkedin.com/in/ada', isBlocked: false });
-      const [row] = await t.db.query('SELECT name, email, gender, contact_number, updated_at FROM contacts WHERE id = $1', [id]);
+      expect(res.body.data.contact).toMatchObject({
+        name: 'Ada Lovelace',
+        email: null,
+        gender: 'female',
+        linkedinUrl: 'https://www.linkedin.com/in/ada',
+        isBlocked: false,
+      });
+      const [row] = await t.db.query(
+        'SELECT name, email, gender, contact_number, updated_at FROM contacts WHERE id = $1',
+        [id],
+      );
       expect(row).toMatchObject({ name: 'Ada Lovelace', email: null, gender: 'female', contact_number: '15550102030' });
       expect(row.updated_at.getTime()).toBeGreaterThan(before.updated_at.getTime());
     });
@@ -470,7 +563,11 @@ describe('Contacts', () => {
       const typo = await patch(a, id, { is_blocked: true });
       expect(typo.status).toBe(400);
       expect(typo.body.errors).toEqual([
-        { field: 'is_blocked', message: 'is_blocked cannot be updated; allowed fields: name, email, isBlocked, dateOfBirth, gender, instagramUrl, facebookUrl, linkedinUrl' },
+        {
+          field: 'is_blocked',
+          message:
+            'is_blocked cannot be updated; allowed fields: name, email, isBlocked, dateOfBirth, gender, instagramUrl, facebookUrl, linkedinUrl',
+        },
       ]);
 
       const number = await patch(a, id, { contact_number: '447700900123' });
@@ -484,14 +581,20 @@ describe('Contacts', () => {
       for (const isBlocked of ['yes', 'true', 1, null]) {
         const bad = await patch(a, id, { isBlocked });
         expect(bad.status).toBe(400);
-        expect(bad.body).toMatchObject({ message: 'isBlocked must be true or false', errors: [{ field: 'isBlocked', message: 'isBlocked must be true or false' }] });
+        expect(bad.body).toMatchObject({
+          message: 'isBlocked must be true or false',
+          errors: [{ field: 'isBlocked', message: 'isBlocked must be true or false' }],
+        });
       }
       const [row] = await t.db.query('SELECT name, is_blocked, contact_number FROM contacts WHERE id = $1', [id]);
       expect(row).toEqual({ name: 'Ada', is_blocked: false, contact_number: '15550102030' });
     });
 
     it('answers 404 Contact not found for an unknown id and 400 naming contact_id for a non-integer one', async () => {
-      for (const res of [await t.http.get('/v2/contacts/999999', { token: a.token }), await patch(a, 999999, { isBlocked: true })]) {
+      for (const res of [
+        await t.http.get('/v2/contacts/999999', { token: a.token }),
+        await patch(a, 999999, { isBlocked: true }),
+      ]) {
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ statusCode: 404, message: 'Contact not found' });
       }

@@ -43,7 +43,14 @@ describe('Flows', () => {
             { type: 'TextHeading', text: 'Join us' },
             { type: 'TextBody', text: 'It takes a minute.' },
             { type: 'TextInput', name: 'full_name', label: 'Name', 'input-type': 'text', required: true },
-            { type: 'TextInput', name: 'email', label: 'Email', 'input-type': 'email', 'helper-text': 'We never share it', pattern: '^.+@.+$' },
+            {
+              type: 'TextInput',
+              name: 'email',
+              label: 'Email',
+              'input-type': 'email',
+              'helper-text': 'We never share it',
+              pattern: '^.+@.+$',
+            },
             { type: 'DatePicker', name: 'birthday', label: 'Birthday' },
           ],
         },
@@ -54,9 +61,34 @@ describe('Flows', () => {
         layout: {
           children: [
             { type: 'TextSubheading', text: 'Tell us more' },
-            { type: 'Dropdown', name: 'plan', label: 'Plan', required: true, options: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] },
-            { type: 'RadioButtonsGroup', name: 'size', label: 'Team size', options: [{ id: 'small', title: '1-10' }, { id: 'large', title: '11+' }] },
-            { type: 'CheckboxGroup', name: 'topics', label: 'Topics', options: [{ id: 'news', title: 'News' }, { id: 'tips', title: 'Tips' }] },
+            {
+              type: 'Dropdown',
+              name: 'plan',
+              label: 'Plan',
+              required: true,
+              options: [
+                { id: 'basic', title: 'Basic' },
+                { id: 'pro', title: 'Pro' },
+              ],
+            },
+            {
+              type: 'RadioButtonsGroup',
+              name: 'size',
+              label: 'Team size',
+              options: [
+                { id: 'small', title: '1-10' },
+                { id: 'large', title: '11+' },
+              ],
+            },
+            {
+              type: 'CheckboxGroup',
+              name: 'topics',
+              label: 'Topics',
+              options: [
+                { id: 'news', title: 'News' },
+                { id: 'tips', title: 'Tips' },
+              ],
+            },
             { type: 'TextArea', name: 'comments', label: 'Comments' },
             { type: 'OptIn', name: 'marketing', label: 'Send me offers' },
             { type: 'PhotoPicker', name: 'avatar', label: 'Your photo' },
@@ -75,7 +107,12 @@ describe('Flows', () => {
       {
         id: 'CONTACT',
         title: 'Contact us',
-        layout: { children: [{ type: 'TextInput', name: 'email', label: 'Email', 'input-type': 'email', required: true }, { type: 'TextArea', name: 'message', label: 'Message' }] },
+        layout: {
+          children: [
+            { type: 'TextInput', name: 'email', label: 'Email', 'input-type': 'email', required: true },
+            { type: 'TextArea', name: 'message', label: 'Message' },
+          ],
+        },
       },
     ],
   });
@@ -85,11 +122,14 @@ describe('Flows', () => {
     expect(res.status).toBe(201);
     return res.body.flow_id as string;
   };
-  const update = (a: TestAccount, body: Record<string, unknown>) => t.http.put('/flow/update', body, { token: a.token });
+  const update = (a: TestAccount, body: Record<string, unknown>) =>
+    t.http.put('/flow/update', body, { token: a.token });
   const publish = (a: TestAccount, flowId: string) => update(a, { flow_id: flowId, action: 'publish' });
-  const remove = (a: TestAccount, flowId: string) => t.http.request('DELETE', '/flow/delete', { token: a.token, body: { flow_id: flowId } });
+  const remove = (a: TestAccount, flowId: string) =>
+    t.http.request('DELETE', '/flow/delete', { token: a.token, body: { flow_id: flowId } });
   const get = (a: TestAccount, flowId: string) => t.http.get(`/v2/flows/${flowId}`, { token: a.token });
-  const send = (a: TestAccount, flowId: string, body: Record<string, unknown>) => t.http.post(`/v2/flows/${flowId}/send`, body, { token: a.token });
+  const send = (a: TestAccount, flowId: string, body: Record<string, unknown>) =>
+    t.http.post(`/v2/flows/${flowId}/send`, body, { token: a.token });
   const inbound = (a: TestAccount, from: string, extra: Record<string, unknown> = { text: 'hi' }) =>
     sandbox.control.post('/_sandbox/inbound', { from, phone_number_id: a.messagingPhoneId, name: 'Ann', ...extra });
 
@@ -99,7 +139,11 @@ describe('Flows', () => {
       const flow = signUp();
       const res = await t.http.post('/flow/create', { messagingPhoneId: a.messagingPhoneId, flow }, { token: a.token });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ success: true, message: 'WhatsApp flow created successfully', flow_id: expect.any(String) });
+      expect(res.body).toEqual({
+        success: true,
+        message: 'WhatsApp flow created successfully',
+        flow_id: expect.any(String),
+      });
       const flowId = res.body.flow_id;
 
       const stored = await get(a, flowId);
@@ -117,7 +161,13 @@ describe('Flows', () => {
       expect(Date.parse(stored.body.data.created_at)).not.toBeNaN();
 
       const platform = await platformFlow(flowId);
-      expect(platform).toMatchObject({ name: flow.name, status: 'DRAFT', categories: ['SIGN_UP', 'SURVEY'], validation_errors: [], json_version: '6.0' });
+      expect(platform).toMatchObject({
+        name: flow.name,
+        status: 'DRAFT',
+        categories: ['SIGN_UP', 'SURVEY'],
+        validation_errors: [],
+        json_version: '6.0',
+      });
       expect(platform.flow_json).toEqual(stored.body.data.flow_json);
       expect(platform.flow_json).toEqual({
         version: '6.0',
@@ -131,7 +181,14 @@ describe('Flows', () => {
                 { type: 'TextHeading', text: 'Join us' },
                 { type: 'TextBody', text: 'It takes a minute.' },
                 { type: 'TextInput', name: 'full_name', label: 'Name', 'input-type': 'text', required: true },
-                { type: 'TextInput', name: 'email', label: 'Email', 'input-type': 'email', 'helper-text': 'We never share it', pattern: '^.+@.+$' },
+                {
+                  type: 'TextInput',
+                  name: 'email',
+                  label: 'Email',
+                  'input-type': 'email',
+                  'helper-text': 'We never share it',
+                  pattern: '^.+@.+$',
+                },
                 { type: 'DatePicker', name: 'birthday', label: 'Birthday' },
                 // added: the first screen had no Footer
                 {
@@ -160,9 +217,34 @@ describe('Flows', () => {
               type: 'SingleColumnLayout',
               children: [
                 { type: 'TextSubheading', text: 'Tell us more' },
-                { type: 'Dropdown', name: 'plan', label: 'Plan', required: true, 'data-source': [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] },
-                { type: 'RadioButtonsGroup', name: 'size', label: 'Team size', 'data-source': [{ id: 'small', title: '1-10' }, { id: 'large', title: '11+' }] },
-                { type: 'CheckboxGroup', name: 'topics', label: 'Topics', 'data-source': [{ id: 'news', title: 'News' }, { id: 'tips', title: 'Tips' }] },
+                {
+                  type: 'Dropdown',
+                  name: 'plan',
+                  label: 'Plan',
+                  required: true,
+                  'data-source': [
+                    { id: 'basic', title: 'Basic' },
+                    { id: 'pro', title: 'Pro' },
+                  ],
+                },
+                {
+                  type: 'RadioButtonsGroup',
+                  name: 'size',
+                  label: 'Team size',
+                  'data-source': [
+                    { id: 'small', title: '1-10' },
+                    { id: 'large', title: '11+' },
+                  ],
+                },
+                {
+                  type: 'CheckboxGroup',
+                  name: 'topics',
+                  label: 'Topics',
+                  'data-source': [
+                    { id: 'news', title: 'News' },
+                    { id: 'tips', title: 'Tips' },
+                  ],
+                },
                 { type: 'TextArea', name: 'comments', label: 'Comments' },
                 { type: 'OptIn', name: 'marketing', label: 'Send me offers' },
                 { type: 'PhotoPicker', name: 'avatar', label: 'Your photo' },
@@ -208,57 +290,205 @@ describe('Flows', () => {
     const withField = (field: Record<string, unknown>) => ({
       name: uniqueName('bad'),
       categories: ['OTHER'],
-      screens: [{ id: 'ONE', title: 'One', layout: { children: [{ type: 'TextHeading', text: 'Hi' }, { type: 'TextBody', text: 'x' }, field] } }],
+      screens: [
+        {
+          id: 'ONE',
+          title: 'One',
+          layout: { children: [{ type: 'TextHeading', text: 'Hi' }, { type: 'TextBody', text: 'x' }, field] },
+        },
+      ],
     });
     const twoScreens = (second: Record<string, unknown>) => ({
       name: uniqueName('bad'),
       categories: ['OTHER'],
-      screens: [{ id: 'ONE', title: 'One', layout: { children: [{ type: 'TextInput', name: 'a', label: 'A', 'input-type': 'text' }] } }, second],
+      screens: [
+        {
+          id: 'ONE',
+          title: 'One',
+          layout: { children: [{ type: 'TextInput', name: 'a', label: 'A', 'input-type': 'text' }] },
+        },
+        second,
+      ],
     });
 
     it.each([
       ['TextInput without input-type', withField({ type: 'TextInput', name: 'x', label: 'X' }), at(0, 2, 'input-type')],
-      ['TextInput with an unknown input-type', withField({ type: 'TextInput', name: 'x', label: 'X', 'input-type': 'url' }), at(0, 2, 'input-type')],
+      [
+        'TextInput with an unknown input-type',
+        withField({ type: 'TextInput', name: 'x', label: 'X', 'input-type': 'url' }),
+        at(0, 2, 'input-type'),
+      ],
       ['TextInput without name', withField({ type: 'TextInput', label: 'X', 'input-type': 'text' }), at(0, 2, 'name')],
       ['TextInput without label', withField({ type: 'TextInput', name: 'x', 'input-type': 'text' }), at(0, 2, 'label')],
-      ['TextInput with a non-boolean required', withField({ type: 'TextInput', name: 'x', label: 'X', 'input-type': 'text', required: 'yes' }), at(0, 2, 'required')],
-      ['TextInput with a broken pattern', withField({ type: 'TextInput', name: 'x', label: 'X', 'input-type': 'text', pattern: '([a-z' }), at(0, 2, 'pattern')],
-      ['TextInput with an unknown member', withField({ type: 'TextInput', name: 'x', label: 'X', 'input-type': 'text', inputType: 'text' }), at(0, 2, 'inputType')],
+      [
+        'TextInput with a non-boolean required',
+        withField({ type: 'TextInput', name: 'x', label: 'X', 'input-type': 'text', required: 'yes' }),
+        at(0, 2, 'required'),
+      ],
+      [
+        'TextInput with a broken pattern',
+        withField({ type: 'TextInput', name: 'x', label: 'X', 'input-type': 'text', pattern: '([a-z' }),
+        at(0, 2, 'pattern'),
+      ],
+      [
+        'TextInput with an unknown member',
+        withField({ type: 'TextInput', name: 'x', label: 'X', 'input-type': 'text', inputType: 'text' }),
+        at(0, 2, 'inputType'),
+      ],
       ['TextBody without text', withField({ type: 'TextBody' }), at(0, 2, 'text')],
       ['TextHeading with empty text', withField({ type: 'TextHeading', text: ' ' }), at(0, 2, 'text')],
       ['TextArea without label', withField({ type: 'TextArea', name: 'x' }), at(0, 2, 'label')],
       ['DatePicker without name', withField({ type: 'DatePicker', label: 'When' }), at(0, 2, 'name')],
       ['OptIn without label', withField({ type: 'OptIn', name: 'ok' }), at(0, 2, 'label')],
       ['Dropdown without options', withField({ type: 'Dropdown', name: 'x', label: 'X' }), at(0, 2, 'options')],
-      ['Dropdown with empty options', withField({ type: 'Dropdown', name: 'x', label: 'X', options: [] }), at(0, 2, 'options')],
-      ['RadioButtonsGroup option without title', withField({ type: 'RadioButtonsGroup', name: 'x', label: 'X', options: [{ id: 'a' }] }), `${at(0, 2, 'options')}[0].title`],
-      ['CheckboxGroup with repeated option ids', withField({ type: 'CheckboxGroup', name: 'x', label: 'X', options: [{ id: 'a', title: 'A' }, { id: 'a', title: 'B' }] }), `${at(0, 2, 'options')}[1].id`],
+      [
+        'Dropdown with empty options',
+        withField({ type: 'Dropdown', name: 'x', label: 'X', options: [] }),
+        at(0, 2, 'options'),
+      ],
+      [
+        'RadioButtonsGroup option without title',
+        withField({ type: 'RadioButtonsGroup', name: 'x', label: 'X', options: [{ id: 'a' }] }),
+        `${at(0, 2, 'options')}[0].title`,
+      ],
+      [
+        'CheckboxGroup with repeated option ids',
+        withField({
+          type: 'CheckboxGroup',
+          name: 'x',
+          label: 'X',
+          options: [
+            { id: 'a', title: 'A' },
+            { id: 'a', title: 'B' },
+          ],
+        }),
+        `${at(0, 2, 'options')}[1].id`,
+      ],
       ['an unknown field type', withField({ type: 'Slider', name: 'x' }), at(0, 2, 'type')],
       ['a field name with a dot', withField({ type: 'TextArea', name: 'a.b', label: 'X' }), at(0, 2, 'name')],
-      ['the reserved name flow_token', withField({ type: 'TextArea', name: 'flow_token', label: 'X' }), at(0, 2, 'name')],
-      ['two Footers on a screen', { ...withField({ type: 'Footer', label: 'Go' }), screens: [{ id: 'ONE', title: 'One', layout: { children: [{ type: 'Footer', label: 'A' }, { type: 'TextBody', text: 'x' }, { type: 'Footer', label: 'B' }] } }] }, at(0, 2, 'type')],
+      [
+        'the reserved name flow_token',
+        withField({ type: 'TextArea', name: 'flow_token', label: 'X' }),
+        at(0, 2, 'name'),
+      ],
+      [
+        'two Footers on a screen',
+        {
+          ...withField({ type: 'Footer', label: 'Go' }),
+          screens: [
+            {
+              id: 'ONE',
+              title: 'One',
+              layout: {
+                children: [
+                  { type: 'Footer', label: 'A' },
+                  { type: 'TextBody', text: 'x' },
+                  { type: 'Footer', label: 'B' },
+                ],
+              },
+            },
+          ],
+        },
+        at(0, 2, 'type'),
+      ],
       ['a Footer without label', withField({ type: 'Footer' }), at(0, 2, 'label')],
       [
         'a repeated name within a screen',
-        { ...withField({}), screens: [{ id: 'ONE', title: 'One', layout: { children: [{ type: 'TextArea', name: 'x', label: 'A' }, { type: 'TextBody', text: 'x' }, { type: 'TextArea', name: 'x', label: 'B' }] } }] },
+        {
+          ...withField({}),
+          screens: [
+            {
+              id: 'ONE',
+              title: 'One',
+              layout: {
+                children: [
+                  { type: 'TextArea', name: 'x', label: 'A' },
+                  { type: 'TextBody', text: 'x' },
+                  { type: 'TextArea', name: 'x', label: 'B' },
+                ],
+              },
+            },
+          ],
+        },
         at(0, 2, 'name'),
       ],
-      ['a name already used on an earlier screen', twoScreens({ id: 'TWO', title: 'Two', layout: { children: [{ type: 'TextArea', name: 'a', label: 'A again' }] } }), at(1, 0, 'name')],
-      ['a PhotoPicker before the last screen', { ...twoScreens({ id: 'TWO', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }), screens: [{ id: 'ONE', title: 'One', layout: { children: [{ type: 'PhotoPicker', name: 'p', label: 'Photo' }] } }, { id: 'TWO', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }] }, at(0, 0, 'type')],
+      [
+        'a name already used on an earlier screen',
+        twoScreens({
+          id: 'TWO',
+          title: 'Two',
+          layout: { children: [{ type: 'TextArea', name: 'a', label: 'A again' }] },
+        }),
+        at(1, 0, 'name'),
+      ],
+      [
+        'a PhotoPicker before the last screen',
+        {
+          ...twoScreens({ id: 'TWO', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }),
+          screens: [
+            { id: 'ONE', title: 'One', layout: { children: [{ type: 'PhotoPicker', name: 'p', label: 'Photo' }] } },
+            { id: 'TWO', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } },
+          ],
+        },
+        at(0, 0, 'type'),
+      ],
       [
         'a PhotoPicker and a DocumentPicker on one screen',
-        { ...withField({}), screens: [{ id: 'ONE', title: 'One', layout: { children: [{ type: 'PhotoPicker', name: 'p', label: 'P' }, { type: 'TextBody', text: 'x' }, { type: 'DocumentPicker', name: 'd', label: 'D' }] } }] },
+        {
+          ...withField({}),
+          screens: [
+            {
+              id: 'ONE',
+              title: 'One',
+              layout: {
+                children: [
+                  { type: 'PhotoPicker', name: 'p', label: 'P' },
+                  { type: 'TextBody', text: 'x' },
+                  { type: 'DocumentPicker', name: 'd', label: 'D' },
+                ],
+              },
+            },
+          ],
+        },
         at(0, 2, 'type'),
       ],
-      ['a lower-case screen id', twoScreens({ id: 'two', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }), 'flow.screens[1].id'],
-      ['a repeated screen id', twoScreens({ id: 'ONE', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }), 'flow.screens[1].id'],
-      ['the reserved screen id SUCCESS', twoScreens({ id: 'SUCCESS', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }), 'flow.screens[1].id'],
-      ['a screen without title', twoScreens({ id: 'TWO', layout: { children: [{ type: 'TextBody', text: 'x' }] } }), 'flow.screens[1].title'],
-      ['a screen without children', twoScreens({ id: 'TWO', title: 'Two', layout: { children: [] } }), 'flow.screens[1].layout.children'],
-      ['another layout type', twoScreens({ id: 'TWO', title: 'Two', layout: { type: 'Grid', children: [{ type: 'TextBody', text: 'x' }] } }), 'flow.screens[1].layout.type'],
+      [
+        'a lower-case screen id',
+        twoScreens({ id: 'two', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }),
+        'flow.screens[1].id',
+      ],
+      [
+        'a repeated screen id',
+        twoScreens({ id: 'ONE', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }),
+        'flow.screens[1].id',
+      ],
+      [
+        'the reserved screen id SUCCESS',
+        twoScreens({ id: 'SUCCESS', title: 'Two', layout: { children: [{ type: 'TextBody', text: 'x' }] } }),
+        'flow.screens[1].id',
+      ],
+      [
+        'a screen without title',
+        twoScreens({ id: 'TWO', layout: { children: [{ type: 'TextBody', text: 'x' }] } }),
+        'flow.screens[1].title',
+      ],
+      [
+        'a screen without children',
+        twoScreens({ id: 'TWO', title: 'Two', layout: { children: [] } }),
+        'flow.screens[1].layout.children',
+      ],
+      [
+        'another layout type',
+        twoScreens({ id: 'TWO', title: 'Two', layout: { type: 'Grid', children: [{ type: 'TextBody', text: 'x' }] } }),
+        'flow.screens[1].layout.type',
+      ],
       ['no screens', { name: uniqueName('bad'), categories: ['OTHER'], screens: [] }, 'flow.screens'],
       ['no name', { categories: ['OTHER'], screens: contactUs().screens }, 'flow.name'],
-      ['an unknown category', { name: uniqueName('bad'), categories: ['SALES'], screens: contactUs().screens }, 'flow.categories[0]'],
+      [
+        'an unknown category',
+        { name: uniqueName('bad'), categories: ['SALES'], screens: contactUs().screens },
+        'flow.categories[0]',
+      ],
       ['no categories', { name: uniqueName('bad'), categories: [], screens: contactUs().screens }, 'flow.categories'],
     ])('400 for %s, naming %s and creating nothing on the platform', async (_what, flow, field) => {
       const a = await account();
@@ -275,7 +505,9 @@ describe('Flows', () => {
       const a = await account();
       const noPhone = await t.http.post('/flow/create', { flow: contactUs() }, { token: a.token });
       expect(noPhone.status).toBe(400);
-      expect(noPhone.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'messagingPhoneId' })]));
+      expect(noPhone.body.errors).toEqual(
+        expect.arrayContaining([expect.objectContaining({ field: 'messagingPhoneId' })]),
+      );
       const noFlow = await t.http.post('/flow/create', { messagingPhoneId: a.messagingPhoneId }, { token: a.token });
       expect(noFlow.status).toBe(400);
       expect(noFlow.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'flow' })]));
@@ -309,7 +541,12 @@ describe('Flows', () => {
       const next = signUp(uniqueName('renamed'));
       const res = await update(a, { flow_id: flowId, action: 'update', flow: next });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, message: 'Flow updated successfully', flow_id: flowId, status: 'draft' });
+      expect(res.body).toEqual({
+        success: true,
+        message: 'Flow updated successfully',
+        flow_id: flowId,
+        status: 'draft',
+      });
 
       const stored = (await get(a, flowId)).body.data;
       expect(stored).toMatchObject({ status: 'draft', name: next.name, categories: next.categories, definition: next });
@@ -326,7 +563,11 @@ describe('Flows', () => {
       const res = await update(a, { flow_id: flowId, action: 'update', flow: { screens: signUp().screens } });
       expect(res.status).toBe(200);
       const stored = (await get(a, flowId)).body.data;
-      expect(stored).toMatchObject({ name: original.name, categories: ['CONTACT_US'], definition: { name: original.name, screens: signUp().screens } });
+      expect(stored).toMatchObject({
+        name: original.name,
+        categories: ['CONTACT_US'],
+        definition: { name: original.name, screens: signUp().screens },
+      });
     });
 
     it('action update: 400 naming the member for an invalid definition, 400 without `flow`; nothing changes', async () => {
@@ -337,7 +578,9 @@ describe('Flows', () => {
       (bad.screens[0].layout.children[0] as any)['input-type'] = 'url';
       const res = await update(a, { flow_id: flowId, action: 'update', flow: bad });
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'flow.screens[0].layout.children[0].input-type' })]);
+      expect(res.body.errors).toEqual([
+        expect.objectContaining({ field: 'flow.screens[0].layout.children[0].input-type' }),
+      ]);
       const missing = await update(a, { flow_id: flowId, action: 'update' });
       expect(missing.status).toBe(400);
       expect(missing.body.errors).toEqual([expect.objectContaining({ field: 'flow' })]);
@@ -349,11 +592,26 @@ describe('Flows', () => {
       const flowId = await create(a);
       const json = {
         version: '6.0',
-        screens: [{ id: 'RAW', title: 'Raw', terminal: true, layout: { type: 'SingleColumnLayout', children: [{ type: 'Footer', label: 'Done', 'on-click-action': { name: 'complete', payload: {} } }] } }],
+        screens: [
+          {
+            id: 'RAW',
+            title: 'Raw',
+            terminal: true,
+            layout: {
+              type: 'SingleColumnLayout',
+              children: [{ type: 'Footer', label: 'Done', 'on-click-action': { name: 'complete', payload: {} } }],
+            },
+          },
+        ],
       };
       const asObject = await update(a, { flow_id: flowId, action: 'update_json', flow_json: json });
       expect(asObject.status).toBe(200);
-      expect(asObject.body).toEqual({ success: true, message: 'Flow updated successfully', flow_id: flowId, status: 'draft' });
+      expect(asObject.body).toEqual({
+        success: true,
+        message: 'Flow updated successfully',
+        flow_id: flowId,
+        status: 'draft',
+      });
       expect((await platformFlow(flowId)).flow_json).toEqual(json);
       expect((await get(a, flowId)).body.data).toMatchObject({ status: 'draft', definition: null, flow_json: json });
 
@@ -380,7 +638,11 @@ describe('Flows', () => {
       const a = await account();
       const flowId = await create(a);
       const before = (await get(a, flowId)).body.data.flow_json;
-      const res = await update(a, { flow_id: flowId, action: 'update_json', flow_json: { version: '6.0', screens: [{ title: 'No id' }] } });
+      const res = await update(a, {
+        flow_id: flowId,
+        action: 'update_json',
+        flow_json: { version: '6.0', screens: [{ title: 'No id' }] },
+      });
       expect(res.status).toBe(400);
       expect(res.body.message).toMatch(/^The platform rejected the Flow JSON/);
       expect(res.body.validation_errors).toEqual(
@@ -406,7 +668,9 @@ describe('Flows', () => {
       const platformBefore = await platformFlow(flowId);
       const res = await update(a, { flow_id: flowId, action: 'update', flow: { ...signUp(), name: taken.name } });
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([{ field: 'flow.name', message: 'flow.name is already used by another flow of this account' }]);
+      expect(res.body.errors).toEqual([
+        { field: 'flow.name', message: 'flow.name is already used by another flow of this account' },
+      ]);
       expect((await get(a, flowId)).body.data).toEqual(before);
       expect(await platformFlow(flowId)).toEqual(platformBefore);
     });
@@ -415,11 +679,17 @@ describe('Flows', () => {
       const a = await account();
       const flowId = await create(a);
       // published behind our back (e.g. in Meta's Flow Builder)
-      const graph = await fetch(`${sandbox.url}/v21.0/${flowId}/publish`, { method: 'POST', headers: { authorization: 'Bearer x' } });
+      const graph = await fetch(`${sandbox.url}/v21.0/${flowId}/publish`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer x' },
+      });
       expect(graph.status).toBe(200);
       const edit = await update(a, { flow_id: flowId, action: 'update', flow: { screens: signUp().screens } });
       expect(edit.status).toBe(409);
-      expect(edit.body).toMatchObject({ message: expect.stringMatching(/^The platform refused/), platform_error: { code: 139001 } });
+      expect(edit.body).toMatchObject({
+        message: expect.stringMatching(/^The platform refused/),
+        platform_error: { code: 139001 },
+      });
       const pub = await publish(a, flowId);
       expect(pub.status).toBe(409);
       expect(pub.body).toMatchObject({ platform_error: { code: 139002 } });
@@ -439,7 +709,11 @@ describe('Flows', () => {
 
     it('404 Flow not found for an unknown flow', async () => {
       const a = await account();
-      for (const body of [{ action: 'publish' }, { action: 'update', flow: contactUs() }, { action: 'update_json', flow_json: '{}' }]) {
+      for (const body of [
+        { action: 'publish' },
+        { action: 'update', flow: contactUs() },
+        { action: 'update_json', flow_json: '{}' },
+      ]) {
         const res = await update(a, { flow_id: '123456789', ...body });
         expect(res.status).toBe(404);
         expect(res.body).toMatchObject({ message: 'Flow not found' });
@@ -453,7 +727,12 @@ describe('Flows', () => {
       const flowId = await create(a);
       const res = await publish(a, flowId);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, message: 'Flow published successfully', flow_id: flowId, status: 'published' });
+      expect(res.body).toEqual({
+        success: true,
+        message: 'Flow published successfully',
+        flow_id: flowId,
+        status: 'published',
+      });
       expect((await platformFlow(flowId)).status).toBe('PUBLISHED');
       const stored = (await get(a, flowId)).body.data;
       expect(stored.status).toBe('published');
@@ -478,7 +757,12 @@ describe('Flows', () => {
       const flowId = await create(a);
       const res = await remove(a, flowId);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, message: 'Flow deleted successfully', flow_id: flowId, status: 'deleted' });
+      expect(res.body).toEqual({
+        success: true,
+        message: 'Flow deleted successfully',
+        flow_id: flowId,
+        status: 'deleted',
+      });
       expect(await platformFlow(flowId)).toBeUndefined();
       const after = await get(a, flowId);
       expect(after.status).toBe(404);
@@ -493,7 +777,12 @@ describe('Flows', () => {
       await publish(a, flowId);
       const res = await remove(a, flowId);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, message: 'Flow is published: it was deprecated, not deleted', flow_id: flowId, status: 'deprecated' });
+      expect(res.body).toEqual({
+        success: true,
+        message: 'Flow is published: it was deprecated, not deleted',
+        flow_id: flowId,
+        status: 'deprecated',
+      });
       expect((await platformFlow(flowId)).status).toBe('DEPRECATED');
       const stored = (await get(a, flowId)).body.data;
       expect(stored).toMatchObject({ flow_id: flowId, status: 'deprecated' });
@@ -501,9 +790,18 @@ describe('Flows', () => {
 
       const again = await remove(a, flowId);
       expect(again.status).toBe(200);
-      expect(again.body).toEqual({ success: true, message: 'Flow is already deprecated', flow_id: flowId, status: 'deprecated' });
+      expect(again.body).toEqual({
+        success: true,
+        message: 'Flow is already deprecated',
+        flow_id: flowId,
+        status: 'deprecated',
+      });
 
-      for (const body of [{ action: 'publish' }, { action: 'update', flow: contactUs() }, { action: 'update_json', flow_json: '{}' }]) {
+      for (const body of [
+        { action: 'publish' },
+        { action: 'update', flow: contactUs() },
+        { action: 'update_json', flow_json: '{}' },
+      ]) {
         const r = await update(a, { flow_id: flowId, ...body });
         expect(r.status).toBe(409);
         expect(r.body).toMatchObject({ message: 'Flow is deprecated and can no longer be edited or published' });
@@ -602,7 +900,12 @@ describe('Flows', () => {
       const longCta = await send(a, flowId, { to: '15550001111', body: 'Hi', cta: 'x'.repeat(21) });
       expect(longCta.status).toBe(400);
       expect(longCta.body.errors).toEqual([expect.objectContaining({ field: 'cta' })]);
-      const otherPhone = await send(a, flowId, { to: '15550001111', body: 'Hi', cta: 'Open', messagingPhoneId: '999999' });
+      const otherPhone = await send(a, flowId, {
+        to: '15550001111',
+        body: 'Hi',
+        cta: 'Open',
+        messagingPhoneId: '999999',
+      });
       expect(otherPhone.status).toBe(404);
       expect(otherPhone.body).toMatchObject({ message: 'Phone number not found' });
     });
@@ -616,11 +919,22 @@ describe('Flows', () => {
         sandbox.control.post('/_sandbox/config', { statusWebhooks: false }),
       );
       expect(res.status).toBe(200);
-      const row = await eventually(async () => {
-        const [r] = await t.db.query(`SELECT * FROM messages WHERE id = $1`, [res.body.message_id]);
-        return r?.status === 'failed' ? r : null;
-      }, 10_000, 'the failed status');
-      expect(row).toMatchObject({ direction: 'outbound', kind: 'flow', status: 'failed', error_code: 131047, recipient: '15550200001', wamid: res.body.wamid });
+      const row = await eventually(
+        async () => {
+          const [r] = await t.db.query(`SELECT * FROM messages WHERE id = $1`, [res.body.message_id]);
+          return r?.status === 'failed' ? r : null;
+        },
+        10_000,
+        'the failed status',
+      );
+      expect(row).toMatchObject({
+        direction: 'outbound',
+        kind: 'flow',
+        status: 'failed',
+        error_code: 131047,
+        recipient: '15550200001',
+        wamid: res.body.wamid,
+      });
       expect(row.error_message).toMatch(/24 hours/);
     });
 
@@ -632,7 +946,13 @@ describe('Flows', () => {
       const opened = await inbound(a, customer);
       expect(opened.status).toBe(200);
 
-      const res = await send(a, flowId, { to: `+${customer}`, body: 'Please sign up', cta: 'Sign up', header: 'Welcome', footer: 'Takes 1 minute' });
+      const res = await send(a, flowId, {
+        to: `+${customer}`,
+        body: 'Please sign up',
+        cta: 'Sign up',
+        header: 'Welcome',
+        footer: 'Takes 1 minute',
+      });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         success: true,
@@ -645,7 +965,9 @@ describe('Flows', () => {
       const { flow_token, wamid, message_id } = res.body;
 
       // what the platform received: an interactive flow message opening the first screen, with our flow_token
-      const sent = (await sandbox.control.get(`/_sandbox/messages?to=${customer}&phone_number_id=${a.messagingPhoneId}`)).body.data;
+      const sent = (
+        await sandbox.control.get(`/_sandbox/messages?to=${customer}&phone_number_id=${a.messagingPhoneId}`)
+      ).body.data;
       expect(sent.at(-1)).toMatchObject({
         wamid,
         type: 'interactive',
@@ -659,28 +981,59 @@ describe('Flows', () => {
           footer: { text: 'Takes 1 minute' },
           action: {
             name: 'flow',
-            parameters: { flow_message_version: '3', flow_id: flowId, flow_cta: 'Sign up', flow_token, flow_action: 'navigate', flow_action_payload: { screen: 'DETAILS' } },
+            parameters: {
+              flow_message_version: '3',
+              flow_id: flowId,
+              flow_cta: 'Sign up',
+              flow_token,
+              flow_action: 'navigate',
+              flow_action_payload: { screen: 'DETAILS' },
+            },
           },
         },
       });
       // sent by the messaging send pipeline (its executor puts our message id into biz_opaque_callback_data)
       expect(sent.at(-1).payload.biz_opaque_callback_data).toBe(message_id);
       // stored as sent (messages.payload is the Cloud API request)
-      expect(sent.at(-1).payload.interactive).toEqual((await t.db.query(`SELECT payload FROM messages WHERE id = $1`, [message_id]))[0].payload.interactive);
+      expect(sent.at(-1).payload.interactive).toEqual(
+        (await t.db.query(`SELECT payload FROM messages WHERE id = $1`, [message_id]))[0].payload.interactive,
+      );
       const [row] = await t.db.query(`SELECT * FROM messages WHERE id = $1`, [message_id]);
-      expect(row).toMatchObject({ account_id: a.accountId, direction: 'outbound', kind: 'flow', status: 'accepted', wamid, recipient: customer, body: 'Please sign up' });
+      expect(row).toMatchObject({
+        account_id: a.accountId,
+        direction: 'outbound',
+        kind: 'flow',
+        status: 'accepted',
+        wamid,
+        recipient: customer,
+        body: 'Please sign up',
+      });
       expect(row.accepted_at).not.toBeNull();
       expect(row.payload.interactive.action.parameters).toMatchObject({ flow_id: flowId, flow_token });
 
       // the customer completes the form
-      const answers = { full_name: 'Ann Lee', email: 'ann@example.com', birthday: '1990-04-01', plan: 'pro', topics: ['news', 'tips'], marketing: true };
-      const reply = await inbound(a, customer, { interactive: { type: 'nfm_reply', nfm_reply: { response_json: { flow_token, ...answers } } }, context_message_id: wamid });
+      const answers = {
+        full_name: 'Ann Lee',
+        email: 'ann@example.com',
+        birthday: '1990-04-01',
+        plan: 'pro',
+        topics: ['news', 'tips'],
+        marketing: true,
+      };
+      const reply = await inbound(a, customer, {
+        interactive: { type: 'nfm_reply', nfm_reply: { response_json: { flow_token, ...answers } } },
+        context_message_id: wamid,
+      });
       expect(reply.status).toBe(200);
 
-      const responses = await eventually(async () => {
-        const r = await t.http.get(`/v2/flows/${flowId}/responses`, { token: a.token });
-        return r.body.data?.total === 1 ? r.body.data : null;
-      }, 20_000, 'the flow response');
+      const responses = await eventually(
+        async () => {
+          const r = await t.http.get(`/v2/flows/${flowId}/responses`, { token: a.token });
+          return r.body.data?.total === 1 ? r.body.data : null;
+        },
+        20_000,
+        'the flow response',
+      );
       expect(responses).toMatchObject({ page: 1, pageSize: 20, total: 1 });
       expect(responses.responses[0]).toEqual({
         response_id: expect.any(String),
@@ -691,7 +1044,12 @@ describe('Flows', () => {
         received_at: expect.any(String),
       });
       const [stored] = await t.db.query(`SELECT * FROM messages WHERE id = $1`, [responses.responses[0].message_id]);
-      expect(stored).toMatchObject({ direction: 'inbound', kind: 'nfm_reply', recipient: customer, wamid: reply.body.wamid });
+      expect(stored).toMatchObject({
+        direction: 'inbound',
+        kind: 'nfm_reply',
+        recipient: customer,
+        wamid: reply.body.wamid,
+      });
 
       // the owner only
       const b = await account();
@@ -708,15 +1066,31 @@ describe('Flows', () => {
       expect(res.status).toBe(200);
       expect(res.body.flow_token).toBe('order-42');
 
-      const stray = await inbound(a, customer, { interactive: { type: 'nfm_reply', nfm_reply: { response_json: { flow_token: 'not-ours', email: 'x@y.z' } } } });
-      const ours = await inbound(a, customer, { interactive: { type: 'nfm_reply', nfm_reply: { response_json: { flow_token: 'order-42', email: 'a@b.c', message: 'Call me' } } } });
-      await eventually(async () => {
-        const [{ count }] = await t.db.query(`SELECT count(*) FROM messages WHERE wamid = ANY($1)`, [[stray.body.wamid, ours.body.wamid]]);
-        return Number(count) === 2;
-      }, 20_000, 'both replies stored');
+      const stray = await inbound(a, customer, {
+        interactive: { type: 'nfm_reply', nfm_reply: { response_json: { flow_token: 'not-ours', email: 'x@y.z' } } },
+      });
+      const ours = await inbound(a, customer, {
+        interactive: {
+          type: 'nfm_reply',
+          nfm_reply: { response_json: { flow_token: 'order-42', email: 'a@b.c', message: 'Call me' } },
+        },
+      });
+      await eventually(
+        async () => {
+          const [{ count }] = await t.db.query(`SELECT count(*) FROM messages WHERE wamid = ANY($1)`, [
+            [stray.body.wamid, ours.body.wamid],
+          ]);
+          return Number(count) === 2;
+        },
+        20_000,
+        'both replies stored',
+      );
       const { data } = (await t.http.get(`/v2/flows/${flowId}/responses`, { token: a.token })).body;
       expect(data.total).toBe(1);
-      expect(data.responses[0]).toMatchObject({ flow_token: 'order-42', response: { flow_token: 'order-42', email: 'a@b.c', message: 'Call me' } });
+      expect(data.responses[0]).toMatchObject({
+        flow_token: 'order-42',
+        response: { flow_token: 'order-42', email: 'a@b.c', message: 'Call me' },
+      });
 
       // the same token for another flow of the account is refused
       const other = await create(a);

@@ -61,7 +61,11 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
     // The sandbox answers platform calls; its webhooks go nowhere, so nothing writes behind the requests' backs.
     sandbox = await startTestSandbox(t, { webhookUrl: null });
     account = await t.createAccount({ apiBaseUrl: sandbox.url });
-    const contact = await t.http.post('/contacts/create-contact', { contact_number: '4915100000001', name: 'Fuzz' }, { token: account.token });
+    const contact = await t.http.post(
+      '/contacts/create-contact',
+      { contact_number: '4915100000001', name: 'Fuzz' },
+      { token: account.token },
+    );
     const group = await t.http.post('/v2/contact-groups', { name: 'Fuzz group' }, { token: account.token });
     const spare = await createClient(t.db, account.accountId); // rotate/delete may hit this one, never the fuzzer's own client
     Object.assign(fixtures, {
@@ -78,9 +82,11 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
     // in the writing transaction: a refused request that wrote and rolled back counts nothing, one that wrote counts.
     pg = new Client({ connectionString: t.config.DATABASE_URL });
     await pg.connect();
-    const tables: string[] = (await pg.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations' ORDER BY tablename`)).rows.map(
-      (r: { tablename: string }) => r.tablename,
-    );
+    const tables: string[] = (
+      await pg.query(
+        `SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations' ORDER BY tablename`,
+      )
+    ).rows.map((r: { tablename: string }) => r.tablename);
     await pg.query(`
       CREATE TABLE fuzz_writes (tbl text PRIMARY KEY, n bigint NOT NULL);
       CREATE FUNCTION fuzz_count_write() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -100,13 +106,21 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
 
   /** Rows written so far, per table. */
   const snapshot = async (): Promise<string> =>
-    (await pg.query({ name: 'fuzz-snapshot', text: `SELECT coalesce(json_object_agg(tbl, n ORDER BY tbl)::text, '{}') AS s FROM fuzz_writes` })).rows[0].s;
+    (
+      await pg.query({
+        name: 'fuzz-snapshot',
+        text: `SELECT coalesce(json_object_agg(tbl, n ORDER BY tbl)::text, '{}') AS s FROM fuzz_writes`,
+      })
+    ).rows[0].s;
 
   it('never answers 5xx, refuses in the one error shape naming the field, writes nothing when refusing, and stays healthy', async () => {
     expect(operations.length).toBeGreaterThan(30);
     // the write detector itself detects a write (so the check below can fail)
     const initial = await snapshot();
-    expect((await t.http.post('/contacts/create-contact', { contact_number: '4915100000003' }, { token: account.token })).status).toBe(200);
+    expect(
+      (await t.http.post('/contacts/create-contact', { contact_number: '4915100000003' }, { token: account.token }))
+        .status,
+    ).toBe(200);
     expect(await snapshot()).not.toBe(initial);
 
     const failures: string[] = [];
@@ -131,15 +145,22 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
         } else {
           before = await snapshot(); // a 2xx may write: start the next comparison from here
         }
-        if (problems.length) failures.push(`${label} → ${status}: ${problems.join('; ')}\n    request: ${describeRequest(request)}\n    answer: ${text.slice(0, 300)}`);
+        if (problems.length)
+          failures.push(
+            `${label} → ${status}: ${problems.join('; ')}\n    request: ${describeRequest(request)}\n    answer: ${text.slice(0, 300)}`,
+          );
       }
     }
 
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     // eslint-disable-next-line no-console
-    console.log(`fuzz: ${count} requests over ${operations.length} operations in ${seconds} s (${(requestMs / 1000).toFixed(1)} s waiting for answers), seed ${SEED} (replay: FUZZ_SEED=${SEED} npx jest test/e2e/fuzz.e2e-spec.ts)`);
+    console.log(
+      `fuzz: ${count} requests over ${operations.length} operations in ${seconds} s (${(requestMs / 1000).toFixed(1)} s waiting for answers), seed ${SEED} (replay: FUZZ_SEED=${SEED} npx jest test/e2e/fuzz.e2e-spec.ts)`,
+    );
     if (failures.length) {
-      throw new Error(`fuzz: ${failures.length} of ${count} requests failed with seed ${SEED} (replay: FUZZ_SEED=${SEED} npx jest test/e2e/fuzz.e2e-spec.ts)\n${failures.slice(0, 40).join('\n')}`);
+      throw new Error(
+        `fuzz: ${failures.length} of ${count} requests failed with seed ${SEED} (replay: FUZZ_SEED=${SEED} npx jest test/e2e/fuzz.e2e-spec.ts)\n${failures.slice(0, 40).join('\n')}`,
+      );
     }
 
     // healthy afterwards: liveness, readiness, and an ordinary authenticated call
@@ -153,7 +174,11 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
   async function send(request: FuzzRequest): Promise<{ status: number; body: any; text: string }> {
     const headers: Record<string, string> = { authorization: account.token };
     if (request.contentType) headers['content-type'] = request.contentType;
-    const response = await fetch(`${t.url}${request.path}${request.query}`, { method: request.method, headers, body: request.body });
+    const response = await fetch(`${t.url}${request.path}${request.query}`, {
+      method: request.method,
+      headers,
+      body: request.body,
+    });
     const text = await response.text();
     let body: any;
     try {
@@ -176,19 +201,31 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
   }
 
   function buildPath(operation: Operation, values: Record<string, string>): string {
-    return operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? encodeURIComponent(fixtures[name] ?? 'fuzz'));
+    return operation.path.replace(
+      /\{([^}]+)\}/g,
+      (_, name: string) => values[name] ?? encodeURIComponent(fixtures[name] ?? 'fuzz'),
+    );
   }
 
   function pathMutation(operation: Operation): fc.Arbitrary<FuzzRequest> {
-    return fc.record({ param: fc.constantFrom(...operation.pathParams), value: hostileText() }).map(({ param, value }) => {
-      const expectField = value.expect ? { status: 400, field: param } : undefined;
-      return { mutation: `path ${param}: ${value.label}`, path: buildPath(operation, { [param]: value.encoded }), query: '', expect: expectField };
-    });
+    return fc
+      .record({ param: fc.constantFrom(...operation.pathParams), value: hostileText() })
+      .map(({ param, value }) => {
+        const expectField = value.expect ? { status: 400, field: param } : undefined;
+        return {
+          mutation: `path ${param}: ${value.label}`,
+          path: buildPath(operation, { [param]: value.encoded }),
+          query: '',
+          expect: expectField,
+        };
+      });
   }
 
   function queryMutation(operation: Operation, path: string): fc.Arbitrary<FuzzRequest> {
     const names = operation.queryParams.map((q) => q.name);
-    const name = names.length ? fc.oneof(fc.constantFrom(...names), fc.constant('unexpected')) : fc.constant('unexpected');
+    const name = names.length
+      ? fc.oneof(fc.constantFrom(...names), fc.constant('unexpected'))
+      : fc.constant('unexpected');
     return fc.record({ name, value: hostileText(), repeat: fc.boolean() }).map(({ name: param, value, repeat }) => ({
       mutation: `query ${param}${repeat ? ' (repeated)' : ''}: ${value.label}`,
       path,
@@ -218,14 +255,20 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
         { label: 'quote', encoded: encodeURIComponent("1' OR '1'='1") },
         { label: 'proto', encoded: '__proto__' },
       ),
-      fc.string({ unit: 'grapheme', maxLength: 30 }).map((s) => ({ label: `string ${JSON.stringify(s)}`, encoded: encodeURIComponent(s) })),
+      fc
+        .string({ unit: 'grapheme', maxLength: 30 })
+        .map((s) => ({ label: `string ${JSON.stringify(s)}`, encoded: encodeURIComponent(s) })),
       fc.integer().map((n) => ({ label: `integer ${n}`, encoded: String(n) })),
     );
   }
 
   /** Mutations of a plausible body; two plausible bodies per operation (first and last enum values, e.g. mode create/edit). */
   function bodyMutation(operation: Operation, path: string): fc.Arbitrary<FuzzRequest> {
-    return fc.constantFrom(0, 1).chain((variant) => bodyMutationOf(operation, path, (example(operation.body, 0, undefined, variant) ?? {}) as Json));
+    return fc
+      .constantFrom(0, 1)
+      .chain((variant) =>
+        bodyMutationOf(operation, path, (example(operation.body, 0, undefined, variant) ?? {}) as Json),
+      );
   }
 
   function bodyMutationOf(operation: Operation, path: string, base: Json): fc.Arbitrary<FuzzRequest> {
@@ -245,14 +288,16 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
 
     const mutations: Array<fc.Arbitrary<FuzzRequest>> = [
       fc.constant(json(base, 'plausible body')),
-      fc.record({ name: propName, value: wrongValue() }).map(({ name, value }) => json(withProp(name, value.value), `${name}: ${value.label}`)),
+      fc
+        .record({ name: propName, value: wrongValue() })
+        .map(({ name, value }) => json(withProp(name, value.value), `${name}: ${value.label}`)),
       propName.map((name) => {
         const { [name]: _dropped, ...rest } = (isObject(base) ? base : {}) as Record<string, Json>;
         return json(rest, `missing ${name}${required.has(name) ? ' (required)' : ''}`);
       }),
-      fc.record({ key: fc.string({ minLength: 1, maxLength: 12 }), value: fc.jsonValue({ maxDepth: 3 }) }).map(({ key, value }) =>
-        json(withProp(key, value), `extra field ${JSON.stringify(key)}`),
-      ),
+      fc
+        .record({ key: fc.string({ minLength: 1, maxLength: 12 }), value: fc.jsonValue({ maxDepth: 3 }) })
+        .map(({ key, value }) => json(withProp(key, value), `extra field ${JSON.stringify(key)}`)),
       propName.map((name) => json(withProp(name, 'x'.repeat(200_000)), `${name}: 200,000 characters`)),
       // over the route's body limit: 1 MiB, except the webhook endpoint routes (4 MiB, so an oversized field is named)
       fc.constant({
@@ -260,15 +305,22 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
         path,
         query: '',
         contentType: 'application/json',
-        body: JSON.stringify({ blob: 'x'.repeat(path.startsWith('/v1/webhook-endpoints') ? WEBHOOK_ENDPOINT_BODY_LIMIT + 1000 : 1_100_000) }),
+        body: JSON.stringify({
+          blob: 'x'.repeat(path.startsWith('/v1/webhook-endpoints') ? WEBHOOK_ENDPOINT_BODY_LIMIT + 1000 : 1_100_000),
+        }),
         expect: { status: 413 },
       }),
       fc.record({ name: propName, nested: fc.boolean() }).map(({ name, nested }) =>
-        json(withProp(name, nested ? { inner: ['a\u0000b'] } : 'a\u0000b'), `${name}: NUL`, { status: 400, field: nested ? `${name}.inner[0]` : name }),
+        json(withProp(name, nested ? { inner: ['a\u0000b'] } : 'a\u0000b'), `${name}: NUL`, {
+          status: 400,
+          field: nested ? `${name}.inner[0]` : name,
+        }),
       ),
-      fc.record({ name: propName, surrogate: fc.constantFrom('\ud800', '\udfff', 'a\ud83d') }).map(({ name, surrogate }) =>
-        json(withProp(name, surrogate), `${name}: unpaired surrogate`, { status: 400, field: name }),
-      ),
+      fc
+        .record({ name: propName, surrogate: fc.constantFrom('\ud800', '\udfff', 'a\ud83d') })
+        .map(({ name, surrogate }) =>
+          json(withProp(name, surrogate), `${name}: unpaired surrogate`, { status: 400, field: name }),
+        ),
       fc.record({ name: propName, depth: fc.integer({ min: 70, max: 3000 }) }).map(({ name, depth }) => ({
         mutation: `${name}: ${depth} levels deep`,
         path,
@@ -278,22 +330,50 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
         expect: { status: 400, field: new RegExp(`^${escapeRegExp(name)}\\[0\\]`) },
       })),
       fc.constant(json([base], 'array instead of the body object')),
-      propName.map((name) => json(withProp(name, [isObject(base) ? (base as Record<string, Json>)[name] : null]), `${name}: wrapped in an array`)),
-      fc.constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x').map((type) => ({
-        mutation: `content type ${type}`,
+      propName.map((name) =>
+        json(
+          withProp(name, [isObject(base) ? (base as Record<string, Json>)[name] : null]),
+          `${name}: wrapped in an array`,
+        ),
+      ),
+      fc
+        .constantFrom(
+          'text/plain',
+          'application/xml',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+        )
+        .map((type) => ({
+          mutation: `content type ${type}`,
+          path,
+          query: '',
+          contentType: type,
+          body: 'name=x',
+          expect: { status: 415 },
+        })),
+      fc.constant({ mutation: 'empty JSON body', path, query: '', contentType: 'application/json', body: '' }),
+      fc.constant({
+        mutation: 'invalid JSON',
         path,
         query: '',
-        contentType: type,
-        body: 'name=x',
-        expect: { status: 415 },
-      })),
-      fc.constant({ mutation: 'empty JSON body', path, query: '', contentType: 'application/json', body: '' }),
-      fc.constant({ mutation: 'invalid JSON', path, query: '', contentType: 'application/json', body: '{"a":', expect: { status: 400 } }),
-      fc.constantFrom(
-        { raw: '{"__proto__":{"polluted":true}}', field: '__proto__' },
-        { raw: '{"a":{"__proto__":{"polluted":true}}}', field: 'a.__proto__' },
-        { raw: '{"constructor":{"prototype":{"polluted":true}}}', field: 'constructor' },
-      ).map(({ raw, field }) => ({ mutation: `prototype key ${field}`, path, query: '', contentType: 'application/json', body: raw, expect: { status: 400, field } })),
+        contentType: 'application/json',
+        body: '{"a":',
+        expect: { status: 400 },
+      }),
+      fc
+        .constantFrom(
+          { raw: '{"__proto__":{"polluted":true}}', field: '__proto__' },
+          { raw: '{"a":{"__proto__":{"polluted":true}}}', field: 'a.__proto__' },
+          { raw: '{"constructor":{"prototype":{"polluted":true}}}', field: 'constructor' },
+        )
+        .map(({ raw, field }) => ({
+          mutation: `prototype key ${field}`,
+          path,
+          query: '',
+          contentType: 'application/json',
+          body: raw,
+          expect: { status: 400, field },
+        })),
       fc.jsonValue({ maxDepth: 4 }).map((value) => json(value, 'random JSON')),
     ];
     return fc.oneof(...mutations);
@@ -324,7 +404,8 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
   function example(schema: Schema | undefined, depth: number, name?: string, variant = 0): Json {
     const s = resolve(schema);
     if (!s || depth > 6) return undefined;
-    if (name && fixtures[name]) return s.type === 'integer' || s.type === 'number' ? Number(fixtures[name]) : fixtures[name];
+    if (name && fixtures[name])
+      return s.type === 'integer' || s.type === 'number' ? Number(fixtures[name]) : fixtures[name];
     if (s.enum?.length) return variant ? s.enum[s.enum.length - 1] : s.enum[0];
     if (s.oneOf?.length || s.anyOf?.length) return example((s.oneOf ?? s.anyOf)![0], depth + 1, name, variant);
     switch (s.type) {
@@ -336,11 +417,19 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
       case 'array':
         return [example(s.items, depth + 1, undefined, variant)].filter((v) => v !== undefined);
       case 'string':
-        return /phone|number|to$/i.test(name ?? '') ? '4915100000002' : /url/i.test(name ?? '') ? 'https://example.com/x' : 'fuzz';
+        return /phone|number|to$/i.test(name ?? '')
+          ? '4915100000002'
+          : /url/i.test(name ?? '')
+            ? 'https://example.com/x'
+            : 'fuzz';
       default: {
         const props = propertiesOf(s);
         if (!Object.keys(props).length) return s.type === 'object' ? {} : undefined;
-        return Object.fromEntries(Object.entries(props).map(([key, child]) => [key, example(child, depth + 1, key, variant)]).filter(([, v]) => v !== undefined));
+        return Object.fromEntries(
+          Object.entries(props)
+            .map(([key, child]) => [key, example(child, depth + 1, key, variant)])
+            .filter(([, v]) => v !== undefined),
+        );
       }
     }
   }
@@ -349,7 +438,13 @@ describe('Fuzz: malformed requests for every operation of the OpenAPI document',
   function resolve(schema: Schema | undefined): Schema | undefined {
     let s = schema;
     for (let i = 0; s?.$ref && i < 10; i++) s = components[s.$ref.replace('#/components/schemas/', '')];
-    if (s?.allOf?.length) return s.allOf.map(resolve).reduce<Schema>((acc, part) => ({ ...acc, ...part, properties: { ...acc.properties, ...part?.properties } }), {});
+    if (s?.allOf?.length)
+      return s.allOf
+        .map(resolve)
+        .reduce<Schema>(
+          (acc, part) => ({ ...acc, ...part, properties: { ...acc.properties, ...part?.properties } }),
+          {},
+        );
     return s;
   }
   function propertiesOf(schema: Schema): Record<string, Schema> {
@@ -383,15 +478,28 @@ function checkAnswer(request: FuzzRequest, status: number, body: any, text: stri
   const problems: string[] = [];
   if (status >= 500) problems.push('server error');
   if (status >= 400) {
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return [...problems, 'error body is not a JSON object'];
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      return [...problems, 'error body is not a JSON object'];
     if (body.statusCode !== status) problems.push(`statusCode ${body.statusCode} is not the status`);
     if (typeof body.message !== 'string' || !body.message) problems.push('no message');
     if (body.field !== undefined && typeof body.field !== 'string') problems.push('field is not a string');
     if (body.errors !== undefined) {
-      if (!Array.isArray(body.errors) || !body.errors.every((e: any) => typeof e?.field === 'string' && typeof e?.message === 'string')) problems.push('errors is not [{field, message}]');
+      if (
+        !Array.isArray(body.errors) ||
+        !body.errors.every((e: any) => typeof e?.field === 'string' && typeof e?.message === 'string')
+      )
+        problems.push('errors is not [{field, message}]');
       else if (body.field !== body.errors[0]?.field) problems.push('field is not the first of errors');
     }
-    if (status === 400 && /^(query|path) /.test(request.mutation) === false && /: (null|true|number|negative|float|huge number|integer beyond bigint|string|empty string|object|array of objects|array of strings|numeric string)$/.test(request.mutation) && body.field === undefined && !/not valid JSON/.test(body.message)) {
+    if (
+      status === 400 &&
+      /^(query|path) /.test(request.mutation) === false &&
+      /: (null|true|number|negative|float|huge number|integer beyond bigint|string|empty string|object|array of objects|array of strings|numeric string)$/.test(
+        request.mutation,
+      ) &&
+      body.field === undefined &&
+      !/not valid JSON/.test(body.message)
+    ) {
       problems.push('a 400 for a wrong value names no field');
     }
   }
@@ -399,11 +507,13 @@ function checkAnswer(request: FuzzRequest, status: number, body: any, text: stri
   if (expected) {
     if (status !== expected.status) problems.push(`expected ${expected.status}`);
     else if (expected.field !== undefined) {
-      const ok = typeof expected.field === 'string' ? body?.field === expected.field : expected.field.test(String(body?.field));
+      const ok =
+        typeof expected.field === 'string' ? body?.field === expected.field : expected.field.test(String(body?.field));
       if (!ok) problems.push(`expected field ${expected.field}, got ${body?.field}`);
     }
   }
-  if (/(QueryFailedError|node_modules|\n\s+at )/.test(text) && status >= 400) problems.push('error body leaks internals');
+  if (/(QueryFailedError|node_modules|\n\s+at )/.test(text) && status >= 400)
+    problems.push('error body leaks internals');
   return problems;
 }
 
@@ -417,7 +527,10 @@ function diffTables(before: string, after: string): string {
 }
 
 function describeRequest(request: FuzzRequest): string {
-  const body = request.body === undefined ? '' : ` ${request.contentType} ${request.body.length > 200 ? `${request.body.slice(0, 200)}… (${request.body.length} chars)` : request.body}`;
+  const body =
+    request.body === undefined
+      ? ''
+      : ` ${request.contentType} ${request.body.length > 200 ? `${request.body.slice(0, 200)}… (${request.body.length} chars)` : request.body}`;
   return `${request.method ?? ''} ${request.path.slice(0, 200)}${request.query.slice(0, 200)}${body}`;
 }
 

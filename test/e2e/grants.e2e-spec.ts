@@ -5,7 +5,11 @@ import { startTestApp, TestApp } from '../helpers/test-app';
  * SPEC §5.8: each endpoint needs the grant of its area. One row per protected route: every module adds its own,
  * and each row is checked both ways (with every grant but that one: 403 naming it; with only that one: not 403).
  */
-export const PROTECTED_ROUTES: Array<{ method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; path: string; grant: (typeof GRANTS)[number] }> = [
+export const PROTECTED_ROUTES: Array<{
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  grant: (typeof GRANTS)[number];
+}> = [
   { method: 'GET', path: '/account/get', grant: '/account' },
   { method: 'POST', path: '/contacts/create-contact', grant: '/contacts' },
   { method: 'GET', path: '/v2/contacts', grant: '/contacts' },
@@ -73,7 +77,9 @@ describe('Grants', () => {
   async function tokenWithGrants(grants: string[]) {
     const account = await t.createAccount();
     await t.db.query('UPDATE api_clients SET grants = $2 WHERE client_id = $1', [account.clientId, grants]);
-    const auth = await t.http.post('/v1/authenticate', undefined, { headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+    const auth = await t.http.post('/v1/authenticate', undefined, {
+      headers: { clientid: account.clientId, clientsecret: account.clientSecret },
+    });
     return auth.body.token as string;
   }
 
@@ -87,7 +93,11 @@ describe('Grants', () => {
     const without = await tokenWithGrants(GRANTS.filter((g) => g !== grant));
     const denied = await t.http.request(method, path, { token: without });
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({ statusCode: 403, message: 'Unauthorized to make this request', required_grant: grant });
+    expect(denied.body).toEqual({
+      statusCode: 403,
+      message: 'Unauthorized to make this request',
+      required_grant: grant,
+    });
 
     const only = await tokenWithGrants([grant]);
     const allowed = await t.http.request(method, path, { token: only });

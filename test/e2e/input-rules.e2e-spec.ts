@@ -14,21 +14,39 @@ describe('Input rules shared by every route', () => {
   beforeAll(async () => {
     t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
     a = await t.createAccount();
-    contactId = (await t.http.post('/contacts/create-contact', { contact_number: '4915112345678', name: 'Ada' }, { token: a.token })).body.data.contact.contact_id;
+    contactId = (
+      await t.http.post(
+        '/contacts/create-contact',
+        { contact_number: '4915112345678', name: 'Ada' },
+        { token: a.token },
+      )
+    ).body.data.contact.contact_id;
     groupId = (await t.http.post('/v2/contact-groups', { name: 'VIP' }, { token: a.token })).body.data.group.group_id;
   });
   afterAll(() => t.close());
 
   const rowCounts = async () =>
-    (await t.db.query(`SELECT (SELECT count(*) FROM contacts)::int AS contacts, (SELECT count(*) FROM contact_groups)::int AS groups,
-      (SELECT count(*) FROM contact_group_members)::int AS members, (SELECT count(*) FROM templates)::int AS templates`))[0];
+    (
+      await t.db
+        .query(`SELECT (SELECT count(*) FROM contacts)::int AS contacts, (SELECT count(*) FROM contact_groups)::int AS groups,
+      (SELECT count(*) FROM contact_group_members)::int AS members, (SELECT count(*) FROM templates)::int AS templates`)
+    )[0];
 
   const send = (method: string, path: string, body?: string, token: string | undefined = a.token) =>
-    t.http.request(method, path, { token, body, headers: body === undefined ? {} : { 'content-type': 'application/json' } });
+    t.http.request(method, path, {
+      token,
+      body,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    });
 
   const expectFieldError = (res: { status: number; body: any }, field: string, message: RegExp) => {
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ statusCode: 400, message: expect.stringMatching(message), field, errors: [{ field, message: expect.stringMatching(message) }] });
+    expect(res.body).toEqual({
+      statusCode: 400,
+      message: expect.stringMatching(message),
+      field,
+      errors: [{ field, message: expect.stringMatching(message) }],
+    });
   };
 
   describe('NUL in a string answers 400 naming the field (it used to reach PostgreSQL: 500)', () => {
@@ -58,12 +76,20 @@ describe('Input rules shared by every route', () => {
     });
 
     it('an object key with NUL is refused too', async () => {
-      expectFieldError(await send('PATCH', `/v2/contacts/${contactId}`, '{"name":"Ada","x\\u0000":1}'), 'body', /^A key of the body must not contain NUL/);
+      expectFieldError(
+        await send('PATCH', `/v2/contacts/${contactId}`, '{"name":"Ada","x\\u0000":1}'),
+        'body',
+        /^A key of the body must not contain NUL/,
+      );
     });
 
     it('a NUL inside the Flow JSON string of PUT /flow/update names flow_json', async () => {
       const flowJson = JSON.stringify({ version: '7.0', screens: [{ id: 'A\u0000' }] });
-      const res = await send('PUT', '/flow/update', JSON.stringify({ flow_id: '1', action: 'update_json', flow_json: flowJson }));
+      const res = await send(
+        'PUT',
+        '/flow/update',
+        JSON.stringify({ flow_id: '1', action: 'update_json', flow_json: flowJson }),
+      );
       expectFieldError(res, 'flow_json.screens[0].id', nul);
     });
   });
@@ -72,10 +98,19 @@ describe('Input rules shared by every route', () => {
     it.each([
       ['POST', '/v2/contact-groups', '{"name":"a\\ud800b"}', 'name'],
       ['PATCH', '/v2/contacts/:id', '{"name":"\\udc00"}', 'name'],
-      ['POST', '/v1/workflows', '{"mode":"create","name":"W","definition":{"trigger":{"type":"webhook"},"label":"\\ud83d"}}', 'definition.label'],
+      [
+        'POST',
+        '/v1/workflows',
+        '{"mode":"create","name":"W","definition":{"trigger":{"type":"webhook"},"label":"\\ud83d"}}',
+        'definition.label',
+      ],
     ])('%s %s', async (method, path, body, field) => {
       const before = await rowCounts();
-      expectFieldError(await send(method, path.replace(':id', String(contactId)), body), field, /must not contain unpaired UTF-16 surrogates$/);
+      expectFieldError(
+        await send(method, path.replace(':id', String(contactId)), body),
+        field,
+        /must not contain unpaired UTF-16 surrogates$/,
+      );
       expect(await rowCounts()).toEqual(before);
     });
 
@@ -103,9 +138,18 @@ describe('Input rules shared by every route', () => {
       ['POST', '/v1/refreshToken', `{"refreshToken":${deep(2000)}}`, false],
     ])('%s %s', async (method, path, body, authenticated) => {
       const before = await rowCounts();
-      const res = await send(method, path.replace(':id', String(contactId)).replace(':group', String(groupId)), body, authenticated ? a.token : undefined);
+      const res = await send(
+        method,
+        path.replace(':id', String(contactId)).replace(':group', String(groupId)),
+        body,
+        authenticated ? a.token : undefined,
+      );
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ statusCode: 400, message: expect.stringMatching(tooDeep), field: expect.any(String) });
+      expect(res.body).toMatchObject({
+        statusCode: 400,
+        message: expect.stringMatching(tooDeep),
+        field: expect.any(String),
+      });
       expect(res.body.errors).toHaveLength(1);
       expect(await rowCounts()).toEqual(before);
     });
@@ -126,7 +170,11 @@ describe('Input rules shared by every route', () => {
 
     it('a Flow JSON string nested too deeply names flow_json', async () => {
       const flowJson = JSON.stringify({ version: '7.0', screens: JSON.parse(deep(100)) });
-      const res = await send('PUT', '/flow/update', JSON.stringify({ flow_id: '1', action: 'update_json', flow_json: flowJson }));
+      const res = await send(
+        'PUT',
+        '/flow/update',
+        JSON.stringify({ flow_id: '1', action: 'update_json', flow_json: flowJson }),
+      );
       expect(res.status).toBe(400);
       expect(res.body.field).toMatch(/^flow_json\.screens\[0\]/);
       expect(res.body.message).toMatch(tooDeep);
@@ -143,21 +191,28 @@ describe('Input rules shared by every route', () => {
   describe('prototype-pollution keys', () => {
     it.each([
       ['{"name":"x","__proto__":{"admin":true}}', '__proto__', /"__proto__" keys are refused$/],
-      ['{"name":"x","nested":{"constructor":{"prototype":{"admin":true}}}}', 'nested.constructor', /"constructor.prototype" keys are refused$/],
+      [
+        '{"name":"x","nested":{"constructor":{"prototype":{"admin":true}}}}',
+        'nested.constructor',
+        /"constructor.prototype" keys are refused$/,
+      ],
     ])('%s is refused naming the key', async (body, field, message) => {
       expectFieldError(await send('POST', '/v2/contact-groups', body), field, message);
     });
   });
 
   describe('empty and non-JSON bodies', () => {
-    it('POST /v1/authenticate with Content-Type: application/json and no body reads the headers as usual (was Fastify\'s 400)', async () => {
+    it("POST /v1/authenticate with Content-Type: application/json and no body reads the headers as usual (was Fastify's 400)", async () => {
       const res = await t.http.request('POST', '/v1/authenticate', {
         body: '',
         headers: { 'content-type': 'application/json', clientid: a.clientId, clientsecret: a.clientSecret },
       });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ token: expect.any(String), refreshToken: expect.any(String) });
-      const missing = await t.http.request('POST', '/v1/authenticate', { body: '', headers: { 'content-type': 'application/json' } });
+      const missing = await t.http.request('POST', '/v1/authenticate', {
+        body: '',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(missing.status).toBe(401);
       expect(missing.body).toEqual({ statusCode: 401, message: 'Missing credentials', error: 'Missing credentials' });
     });
@@ -173,9 +228,16 @@ describe('Input rules shared by every route', () => {
       expect(broken.status).toBe(400);
       expect(broken.body).toEqual({ statusCode: 400, message: 'The request body is not valid JSON' });
       for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
-        const res = await t.http.request('POST', '/v2/contact-groups', { token: a.token, body: 'name=x', headers: { 'content-type': type } });
+        const res = await t.http.request('POST', '/v2/contact-groups', {
+          token: a.token,
+          body: 'name=x',
+          headers: { 'content-type': type },
+        });
         expect(res.status).toBe(415);
-        expect(res.body).toEqual({ statusCode: 415, message: 'Unsupported media type: send the request body as application/json' });
+        expect(res.body).toEqual({
+          statusCode: 415,
+          message: 'Unsupported media type: send the request body as application/json',
+        });
       }
       const big = await send('POST', '/v2/contact-groups', JSON.stringify({ name: 'x'.repeat(1024 * 1024) }));
       expect(big.status).toBe(413);

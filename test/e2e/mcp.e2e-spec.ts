@@ -38,7 +38,15 @@ describe('MCP server (POST /mcp)', () => {
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_WAIT_TIMEOUT_MS: '15000', MCP_ALLOWED_ORIGINS: 'http://localhost:6274' }, { worker: true });
+    t = await startTestApp(
+      {
+        RATE_LIMIT_PER_MINUTE: '100000',
+        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+        SEND_WAIT_TIMEOUT_MS: '15000',
+        MCP_ALLOWED_ORIGINS: 'http://localhost:6274',
+      },
+      { worker: true },
+    );
     sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, autoReview: false });
     h = messagingHelpers(t, () => sandbox);
   });
@@ -52,28 +60,45 @@ describe('MCP server (POST /mcp)', () => {
 
   async function connect(token: string, headers: Record<string, string> = {}): Promise<Client> {
     const client = new Client({ name: 'switchboard-e2e', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { requestInit: { headers: { authorization: token, ...headers } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+      requestInit: { headers: { authorization: token, ...headers } },
+    });
     await client.connect(transport);
     clients.push(client);
     return client;
   }
 
-  const call = (client: Client, name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
-  const text = (result: CallToolResult) => (result.content as Array<{ type: string; text: string }>).map((c) => c.text).join('\n');
+  const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
+    client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+  const text = (result: CallToolResult) =>
+    (result.content as Array<{ type: string; text: string }>).map((c) => c.text).join('\n');
   const data = (result: CallToolResult) => result.structuredContent as Record<string, any>;
 
   /** One JSON-RPC request over plain HTTP (what curl would send). */
-  const rawPost = (headers: Record<string, string>, body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) =>
-    fetch(`${t.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+  const rawPost = (
+    headers: Record<string, string>,
+    body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+  ) =>
+    fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(body),
+    });
 
   async function withGrants(account: TestAccount, grants: string[]): Promise<string> {
     await t.db.query(`UPDATE api_clients SET grants = $2 WHERE client_id = $1`, [account.clientId, grants]);
-    const auth = await t.http.post('/v1/authenticate', undefined, { headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+    const auth = await t.http.post('/v1/authenticate', undefined, {
+      headers: { clientid: account.clientId, clientsecret: account.clientSecret },
+    });
     return auth.body.token;
   }
 
   const messageCount = async (account: TestAccount) =>
-    (await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND direction = 'outbound'`, [account.accountId]))[0].n as number;
+    (
+      await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND direction = 'outbound'`, [
+        account.accountId,
+      ])
+    )[0].n as number;
 
   describe('tools by grant', () => {
     it('a client with every grant lists every tool, with annotations and input schemas', async () => {
@@ -82,8 +107,16 @@ describe('MCP server (POST /mcp)', () => {
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name).sort()).toEqual(ALL_TOOLS);
       const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
-      expect(byName.list_templates.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
-      expect(byName.send_template_message.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+      expect(byName.list_templates.annotations).toMatchObject({
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+      });
+      expect(byName.send_template_message.annotations).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+      });
       expect(byName.update_contact.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       expect(byName.send_template_message.inputSchema.required).toEqual(['to', 'template']);
       expect(byName.trigger_campaign.inputSchema.required).toEqual(['campaign_id', 'contacts', 'idempotency_key']);
@@ -106,7 +139,11 @@ describe('MCP server (POST /mcp)', () => {
 
       const created = await call(client, 'create_contact', { contact_number: '+1 (555) 010-2030', name: 'Ada' });
       expect(created.isError).toBeFalsy();
-      expect(data(created)).toMatchObject({ created: true, message: 'Created a new contact', contact: { name: 'Ada', contact_number: '15550102030' } });
+      expect(data(created)).toMatchObject({
+        created: true,
+        message: 'Created a new contact',
+        contact: { name: 'Ada', contact_number: '15550102030' },
+      });
     });
   });
 
@@ -127,7 +164,11 @@ describe('MCP server (POST /mcp)', () => {
       const first = await call(client, 'send_template_message', args);
       expect(first.isError).toBeFalsy();
       expect(data(first).messageId).toMatch(UUID);
-      expect(data(first)).toMatchObject({ status: expect.stringMatching(/^(accepted|sent|delivered|read)$/), template, contact: { contact_number: to } });
+      expect(data(first)).toMatchObject({
+        status: expect.stringMatching(/^(accepted|sent|delivered|read)$/),
+        template,
+        contact: { contact_number: to },
+      });
       expect(text(first)).toContain(data(first).messageId);
       const received = await h.received(account, to);
       expect(received).toHaveLength(1);
@@ -138,7 +179,14 @@ describe('MCP server (POST /mcp)', () => {
       expect(data(retry).messageId).toBe(data(first).messageId);
       await new Promise((r) => setTimeout(r, 300));
       expect(await h.received(account, to)).toHaveLength(1);
-      expect((await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND recipient = $2`, [account.accountId, to]))[0].n).toBe(1);
+      expect(
+        (
+          await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND recipient = $2`, [
+            account.accountId,
+            to,
+          ])
+        )[0].n,
+      ).toBe(1);
     });
 
     it('send_session_message outside the 24-hour window is an isError result that suggests a template, and stores nothing', async () => {
@@ -149,9 +197,18 @@ describe('MCP server (POST /mcp)', () => {
       expect(text(result)).toMatch(/Outside the 24-hour customer-care window/);
       expect(text(result)).toContain('send_template_message');
       expect(text(result)).toContain(template);
-      expect(data(result)).toMatchObject({ code: 'window_closed', window: { open: false }, suggestion: { tool: 'send_template_message' } });
+      expect(data(result)).toMatchObject({
+        code: 'window_closed',
+        window: { open: false },
+        suggestion: { tool: 'send_template_message' },
+      });
       expect(await messageCount(account)).toBe(before);
-      expect(await t.db.query(`SELECT 1 FROM contacts WHERE account_id = $1 AND contact_number = $2`, [account.accountId, to])).toHaveLength(0);
+      expect(
+        await t.db.query(`SELECT 1 FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
+          account.accountId,
+          to,
+        ]),
+      ).toHaveLength(0);
       expect(await h.received(account, to)).toHaveLength(0);
     });
 
@@ -159,25 +216,44 @@ describe('MCP server (POST /mcp)', () => {
       const to = h.customer();
       await h.customerWrites(account, to, 'Where is my order?');
       // Polled through REST: every MCP request counts against this client's 60 per minute.
-      await eventually(async () => {
-        const res = await t.http.get('/v2/conversations', { token: account.token });
-        return res.body.data.conversations.some((c: any) => c.contact.contact_number === to && c.window.open);
-      }, 10_000, 'the inbound message to open the window');
+      await eventually(
+        async () => {
+          const res = await t.http.get('/v2/conversations', { token: account.token });
+          return res.body.data.conversations.some((c: any) => c.contact.contact_number === to && c.window.open);
+        },
+        10_000,
+        'the inbound message to open the window',
+      );
       const listed = data(await call(client, 'list_conversations', {}));
       const conversation = listed.conversations.find((c: any) => c.contact.contact_number === to);
       expect(conversation.window).toEqual({ open: true, expires_at: expect.any(String) });
 
-      const sent = await call(client, 'send_session_message', { to, message: 'Shipped today. Track it?', quick_replies: ['Yes', 'No'], idempotency_key: `reply-${to}` });
+      const sent = await call(client, 'send_session_message', {
+        to,
+        message: 'Shipped today. Track it?',
+        quick_replies: ['Yes', 'No'],
+        idempotency_key: `reply-${to}`,
+      });
       expect(sent.isError).toBeFalsy();
-      expect(data(sent)).toMatchObject({ message: 'Message sent to whatsapp successfully!', messageId: expect.stringMatching(UUID) });
+      expect(data(sent)).toMatchObject({
+        message: 'Message sent to whatsapp successfully!',
+        messageId: expect.stringMatching(UUID),
+      });
       const [got] = await h.received(account, to);
       expect(got.payload.interactive).toMatchObject({ type: 'button', body: { text: 'Shipped today. Track it?' } });
-      const retry = await call(client, 'send_session_message', { to, message: 'Shipped today. Track it?', quick_replies: ['Yes', 'No'], idempotency_key: `reply-${to}` });
+      const retry = await call(client, 'send_session_message', {
+        to,
+        message: 'Shipped today. Track it?',
+        quick_replies: ['Yes', 'No'],
+        idempotency_key: `reply-${to}`,
+      });
       expect(data(retry).messageId).toBe(data(sent).messageId);
       await new Promise((r) => setTimeout(r, 300));
       expect(await h.received(account, to)).toHaveLength(1);
 
-      const messages = data(await call(client, 'get_conversation_messages', { contact_id: conversation.contact.contact_id }));
+      const messages = data(
+        await call(client, 'get_conversation_messages', { contact_id: conversation.contact.contact_id }),
+      );
       expect(messages.messages.map((m: any) => m.direction)).toEqual(['outbound', 'inbound']);
     });
 
@@ -192,9 +268,21 @@ describe('MCP server (POST /mcp)', () => {
       it.each([
         ['send_template_message', { to: 'call me', template: 'x' }, /^to must be a phone number with country code/],
         ['send_template_message', { to: '+4915112345678', template: ' ' }, /^template is required/],
-        ['send_template_message', { to: '+4915112345678', template: 'x', media_url: 'ftp://x' }, /^media_url must be a public http\(s\) URL/],
-        ['send_session_message', { to: '+4915112345678', message: 'x', quick_replies: ['a', 'b', 'c', 'd'] }, /^quick_replies must have at most 3 items/],
-        ['send_session_message', { to: '+4915112345678', message: 'x', quick_replies: ['x'.repeat(21)] }, /^quick_replies\[0\] is required, at most 20 characters/],
+        [
+          'send_template_message',
+          { to: '+4915112345678', template: 'x', media_url: 'ftp://x' },
+          /^media_url must be a public http\(s\) URL/,
+        ],
+        [
+          'send_session_message',
+          { to: '+4915112345678', message: 'x', quick_replies: ['a', 'b', 'c', 'd'] },
+          /^quick_replies must have at most 3 items/,
+        ],
+        [
+          'send_session_message',
+          { to: '+4915112345678', message: 'x', quick_replies: ['x'.repeat(21)] },
+          /^quick_replies\[0\] is required, at most 20 characters/,
+        ],
         ['search_contacts', { pageSize: 500 }, /^pageSize must be an integer from 1 to 100$/],
         ['list_templates', { page: 0 }, /^page must be an integer from 1 to/],
         ['create_contact', { contact_number: 'abc' }, /^contact_number must be/],
@@ -212,11 +300,24 @@ describe('MCP server (POST /mcp)', () => {
     });
 
     it('campaigns: trigger_campaign sends once per idempotency key; get_campaign_progress follows it', async () => {
-      const created = await t.http.post('/v2/campaigns', { name: 'Spring', messagingPhoneId: account.messagingPhoneId, templateName: template, variables: { name: 'there' } }, { token: account.token });
+      const created = await t.http.post(
+        '/v2/campaigns',
+        {
+          name: 'Spring',
+          messagingPhoneId: account.messagingPhoneId,
+          templateName: template,
+          variables: { name: 'there' },
+        },
+        { token: account.token },
+      );
       expect(created.status).toBe(201);
       const campaignId = created.body.data.campaign_id;
       const to = h.customer();
-      const args = { campaign_id: campaignId, contacts: [{ phoneNumber: `+${to}`, variables: { name: 'Bo' } }], idempotency_key: `evt-${to}` };
+      const args = {
+        campaign_id: campaignId,
+        contacts: [{ phoneNumber: `+${to}`, variables: { name: 'Bo' } }],
+        idempotency_key: `evt-${to}`,
+      };
 
       const bad = await call(client, 'trigger_campaign', { ...args, contacts: [{ phoneNumber: 'nope' }] });
       expect(bad.isError).toBe(true);
@@ -239,21 +340,43 @@ describe('MCP server (POST /mcp)', () => {
 
     it('workflows: list_workflows, start_workflow (idempotent with a key) and get_workflow_run', async () => {
       const workflow = await createWorkflow(t, account.token, simpleDefinition(), 'Ping');
-      expect(data(await call(client, 'list_workflows')).workflows).toEqual([{ id: workflow.id, name: 'Ping', isActive: true }]);
-      const started = await call(client, 'start_workflow', { workflow_id: workflow.id, payload: { order: { id: '1234' } }, idempotency_key: 'order-1234' });
+      expect(data(await call(client, 'list_workflows')).workflows).toEqual([
+        { id: workflow.id, name: 'Ping', isActive: true },
+      ]);
+      const started = await call(client, 'start_workflow', {
+        workflow_id: workflow.id,
+        payload: { order: { id: '1234' } },
+        idempotency_key: 'order-1234',
+      });
       expect(started.isError).toBeFalsy();
       const runId = data(started).runId;
       expect(runId).toMatch(UUID);
-      const again = await call(client, 'start_workflow', { workflow_id: workflow.id, payload: { order: { id: '1234' } }, idempotency_key: 'order-1234' });
+      const again = await call(client, 'start_workflow', {
+        workflow_id: workflow.id,
+        payload: { order: { id: '1234' } },
+        idempotency_key: 'order-1234',
+      });
       expect(data(again)).toMatchObject({ runId, created: false });
-      await eventually(async () => (await t.http.get(`/v1/workflow-runs/${runId}`, { token: account.token })).body.data?.status === 'completed', 10_000, 'the run to complete');
+      await eventually(
+        async () =>
+          (await t.http.get(`/v1/workflow-runs/${runId}`, { token: account.token })).body.data?.status === 'completed',
+        10_000,
+        'the run to complete',
+      );
       const run = data(await call(client, 'get_workflow_run', { run_id: runId })).run;
       expect(run).toMatchObject({ runId, status: 'completed', payload: { order: { id: '1234' } } });
     });
 
     it('templates, account, resources and the draft_template prompt', async () => {
       const listed = data(await call(client, 'list_templates', { status: 'APPROVED' }));
-      expect(listed.templates).toEqual([expect.objectContaining({ template_name: template, status: 'APPROVED', variables: ['name'], preview: 'Hi {{name}}, your order ships today.' })]);
+      expect(listed.templates).toEqual([
+        expect.objectContaining({
+          template_name: template,
+          status: 'APPROVED',
+          variables: ['name'],
+          preview: 'Hi {{name}}, your order ships today.',
+        }),
+      ]);
       const one = data(await call(client, 'get_template', { template_name: template }));
       expect(one.template).toMatchObject({ template_name: template, messagingPhoneId: account.messagingPhoneId });
       const missing = await call(client, 'get_template', { template_name: 'nope' });
@@ -262,14 +385,21 @@ describe('MCP server (POST /mcp)', () => {
 
       const acct = data(await call(client, 'get_account'));
       expect(acct.account.phone_numbers).toEqual([
-        expect.objectContaining({ messagingPhoneId: account.messagingPhoneId, messages_per_second: expect.any(Number), quality_rating: 'GREEN', messaging_limit_tier: 'TIER_UNLIMITED' }),
+        expect.objectContaining({
+          messagingPhoneId: account.messagingPhoneId,
+          messages_per_second: expect.any(Number),
+          quality_rating: 'GREEN',
+          messaging_limit_tier: 'TIER_UNLIMITED',
+        }),
       ]);
       expect(JSON.stringify(acct)).not.toContain('callback_signing_secret');
 
       const { resources } = await client.listResources();
       expect(resources.map((r) => r.uri).sort()).toEqual(['switchboard://account', 'switchboard://templates']);
       const templates = await client.readResource({ uri: 'switchboard://templates' });
-      expect(JSON.parse((templates.contents[0] as { text: string }).text)).toEqual([expect.objectContaining({ template_name: template })]);
+      expect(JSON.parse((templates.contents[0] as { text: string }).text)).toEqual([
+        expect.objectContaining({ template_name: template }),
+      ]);
 
       const prompt = await client.getPrompt({ name: 'draft_template', arguments: { purpose: 'order shipped' } });
       const promptText = (prompt.messages[0].content as { text: string }).text;
@@ -294,7 +424,13 @@ describe('MCP server (POST /mcp)', () => {
       expect(bad.status).toBe(401);
       expect(bad.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/);
 
-      const expired = t.app.get(JwtService).sign({ typ: 'access', sub: account.clientId, acc: String(account.accountId), grants: ['/account'], exp: Math.floor(Date.now() / 1000) - 10 });
+      const expired = t.app.get(JwtService).sign({
+        typ: 'access',
+        sub: account.clientId,
+        acc: String(account.accountId),
+        grants: ['/account'],
+        exp: Math.floor(Date.now() / 1000) - 10,
+      });
       const res = await rawPost({ authorization: expired });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ message: 'jwt expired' });
@@ -340,7 +476,9 @@ describe('MCP server (POST /mcp)', () => {
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(((await limited.json()) as any).message).toMatch(/^Rate limit exceeded: 60 MCP requests per 60 seconds\. Retry after \d+ seconds\.$/);
+    expect(((await limited.json()) as any).message).toMatch(
+      /^Rate limit exceeded: 60 MCP requests per 60 seconds\. Retry after \d+ seconds\.$/,
+    );
 
     expect((await rawPost({ authorization: b.token })).status).toBe(200);
     expect((await t.http.get('/account/get', { token: a.token })).status).toBe(200);
@@ -352,9 +490,25 @@ describe('MCP server (POST /mcp)', () => {
     const template = await h.approvedTemplate(a, [h.body('Hello {{name}}, welcome', { name: 'Ann' })]);
     const customer = h.customer();
     await h.customerWrites(a, customer, 'hi');
-    const contact = await eventually(async () => (await t.db.query(`SELECT id FROM contacts WHERE account_id = $1 AND contact_number = $2`, [a.accountId, customer]))[0], 10_000, 'the inbound contact');
+    const contact = await eventually(
+      async () =>
+        (
+          await t.db.query(`SELECT id FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
+            a.accountId,
+            customer,
+          ])
+        )[0],
+      10_000,
+      'the inbound contact',
+    );
     await t.http.request('PATCH', `/v2/contacts/${contact.id}`, { token: a.token, body: { name: 'Customer A' } });
-    const campaign = (await t.http.post('/v2/campaigns', { name: 'A only', messagingPhoneId: a.messagingPhoneId, templateName: template }, { token: a.token })).body.data;
+    const campaign = (
+      await t.http.post(
+        '/v2/campaigns',
+        { name: 'A only', messagingPhoneId: a.messagingPhoneId, templateName: template },
+        { token: a.token },
+      )
+    ).body.data;
     const workflow = await createWorkflow(t, a.token, simpleDefinition(), 'A workflow');
     const agentA = await connect(a.token);
     const runId = data(await call(agentA, 'start_workflow', { workflow_id: workflow.id })).runId;
@@ -373,18 +527,34 @@ describe('MCP server (POST /mcp)', () => {
     expect(account.phone_numbers.map((p: any) => p.messagingPhoneId)).toEqual([b.messagingPhoneId]);
     expect(data(await call(agentB, 'list_templates')).total).toBe(0);
     await denied('get_template', { template_name: template }, /^Template not found$/);
-    await denied('send_template_message', { to: customer, template, messagingPhoneId: a.messagingPhoneId }, /^Phone number not found/);
+    await denied(
+      'send_template_message',
+      { to: customer, template, messagingPhoneId: a.messagingPhoneId },
+      /^Phone number not found/,
+    );
     await denied('send_template_message', { to: customer, template, idempotency_key: 'b-1' }, /^No Template found$/);
-    await denied('send_session_message', { to: customer, message: 'hi', messagingPhoneId: a.messagingPhoneId }, /^Phone number not found/);
+    await denied(
+      'send_session_message',
+      { to: customer, message: 'hi', messagingPhoneId: a.messagingPhoneId },
+      /^Phone number not found/,
+    );
     await denied('send_session_message', { to: customer, message: 'hi' }, /Outside the 24-hour customer-care window/);
     expect(data(await call(agentB, 'search_contacts', { phone: customer })).total).toBe(0);
     expect(data(await call(agentB, 'search_contacts', { search: 'Customer A' })).total).toBe(0);
-    await denied('update_contact', { contact_id: Number(contact.id), name: 'Hijacked', isBlocked: true }, /^Contact not found$/);
+    await denied(
+      'update_contact',
+      { contact_id: Number(contact.id), name: 'Hijacked', isBlocked: true },
+      /^Contact not found$/,
+    );
     expect(data(await call(agentB, 'list_conversations')).total).toBe(0);
     await denied('get_conversation_messages', { contact_id: Number(contact.id) }, /^Conversation not found$/);
     expect(data(await call(agentB, 'list_campaigns')).total).toBe(0);
     await denied('get_campaign_progress', { campaign_id: campaign.campaign_id }, /^Campaign not found$/);
-    await denied('trigger_campaign', { campaign_id: campaign.campaign_id, contacts: [{ phoneNumber: customer }], idempotency_key: 'b-2' }, /^Campaign not found$/);
+    await denied(
+      'trigger_campaign',
+      { campaign_id: campaign.campaign_id, contacts: [{ phoneNumber: customer }], idempotency_key: 'b-2' },
+      /^Campaign not found$/,
+    );
     expect(data(await call(agentB, 'list_workflows')).workflows).toEqual([]);
     await denied('start_workflow', { workflow_id: workflow.id }, /^Workflow not found$/);
     await denied('get_workflow_run', { run_id: runId }, /^Workflow run not found$/);
@@ -393,7 +563,11 @@ describe('MCP server (POST /mcp)', () => {
     expect(bContact.contact.contact_id).not.toBe(Number(contact.id));
     const account_resource = await agentB.readResource({ uri: 'switchboard://account' });
     expect(JSON.parse((account_resource.contents[0] as { text: string }).text).id).toBe(Number(b.accountId));
-    expect(JSON.parse(((await agentB.readResource({ uri: 'switchboard://templates' })).contents[0] as { text: string }).text)).toEqual([]);
+    expect(
+      JSON.parse(
+        ((await agentB.readResource({ uri: 'switchboard://templates' })).contents[0] as { text: string }).text,
+      ),
+    ).toEqual([]);
 
     // A's records are as they were, and nothing was sent from or for A.
     const [aContact] = await t.db.query(`SELECT name, is_blocked FROM contacts WHERE id = $1`, [contact.id]);

@@ -34,12 +34,17 @@ describe('Send pipeline survives a killed worker (messaging crash test)', () => 
   }
 
   const acceptedCount = async () => {
-    const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND wamid IS NOT NULL`, [account.accountId]);
+    const [{ n }] = await t.db.query(
+      `SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND wamid IS NOT NULL`,
+      [account.accountId],
+    );
     return n as number;
   };
 
   it('300 paced messages, worker SIGKILLed mid-way, a new worker finishes: each recipient got exactly one message', async () => {
-    const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+    const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+      account.messagingPhoneId,
+    ]);
     const recipients = Array.from({ length: 300 }, (_, i) => `4916${String(1_000_000 + i)}${String(10 + (i % 89))}`);
     const ids = await t.app.get(SendQueueService).enqueueBulk(
       recipients.map((to, i) => ({
@@ -56,21 +61,31 @@ describe('Send pipeline survives a killed worker (messaging crash test)', () => 
     await sandbox.control.post('/_sandbox/config', { enforceCustomerCareWindow: false });
 
     const first = startWorker();
-    await eventually(async () => (await acceptedCount()) >= 90, 60_000, 'a third of the messages accepted').catch(async (error) => {
-      const statuses = await t.db.query(`SELECT status, error_message, count(*)::int AS n FROM messages WHERE account_id = $1 GROUP BY 1, 2`, [account.accountId]);
-      throw new Error(`${(error as Error).message}: ${JSON.stringify(statuses)}\n${logs.join('').slice(-3000)}`);
-    });
+    await eventually(async () => (await acceptedCount()) >= 90, 60_000, 'a third of the messages accepted').catch(
+      async (error) => {
+        const statuses = await t.db.query(
+          `SELECT status, error_message, count(*)::int AS n FROM messages WHERE account_id = $1 GROUP BY 1, 2`,
+          [account.accountId],
+        );
+        throw new Error(`${(error as Error).message}: ${JSON.stringify(statuses)}\n${logs.join('').slice(-3000)}`);
+      },
+    );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     const atKill = await acceptedCount();
     expect(atKill).toBeLessThan(300);
 
     startWorker();
-    await eventually(async () => (await acceptedCount()) === 300, 120_000, 'all 300 accepted after the restart').catch((error) => {
-      throw new Error(`${(error as Error).message}; accepted ${atKill} before the kill\n${logs.join('').slice(-3000)}`);
-    });
+    await eventually(async () => (await acceptedCount()) === 300, 120_000, 'all 300 accepted after the restart').catch(
+      (error) => {
+        throw new Error(
+          `${(error as Error).message}; accepted ${atKill} before the kill\n${logs.join('').slice(-3000)}`,
+        );
+      },
+    );
 
-    const sent = (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${account.messagingPhoneId}`)).body.data as Array<{ to: string; wamid: string }>;
+    const sent = (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${account.messagingPhoneId}`)).body
+      .data as Array<{ to: string; wamid: string }>;
     const perRecipient = new Map<string, number>();
     for (const m of sent) perRecipient.set(m.to, (perRecipient.get(m.to) ?? 0) + 1);
     expect(sent).toHaveLength(300);

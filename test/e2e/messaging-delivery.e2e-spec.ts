@@ -16,7 +16,10 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_WAIT_TIMEOUT_MS: '15000' }, { worker: true });
+    t = await startTestApp(
+      { RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_WAIT_TIMEOUT_MS: '15000' },
+      { worker: true },
+    );
     sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, autoReview: false });
     h = messagingHelpers(t, () => sandbox);
     receiver = new WebhookReceiver();
@@ -31,8 +34,10 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
     account = await t.createAccount({ apiBaseUrl: sandbox.url });
   });
 
-  const session = (body: Record<string, unknown>, acc = account) => t.http.post(`/v1/send-message/${acc.messagingPhoneId}`, body, { token: acc.token });
-  const template = (body: unknown, acc = account) => t.http.post(`/send-message/${acc.messagingPhoneId}`, body, { token: acc.token });
+  const session = (body: Record<string, unknown>, acc = account) =>
+    t.http.post(`/v1/send-message/${acc.messagingPhoneId}`, body, { token: acc.token });
+  const template = (body: unknown, acc = account) =>
+    t.http.post(`/send-message/${acc.messagingPhoneId}`, body, { token: acc.token });
   const callbacksFor = (messageId: string) => receiver.received.filter((w) => w.body?.messageId === messageId);
   const settle = async () => {
     await sandbox.control.post('/_sandbox/webhooks/flush', {});
@@ -44,7 +49,13 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       // (timeouts are generous: the suite also runs on a shared, busy machine)
       const to = h.customer();
       await h.customerWrites(account, to);
-      const res = await session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'Hello', callback_url: receiver.url, event: ['delivered', 'read', 'replied'] });
+      const res = await session({
+        typOfmsg: 'normal_message',
+        receipentPhone: to,
+        message: 'Hello',
+        callback_url: receiver.url,
+        event: ['delivered', 'read', 'replied'],
+      });
       expect(res.status).toBe(200);
       const id = res.body.messageId;
       await eventually(async () => callbacksFor(id).length >= 2, 20_000, 'delivered and read callbacks');
@@ -57,16 +68,31 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const got = callbacksFor(id);
       expect(got.map((w) => w.body.status ?? 'replied').sort()).toEqual(['delivered', 'read', 'replied']);
       const delivered = got.find((w) => w.body.status === 'delivered')!;
-      expect(delivered.body).toEqual({ status: 'delivered', senderPhoneNumber: to, messageId: id, timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+      expect(delivered.body).toEqual({
+        status: 'delivered',
+        senderPhoneNumber: to,
+        messageId: id,
+        timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      });
       const replied = got.find((w) => w.body.message !== undefined)!;
-      expect(replied.body).toEqual({ message: 'Thanks, got it', senderPhoneNumber: to, messageId: id, timestamp: expect.any(String), type: 'text' });
+      expect(replied.body).toEqual({
+        message: 'Thanks, got it',
+        senderPhoneNumber: to,
+        messageId: id,
+        timestamp: expect.any(String),
+        type: 'text',
+      });
 
       const secret = (await t.http.get('/account/get', { token: account.token })).body.data.callback_signing_secret;
       expect(secret).toMatch(/^[0-9a-f]{64}$/);
       for (const w of got) {
         const timestamp = w.headers['x-switchboard-timestamp'] as string;
         expect(Math.abs(Date.now() / 1000 - Number(timestamp))).toBeLessThan(60);
-        const expected = 'sha256=' + createHmac('sha256', secret).update(`${timestamp}.${w.rawBody.toString('utf8')}`).digest('hex');
+        const expected =
+          'sha256=' +
+          createHmac('sha256', secret)
+            .update(`${timestamp}.${w.rawBody.toString('utf8')}`)
+            .digest('hex');
         expect(w.headers['x-switchboard-signature']).toBe(expected);
         expect(w.headers['content-type']).toBe('application/json');
       }
@@ -87,7 +113,13 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
 
     it('a message failed by the platform at send time calls back `failed` once', async () => {
       const to = h.customer(); // window closed
-      const res = await session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'x', callback_url: receiver.url, event: ['failed', 'sent'] });
+      const res = await session({
+        typOfmsg: 'normal_message',
+        receipentPhone: to,
+        message: 'x',
+        callback_url: receiver.url,
+        event: ['failed', 'sent'],
+      });
       expect(res.status).toBe(500);
       await eventually(async () => callbacksFor(res.body.messageId).length >= 1, 20_000, 'failed callback');
       await settle();
@@ -97,9 +129,17 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
     it('without event no callback is sent (SPEC §6: only kinds listed in event)', async () => {
       const to = h.customer();
       await h.customerWrites(account, to);
-      const res = await session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'quiet', callback_url: receiver.url });
+      const res = await session({
+        typOfmsg: 'normal_message',
+        receipentPhone: to,
+        message: 'quiet',
+        callback_url: receiver.url,
+      });
       expect(res.status).toBe(200);
-      await eventually(async () => (await t.db.query('SELECT status FROM messages WHERE id = $1', [res.body.messageId]))[0].status === 'read');
+      await eventually(
+        async () =>
+          (await t.db.query('SELECT status FROM messages WHERE id = $1', [res.body.messageId]))[0].status === 'read',
+      );
       await settle();
       expect(callbacksFor(res.body.messageId)).toHaveLength(0);
     });
@@ -108,10 +148,22 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const strict = await startTestApp({ ALLOW_PRIVATE_NETWORK_TARGETS: 'false' });
       try {
         const acc = await strict.createAccount({ apiBaseUrl: sandbox.url });
-        for (const url of ['http://169.254.169.254/latest/meta-data', 'http://127.0.0.1:8080/cb', 'http://10.0.0.5/cb', 'http://[::1]/cb', 'http://localhost/cb']) {
+        for (const url of [
+          'http://169.254.169.254/latest/meta-data',
+          'http://127.0.0.1:8080/cb',
+          'http://10.0.0.5/cb',
+          'http://[::1]/cb',
+          'http://localhost/cb',
+        ]) {
           const res = await strict.http.post(
             `/v1/send-message/${acc.messagingPhoneId}`,
-            { typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', callback_url: url, event: ['sent'] },
+            {
+              typOfmsg: 'normal_message',
+              receipentPhone: '4915112345678',
+              message: 'x',
+              callback_url: url,
+              event: ['sent'],
+            },
             { token: acc.token },
           );
           expect(res.status).toBe(400);
@@ -120,7 +172,10 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
         }
         const bulk = await strict.http.post(
           `/send-message/${acc.messagingPhoneId}`,
-          [{ templateName: 'x', to: '4915112345678' }, { templateName: 'x', to: '4915112345679', callback_url: 'http://169.254.169.254/', event: ['sent'] }],
+          [
+            { templateName: 'x', to: '4915112345678' },
+            { templateName: 'x', to: '4915112345679', callback_url: 'http://169.254.169.254/', event: ['sent'] },
+          ],
           { token: acc.token },
         );
         expect(bulk.status).toBe(400);
@@ -181,7 +236,10 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const before = await rejected130429();
       const recipients = Array.from({ length: 20 }, () => h.customer());
       const started = Date.now();
-      const res = await template(recipients.map((to) => ({ templateName: name, to })), slow);
+      const res = await template(
+        recipients.map((to) => ({ templateName: name, to })),
+        slow,
+      );
       expect(res.status).toBe(200);
       expect(res.body.results.every((r: any) => r.success && r.status !== 'queued')).toBe(true);
       expect(Date.now() - started).toBeGreaterThanOrEqual(3000); // 20 at 5/s: the last leaves after about 3 s
@@ -197,7 +255,10 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const name = await h.approvedTemplate(fast, [h.body('Flash sale starts now.')]);
       const before = await rejected130429();
       const recipients = Array.from({ length: 6 }, () => h.customer());
-      const res = await template(recipients.map((to) => ({ templateName: name, to })), fast);
+      const res = await template(
+        recipients.map((to) => ({ templateName: name, to })),
+        fast,
+      );
       expect(res.status).toBe(200);
       expect(res.body.results.every((r: any) => r.success)).toBe(true);
       expect(await rejected130429()).toBeGreaterThan(before);
@@ -210,7 +271,9 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
     it('bulk sends (enqueueBulk) do not wait and go through the same pacer', async () => {
       const { SendQueueService } = await import('@switchboard/messaging');
       const sends = t.app.get(SendQueueService);
-      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+        account.messagingPhoneId,
+      ]);
       const name = await h.approvedTemplate(account, [h.body('Weekly digest is out.')]);
       const recipients = Array.from({ length: 30 }, () => h.customer());
       const ids = await sends.enqueueBulk(
@@ -220,14 +283,26 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
           recipient: to,
           kind: 'template',
           templateName: name,
-          payload: { messaging_product: 'whatsapp', to, type: 'template', template: { name, language: { code: 'en_US' } } },
+          payload: {
+            messaging_product: 'whatsapp',
+            to,
+            type: 'template',
+            template: { name, language: { code: 'en_US' } },
+          },
         })),
       );
       expect(ids).toHaveLength(30);
-      await eventually(async () => {
-        const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE id = ANY($1::uuid[]) AND wamid IS NOT NULL`, [ids]);
-        return n === 30;
-      }, 15_000, '30 bulk messages accepted');
+      await eventually(
+        async () => {
+          const [{ n }] = await t.db.query(
+            `SELECT count(*)::int AS n FROM messages WHERE id = ANY($1::uuid[]) AND wamid IS NOT NULL`,
+            [ids],
+          );
+          return n === 30;
+        },
+        15_000,
+        '30 bulk messages accepted',
+      );
       const [{ queue }] = await t.db.query('SELECT DISTINCT queue FROM messages WHERE id = ANY($1::uuid[])', [ids]);
       expect(queue).toBe('bulk');
     });
@@ -244,14 +319,27 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const again = await activities.sendTemplate({ ...step, to, templateName: name, variables: { name: 'Ann' } });
       expect(again.messageId).toBe(first.messageId);
       await eventually(async () => (await h.received(account, to)).length === 1, 10_000, 'template sent');
-      await expect(activities.sendTemplate({ ...step, idempotencyKey: 'run:r1:step:2', to, templateName: 'nope', variables: {} })).rejects.toThrow('No Template found');
+      await expect(
+        activities.sendTemplate({ ...step, idempotencyKey: 'run:r1:step:2', to, templateName: 'nope', variables: {} }),
+      ).rejects.toThrow('No Template found');
 
       await h.customerWrites(account, to);
-      await activities.sendSessionMessage({ ...step, messagingPhoneId: account.messagingPhoneId, idempotencyKey: 'run:r1:step:3', to, text: 'Pick one', buttons: [{ text: 'Yes', payload: 'Y' }] });
-      const got = await eventually(async () => {
-        const list = await h.received(account, to);
-        return list.length === 2 ? list : null;
-      }, 10_000, 'session sent');
+      await activities.sendSessionMessage({
+        ...step,
+        messagingPhoneId: account.messagingPhoneId,
+        idempotencyKey: 'run:r1:step:3',
+        to,
+        text: 'Pick one',
+        buttons: [{ text: 'Yes', payload: 'Y' }],
+      });
+      const got = await eventually(
+        async () => {
+          const list = await h.received(account, to);
+          return list.length === 2 ? list : null;
+        },
+        10_000,
+        'session sent',
+      );
       expect(got[1].payload.interactive.action.buttons[0].reply).toEqual({ id: 'Yes', title: 'Yes' });
       await settle();
       expect(await h.received(account, to)).toHaveLength(2);
@@ -263,17 +351,28 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const { SendExecutor } = await import('@switchboard/messaging');
       const to = h.customer();
       await h.customerWrites(account, to);
-      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+        account.messagingPhoneId,
+      ]);
       const [row] = await t.db.query(
         `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, payload, queue, created_at)
          VALUES ($1, $2, 'outbound', $3, 'text', 'queued', $4, 'api', now() - interval '1 minute') RETURNING id`,
-        [account.accountId, phone.id, to, JSON.stringify({ messaging_product: 'whatsapp', to, type: 'text', text: { body: 'from the sweep' } })],
+        [
+          account.accountId,
+          phone.id,
+          to,
+          JSON.stringify({ messaging_product: 'whatsapp', to, type: 'text', text: { body: 'from the sweep' } }),
+        ],
       );
       expect(await t.worker!.get(SendExecutor, { strict: false }).sweep()).toBeGreaterThanOrEqual(1);
-      const sent = await eventually(async () => {
-        const [r] = await t.db.query('SELECT status, wamid FROM messages WHERE id = $1', [row.id]);
-        return r.wamid ? r : null;
-      }, 20_000, 'swept message sent');
+      const sent = await eventually(
+        async () => {
+          const [r] = await t.db.query('SELECT status, wamid FROM messages WHERE id = $1', [row.id]);
+          return r.wamid ? r : null;
+        },
+        20_000,
+        'swept message sent',
+      );
       expect(sent.status).not.toBe('failed');
       const got = await h.received(account, to);
       expect(got.map((m) => m.payload.text.body)).toEqual(['from the sweep']);
@@ -282,7 +381,9 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
 
   describe('reconciliation', () => {
     it('a status carrying our message id in biz_opaque_callback_data links a message whose send answer was lost', async () => {
-      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+        account.messagingPhoneId,
+      ]);
       const [row] = await t.db.query(
         `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, payload) VALUES ($1, $2, 'outbound', '4915112345678', 'text', 'queued', '{}') RETURNING id`,
         [account.accountId, phone.id],
@@ -295,7 +396,10 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const raw = JSON.stringify(body);
       const res = await t.http.request('POST', '/webhooks/whatsapp', {
         body: raw,
-        headers: { 'content-type': 'application/json', 'x-hub-signature-256': computeSignature(Buffer.from(raw), t.config.WHATSAPP_APP_SECRET) },
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': computeSignature(Buffer.from(raw), t.config.WHATSAPP_APP_SECRET),
+        },
       });
       expect(res.status).toBe(200);
       const linked = await eventually(async () => {
@@ -319,10 +423,18 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const other = await t.createAccount({ apiBaseUrl: sandbox.url });
       await h.customerWrites(other, a, 'a writes to another account');
 
-      const list = await eventually(async () => {
-        const res = await t.http.get('/v2/conversations', { token: account.token });
-        return res.body.data?.total === 2 && res.body.data.conversations[0].last_message?.text === 'hello from b' && res.body.data.conversations[1].unread_count === 2 ? res : null;
-      }, 10_000, 'two conversations');
+      const list = await eventually(
+        async () => {
+          const res = await t.http.get('/v2/conversations', { token: account.token });
+          return res.body.data?.total === 2 &&
+            res.body.data.conversations[0].last_message?.text === 'hello from b' &&
+            res.body.data.conversations[1].unread_count === 2
+            ? res
+            : null;
+        },
+        10_000,
+        'two conversations',
+      );
       const [cb, ca] = list.body.data.conversations;
       expect(cb.contact.contact_number).toBe(b);
       expect(cb.unread_count).toBe(1);
@@ -332,16 +444,30 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       expect(ca.last_message).toMatchObject({ direction: 'inbound', text: 'a once more', status: 'received' });
       expect(list.body.data).toMatchObject({ page: 1, pageSize: 20, total: 2 });
 
-      const msgs = await t.http.get(`/v2/conversations/${ca.contact.contact_id}/messages?pageSize=10`, { token: account.token });
+      const msgs = await t.http.get(`/v2/conversations/${ca.contact.contact_id}/messages?pageSize=10`, {
+        token: account.token,
+      });
       expect(msgs.status).toBe(200);
-      expect(msgs.body.data.messages.map((m: any) => `${m.direction}:${m.text}`)).toEqual(['inbound:a once more', 'inbound:a again', 'outbound:reply to a', 'inbound:first from a']);
-      expect(msgs.body.data.messages[2]).toMatchObject({ type: 'text', status: expect.stringMatching(/accepted|sent|delivered|read/) });
+      expect(msgs.body.data.messages.map((m: any) => `${m.direction}:${m.text}`)).toEqual([
+        'inbound:a once more',
+        'inbound:a again',
+        'outbound:reply to a',
+        'inbound:first from a',
+      ]);
+      expect(msgs.body.data.messages[2]).toMatchObject({
+        type: 'text',
+        status: expect.stringMatching(/accepted|sent|delivered|read/),
+      });
 
       // isolation: the other account sees only its own conversation, and not this account's contact
-      const theirs = await eventually(async () => {
-        const res = await t.http.get('/v2/conversations', { token: other.token });
-        return res.body.data?.total >= 1 ? res : null;
-      }, 20_000, 'the other account’s conversation');
+      const theirs = await eventually(
+        async () => {
+          const res = await t.http.get('/v2/conversations', { token: other.token });
+          return res.body.data?.total >= 1 ? res : null;
+        },
+        20_000,
+        'the other account’s conversation',
+      );
       expect(theirs.body.data.total).toBe(1);
       expect(theirs.body.data.conversations[0].last_message.text).toBe('a writes to another account');
       const foreign = await t.http.get(`/v2/conversations/${ca.contact.contact_id}/messages`, { token: other.token });

@@ -10,7 +10,10 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
   let h: ReturnType<typeof messagingHelpers>;
 
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_WAIT_TIMEOUT_MS: '15000' }, { worker: true });
+    t = await startTestApp(
+      { RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_WAIT_TIMEOUT_MS: '15000' },
+      { worker: true },
+    );
     sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, autoReview: false });
     h = messagingHelpers(t, () => sandbox);
   });
@@ -22,8 +25,12 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     account = await t.createAccount({ apiBaseUrl: sandbox.url });
   });
 
-  const send = (body: unknown, phoneId = account.messagingPhoneId, token = account.token, headers: Record<string, string> = {}) =>
-    t.http.post(`/v1/send-message/${phoneId}`, body, { token, headers });
+  const send = (
+    body: unknown,
+    phoneId = account.messagingPhoneId,
+    token = account.token,
+    headers: Record<string, string> = {},
+  ) => t.http.post(`/v1/send-message/${phoneId}`, body, { token, headers });
 
   it('closed window: 500 with the platform reason; after the customer writes: 200 and the text reaches the platform', async () => {
     const to = h.customer();
@@ -31,7 +38,9 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     expect(closed.status).toBe(500);
     expect(closed.body).toMatchObject({ statusCode: 500, success: false, status: 'failed', code: 131047 }); // SPEC §7 500, in the one error shape
     expect(closed.body.message).toMatch(/Re-engagement message/);
-    const [failedRow] = await t.db.query('SELECT status, error_code FROM messages WHERE id = $1', [closed.body.messageId]);
+    const [failedRow] = await t.db.query('SELECT status, error_code FROM messages WHERE id = $1', [
+      closed.body.messageId,
+    ]);
     expect(failedRow).toEqual({ status: 'failed', error_code: 131047 });
 
     await h.customerWrites(account, to);
@@ -41,36 +50,82 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     expect(open.body.messageId).toMatch(/^[0-9a-f-]{36}$/);
     const got = await h.received(account, to);
     expect(got).toHaveLength(1);
-    expect(got[0].payload).toMatchObject({ type: 'text', to, text: { body: 'Hello again' }, biz_opaque_callback_data: open.body.messageId });
+    expect(got[0].payload).toMatchObject({
+      type: 'text',
+      to,
+      text: { body: 'Hello again' },
+      biz_opaque_callback_data: open.body.messageId,
+    });
     const [row] = await t.db.query('SELECT status, wamid FROM messages WHERE id = $1', [open.body.messageId]);
     expect(row.wamid).toBe(got[0].wamid);
   });
 
   it('a customer known only by a business-scoped user id (username, no phone): stored, bound to a contact by that id, and answered with recipient', async () => {
     const userId = `DE.${Date.now()}${Math.floor(Math.random() * 1000)}`;
-    const inbound = await sandbox.control.post('/_sandbox/inbound', { user_id: userId, username: '@ann.k', name: 'Ann', phone_number_id: account.messagingPhoneId, text: 'Hallo' });
+    const inbound = await sandbox.control.post('/_sandbox/inbound', {
+      user_id: userId,
+      username: '@ann.k',
+      name: 'Ann',
+      phone_number_id: account.messagingPhoneId,
+      text: 'Hallo',
+    });
     expect(inbound.status).toBe(200);
-    const stored = await eventually(async () => (await t.db.query(
-      `SELECT m.recipient, m.body, m.contact_id, c.contact_number, c.whatsapp_user_id, c.name FROM messages m LEFT JOIN contacts c ON c.id = m.contact_id WHERE m.wamid = $1`,
-      [inbound.body.wamid],
-    )).find((r: any) => r.contact_id !== null), 10_000, 'inbound stored and bound to a contact');
-    expect(stored).toMatchObject({ recipient: userId, body: 'Hallo', contact_number: null, whatsapp_user_id: userId, name: 'Ann' });
+    const stored = await eventually(
+      async () =>
+        (
+          await t.db.query(
+            `SELECT m.recipient, m.body, m.contact_id, c.contact_number, c.whatsapp_user_id, c.name FROM messages m LEFT JOIN contacts c ON c.id = m.contact_id WHERE m.wamid = $1`,
+            [inbound.body.wamid],
+          )
+        ).find((r: any) => r.contact_id !== null),
+      10_000,
+      'inbound stored and bound to a contact',
+    );
+    expect(stored).toMatchObject({
+      recipient: userId,
+      body: 'Hallo',
+      contact_number: null,
+      whatsapp_user_id: userId,
+      name: 'Ann',
+    });
     expect(stored.contact_id).not.toBeNull();
 
     const res = await send({ typOfmsg: 'normal_message', receipentPhone: userId, message: 'Hallo Ann' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, message: 'Message sent to whatsapp successfully!' });
     const [sent] = await h.received(account, userId);
-    expect(sent.payload).toMatchObject({ messaging_product: 'whatsapp', recipient: userId, type: 'text', text: { body: 'Hallo Ann' } });
+    expect(sent.payload).toMatchObject({
+      messaging_product: 'whatsapp',
+      recipient: userId,
+      type: 'text',
+      text: { body: 'Hallo Ann' },
+    });
     expect(sent.payload.to).toBeUndefined();
     const [row] = await t.db.query('SELECT recipient, contact_id FROM messages WHERE id = $1', [res.body.messageId]);
     expect(row).toEqual({ recipient: userId, contact_id: stored.contact_id });
     // its statuses name the user id (recipient_user_id) and move the message forward
-    await eventually(async () => ['delivered', 'read'].includes((await t.db.query('SELECT status FROM messages WHERE id = $1', [res.body.messageId]))[0].status), 10_000, 'delivered');
+    await eventually(
+      async () =>
+        ['delivered', 'read'].includes(
+          (await t.db.query('SELECT status FROM messages WHERE id = $1', [res.body.messageId]))[0].status,
+        ),
+      10_000,
+      'delivered',
+    );
 
     // a second message from the same user binds the same contact; another account does not see it
-    const again = await sandbox.control.post('/_sandbox/inbound', { user_id: userId, phone_number_id: account.messagingPhoneId, text: 'Danke' });
-    await eventually(async () => (await t.db.query('SELECT contact_id FROM messages WHERE wamid = $1', [again.body.wamid]))[0]?.contact_id === stored.contact_id, 10_000, 'same contact');
+    const again = await sandbox.control.post('/_sandbox/inbound', {
+      user_id: userId,
+      phone_number_id: account.messagingPhoneId,
+      text: 'Danke',
+    });
+    await eventually(
+      async () =>
+        (await t.db.query('SELECT contact_id FROM messages WHERE wamid = $1', [again.body.wamid]))[0]?.contact_id ===
+        stored.contact_id,
+      10_000,
+      'same contact',
+    );
     const other = await t.createAccount({ apiBaseUrl: sandbox.url });
     const contacts = await t.http.get('/v2/contacts', { token: other.token });
     expect(contacts.body.data.contacts).toEqual([]);
@@ -79,7 +134,9 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
   it('a receipentPhone that is neither a phone number nor a user id is a 400 naming the field', async () => {
     const res = await send({ typOfmsg: 'normal_message', receipentPhone: 'us.123', message: 'x' });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ field: 'receipentPhone', message: expect.stringContaining('business-scoped user id') }]);
+    expect(res.body.errors).toEqual([
+      { field: 'receipentPhone', message: expect.stringContaining('business-scoped user id') },
+    ]);
   });
 
   it('quick_reply (text header, up to 3 buttons), cta (image header, first button only), media with caption and file name', async () => {
@@ -98,12 +155,28 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
       receipentPhone: to,
       message: 'Track it',
       header: { type: 'image', url: 'https://example.com/box.png' },
-      buttons: [{ text: 'Track', url: 'https://example.com/t/1' }, { text: 'Ignored', url: 'https://example.com/x' }],
+      buttons: [
+        { text: 'Track', url: 'https://example.com/t/1' },
+        { text: 'Ignored', url: 'https://example.com/x' },
+      ],
     });
     expect(cta.status).toBe(200);
-    const doc = await send({ typOfmsg: 'normal_message', receipentPhone: to, message: 'Your invoice', mediaUrl: 'https://example.com/i.pdf', fileType: 'document', fileName: 'invoice.pdf' });
+    const doc = await send({
+      typOfmsg: 'normal_message',
+      receipentPhone: to,
+      message: 'Your invoice',
+      mediaUrl: 'https://example.com/i.pdf',
+      fileType: 'document',
+      fileName: 'invoice.pdf',
+    });
     expect(doc.status).toBe(200);
-    const img = await send({ typOfmsg: 'normal_message', receipentPhone: to, message: 'A photo', mediaUrl: 'https://example.com/p.jpg', fileType: 'image' });
+    const img = await send({
+      typOfmsg: 'normal_message',
+      receipentPhone: to,
+      message: 'A photo',
+      mediaUrl: 'https://example.com/p.jpg',
+      fileType: 'image',
+    });
     expect(img.status).toBe(200);
 
     const [a, b, c, d] = (await h.received(account, to)).map((m) => m.payload);
@@ -119,7 +192,10 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
       body: { text: 'Track it' },
       action: { name: 'cta_url', parameters: { display_text: 'Track', url: 'https://example.com/t/1' } },
     });
-    expect(c).toMatchObject({ type: 'document', document: { link: 'https://example.com/i.pdf', caption: 'Your invoice', filename: 'invoice.pdf' } });
+    expect(c).toMatchObject({
+      type: 'document',
+      document: { link: 'https://example.com/i.pdf', caption: 'Your invoice', filename: 'invoice.pdf' },
+    });
     expect(d).toMatchObject({ type: 'image', image: { link: 'https://example.com/p.jpg', caption: 'A photo' } });
   });
 
@@ -129,21 +205,72 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     [{ typOfmsg: 'normal_message', message: 'x' }, 'receipentPhone'],
     [{ typOfmsg: 'normal_message', receipentPhone: 'call me', message: 'x' }, 'receipentPhone'],
     [{ typOfmsg: 'normal_message', receipentPhone: '4915112345678' }, 'message'],
-    [{ typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', mediaUrl: 'https://e.com/a.png' }, 'fileType'],
-    [{ typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', mediaUrl: 'ftp://e.com/a.png', fileType: 'image' }, 'mediaUrl'],
+    [
+      { typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', mediaUrl: 'https://e.com/a.png' },
+      'fileType',
+    ],
+    [
+      {
+        typOfmsg: 'normal_message',
+        receipentPhone: '4915112345678',
+        message: 'x',
+        mediaUrl: 'ftp://e.com/a.png',
+        fileType: 'image',
+      },
+      'mediaUrl',
+    ],
     [{ typOfmsg: 'quick_reply', receipentPhone: '4915112345678', message: 'x' }, 'buttons'],
-    [{ typOfmsg: 'quick_reply', receipentPhone: '4915112345678', message: 'x', buttons: [{ text: 'a' }, { text: 'b' }, { text: 'c' }, { text: 'd' }] }, 'buttons'],
-    [{ typOfmsg: 'quick_reply', receipentPhone: '4915112345678', message: 'x', buttons: [{ text: 'a'.repeat(21) }] }, 'buttons[0].text'],
+    [
+      {
+        typOfmsg: 'quick_reply',
+        receipentPhone: '4915112345678',
+        message: 'x',
+        buttons: [{ text: 'a' }, { text: 'b' }, { text: 'c' }, { text: 'd' }],
+      },
+      'buttons',
+    ],
+    [
+      { typOfmsg: 'quick_reply', receipentPhone: '4915112345678', message: 'x', buttons: [{ text: 'a'.repeat(21) }] },
+      'buttons[0].text',
+    ],
     [{ typOfmsg: 'cta', receipentPhone: '4915112345678', message: 'x', buttons: [{ text: 'Go' }] }, 'buttons[0].url'],
-    [{ typOfmsg: 'cta', receipentPhone: '4915112345678', message: 'x', buttons: [{ text: 'Go', url: 'https://e.com' }], header: { type: 'gif' } }, 'header.type'],
-    [{ typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', callback_url: 'ftp://example.com/cb' }, 'callback_url'],
-    [{ typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'x', callback_url: 'https://example.com/cb', event: ['opened'] }, 'event'],
+    [
+      {
+        typOfmsg: 'cta',
+        receipentPhone: '4915112345678',
+        message: 'x',
+        buttons: [{ text: 'Go', url: 'https://e.com' }],
+        header: { type: 'gif' },
+      },
+      'header.type',
+    ],
+    [
+      {
+        typOfmsg: 'normal_message',
+        receipentPhone: '4915112345678',
+        message: 'x',
+        callback_url: 'ftp://example.com/cb',
+      },
+      'callback_url',
+    ],
+    [
+      {
+        typOfmsg: 'normal_message',
+        receipentPhone: '4915112345678',
+        message: 'x',
+        callback_url: 'https://example.com/cb',
+        event: ['opened'],
+      },
+      'event',
+    ],
   ])('400 naming the field: %j → %s', async (body, field) => {
     const res = await send(body);
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
     expect(res.body.message).toContain(field);
-    const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM messages WHERE account_id = $1', [account.accountId]);
+    const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM messages WHERE account_id = $1', [
+      account.accountId,
+    ]);
     expect(count).toBe(0);
   });
 
@@ -153,7 +280,11 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     for (const phoneId of ['123456789012345', other.messagingPhoneId]) {
       const res = await send(body, phoneId);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ statusCode: 404, success: false, message: `Phone number not found: ${phoneId} is not a connected number of this account (see GET /account/get)` });
+      expect(res.body).toEqual({
+        statusCode: 404,
+        success: false,
+        message: `Phone number not found: ${phoneId} is not a connected number of this account (see GET /account/get)`,
+      });
     }
     expect((await h.received(other, '4915112345678')).length).toBe(0);
   });
@@ -161,9 +292,17 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
   it('receipentName creates the contact; a blocked contact is refused with 403 and nothing is sent', async () => {
     const to = h.customer();
     await h.customerWrites(account, to);
-    const ok = await send({ typOfmsg: 'normal_message', receipentPhone: to, message: 'hi', receipentName: 'Ann Example' });
+    const ok = await send({
+      typOfmsg: 'normal_message',
+      receipentPhone: to,
+      message: 'hi',
+      receipentName: 'Ann Example',
+    });
     expect(ok.status).toBe(200);
-    const [contact] = await t.db.query('SELECT id, name FROM contacts WHERE account_id = $1 AND contact_number = $2', [account.accountId, to]);
+    const [contact] = await t.db.query('SELECT id, name FROM contacts WHERE account_id = $1 AND contact_number = $2', [
+      account.accountId,
+      to,
+    ]);
     expect(contact.name).toBe('Ann Example');
     const [msg] = await t.db.query('SELECT contact_id FROM messages WHERE id = $1', [ok.body.messageId]);
     expect(msg.contact_id).toBe(contact.id);

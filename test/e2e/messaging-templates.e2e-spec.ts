@@ -10,7 +10,10 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
   let h: ReturnType<typeof messagingHelpers>;
 
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_WAIT_TIMEOUT_MS: '15000' }, { worker: true });
+    t = await startTestApp(
+      { RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_WAIT_TIMEOUT_MS: '15000' },
+      { worker: true },
+    );
     sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, autoReview: false });
     h = messagingHelpers(t, () => sandbox);
   });
@@ -22,17 +25,28 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
     account = await t.createAccount({ apiBaseUrl: sandbox.url });
   });
 
-  const send = (body: unknown, phoneId = account.messagingPhoneId) => t.http.post(`/send-message/${phoneId}`, body, { token: account.token });
+  const send = (body: unknown, phoneId = account.messagingPhoneId) =>
+    t.http.post(`/send-message/${phoneId}`, body, { token: account.token });
   const orderTemplate = () =>
-    h.approvedTemplate(account, [h.body('Hi {{first}}, order {{order}} ships to {{city}} today.', { first: 'Ann', order: 'A-1', city: 'Berlin' })]);
+    h.approvedTemplate(account, [
+      h.body('Hi {{first}}, order {{order}} ships to {{city}} today.', { first: 'Ann', order: 'A-1', city: 'Berlin' }),
+    ]);
   const bodyParams = (m: any) => m.payload.template.components.find((c: any) => c.type === 'body').parameters;
 
   it('200: exact response, the contact created with receipentName', async () => {
     const name = await orderTemplate();
     const to = h.customer();
-    const res = await send({ templateName: name, to: `+${to}`, receipentName: 'Bob', variables: { name: 'Bob', custom_order: 'B-7', custom_city: 'Paris' } });
+    const res = await send({
+      templateName: name,
+      to: `+${to}`,
+      receipentName: 'Bob',
+      variables: { name: 'Bob', custom_order: 'B-7', custom_city: 'Paris' },
+    });
     expect(res.status).toBe(200);
-    const [contact] = await t.db.query('SELECT id, name FROM contacts WHERE account_id = $1 AND contact_number = $2', [account.accountId, to]);
+    const [contact] = await t.db.query('SELECT id, name FROM contacts WHERE account_id = $1 AND contact_number = $2', [
+      account.accountId,
+      to,
+    ]);
     expect(contact.name).toBe('Bob');
     expect(res.body).toEqual({
       message: 'All messages sent successfully',
@@ -55,7 +69,11 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
     const to1 = h.customer();
     const to2 = h.customer();
     const res = await send([
-      { templateName: name, to: to1, variables: { name: 'Ann', note: 'ignored', custom_order: 'A-1', custom_city: 'Berlin' } },
+      {
+        templateName: name,
+        to: to1,
+        variables: { name: 'Ann', note: 'ignored', custom_order: 'A-1', custom_city: 'Berlin' },
+      },
       { templateName: name, to: to2, variables: { custom_city: 'Rome', email: 'eve@example.com', name: 'Eve' } },
     ]);
     expect(res.status).toBe(200);
@@ -108,7 +126,9 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
     ]);
     expect(res.status).toBe(207);
     expect(res.body.results.map((r: any) => r.success)).toEqual([true, true, false]);
-    expect(res.body.results[2].message).toBe(`variables.cta_link is required: URL button "Track" of template ${name} has a dynamic part`);
+    expect(res.body.results[2].message).toBe(
+      `variables.cta_link is required: URL button "Track" of template ${name} has a dynamic part`,
+    );
     const buttons = (m: any) => m.payload.template.components.filter((x: any) => x.type === 'button');
     expect(buttons((await h.received(account, a))[0])).toEqual([
       { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'T-1' }] },
@@ -125,7 +145,10 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
       account,
       [
         h.body('Your verification code is {{code}} - do not share it.', { code: '123456' }),
-        { type: 'button', parameters: [{ type: 'cta', cta: { text: 'URL', value: 'Copy code', url: 'https://example.com/otp/{{1}}' } }] },
+        {
+          type: 'button',
+          parameters: [{ type: 'cta', cta: { text: 'URL', value: 'Copy code', url: 'https://example.com/otp/{{1}}' } }],
+        },
       ],
       { category: 'AUTHENTICATION' },
     );
@@ -138,12 +161,20 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
     ]);
     const missing = await send({ templateName: name, to, variables: { name: 'x' } });
     expect(missing.status).toBe(207);
-    expect(missing.body.results[0].message).toBe(`variables.code is required: template ${name} is an AUTHENTICATION template`);
+    expect(missing.body.results[0].message).toBe(
+      `variables.code is required: template ${name} is an AUTHENTICATION template`,
+    );
   });
 
   it('media headers need mediaUrl; a document is named documentName (default "doc")', async () => {
-    const image = await h.approvedTemplate(account, [{ type: 'image', image: { link: 'https://example.com/sample.png' } }, h.body('Your new catalogue is here.')]);
-    const doc = await h.approvedTemplate(account, [{ type: 'document', document: { link: 'https://example.com/sample.pdf' } }, h.body('Your invoice is attached.')]);
+    const image = await h.approvedTemplate(account, [
+      { type: 'image', image: { link: 'https://example.com/sample.png' } },
+      h.body('Your new catalogue is here.'),
+    ]);
+    const doc = await h.approvedTemplate(account, [
+      { type: 'document', document: { link: 'https://example.com/sample.pdf' } },
+      h.body('Your invoice is attached.'),
+    ]);
     const [a, b, c, d] = [h.customer(), h.customer(), h.customer(), h.customer()];
     const res = await send([
       { templateName: image, to: a },
@@ -152,12 +183,26 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
       { templateName: doc, to: d, mediaUrl: 'https://example.com/inv.pdf', documentName: 'Invoice 7.pdf' },
     ]);
     expect(res.status).toBe(207);
-    expect(res.body.results[0]).toEqual({ success: false, message: `mediaUrl is required: template ${image} has a image header`, contact: a });
+    expect(res.body.results[0]).toEqual({
+      success: false,
+      message: `mediaUrl is required: template ${image} has a image header`,
+      contact: a,
+    });
     expect(res.body.results.slice(1).every((r: any) => r.success)).toBe(true);
-    const header = async (to: string) => (await h.received(account, to))[0].payload.template.components.find((x: any) => x.type === 'header');
-    expect(await header(b)).toEqual({ type: 'header', parameters: [{ type: 'image', image: { link: 'https://example.com/spring.png' } }] });
-    expect(await header(c)).toEqual({ type: 'header', parameters: [{ type: 'document', document: { link: 'https://example.com/inv.pdf', filename: 'doc' } }] });
-    expect(await header(d)).toEqual({ type: 'header', parameters: [{ type: 'document', document: { link: 'https://example.com/inv.pdf', filename: 'Invoice 7.pdf' } }] });
+    const header = async (to: string) =>
+      (await h.received(account, to))[0].payload.template.components.find((x: any) => x.type === 'header');
+    expect(await header(b)).toEqual({
+      type: 'header',
+      parameters: [{ type: 'image', image: { link: 'https://example.com/spring.png' } }],
+    });
+    expect(await header(c)).toEqual({
+      type: 'header',
+      parameters: [{ type: 'document', document: { link: 'https://example.com/inv.pdf', filename: 'doc' } }],
+    });
+    expect(await header(d)).toEqual({
+      type: 'header',
+      parameters: [{ type: 'document', document: { link: 'https://example.com/inv.pdf', filename: 'Invoice 7.pdf' } }],
+    });
     expect(await h.received(account, a)).toHaveLength(0);
   });
 
@@ -165,7 +210,10 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
     const ok = await orderTemplate();
     const pending = await h.approvedTemplate(account, [h.body('Not reviewed yet.')], { approve: false });
     const [a, b, c, d, e] = [h.customer(), h.customer(), h.customer(), h.customer(), h.customer()];
-    await t.db.query(`INSERT INTO contacts (account_id, contact_number, is_blocked) VALUES ($1, $2, true)`, [account.accountId, e]);
+    await t.db.query(`INSERT INTO contacts (account_id, contact_number, is_blocked) VALUES ($1, $2, true)`, [
+      account.accountId,
+      e,
+    ]);
     const vars = { name: 'Ann', custom_o: 'A-1', custom_c: 'Berlin' };
     const res = await send([
       { templateName: ok, to: a, variables: vars },
@@ -194,8 +242,8 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
     await sandbox.control.post('/_sandbox/config', { webhookUrl: null });
     await sandbox.control.post('/_sandbox/templates/review', { name, status: 'PAUSED' });
     const to = h.customer();
-    const res = await send({ templateName: name, to, variables: { name: 'A', custom_b: 'B', custom_c: 'C' } }).finally(() =>
-      sandbox.control.post('/_sandbox/config', { webhookUrl }),
+    const res = await send({ templateName: name, to, variables: { name: 'A', custom_b: 'B', custom_c: 'C' } }).finally(
+      () => sandbox.control.post('/_sandbox/config', { webhookUrl }),
     );
     expect(res.status).toBe(207);
     expect(res.body.results[0]).toMatchObject({ success: false, contact: to, status: 'failed', code: 132001 });

@@ -14,7 +14,10 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
 
   beforeAll(async () => {
     t = await startTestApp({}, { worker: true });
-    sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, templateReviewDelayMs: 100 });
+    sandbox = await startTestSandbox(t, {
+      statusDelaysMs: { sent: 20, delivered: 60, read: 120 },
+      templateReviewDelayMs: 100,
+    });
   });
   afterAll(async () => {
     await sandbox.close();
@@ -26,7 +29,10 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
 
   /** Posts a payload as Meta would, signed with the app secret (or `signature` when given). */
   const deliver = (body: string, signature = computeSignature(Buffer.from(body), t.config.WHATSAPP_APP_SECRET)) =>
-    t.http.request('POST', '/webhooks/whatsapp', { body, headers: { 'content-type': 'application/json', ...(signature ? { 'x-hub-signature-256': signature } : {}) } });
+    t.http.request('POST', '/webhooks/whatsapp', {
+      body,
+      headers: { 'content-type': 'application/json', ...(signature ? { 'x-hub-signature-256': signature } : {}) },
+    });
 
   /** A fixture re-targeted at this test's phone number (and optionally another wamid / status / sender). */
   function payload(name: string, change: (value: any) => void = () => {}) {
@@ -38,7 +44,9 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
   }
 
   async function storedOutbound(wamid: string, recipient = '15550001111') {
-    const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+    const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+      account.messagingPhoneId,
+    ]);
     const [row] = await t.db.query(
       `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, wamid) VALUES ($1, $2, 'outbound', $3, 'text', 'accepted', $4) RETURNING id`,
       [account.accountId, phone.id, recipient, wamid],
@@ -49,14 +57,23 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
   const messageRow = async (id: string) => (await t.db.query('SELECT * FROM messages WHERE id = $1', [id]))[0];
   /** Waits until the worker has processed these stored events. */
   const processed = (eventIds: string[]) =>
-    eventually(async () => {
-      const [{ count }] = await t.db.query('SELECT count(*) FROM platform_webhook_events WHERE id = ANY($1) AND processed_at IS NOT NULL', [eventIds]);
-      return Number(count) === eventIds.length;
-    }, 20_000, `${eventIds.length} webhooks processed`);
+    eventually(
+      async () => {
+        const [{ count }] = await t.db.query(
+          'SELECT count(*) FROM platform_webhook_events WHERE id = ANY($1) AND processed_at IS NOT NULL',
+          [eventIds],
+        );
+        return Number(count) === eventIds.length;
+      },
+      20_000,
+      `${eventIds.length} webhooks processed`,
+    );
 
   describe('GET verification handshake', () => {
     it('echoes hub.challenge for the right verify token', async () => {
-      const res = await t.http.get(`/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=${t.config.WHATSAPP_VERIFY_TOKEN}&hub.challenge=1158201444`);
+      const res = await t.http.get(
+        `/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=${t.config.WHATSAPP_VERIFY_TOKEN}&hub.challenge=1158201444`,
+      );
       expect(res.status).toBe(200);
       expect(res.body).toBe(1158201444);
     });
@@ -78,28 +95,43 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
         expect(res.body).toMatchObject({ message: 'Invalid signature' });
       }
       // signed body, then one byte changed
-      const tampered = await deliver(body.replace('"text"', '"text" '), computeSignature(Buffer.from(body), t.config.WHATSAPP_APP_SECRET));
+      const tampered = await deliver(
+        body.replace('"text"', '"text" '),
+        computeSignature(Buffer.from(body), t.config.WHATSAPP_APP_SECRET),
+      );
       expect(tampered.status).toBe(401);
       expect(Number((await t.db.query('SELECT count(*) FROM platform_webhook_events'))[0].count)).toBe(before);
     });
 
     it('accepts each Meta sample payload and stores it', async () => {
-      for (const name of ['message-text', 'message-button', 'message-interactive-button-reply', 'message-nfm-reply', 'status-sent', 'template-status-update', 'account-update']) {
-        const res = await deliver(payload(name, (v) => v.messages && (v.messages[0].id = `wamid.fixture-${name}-${account.accountId}`)));
+      for (const name of [
+        'message-text',
+        'message-button',
+        'message-interactive-button-reply',
+        'message-nfm-reply',
+        'status-sent',
+        'template-status-update',
+        'account-update',
+      ]) {
+        const res = await deliver(
+          payload(name, (v) => v.messages && (v.messages[0].id = `wamid.fixture-${name}-${account.accountId}`)),
+        );
         expect(res.status).toBe(200);
         const [row] = await t.db.query('SELECT payload FROM platform_webhook_events WHERE id = $1', [res.body.eventId]);
         expect(row.payload.object).toBe('whatsapp_business_account');
       }
     });
 
-    it("verifies the raw bytes as Meta serialises them (\\uXXXX, \\/), not a re-serialisation", async () => {
+    it('verifies the raw bytes as Meta serialises them (\\uXXXX, \\/), not a re-serialisation', async () => {
       const wamid = `wamid.escaped-${account.accountId}`;
       const text = 'Grüße 👋 https://example.com/a';
       const body = payload('message-text', (v) => {
         v.messages[0].id = wamid;
         v.messages[0].text.body = text;
       });
-      const metaBytes = body.replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')).replace(/\//g, '\\/');
+      const metaBytes = body
+        .replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))
+        .replace(/\//g, '\\/');
       expect(metaBytes).not.toBe(body);
       const signature = computeSignature(Buffer.from(metaBytes), t.config.WHATSAPP_APP_SECRET);
       // the signature of Meta's bytes does not fit the same JSON serialised otherwise
@@ -113,10 +145,19 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
 
     it('the sandbox posts Meta-serialised bytes and they are accepted and stored as sent', async () => {
       const from = '4915166600011';
-      await sandbox.control.post('/_sandbox/inbound', { from, phone_number_id: account.messagingPhoneId, text: 'Ça va? ✓ a/b' });
+      await sandbox.control.post('/_sandbox/inbound', {
+        from,
+        phone_number_id: account.messagingPhoneId,
+        text: 'Ça va? ✓ a/b',
+      });
       const [hook] = (await sandbox.control.get('/_sandbox/webhooks?field=messages&limit=1')).body.data;
       expect(hook.statusCode).toBe(200);
-      await eventually(async () => (await t.db.query('SELECT body FROM messages WHERE recipient = $1', [from]))[0]?.body === 'Ça va? ✓ a/b', 10_000, 'stored');
+      await eventually(
+        async () =>
+          (await t.db.query('SELECT body FROM messages WHERE recipient = $1', [from]))[0]?.body === 'Ça va? ✓ a/b',
+        10_000,
+        'stored',
+      );
     });
   });
 
@@ -136,7 +177,12 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
         return found.length ? found : null;
       });
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ direction: 'inbound', recipient: '4915112345678', status: 'received', account_id: account.accountId });
+      expect(rows[0]).toMatchObject({
+        direction: 'inbound',
+        recipient: '4915112345678',
+        status: 'received',
+        account_id: account.accountId,
+      });
       const [window] = await t.db.query(
         `SELECT last_inbound_at FROM customer_windows w JOIN phone_numbers p ON p.id = w.phone_number_id WHERE p.messaging_phone_id = $1 AND w.customer = $2`,
         [account.messagingPhoneId, '4915112345678'],
@@ -215,38 +261,64 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
         category: 'UTILITY',
         language: 'en_US',
         messagingPhoneId: account.messagingPhoneId,
-        components: [{ type: 'body', parameters: [{ type: 'text', text: 'Hello {{name}}, welcome!' }, { type: 'variable', variable: { text: 'name', value: 'Ann' } }] }],
+        components: [
+          {
+            type: 'body',
+            parameters: [
+              { type: 'text', text: 'Hello {{name}}, welcome!' },
+              { type: 'variable', variable: { text: 'name', value: 'Ann' } },
+            ],
+          },
+        ],
       },
       { token: account.token },
     );
     expect(created.body).toMatchObject({ success: true, data: { status: 'PENDING' } });
     // the sandbox approves after its review delay and posts message_template_status_update
-    const approved = await eventually(async () => {
-      const res = await t.http.get(`/templates/status?template_name=${name}`, { token: account.token });
-      return res.body.data?.status === 'APPROVED' ? res : null;
-    }, 15_000, 'the template to be approved');
+    const approved = await eventually(
+      async () => {
+        const res = await t.http.get(`/templates/status?template_name=${name}`, { token: account.token });
+        return res.body.data?.status === 'APPROVED' ? res : null;
+      },
+      15_000,
+      'the template to be approved',
+    );
     expect(approved.status).toBe(200);
-    const [event] = await t.db.query(`SELECT type FROM account_events WHERE account_id = $1 AND type = 'template_status_update'`, [account.accountId]);
+    const [event] = await t.db.query(
+      `SELECT type FROM account_events WHERE account_id = $1 AND type = 'template_status_update'`,
+      [account.accountId],
+    );
     expect(event).toBeDefined();
   });
 
   it('end to end: a message sent through the sandbox reaches read from its status webhooks; an inbound message marks it replied', async () => {
-    const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [account.messagingPhoneId]);
+    const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+      account.messagingPhoneId,
+    ]);
     const accounts = t.app.get((await import('@switchboard/accounts')).AccountsService);
     const client = new CloudApiClient(await accounts.connectionFor(phone.id));
     const customer = '4915100000001';
 
     // the sandbox enforces the 24-hour window for session messages: the customer writes first
-    const inbound = await sandbox.control.post('/_sandbox/inbound', { from: customer, phone_number_id: account.messagingPhoneId, text: 'hi' });
+    const inbound = await sandbox.control.post('/_sandbox/inbound', {
+      from: customer,
+      phone_number_id: account.messagingPhoneId,
+      text: 'hi',
+    });
     expect(inbound.status).toBe(200);
-    await eventually(async () => (await t.db.query(`SELECT 1 FROM messages WHERE wamid = $1`, [inbound.body.wamid])).length);
+    await eventually(
+      async () => (await t.db.query(`SELECT 1 FROM messages WHERE wamid = $1`, [inbound.body.wamid])).length,
+    );
 
     const [row] = await t.db.query(
       `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status) VALUES ($1, $2, 'outbound', $3, 'text', 'queued') RETURNING id`,
       [account.accountId, phone.id, customer],
     );
     const sent = await client.sendText(customer, 'Your order has shipped');
-    await t.db.query(`UPDATE messages SET wamid = $2, status = 'accepted' WHERE id = $1`, [row.id, sent.messages[0].id]);
+    await t.db.query(`UPDATE messages SET wamid = $2, status = 'accepted' WHERE id = $1`, [
+      row.id,
+      sent.messages[0].id,
+    ]);
 
     const final = await eventually(async () => {
       const m = await messageRow(row.id);
@@ -255,7 +327,12 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
     expect(final.sent_at).not.toBeNull();
     expect(final.delivered_at).not.toBeNull();
 
-    await sandbox.control.post('/_sandbox/inbound', { from: customer, phone_number_id: account.messagingPhoneId, text: 'thanks!', context_message_id: sent.messages[0].id });
+    await sandbox.control.post('/_sandbox/inbound', {
+      from: customer,
+      phone_number_id: account.messagingPhoneId,
+      text: 'thanks!',
+      context_message_id: sent.messages[0].id,
+    });
     await eventually(async () => (await messageRow(row.id)).replied_at);
   });
 });

@@ -19,7 +19,9 @@ describe('Rate limits', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
-    expect(limited.body.message).toMatch(/^Rate limit exceeded: 105 requests per 60 seconds\. Retry after \d+ seconds\.$/);
+    expect(limited.body.message).toMatch(
+      /^Rate limit exceeded: 105 requests per 60 seconds\. Retry after \d+ seconds\.$/,
+    );
 
     expect((await t.http.get('/account/get', { token: b.token })).status).toBe(200);
   });
@@ -28,7 +30,11 @@ describe('Rate limits', () => {
     const limitedApp = await startTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
     try {
       const statuses: number[] = [];
-      for (let i = 0; i < 4; i++) statuses.push((await limitedApp.http.post('/v1/authenticate', undefined, { headers: { clientid: 'x', clientsecret: 'y' } })).status);
+      for (let i = 0; i < 4; i++)
+        statuses.push(
+          (await limitedApp.http.post('/v1/authenticate', undefined, { headers: { clientid: 'x', clientsecret: 'y' } }))
+            .status,
+        );
       expect(statuses).toEqual([401, 401, 401, 429]);
     } finally {
       await limitedApp.close();
@@ -48,9 +54,11 @@ describe('Rate limits', () => {
       });
       try {
         const statuses = [];
-        for (const app of [shared, second, shared, second, second]) statuses.push((await app.http.get('/health/ready', {})).status);
+        for (const app of [shared, second, shared, second, second])
+          statuses.push((await app.http.get('/health/ready', {})).status);
         const calls = [];
-        for (const app of [shared, second, shared, second, second]) calls.push((await app.http.get('/account/get', { token: account.token })).status);
+        for (const app of [shared, second, shared, second, second])
+          calls.push((await app.http.get('/account/get', { token: account.token })).status);
         expect(calls.slice(0, 4).every((s) => s !== 429)).toBe(true);
         expect(calls[4]).toBe(429);
       } finally {
@@ -62,7 +70,9 @@ describe('Rate limits', () => {
   });
   describe('the client address behind the per-IP limits (TRUST_PROXY)', () => {
     const badSignIn = (app: TestApp, forwardedFor: string) =>
-      app.http.post('/v1/authenticate', undefined, { headers: { clientid: 'x', clientsecret: 'y', 'x-forwarded-for': forwardedFor } });
+      app.http.post('/v1/authenticate', undefined, {
+        headers: { clientid: 'x', clientsecret: 'y', 'x-forwarded-for': forwardedFor },
+      });
 
     it('off by default: a forged X-Forwarded-For is ignored, the socket address counts (sign-in, refresh, logout)', async () => {
       const app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
@@ -72,7 +82,11 @@ describe('Rate limits', () => {
         for (let i = 0; i < 4; i++) statuses.push((await badSignIn(app, `203.0.113.${i + 1}`)).status);
         expect(statuses).toEqual([401, 401, 401, 429]);
         // the other unauthenticated endpoints share the address's counter
-        const refresh = await app.http.post('/v1/refreshToken', { refreshToken: 'x' }, { headers: { 'x-forwarded-for': '198.51.100.7' } });
+        const refresh = await app.http.post(
+          '/v1/refreshToken',
+          { refreshToken: 'x' },
+          { headers: { 'x-forwarded-for': '198.51.100.7' } },
+        );
         expect(refresh.status).toBe(429);
         const logout = await app.http.delete('/v1/logout/x', { headers: { 'x-forwarded-for': '198.51.100.8' } });
         expect(logout.status).toBe(429);
@@ -112,14 +126,22 @@ describe('Rate limits', () => {
       const hops = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '1' });
       try {
         expect(hops.config.trustProxy).toBe(1);
-        expect([(await badSignIn(hops, '203.0.113.5')).status, (await badSignIn(hops, '203.0.113.5')).status, (await badSignIn(hops, '203.0.113.5')).status]).toEqual([401, 401, 429]);
+        expect([
+          (await badSignIn(hops, '203.0.113.5')).status,
+          (await badSignIn(hops, '203.0.113.5')).status,
+          (await badSignIn(hops, '203.0.113.5')).status,
+        ]).toEqual([401, 401, 429]);
         expect((await badSignIn(hops, '203.0.113.6')).status).toBe(401);
       } finally {
         await hops.close();
       }
       const elsewhere = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '10.0.0.0/8' });
       try {
-        expect([(await badSignIn(elsewhere, '203.0.113.7')).status, (await badSignIn(elsewhere, '203.0.113.8')).status, (await badSignIn(elsewhere, '203.0.113.9')).status]).toEqual([401, 401, 429]);
+        expect([
+          (await badSignIn(elsewhere, '203.0.113.7')).status,
+          (await badSignIn(elsewhere, '203.0.113.8')).status,
+          (await badSignIn(elsewhere, '203.0.113.9')).status,
+        ]).toEqual([401, 401, 429]);
       } finally {
         await elsewhere.close();
       }

@@ -38,7 +38,11 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
   const withLogs = (error: unknown) => new Error(`${(error as Error).message}\n${logs.join('').slice(-3000)}`);
 
   beforeAll(async () => {
-    t = await startTestApp({ ...driverEnv(driver), RATE_LIMIT_PER_MINUTE: '1000000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' }); // setup only
+    t = await startTestApp({
+      ...driverEnv(driver),
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    }); // setup only
     for (let i = 0; i < 2; i++) apis.push(await startApiProcess(t, logs, await freePort()));
     sandbox = await startTestSandbox(t, {
       webhookUrl: `${apis[0].url}/webhooks/whatsapp`,
@@ -62,16 +66,28 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
   const h = () => messagingHelpers(t, () => sandbox);
 
   it(`${RUNS} automation runs started through both APIs (retried on the other one) complete exactly once each`, async () => {
-    const tpl = await h().approvedTemplate(account, [h().body('Hi {{name}}, your order is confirmed.', { name: 'Ann' })]);
+    const tpl = await h().approvedTemplate(account, [
+      h().body('Hi {{name}}, your order is confirmed.', { name: 'Ann' }),
+    ]);
     const wf = await createWorkflow(t, account.token, {
       trigger: { type: 'webhook' },
       startNodeId: 'confirm',
       nodes: [
-        { id: 'confirm', type: 'send_template', templateName: tpl, to: '{{payload.phone}}', variables: { name: '{{payload.name}}' }, next: 'done' },
+        {
+          id: 'confirm',
+          type: 'send_template',
+          templateName: tpl,
+          to: '{{payload.phone}}',
+          variables: { name: '{{payload.name}}' },
+          next: 'done',
+        },
         { id: 'done', type: 'end' },
       ],
     });
-    const phones = Array.from({ length: RUNS }, (_, i) => `4915${String(driver === 'temporal' ? 2 : 1)}${String(100000 + i)}`);
+    const phones = Array.from(
+      { length: RUNS },
+      (_, i) => `4915${String(driver === 'temporal' ? 2 : 1)}${String(100000 + i)}`,
+    );
     const startedAt = Date.now();
     const runIds: string[] = [];
     for (let i = 0; i < RUNS; i += 50) {
@@ -82,7 +98,11 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
           // The shop's retry lands on the other API process: same run.
           const answers = await Promise.all(
             [apis[(i + j) % 2], apis[(i + j + 1) % 2]].map((api) =>
-              fetch(`${api.url}/webhook/workflow/${wf.identifier}`, { method: 'POST', headers, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any })),
+              fetch(`${api.url}/webhook/workflow/${wf.identifier}`, {
+                method: 'POST',
+                headers,
+                body: JSON.stringify(body),
+              }).then(async (r) => ({ status: r.status, body: (await r.json()) as any })),
             ),
           );
           expect(answers.map((a) => a.status)).toEqual([200, 200]);
@@ -92,10 +112,15 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
       );
       runIds.push(...batch);
     }
-    const count = async (where: string) => (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND ${where}`, [wf.id]))[0].n as number;
+    const count = async (where: string) =>
+      (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND ${where}`, [wf.id]))[0]
+        .n as number;
     await waitFor(
       async () => {
-        if ((await count(`status = 'failed'`)) > 0) throw new Error(`failed runs: ${JSON.stringify(await t.db.query(`SELECT error FROM workflow_runs WHERE workflow_id = $1 AND status = 'failed' LIMIT 1`, [wf.id]))}`);
+        if ((await count(`status = 'failed'`)) > 0)
+          throw new Error(
+            `failed runs: ${JSON.stringify(await t.db.query(`SELECT error FROM workflow_runs WHERE workflow_id = $1 AND status = 'failed' LIMIT 1`, [wf.id]))}`,
+          );
         return (await count(`status = 'completed'`)) === RUNS;
       },
       120_000,
@@ -104,18 +129,26 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
     const seconds = (Date.now() - startedAt) / 1000;
     expect(await count('true')).toBe(RUNS);
     const rows = await t.db.query(`SELECT state FROM workflow_runs WHERE workflow_id = $1`, [wf.id]);
-    for (const { state } of rows) expect(state.history.map((s: any) => `${s.nodeId}:${s.outcome}`)).toEqual(['confirm:completed', 'done:end']);
+    for (const { state } of rows)
+      expect(state.history.map((s: any) => `${s.nodeId}:${s.outcome}`)).toEqual(['confirm:completed', 'done:end']);
 
-    const sent = await eventually(async () => {
-      const all = (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${account.messagingPhoneId}`)).body.data as Array<{ to: string; payload: any }>;
-      const mine = all.filter((m) => m.payload.template?.name === tpl);
-      return mine.length >= RUNS ? mine : null;
-    }, 30_000, `${RUNS} messages at the platform`);
+    const sent = await eventually(
+      async () => {
+        const all = (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${account.messagingPhoneId}`)).body
+          .data as Array<{ to: string; payload: any }>;
+        const mine = all.filter((m) => m.payload.template?.name === tpl);
+        return mine.length >= RUNS ? mine : null;
+      },
+      30_000,
+      `${RUNS} messages at the platform`,
+    );
     await new Promise((r) => setTimeout(r, 500)); // a late duplicate would show up by now
     const perPhone = new Map<string, number>();
     for (const m of sent) perPhone.set(m.to, (perPhone.get(m.to) ?? 0) + 1);
     const duplicates = [...perPhone.values()].reduce((sum, n) => sum + (n - 1), 0);
-    process.stdout.write(`\nscale-out (${driver}): ${RUNS} runs through 2 APIs + 2 workers in ${seconds.toFixed(1)} s (${(RUNS / seconds).toFixed(0)} runs/s), duplicates ${duplicates}\n`);
+    process.stdout.write(
+      `\nscale-out (${driver}): ${RUNS} runs through 2 APIs + 2 workers in ${seconds.toFixed(1)} s (${(RUNS / seconds).toFixed(0)} runs/s), duplicates ${duplicates}\n`,
+    );
     expect(duplicates).toBe(0);
     expect([...perPhone.keys()].sort()).toEqual([...phones].sort());
   }, 180_000);
@@ -123,8 +156,13 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
   if (driver === 'embedded') {
     // The campaign path does not depend on the automation driver: run once.
     it(`a ${RECIPIENTS.toLocaleString('en')}-recipient campaign at ${RATE}/s: each recipient once, never over the rate in any second, one worker SIGKILLed mid-campaign`, async () => {
-      const tpl = await h().approvedTemplate(account, [h().body('Hi {{first}}, the sale starts today.', { first: 'Ann' })]);
-      const [g] = await t.db.query(`INSERT INTO contact_groups (account_id, name) VALUES ($1, 'scale-out') RETURNING id`, [account.accountId]);
+      const tpl = await h().approvedTemplate(account, [
+        h().body('Hi {{first}}, the sale starts today.', { first: 'Ann' }),
+      ]);
+      const [g] = await t.db.query(
+        `INSERT INTO contact_groups (account_id, name) VALUES ($1, 'scale-out') RETURNING id`,
+        [account.accountId],
+      );
       await t.db.query(
         `WITH c AS (INSERT INTO contacts (account_id, contact_number, name)
                     SELECT $1, '4917' || lpad(i::text, 7, '0') || '1', 'Member ' || i FROM generate_series(1, $2::int) i RETURNING id)
@@ -137,13 +175,24 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
           headers: { authorization: account.token, ...(body ? { 'content-type': 'application/json' } : {}) },
           body: body ? JSON.stringify(body) : undefined,
         }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
-      const created = await api(0, '/v2/campaigns', { name: 'scale-out', messagingPhoneId: account.messagingPhoneId, templateName: tpl, variables: { name: 'friend' }, group_ids: [Number(g.id)] });
+      const created = await api(0, '/v2/campaigns', {
+        name: 'scale-out',
+        messagingPhoneId: account.messagingPhoneId,
+        templateName: tpl,
+        variables: { name: 'friend' },
+        group_ids: [Number(g.id)],
+      });
       expect(created.status).toBe(201);
       const id = created.body.data.campaign_id;
-      const accepted = async () => (await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1 AND wamid IS NOT NULL`, [id]))[0].n as number;
+      const accepted = async () =>
+        (
+          await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1 AND wamid IS NOT NULL`, [id])
+        )[0].n as number;
 
       expect((await api(1, `/v2/campaigns/${id}/start`)).status).toBe(200);
-      await eventually(async () => (await accepted()) >= RECIPIENTS * 0.3, 90_000, '30% accepted').catch((e) => Promise.reject(withLogs(e)));
+      await eventually(async () => (await accepted()) >= RECIPIENTS * 0.3, 90_000, '30% accepted').catch((e) =>
+        Promise.reject(withLogs(e)),
+      );
       workers[0].kill('SIGKILL');
       await new Promise((resolve) => workers[0].once('exit', resolve));
       const atKill = await accepted();
@@ -151,15 +200,22 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
 
       const killedAt = Date.now();
       await eventually(
-        async () => (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.status === 'completed' && (await accepted()) === RECIPIENTS,
+        async () =>
+          (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.status === 'completed' &&
+          (await accepted()) === RECIPIENTS,
         180_000,
         'campaign completed by the remaining worker',
-      ).catch(async (e) => Promise.reject(withLogs(new Error(`${(e as Error).message}; ${atKill} accepted at the kill, ${await accepted()} now`))));
+      ).catch(async (e) =>
+        Promise.reject(
+          withLogs(new Error(`${(e as Error).message}; ${atKill} accepted at the kill, ${await accepted()} now`)),
+        ),
+      );
 
       await new Promise((r) => setTimeout(r, 500));
-      const sent = ((await sandbox.control.get(`/_sandbox/messages?phone_number_id=${account.messagingPhoneId}`)).body.data as Array<{ to: string; acceptedAt: string; payload: any }>).filter(
-        (m) => m.payload.template?.name === tpl,
-      );
+      const sent = (
+        (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${account.messagingPhoneId}`)).body
+          .data as Array<{ to: string; acceptedAt: string; payload: any }>
+      ).filter((m) => m.payload.template?.name === tpl);
       const perRecipient = new Map<string, number>();
       for (const m of sent) perRecipient.set(m.to, (perRecipient.get(m.to) ?? 0) + 1);
       const duplicates = [...perRecipient.values()].reduce((sum, n) => sum + (n - 1), 0);
@@ -177,15 +233,27 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
         for (const m of sent) byRecipient.set(m.to, [...(byRecipient.get(m.to) ?? []), Date.parse(m.acceptedAt)]);
         const copies = [...byRecipient.values()].filter((ts) => ts.length > 1).map((ts) => ts.sort((a, b) => a - b));
         process.stdout.write(
-          `duplicates: first copy ${copies.map((ts) => ((ts[0] - killedAt) / 1000).toFixed(1)).slice(0, 10).join(', ')} s from the kill; ` +
-            `second ${copies.map((ts) => ((ts[1] - ts[0]) / 1000).toFixed(1)).slice(0, 10).join(', ')} s after the first\n`,
+          `duplicates: first copy ${copies
+            .map((ts) => ((ts[0] - killedAt) / 1000).toFixed(1))
+            .slice(0, 10)
+            .join(', ')} s from the kill; ` +
+            `second ${copies
+              .map((ts) => ((ts[1] - ts[0]) / 1000).toFixed(1))
+              .slice(0, 10)
+              .join(', ')} s after the first\n`,
         );
       }
       expect(duplicates).toBe(0);
       expect(perRecipient.size).toBe(RECIPIENTS);
       expect(window).toBeLessThanOrEqual(RATE);
       const progress = (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.progress;
-      expect(progress).toMatchObject({ audience: RECIPIENTS, recipients: RECIPIENTS, queued: 0, sent: RECIPIENTS, failed: 0 });
+      expect(progress).toMatchObject({
+        audience: RECIPIENTS,
+        recipients: RECIPIENTS,
+        queued: 0,
+        sent: RECIPIENTS,
+        failed: 0,
+      });
     }, 300_000);
   }
 });

@@ -8,11 +8,22 @@ describe('Security headers', () => {
   });
   afterAll(() => t.close());
 
-  const csp = (headers: Headers) => Object.fromEntries((headers.get('content-security-policy') ?? '').split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
+  const csp = (headers: Headers) =>
+    Object.fromEntries(
+      (headers.get('content-security-policy') ?? '')
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([k, ...v]) => [k, v]),
+    );
 
   it('API responses, errors included, carry nosniff, a referrer policy, frame denial and a strict CSP; no HSTS over plain HTTP', async () => {
     const account = await t.createAccount();
-    for (const res of [await t.http.get('/account/get', { token: account.token }), await t.http.get('/v2/nothing'), await t.http.post('/v1/authenticate'), await t.http.get('/health')]) {
+    for (const res of [
+      await t.http.get('/account/get', { token: account.token }),
+      await t.http.get('/v2/nothing'),
+      await t.http.post('/v1/authenticate'),
+      await t.http.get('/health'),
+    ]) {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
       expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
@@ -45,7 +56,13 @@ describe('Security headers', () => {
     }
 
     const assets = [...html.matchAll(/(?:src|href)=["']([^"']+\.(?:js|css|png))["']/g)].map((m) => m[1]);
-    expect(assets).toEqual(expect.arrayContaining([expect.stringMatching(/swagger-ui-bundle\.js$/), expect.stringMatching(/swagger-ui-init\.js$/), expect.stringMatching(/swagger-ui\.css$/)]));
+    expect(assets).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/swagger-ui-bundle\.js$/),
+        expect.stringMatching(/swagger-ui-init\.js$/),
+        expect.stringMatching(/swagger-ui\.css$/),
+      ]),
+    );
     for (const asset of assets) {
       const url = new URL(asset, `${t.url}/docs`); // resolved as the browser does, against the page URL
       expect(url.origin).toBe(t.url);
@@ -53,13 +70,24 @@ describe('Security headers', () => {
       expect({ asset, status: res.status }).toEqual({ asset, status: 200 });
       await res.arrayBuffer();
     }
-    const init = await (await fetch(new URL(assets.find((a) => a.endsWith('swagger-ui-init.js'))!, `${t.url}/docs`))).text();
+    const init = await (
+      await fetch(
+        new URL(
+          assets.find((a) => a.endsWith('swagger-ui-init.js'))!,
+          `${t.url}/docs`,
+        ),
+      )
+    ).text();
     expect(init).toContain('"openapi"');
     expect((await t.http.get('/docs-json')).body.openapi).toMatch(/^3\./);
   });
 
-  it('HSTS only for requests that came over TLS: through a trusted proxy\'s X-Forwarded-Proto, never from an untrusted one', async () => {
-    expect((await t.http.get('/health', { headers: { 'x-forwarded-proto': 'https' } })).headers.get('strict-transport-security')).toBeNull();
+  it("HSTS only for requests that came over TLS: through a trusted proxy's X-Forwarded-Proto, never from an untrusted one", async () => {
+    expect(
+      (await t.http.get('/health', { headers: { 'x-forwarded-proto': 'https' } })).headers.get(
+        'strict-transport-security',
+      ),
+    ).toBeNull();
     const behindProxy = await startTestApp({ TRUST_PROXY: '127.0.0.1' });
     try {
       const tls = await behindProxy.http.get('/health', { headers: { 'x-forwarded-proto': 'https' } });

@@ -13,7 +13,12 @@ describe('Templates', () => {
   let sandboxUrl: string;
 
   beforeAll(async () => {
-    sandbox = createSandbox({ quiet: true, templateReviewDelayMs: 150, statusWebhooks: false, webhookUrl: 'http://127.0.0.1:9/webhooks/whatsapp' });
+    sandbox = createSandbox({
+      quiet: true,
+      templateReviewDelayMs: 150,
+      statusWebhooks: false,
+      webhookUrl: 'http://127.0.0.1:9/webhooks/whatsapp',
+    });
     sandboxUrl = await sandbox.listen(0);
     t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
   });
@@ -34,7 +39,8 @@ describe('Templates', () => {
   };
   const platformTemplates = async (name?: string): Promise<any[]> =>
     (await control('GET', '/_sandbox/templates')).data.filter((x: any) => !name || x.name === name);
-  const review = (name: string, status: string, reason?: string) => control('POST', '/_sandbox/templates/review', { name, status, reason });
+  const review = (name: string, status: string, reason?: string) =>
+    control('POST', '/_sandbox/templates/review', { name, status, reason });
   const waitForPlatformStatus = async (name: string, status: string) => {
     for (let i = 0; i < 100; i++) {
       const [tpl] = await platformTemplates(name);
@@ -86,7 +92,15 @@ describe('Templates', () => {
     category: 'MARKETING',
     language: 'en',
     messagingPhoneId: a.messagingPhoneId,
-    components: [{ type: 'body', parameters: [{ type: 'text', text }, ...(text.includes('{{name}}') ? [{ type: 'variable', variable: { text: 'name', value: 'Ann' } }] : [])] }],
+    components: [
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text },
+          ...(text.includes('{{name}}') ? [{ type: 'variable', variable: { text: 'name', value: 'Ann' } }] : []),
+        ],
+      },
+    ],
   });
   const create = async (a: TestAccount, body: unknown) => {
     const res = await t.http.post('/templates/create', body, { token: a.token });
@@ -115,7 +129,13 @@ describe('Templates', () => {
       });
 
       const [platform] = await platformTemplates('manual_order_update');
-      expect(platform).toMatchObject({ status: 'PENDING', language: 'en_US', category: 'UTILITY', parameter_format: 'NAMED', id: res.body.data.platform_template_id });
+      expect(platform).toMatchObject({
+        status: 'PENDING',
+        language: 'en_US',
+        category: 'UTILITY',
+        parameter_format: 'NAMED',
+        id: res.body.data.platform_template_id,
+      });
       expect(platform.components).toEqual([
         { type: 'HEADER', format: 'TEXT', text: 'Your order' },
         {
@@ -135,31 +155,57 @@ describe('Templates', () => {
           buttons: [
             { type: 'QUICK_REPLY', text: 'Track' },
             { type: 'QUICK_REPLY', text: 'Stop' },
-            { type: 'URL', text: 'Open order', url: 'https://shop.example.com/orders/{{1}}', example: ['https://shop.example.com/orders/example'] },
+            {
+              type: 'URL',
+              text: 'Open order',
+              url: 'https://shop.example.com/orders/{{1}}',
+              example: ['https://shop.example.com/orders/example'],
+            },
             { type: 'PHONE_NUMBER', text: 'Call us', phone_number: '+15550102030' },
           ],
         },
       ]);
-      const [row] = await t.db.query('SELECT status, variables, header_type, buttons, phone_number_id FROM templates WHERE name = $1', ['manual_order_update']);
+      const [row] = await t.db.query(
+        'SELECT status, variables, header_type, buttons, phone_number_id FROM templates WHERE name = $1',
+        ['manual_order_update'],
+      );
       expect(row).toMatchObject({ status: 'PENDING', variables: ['name', 'order_id', 'date'], header_type: 'text' });
-      expect(row.buttons.filter((b: any) => b.dynamic_suffix)).toEqual([{ index: 2, type: 'url', text: 'Open order', url: 'https://shop.example.com/orders/{{1}}', dynamic_suffix: true }]);
+      expect(row.buttons.filter((b: any) => b.dynamic_suffix)).toEqual([
+        {
+          index: 2,
+          type: 'url',
+          text: 'Open order',
+          url: 'https://shop.example.com/orders/{{1}}',
+          dynamic_suffix: true,
+        },
+      ]);
     });
 
     it('translates media headers and carousels', async () => {
       const a = await account();
       const media = await create(a, {
         ...simple(a, 'manual_invoice'),
-        components: [{ type: 'document', document: { link: 'https://cdn.example.com/invoice.pdf' } }, ...simple(a, 'x').components],
+        components: [
+          { type: 'document', document: { link: 'https://cdn.example.com/invoice.pdf' } },
+          ...simple(a, 'x').components,
+        ],
         categoryChangeAllowed: true,
       });
       expect(media.data).toMatchObject({ header_type: 'document', categoryChangeAllowed: true, variables: ['name'] });
       const [mediaPlatform] = await platformTemplates('manual_invoice');
-      expect(mediaPlatform.components[0]).toEqual({ type: 'HEADER', format: 'DOCUMENT', example: { header_handle: ['https://cdn.example.com/invoice.pdf'] } });
+      expect(mediaPlatform.components[0]).toEqual({
+        type: 'HEADER',
+        format: 'DOCUMENT',
+        example: { header_handle: ['https://cdn.example.com/invoice.pdf'] },
+      });
 
       const card = (n: number) => ({
         header: { type: 'image', image: { link: `https://cdn.example.com/p${n}.jpg` } },
         body: { type: 'body', parameters: [{ type: 'text', text: `Product ${n}` }] },
-        buttons: { type: 'button', parameters: [{ type: 'cta', cta: { text: 'URL', value: 'Buy', url: `https://shop.example.com/p/${n}` } }] },
+        buttons: {
+          type: 'button',
+          parameters: [{ type: 'cta', cta: { text: 'URL', value: 'Buy', url: `https://shop.example.com/p/${n}` } }],
+        },
       });
       const carousel = await create(a, {
         ...simple(a, 'manual_carousel'),
@@ -184,26 +230,42 @@ describe('Templates', () => {
       await create(a, simple(a, 'manual_welcome'));
       const before = (await platformTemplates()).length;
 
-      const dup = await t.http.post('/templates/create', { ...simple(a, 'manual_welcome'), language: 'de' }, { token: a.token });
+      const dup = await t.http.post(
+        '/templates/create',
+        { ...simple(a, 'manual_welcome'), language: 'de' },
+        { token: a.token },
+      );
       expect(dup.status).toBe(200);
       expect(dup.body).toEqual({ success: false, data: 'Template name already exists' });
 
-      const unknownPhone = await t.http.post('/templates/create', { ...simple(a, 'manual_other'), messagingPhoneId: '999999999' }, { token: a.token });
+      const unknownPhone = await t.http.post(
+        '/templates/create',
+        { ...simple(a, 'manual_other'), messagingPhoneId: '999999999' },
+        { token: a.token },
+      );
       expect(unknownPhone.status).toBe(200);
       expect(unknownPhone.body).toEqual({ success: false, data: 'Phone number not found' });
 
       const b = await account();
-      const othersPhone = await t.http.post('/templates/create', { ...simple(a, 'manual_other'), messagingPhoneId: b.messagingPhoneId }, { token: a.token });
+      const othersPhone = await t.http.post(
+        '/templates/create',
+        { ...simple(a, 'manual_other'), messagingPhoneId: b.messagingPhoneId },
+        { token: a.token },
+      );
       expect(othersPhone.body).toEqual({ success: false, data: 'Phone number not found' });
 
       expect((await platformTemplates()).length).toBe(before);
-      const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM templates WHERE account_id = $1', [a.accountId]);
+      const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM templates WHERE account_id = $1', [
+        a.accountId,
+      ]);
       expect(count).toBe(1);
     });
 
     it('two identical creates at once: one template, one string answer, one submission', async () => {
       const a = await account();
-      const results = await Promise.all([1, 2].map(() => t.http.post('/templates/create', simple(a, 'manual_race'), { token: a.token })));
+      const results = await Promise.all(
+        [1, 2].map(() => t.http.post('/templates/create', simple(a, 'manual_race'), { token: a.token })),
+      );
       expect(results.map((r) => r.status)).toEqual([200, 200]);
       expect(results.map((r) => typeof r.body.data).sort()).toEqual(['object', 'string']);
       expect(await platformTemplates('manual_race')).toHaveLength(1);
@@ -236,37 +298,93 @@ describe('Templates', () => {
       ['a bad language', (b: any) => ({ ...b, language: 'english' }), 'language'],
       ['no components', (b: any) => ({ ...b, components: [] }), 'components'],
       ['no body', (b: any) => ({ ...b, components: [b.components[0]] }), 'components'],
-      ['an unknown component type', (b: any) => ({ ...b, components: [...b.components, { type: 'sticker' }] }), 'components[4].type'],
+      [
+        'an unknown component type',
+        (b: any) => ({ ...b, components: [...b.components, { type: 'sticker' }] }),
+        'components[4].type',
+      ],
       [
         'a variable without an example',
-        (b: any) => ({ ...b, components: b.components.map((c: any) => (c.type === 'body' ? { ...c, parameters: [c.parameters[0], { type: 'variable', variable: { text: 'order_id' } }, ...c.parameters.slice(2)] } : c)) }),
+        (b: any) => ({
+          ...b,
+          components: b.components.map((c: any) =>
+            c.type === 'body'
+              ? {
+                  ...c,
+                  parameters: [
+                    c.parameters[0],
+                    { type: 'variable', variable: { text: 'order_id' } },
+                    ...c.parameters.slice(2),
+                  ],
+                }
+              : c,
+          ),
+        }),
         'components[1].parameters[1].variable.value',
       ],
       [
         'a {{variable}} without an entry',
-        (b: any) => ({ ...b, components: b.components.map((c: any) => (c.type === 'body' ? { ...c, parameters: c.parameters.slice(0, 3) } : c)) }),
+        (b: any) => ({
+          ...b,
+          components: b.components.map((c: any) =>
+            c.type === 'body' ? { ...c, parameters: c.parameters.slice(0, 3) } : c,
+          ),
+        }),
         'components[1].parameters',
       ],
       [
         'an entry not used in the text',
-        (b: any) => ({ ...b, components: b.components.map((c: any) => (c.type === 'body' ? { ...c, parameters: [...c.parameters, { type: 'variable', variable: { text: 'coupon', value: 'X' } }] } : c)) }),
+        (b: any) => ({
+          ...b,
+          components: b.components.map((c: any) =>
+            c.type === 'body'
+              ? { ...c, parameters: [...c.parameters, { type: 'variable', variable: { text: 'coupon', value: 'X' } }] }
+              : c,
+          ),
+        }),
         'components[1].parameters[4].variable.text',
       ],
       [
         'a malformed placeholder',
-        (b: any) => ({ ...b, components: b.components.map((c: any) => (c.type === 'body' ? { ...c, parameters: [{ type: 'text', text: 'Hi {{First Name}}!' }] } : c)) }),
+        (b: any) => ({
+          ...b,
+          components: b.components.map((c: any) =>
+            c.type === 'body' ? { ...c, parameters: [{ type: 'text', text: 'Hi {{First Name}}!' }] } : c,
+          ),
+        }),
         'components[1].parameters[0].text',
       ],
       [
         'too many buttons',
-        (b: any) => ({ ...b, components: [b.components[1], { type: 'button', parameters: Array.from({ length: 11 }, (_, i) => ({ type: 'quick_reply', quick_reply: { value: `Option ${i}` } })) }] }),
+        (b: any) => ({
+          ...b,
+          components: [
+            b.components[1],
+            {
+              type: 'button',
+              parameters: Array.from({ length: 11 }, (_, i) => ({
+                type: 'quick_reply',
+                quick_reply: { value: `Option ${i}` },
+              })),
+            },
+          ],
+        }),
         'components[1].parameters',
       ],
       [
         'three URL buttons',
         (b: any) => ({
           ...b,
-          components: [b.components[1], { type: 'button', parameters: [1, 2, 3].map((i) => ({ type: 'cta', cta: { text: 'URL', value: `Link ${i}`, url: `https://x.example.com/${i}` } })) }],
+          components: [
+            b.components[1],
+            {
+              type: 'button',
+              parameters: [1, 2, 3].map((i) => ({
+                type: 'cta',
+                cta: { text: 'URL', value: `Link ${i}`, url: `https://x.example.com/${i}` },
+              })),
+            },
+          ],
         }),
         'components[1].parameters',
       ],
@@ -288,8 +406,22 @@ describe('Templates', () => {
         }),
         'components[1].parameters',
       ],
-      ['a bad phone button', (b: any) => ({ ...b, components: [b.components[1], { type: 'button', parameters: [{ type: 'cta', cta: { text: 'Phone', value: 'Call', url: 'call me' } }] }] }), 'components[1].parameters[0].cta.url'],
-      ['a media header without a link', (b: any) => ({ ...b, components: [{ type: 'image', image: {} }, b.components[1]] }), 'components[0].image.link'],
+      [
+        'a bad phone button',
+        (b: any) => ({
+          ...b,
+          components: [
+            b.components[1],
+            { type: 'button', parameters: [{ type: 'cta', cta: { text: 'Phone', value: 'Call', url: 'call me' } }] },
+          ],
+        }),
+        'components[1].parameters[0].cta.url',
+      ],
+      [
+        'a media header without a link',
+        (b: any) => ({ ...b, components: [{ type: 'image', image: {} }, b.components[1]] }),
+        'components[0].image.link',
+      ],
     ])('400 naming the field for %s, nothing submitted', async (_label, mutate, field) => {
       const a = await account();
       const before = (await platformTemplates()).length;
@@ -315,29 +447,61 @@ describe('Templates', () => {
       const [event] = await statusEvents('manual_shipping');
       expect(event).toMatchObject({ event: 'APPROVED', templateName: 'manual_shipping', language: 'en_US' });
       const changes = await service().applyPlatformStatus(event);
-      expect(changes).toEqual([expect.objectContaining({ accountId: a.accountId, name: 'manual_shipping', previousStatus: 'PENDING', status: 'APPROVED' })]);
+      expect(changes).toEqual([
+        expect.objectContaining({
+          accountId: a.accountId,
+          name: 'manual_shipping',
+          previousStatus: 'PENDING',
+          status: 'APPROVED',
+        }),
+      ]);
       expect(await service().applyPlatformStatus(event)).toEqual([]); // a redelivered webhook changes nothing
 
       const list = await t.http.get('/v2/templates?status=APPROVED', { token: a.token });
       expect(list.body.data).toEqual({
-        templates: [{ template_name: 'manual_shipping', category: 'UTILITY', language: 'en_US', status: 'APPROVED', variables: ['name', 'order_id', 'date'] }],
+        templates: [
+          {
+            template_name: 'manual_shipping',
+            category: 'UTILITY',
+            language: 'en_US',
+            status: 'APPROVED',
+            variables: ['name', 'order_id', 'date'],
+          },
+        ],
         page: 1,
         pageSize: 50,
         total: 1,
       });
       const one = await t.http.get('/v2/templates/manual_shipping', { token: a.token });
       expect(one.status).toBe(200);
-      expect(one.body.data).toMatchObject({ template_name: 'manual_shipping', status: 'APPROVED', variables: ['name', 'order_id', 'date'], rejected_reason: null });
-      expect((await t.http.get('/templates/status?template_name=manual_shipping', { token: a.token })).body.data.status).toBe('APPROVED');
+      expect(one.body.data).toMatchObject({
+        template_name: 'manual_shipping',
+        status: 'APPROVED',
+        variables: ['name', 'order_id', 'date'],
+        rejected_reason: null,
+      });
+      expect(
+        (await t.http.get('/templates/status?template_name=manual_shipping', { token: a.token })).body.data.status,
+      ).toBe('APPROVED');
       const approved = await t.http.get('/templates/get-templates', { token: a.token });
       expect(approved.body.success).toBe(true);
-      expect(approved.body.data.map((x: any) => [x.template_name, x.status, x.variables])).toEqual([['manual_shipping', 'APPROVED', ['name', 'order_id', 'date']]]);
+      expect(approved.body.data.map((x: any) => [x.template_name, x.status, x.variables])).toEqual([
+        ['manual_shipping', 'APPROVED', ['name', 'order_id', 'date']],
+      ]);
 
       const events = await t.db.query('SELECT type, payload FROM account_events WHERE account_id = $1', [a.accountId]);
       expect(events).toEqual([
         {
           type: 'template_status_update',
-          payload: { template_name: 'manual_shipping', language: 'en_US', status: 'APPROVED', previous_status: 'PENDING', rejected_reason: null, platform_status: null, source: 'webhook' },
+          payload: {
+            template_name: 'manual_shipping',
+            language: 'en_US',
+            status: 'APPROVED',
+            previous_status: 'PENDING',
+            rejected_reason: null,
+            platform_status: null,
+            source: 'webhook',
+          },
         },
       ]);
     });
@@ -346,10 +510,18 @@ describe('Templates', () => {
       const a = await account();
       await create(a, simple(a, 'manual_flash_sale'));
       const [platform] = await platformTemplates('manual_flash_sale');
-      const ev = (event: string, reason: string | null) => ({ templateId: platform.id, templateName: 'manual_flash_sale', language: 'en', event, reason });
+      const ev = (event: string, reason: string | null) => ({
+        templateId: platform.id,
+        templateName: 'manual_flash_sale',
+        language: 'en',
+        event,
+        reason,
+      });
 
       await service().applyPlatformStatus(ev('REJECTED', 'INCORRECT_CATEGORY'));
-      expect((await t.http.get('/templates/status?template_name=manual_flash_sale', { token: a.token })).body.data).toEqual({
+      expect(
+        (await t.http.get('/templates/status?template_name=manual_flash_sale', { token: a.token })).body.data,
+      ).toEqual({
         template_name: 'manual_flash_sale',
         language: 'en',
         status: 'REJECTED',
@@ -360,15 +532,26 @@ describe('Templates', () => {
       const paused = await t.http.get('/v2/templates/manual_flash_sale', { token: a.token });
       expect(paused.body.data).toMatchObject({ status: 'PAUSED', rejected_reason: null });
       expect(paused.body.data.platform_status).toBeUndefined();
-      expect(await service().findApprovedForSend(a.accountId, 'manual_flash_sale')).toEqual({ ok: false, reason: 'Template is not approved (status PAUSED)' });
+      expect(await service().findApprovedForSend(a.accountId, 'manual_flash_sale')).toEqual({
+        ok: false,
+        reason: 'Template is not approved (status PAUSED)',
+      });
       await service().applyPlatformStatus(ev('DISABLED', 'LOW_QUALITY'));
-      expect((await t.http.get('/templates/status?template_name=manual_flash_sale', { token: a.token })).body.data).toMatchObject({ status: 'DISABLED', rejected_reason: 'LOW_QUALITY' });
+      expect(
+        (await t.http.get('/templates/status?template_name=manual_flash_sale', { token: a.token })).body.data,
+      ).toMatchObject({ status: 'DISABLED', rejected_reason: 'LOW_QUALITY' });
       await service().applyPlatformStatus(ev('REINSTATED', 'NONE'));
-      expect((await t.http.get('/v2/templates/manual_flash_sale', { token: a.token })).body.data).toMatchObject({ status: 'APPROVED', rejected_reason: null });
+      expect((await t.http.get('/v2/templates/manual_flash_sale', { token: a.token })).body.data).toMatchObject({
+        status: 'APPROVED',
+        rejected_reason: null,
+      });
       expect(await service().applyPlatformStatus(ev('FLAGGED', 'NONE'))).toEqual([]);
       expect(await service().applyPlatformStatus({ ...ev('APPROVED', null), templateId: '404404' })).toEqual([]);
 
-      const rows = await t.db.query(`SELECT payload->>'status' AS status FROM account_events WHERE account_id = $1 ORDER BY id`, [a.accountId]);
+      const rows = await t.db.query(
+        `SELECT payload->>'status' AS status FROM account_events WHERE account_id = $1 ORDER BY id`,
+        [a.accountId],
+      );
       expect(rows.map((r: any) => r.status)).toEqual(['REJECTED', 'APPROVED', 'PAUSED', 'DISABLED', 'APPROVED']);
     });
 
@@ -381,7 +564,9 @@ describe('Templates', () => {
       const [event] = await statusEvents('manual_by_waba');
       expect(event.wabaId).toBe(platform.waba_id);
       expect(await service().applyPlatformStatus(event)).toHaveLength(1);
-      const [row] = await t.db.query('SELECT status, platform_template_id FROM templates WHERE account_id = $1', [a.accountId]);
+      const [row] = await t.db.query('SELECT status, platform_template_id FROM templates WHERE account_id = $1', [
+        a.accountId,
+      ]);
       expect(row).toEqual({ status: 'APPROVED', platform_template_id: platform.id });
     });
 
@@ -390,7 +575,10 @@ describe('Templates', () => {
       await create(a, simple(a, 'auto_welcome'));
       await waitForPlatformStatus('auto_welcome', 'APPROVED');
       const res = await t.http.get('/templates/status?template_name=auto_welcome', { token: a.token });
-      expect(res.body).toEqual({ success: true, data: { template_name: 'auto_welcome', language: 'en', status: 'APPROVED' } });
+      expect(res.body).toEqual({
+        success: true,
+        data: { template_name: 'auto_welcome', language: 'en', status: 'APPROVED' },
+      });
     });
 
     it('GET /templates/status: 400 without template_name, 404 for an unknown one', async () => {
@@ -415,9 +603,14 @@ describe('Templates', () => {
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         success: true,
-        data: { updated: [{ name: 'reject_promo', language: 'en', status: 'REJECTED', rejected_reason: 'INVALID_FORMAT' }], errors: [] },
+        data: {
+          updated: [{ name: 'reject_promo', language: 'en', status: 'REJECTED', rejected_reason: 'INVALID_FORMAT' }],
+          errors: [],
+        },
       });
-      expect((await t.http.get('/templates/status?template_name=reject_promo', { token: a.token })).body.data).toMatchObject({ status: 'REJECTED', rejected_reason: 'INVALID_FORMAT' });
+      expect(
+        (await t.http.get('/templates/status?template_name=reject_promo', { token: a.token })).body.data,
+      ).toMatchObject({ status: 'REJECTED', rejected_reason: 'INVALID_FORMAT' });
       const [event] = await t.db.query('SELECT payload FROM account_events WHERE account_id = $1', [a.accountId]);
       expect(event.payload).toMatchObject({ template_name: 'reject_promo', status: 'REJECTED', source: 'sync' });
 
@@ -437,13 +630,18 @@ describe('Templates', () => {
           { name: 'manual_sync_a', language: 'en', status: 'APPROVED', rejected_reason: null },
           { name: 'manual_sync_c', language: 'en', status: 'APPROVED', rejected_reason: null },
         ]);
-        expect(res.body.data.errors).toEqual([{ name: 'manual_sync_b', language: 'en', message: expect.stringMatching(/unexpected error/i) }]);
+        expect(res.body.data.errors).toEqual([
+          { name: 'manual_sync_b', language: 'en', message: expect.stringMatching(/unexpected error/i) },
+        ]);
         expect((await t.http.get('/v2/templates/manual_sync_b', { token: a.token })).body.data.status).toBe('PENDING');
       } finally {
         await control('POST', '/_sandbox/templates/fail', { name: 'manual_sync_b', fail: false });
       }
       const retry = await t.http.post('/v2/templates/sync', undefined, { token: a.token });
-      expect(retry.body.data).toEqual({ updated: [{ name: 'manual_sync_b', language: 'en', status: 'APPROVED', rejected_reason: null }], errors: [] });
+      expect(retry.body.data).toEqual({
+        updated: [{ name: 'manual_sync_b', language: 'en', status: 'APPROVED', rejected_reason: null }],
+        errors: [],
+      });
     });
 
     it('repairs a template whose platform id was never saved (crash after submission) by finding it by name', async () => {
@@ -453,7 +651,10 @@ describe('Templates', () => {
       await t.db.query('UPDATE templates SET platform_template_id = NULL WHERE account_id = $1', [a.accountId]);
       await review('manual_orphan', 'APPROVED');
       const res = await t.http.post('/v2/templates/sync', undefined, { token: a.token });
-      expect(res.body.data).toEqual({ updated: [{ name: 'manual_orphan', language: 'en', status: 'APPROVED', rejected_reason: null }], errors: [] });
+      expect(res.body.data).toEqual({
+        updated: [{ name: 'manual_orphan', language: 'en', status: 'APPROVED', rejected_reason: null }],
+        errors: [],
+      });
       const [row] = await t.db.query('SELECT platform_template_id FROM templates WHERE account_id = $1', [a.accountId]);
       expect(row.platform_template_id).toBe(platform.id);
     });
@@ -469,7 +670,8 @@ describe('Templates', () => {
     let a: TestAccount;
     beforeAll(async () => {
       a = await account();
-      for (const n of ['manual_list_one', 'manual_list_two', 'manual_list_three', 'manual_other_list']) await create(a, simple(a, n));
+      for (const n of ['manual_list_one', 'manual_list_two', 'manual_list_three', 'manual_other_list'])
+        await create(a, simple(a, n));
       await review('manual_list_two', 'APPROVED');
       const [event] = await statusEvents('manual_list_two');
       await service().applyPlatformStatus(event);
@@ -477,7 +679,11 @@ describe('Templates', () => {
 
     it('pages newest first with total', async () => {
       const first = await t.http.get('/v2/templates?pageSize=3', { token: a.token });
-      expect(first.body.data.templates.map((x: any) => x.template_name)).toEqual(['manual_other_list', 'manual_list_three', 'manual_list_two']);
+      expect(first.body.data.templates.map((x: any) => x.template_name)).toEqual([
+        'manual_other_list',
+        'manual_list_three',
+        'manual_list_two',
+      ]);
       expect(first.body.data).toMatchObject({ page: 1, pageSize: 3, total: 4 });
       const second = await t.http.get('/v2/templates?pageSize=3&page=2', { token: a.token });
       expect(second.body.data.templates.map((x: any) => x.template_name)).toEqual(['manual_list_one']);
@@ -490,7 +696,10 @@ describe('Templates', () => {
       const approved = await t.http.get('/v2/templates?status=APPROVED', { token: a.token });
       expect(approved.body.data.templates.map((x: any) => x.template_name)).toEqual(['manual_list_two']);
       const pending = await t.http.get('/v2/templates?status=PENDING&search=list_', { token: a.token });
-      expect(pending.body.data.templates.map((x: any) => x.template_name)).toEqual(['manual_list_three', 'manual_list_one']);
+      expect(pending.body.data.templates.map((x: any) => x.template_name)).toEqual([
+        'manual_list_three',
+        'manual_list_one',
+      ]);
       expect(pending.body.data.total).toBe(2);
       const none = await t.http.get('/v2/templates?status=REJECTED', { token: a.token });
       expect(none.body.data).toEqual({ templates: [], page: 1, pageSize: 50, total: 0 });
@@ -537,35 +746,71 @@ describe('Templates', () => {
           ],
         },
       ];
-      const res = await t.http.put('/templates/update?template_name=manual_reminder', { components, category: 'UTILITY' }, { token: a.token });
+      const res = await t.http.put(
+        '/templates/update?template_name=manual_reminder',
+        { components, category: 'UTILITY' },
+        { token: a.token },
+      );
       expect(res.status).toBe(200);
-      expect(res.body.data).toMatchObject({ template_name: 'manual_reminder', status: 'PENDING', category: 'UTILITY', variables: ['first_name', 'time'], header_type: 'image', components });
+      expect(res.body.data).toMatchObject({
+        template_name: 'manual_reminder',
+        status: 'PENDING',
+        category: 'UTILITY',
+        variables: ['first_name', 'time'],
+        header_type: 'image',
+        components,
+      });
       const [platform] = await platformTemplates('manual_reminder');
       expect(platform).toMatchObject({ status: 'PENDING', category: 'UTILITY' });
       expect(platform.components[1].text).toBe('Hi {{first_name}}, see you at {{time}}.');
-      expect(await service().findApprovedForSend(a.accountId, 'manual_reminder')).toEqual({ ok: false, reason: 'Template is not approved (status PENDING)' });
+      expect(await service().findApprovedForSend(a.accountId, 'manual_reminder')).toEqual({
+        ok: false,
+        reason: 'Template is not approved (status PENDING)',
+      });
 
       await review('manual_reminder', 'APPROVED');
       await service().applyPlatformStatus((await statusEvents('manual_reminder')).at(-1)!);
-      expect((await t.http.get('/templates/status?template_name=manual_reminder', { token: a.token })).body.data.status).toBe('APPROVED');
+      expect(
+        (await t.http.get('/templates/status?template_name=manual_reminder', { token: a.token })).body.data.status,
+      ).toBe('APPROVED');
 
-      const categoryOnly = await t.http.put('/templates/update?template_name=manual_reminder', { category: 'MARKETING' }, { token: a.token });
-      expect(categoryOnly.body.data).toMatchObject({ status: 'PENDING', category: 'MARKETING', variables: ['first_name', 'time'] });
+      const categoryOnly = await t.http.put(
+        '/templates/update?template_name=manual_reminder',
+        { category: 'MARKETING' },
+        { token: a.token },
+      );
+      expect(categoryOnly.body.data).toMatchObject({
+        status: 'PENDING',
+        category: 'MARKETING',
+        variables: ['first_name', 'time'],
+      });
     });
 
     it('404 for an unknown template, 400 for bad input or no template_name', async () => {
       const a = await account();
       await create(a, simple(a, 'manual_edit_me'));
-      const unknown = await t.http.put('/templates/update?template_name=nope', { category: 'UTILITY' }, { token: a.token });
+      const unknown = await t.http.put(
+        '/templates/update?template_name=nope',
+        { category: 'UTILITY' },
+        { token: a.token },
+      );
       expect(unknown.status).toBe(404);
       expect(unknown.body).toEqual({ statusCode: 404, message: 'Template not found' });
       const empty = await t.http.put('/templates/update?template_name=manual_edit_me', {}, { token: a.token });
       expect(empty.status).toBe(400);
       expect(empty.body.errors[0].field).toBe('components');
-      const bad = await t.http.put('/templates/update?template_name=manual_edit_me', { components: [{ type: 'body', parameters: [{ type: 'text', text: 'Hi {{x}} there' }] }] }, { token: a.token });
+      const bad = await t.http.put(
+        '/templates/update?template_name=manual_edit_me',
+        { components: [{ type: 'body', parameters: [{ type: 'text', text: 'Hi {{x}} there' }] }] },
+        { token: a.token },
+      );
       expect(bad.status).toBe(400);
       expect(bad.body.errors[0].field).toBe('components[0].parameters');
-      const badCategory = await t.http.put('/templates/update?template_name=manual_edit_me', { category: 'SPAM' }, { token: a.token });
+      const badCategory = await t.http.put(
+        '/templates/update?template_name=manual_edit_me',
+        { category: 'SPAM' },
+        { token: a.token },
+      );
       expect(badCategory.status).toBe(400);
       expect(badCategory.body.errors[0].field).toBe('category');
       const noName = await t.http.put('/templates/update', { category: 'UTILITY' }, { token: a.token });
@@ -581,21 +826,51 @@ describe('Templates', () => {
       await create(a, simple(a, 'manual_shared_name'));
 
       expect((await t.http.get('/v2/templates/manual_shared_name', { token: b.token })).status).toBe(404);
-      expect((await t.http.get('/v2/templates', { token: b.token })).body.data).toEqual({ templates: [], page: 1, pageSize: 50, total: 0 });
-      expect((await t.http.get('/templates/status?template_name=manual_shared_name', { token: b.token })).status).toBe(404);
-      expect((await t.http.put('/templates/update?template_name=manual_shared_name', { category: 'UTILITY' }, { token: b.token })).status).toBe(404);
-      expect((await t.http.post('/v2/templates/sync', undefined, { token: b.token })).body.data).toEqual({ updated: [], errors: [] });
+      expect((await t.http.get('/v2/templates', { token: b.token })).body.data).toEqual({
+        templates: [],
+        page: 1,
+        pageSize: 50,
+        total: 0,
+      });
+      expect((await t.http.get('/templates/status?template_name=manual_shared_name', { token: b.token })).status).toBe(
+        404,
+      );
+      expect(
+        (
+          await t.http.put(
+            '/templates/update?template_name=manual_shared_name',
+            { category: 'UTILITY' },
+            { token: b.token },
+          )
+        ).status,
+      ).toBe(404);
+      expect((await t.http.post('/v2/templates/sync', undefined, { token: b.token })).body.data).toEqual({
+        updated: [],
+        errors: [],
+      });
 
       const mine = await create(b, simple(b, 'manual_shared_name'));
-      expect(mine).toMatchObject({ success: true, data: { template_name: 'manual_shared_name', status: 'PENDING', messagingPhoneId: b.messagingPhoneId } });
+      expect(mine).toMatchObject({
+        success: true,
+        data: { template_name: 'manual_shared_name', status: 'PENDING', messagingPhoneId: b.messagingPhoneId },
+      });
       // the webhook of A's template moves only A's row
       await review('manual_shared_name', 'APPROVED', undefined);
       const events = await statusEvents('manual_shared_name');
-      const [aRow] = await t.db.query('SELECT platform_template_id FROM templates WHERE account_id = $1', [a.accountId]);
+      const [aRow] = await t.db.query('SELECT platform_template_id FROM templates WHERE account_id = $1', [
+        a.accountId,
+      ]);
       await service().applyPlatformStatus(events.find((e) => e.templateId === aRow.platform_template_id)!);
-      expect((await t.http.get('/v2/templates/manual_shared_name', { token: a.token })).body.data.status).toBe('APPROVED');
-      expect((await t.http.get('/v2/templates/manual_shared_name', { token: b.token })).body.data.status).toBe('PENDING');
-      expect((await t.http.get('/templates/get-templates', { token: b.token })).body).toEqual({ success: true, data: [] });
+      expect((await t.http.get('/v2/templates/manual_shared_name', { token: a.token })).body.data.status).toBe(
+        'APPROVED',
+      );
+      expect((await t.http.get('/v2/templates/manual_shared_name', { token: b.token })).body.data.status).toBe(
+        'PENDING',
+      );
+      expect((await t.http.get('/templates/get-templates', { token: b.token })).body).toEqual({
+        success: true,
+        data: [],
+      });
     });
   });
 
@@ -603,22 +878,36 @@ describe('Templates', () => {
     it('returns the approved template with variables, header type and button info, or the reason', async () => {
       const a = await account();
       await create(a, orderUpdate(a, 'manual_for_send'));
-      expect(await service().findApprovedForSend(a.accountId, 'nope')).toEqual({ ok: false, reason: 'No Template found' });
+      expect(await service().findApprovedForSend(a.accountId, 'nope')).toEqual({
+        ok: false,
+        reason: 'No Template found',
+      });
       await review('manual_for_send', 'APPROVED');
       await service().applyPlatformStatus((await statusEvents('manual_for_send')).at(-1)!);
       const found = await service().findApprovedForSend(a.accountId, 'manual_for_send', 'en_US');
       expect(found.ok).toBe(true);
       if (!found.ok) return;
-      expect(found.template).toMatchObject({ name: 'manual_for_send', language: 'en_US', variables: ['name', 'order_id', 'date'], headerType: 'text' });
+      expect(found.template).toMatchObject({
+        name: 'manual_for_send',
+        language: 'en_US',
+        variables: ['name', 'order_id', 'date'],
+        headerType: 'text',
+      });
       expect(found.template.buttons.map((btn) => [btn.type, btn.dynamic_suffix ?? false])).toEqual([
         ['quick_reply', false],
         ['quick_reply', false],
         ['url', true],
         ['phone', false],
       ]);
-      expect(await service().findApprovedForSend(a.accountId, 'manual_for_send', 'de')).toEqual({ ok: false, reason: 'No Template found' });
+      expect(await service().findApprovedForSend(a.accountId, 'manual_for_send', 'de')).toEqual({
+        ok: false,
+        reason: 'No Template found',
+      });
       const b = await account();
-      expect(await service().findApprovedForSend(b.accountId, 'manual_for_send')).toEqual({ ok: false, reason: 'No Template found' });
+      expect(await service().findApprovedForSend(b.accountId, 'manual_for_send')).toEqual({
+        ok: false,
+        reason: 'No Template found',
+      });
     });
   });
 });

@@ -43,18 +43,31 @@ describe('Account webhooks survive a killed worker (webhooks crash test)', () =>
     return child;
   }
   const deliveredCount = async () => {
-    const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 AND status = 'delivered'`, [account.accountId]);
+    const [{ n }] = await t.db.query(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 AND status = 'delivered'`,
+      [account.accountId],
+    );
     return n as number;
   };
 
   it('1,000 pending events, worker SIGKILLed mid-way, a new worker finishes: each delivered, duplicates only for the in-flight ones', async () => {
-    const created = await t.http.post('/v1/webhook-endpoints', { url: receiver.url, events: ['*'] }, { token: account.token });
+    const created = await t.http.post(
+      '/v1/webhook-endpoints',
+      { url: receiver.url, events: ['*'] },
+      { token: account.token },
+    );
     expect(created.status).toBe(201);
     await recordWebhookEvents(
       t.db,
-      Array.from({ length: 1000 }, (_, i) => ({ accountId: account.accountId, type: 'campaign.completed' as const, data: { campaignId: i } })),
+      Array.from({ length: 1000 }, (_, i) => ({
+        accountId: account.accountId,
+        type: 'campaign.completed' as const,
+        data: { campaignId: i },
+      })),
     );
-    const eventIds: string[] = (await t.db.query(`SELECT id FROM webhook_events WHERE account_id = $1`, [account.accountId])).map((r: any) => r.id);
+    const eventIds: string[] = (
+      await t.db.query(`SELECT id FROM webhook_events WHERE account_id = $1`, [account.accountId])
+    ).map((r: any) => r.id);
     expect(eventIds).toHaveLength(1000);
 
     const first = startWorker();
@@ -64,33 +77,48 @@ describe('Account webhooks survive a killed worker (webhooks crash test)', () =>
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     const receivedBeforeKill = new Set(receiver.received.map((w) => String(w.headers['webhook-id'])));
-    const [{ n: deliveredAtKill }] = await t.db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 AND status = 'delivered'`, [account.accountId]);
+    const [{ n: deliveredAtKill }] = await t.db.query(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 AND status = 'delivered'`,
+      [account.accountId],
+    );
     expect(deliveredAtKill).toBeLessThan(1000);
     // in flight at the kill: received by the endpoint, but the worker died before recording the outcome
     const unrecorded = new Set<string>(
       (
-        await t.db.query(`SELECT event_id FROM webhook_deliveries WHERE account_id = $1 AND status <> 'delivered' AND event_id = ANY($2)`, [
-          account.accountId,
-          [...receivedBeforeKill],
-        ])
+        await t.db.query(
+          `SELECT event_id FROM webhook_deliveries WHERE account_id = $1 AND status <> 'delivered' AND event_id = ANY($2)`,
+          [account.accountId, [...receivedBeforeKill]],
+        )
       ).map((r: any) => r.event_id),
     );
     expect(unrecorded.size).toBeLessThanOrEqual(CONCURRENCY);
 
     startWorker();
-    await eventually(async () => (await deliveredCount()) === 1000, 90_000, 'all 1,000 delivered after the restart').catch(async (error) => {
-      throw new Error(`${(error as Error).message}; delivered ${await deliveredCount()}\n${logs.join('').slice(-3000)}`);
+    await eventually(
+      async () => (await deliveredCount()) === 1000,
+      90_000,
+      'all 1,000 delivered after the restart',
+    ).catch(async (error) => {
+      throw new Error(
+        `${(error as Error).message}; delivered ${await deliveredCount()}\n${logs.join('').slice(-3000)}`,
+      );
     });
 
     const perId = new Map<string, number>();
-    for (const w of receiver.received) perId.set(String(w.headers['webhook-id']), (perId.get(String(w.headers['webhook-id'])) ?? 0) + 1);
+    for (const w of receiver.received)
+      perId.set(String(w.headers['webhook-id']), (perId.get(String(w.headers['webhook-id'])) ?? 0) + 1);
     expect([...perId.keys()].sort()).toEqual([...eventIds].sort());
     const twice = [...perId].filter(([, n]) => n > 1).map(([id]) => id);
     expect(twice.every((id) => unrecorded.has(id))).toBe(true);
     expect([...perId.values()].every((n) => n <= 2)).toBe(true);
     // the delivery log shows it: one attempt per delivery, two for one in flight at the kill (its first attempt's outcome was never written)
-    const attempts = await t.db.query(`SELECT event_id, attempts FROM webhook_deliveries WHERE account_id = $1 AND attempts <> 1`, [account.accountId]);
+    const attempts = await t.db.query(
+      `SELECT event_id, attempts FROM webhook_deliveries WHERE account_id = $1 AND attempts <> 1`,
+      [account.accountId],
+    );
     expect(attempts.every((r: any) => r.attempts === 2 && unrecorded.has(r.event_id))).toBe(true);
-    process.stdout.write(`webhooks crash test: ${deliveredAtKill} recorded before the kill, ${unrecorded.size} in flight, ${twice.length} received twice\n`);
+    process.stdout.write(
+      `webhooks crash test: ${deliveredAtKill} recorded before the kill, ${unrecorded.size} in flight, ${twice.length} received twice\n`,
+    );
   }, 180_000);
 });

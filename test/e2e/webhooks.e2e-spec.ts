@@ -24,7 +24,10 @@ describe('Account webhooks', () => {
       },
       { worker: true },
     );
-    sandbox = await startTestSandbox(t, { templateReviewDelayMs: 100, statusDelaysMs: { sent: 20, delivered: 40, read: 60 } });
+    sandbox = await startTestSandbox(t, {
+      templateReviewDelayMs: 100,
+      statusDelaysMs: { sent: 20, delivered: 40, read: 60 },
+    });
   });
   afterAll(async () => {
     for (const r of receivers) await r.stop();
@@ -44,8 +47,10 @@ describe('Account webhooks', () => {
     expect(res.status).toBe(201);
     return res.body.data as { id: string; secret: string; url: string; events: string[] };
   };
-  const patch = (a: TestAccount, path: string, body: unknown) => t.http.request('PATCH', path, { token: a.token, body });
-  const verify = (secret: string, w: ReceivedWebhook) => new Webhook(secret).verify(w.rawBody.toString('utf8'), w.headers as Record<string, string>);
+  const patch = (a: TestAccount, path: string, body: unknown) =>
+    t.http.request('PATCH', path, { token: a.token, body });
+  const verify = (secret: string, w: ReceivedWebhook) =>
+    new Webhook(secret).verify(w.rawBody.toString('utf8'), w.headers as Record<string, string>);
   /** Records an event for the account the way the owning modules do (the outbox function, here in its own statement). */
   const record = async (a: TestAccount, type: string, data: Record<string, unknown>) => {
     const { recordWebhookEvent } = await import('@switchboard/webhooks');
@@ -61,9 +66,19 @@ describe('Account webhooks', () => {
     it('creates (secret shown once), lists, reads, updates and deletes', async () => {
       const a = await account();
       const r = await receiver();
-      const created = await t.http.post('/v1/webhook-endpoints', { url: r.url, events: ['message.received', 'template_status_update'], description: 'CRM' }, { token: a.token });
+      const created = await t.http.post(
+        '/v1/webhook-endpoints',
+        { url: r.url, events: ['message.received', 'template_status_update'], description: 'CRM' },
+        { token: a.token },
+      );
       expect(created.status).toBe(201);
-      expect(created.body.data).toMatchObject({ url: r.url, events: ['message.received', 'template_status_update'], description: 'CRM', enabled: true, disabled_reason: null });
+      expect(created.body.data).toMatchObject({
+        url: r.url,
+        events: ['message.received', 'template_status_update'],
+        description: 'CRM',
+        enabled: true,
+        disabled_reason: null,
+      });
       expect(created.body.data.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
       const id = created.body.data.id;
 
@@ -77,11 +92,19 @@ describe('Account webhooks', () => {
 
       const changed = await patch(a, `/v1/webhook-endpoints/${id}`, { events: '*', enabled: false });
       expect(changed.status).toBe(200);
-      expect(changed.body.data).toMatchObject({ events: ['*'], enabled: false, disabled_reason: 'manual', description: 'CRM' });
+      expect(changed.body.data).toMatchObject({
+        events: ['*'],
+        enabled: false,
+        disabled_reason: 'manual',
+        description: 'CRM',
+      });
       const back = await patch(a, `/v1/webhook-endpoints/${id}`, { enabled: true });
       expect(back.body.data).toMatchObject({ enabled: true, disabled_reason: null, disabled_at: null });
 
-      expect((await t.http.delete(`/v1/webhook-endpoints/${id}`, { token: a.token })).body).toEqual({ success: true, message: 'Webhook endpoint deleted' });
+      expect((await t.http.delete(`/v1/webhook-endpoints/${id}`, { token: a.token })).body).toEqual({
+        success: true,
+        message: 'Webhook endpoint deleted',
+      });
       expect((await t.http.get(`/v1/webhook-endpoints/${id}`, { token: a.token })).status).toBe(404);
     });
 
@@ -92,10 +115,18 @@ describe('Account webhooks', () => {
         [{ url: 'not a url', events: ['*'] }, 'url', /^url is not allowed: invalid URL/],
         [{ url: 'ftp://example.com/x', events: ['*'] }, 'url', /^url is not allowed: URL scheme "ftp"/],
         [{ events: ['*'] }, 'url', /^url must be/],
-        [{ url: r.url, events: ['message.recieved'] }, 'events', /^events must be "\*" or a list of: message\.received, /],
+        [
+          { url: r.url, events: ['message.recieved'] },
+          'events',
+          /^events must be "\*" or a list of: message\.received, /,
+        ],
         [{ url: r.url, events: [] }, 'events', /^events must be/],
         [{ url: r.url }, 'events', /^events must be/],
-        [{ url: r.url, events: ['*'], description: 'x'.repeat(2 * 1024 * 1024) }, 'description', /^description must be at most 1000 characters$/],
+        [
+          { url: r.url, events: ['*'], description: 'x'.repeat(2 * 1024 * 1024) },
+          'description',
+          /^description must be at most 1000 characters$/,
+        ],
         [{ url: r.url, events: ['*'], enabled: 'yes' }, 'enabled', /^enabled must be true or false$/],
       ];
       for (const [body, field, message] of cases) {
@@ -107,15 +138,27 @@ describe('Account webhooks', () => {
       const bad = await patch(a, `/v1/webhook-endpoints/${ep.id}`, { description: 'y'.repeat(2 * 1024 * 1024) });
       expect(bad.status).toBe(400);
       expect(bad.body.errors[0].field).toBe('description');
-      const replay = await t.http.post(`/v1/webhook-endpoints/${ep.id}/replay`, { since: 'yesterday' }, { token: a.token });
+      const replay = await t.http.post(
+        `/v1/webhook-endpoints/${ep.id}/replay`,
+        { since: 'yesterday' },
+        { token: a.token },
+      );
       expect(replay.status).toBe(400);
       expect(replay.body.errors[0].field).toBe('since');
-      const backwards = await t.http.post(`/v1/webhook-endpoints/${ep.id}/replay`, { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' }, { token: a.token });
+      const backwards = await t.http.post(
+        `/v1/webhook-endpoints/${ep.id}/replay`,
+        { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' },
+        { token: a.token },
+      );
       expect(backwards.status).toBe(400);
       expect(backwards.body.errors[0].field).toBe('until');
-      expect((await t.http.get('/v1/events?since=2026-01-01T00:00:00Z&types=nope', { token: a.token })).body.errors[0].field).toBe('types');
+      expect(
+        (await t.http.get('/v1/events?since=2026-01-01T00:00:00Z&types=nope', { token: a.token })).body.errors[0].field,
+      ).toBe('types');
       expect((await t.http.get('/v1/events', { token: a.token })).body.errors[0].field).toBe('since');
-      expect((await t.http.get('/v1/webhook-endpoints', { token: a.token })).body.data.map((e: any) => e.id)).toEqual([ep.id]);
+      expect((await t.http.get('/v1/webhook-endpoints', { token: a.token })).body.data.map((e: any) => e.id)).toEqual([
+        ep.id,
+      ]);
     });
 
     it('another account sees none of it: every route answers 404 and changes nothing', async () => {
@@ -141,7 +184,9 @@ describe('Account webhooks', () => {
       ];
       expect(attempts.map((res) => res.status)).toEqual([404, 404, 404, 404, 404, 404, 404, 404]);
       expect((await t.http.get('/v1/webhook-endpoints', { token: other.token })).body.data).toEqual([]);
-      expect((await t.http.get('/v1/events?since=2020-01-01T00:00:00Z', { token: other.token })).body.data.events).toEqual([]);
+      expect(
+        (await t.http.get('/v1/events?since=2020-01-01T00:00:00Z', { token: other.token })).body.data.events,
+      ).toEqual([]);
       expect((await t.http.get(path, { token: owner.token })).body.data).toMatchObject({ enabled: true });
       expect(await deliveries(owner, ep.id)).toHaveLength(1);
     });
@@ -149,16 +194,29 @@ describe('Account webhooks', () => {
     it('is in the OpenAPI document', async () => {
       const doc = await t.http.get('/docs-json');
       expect(doc.status).toBe(200);
-      for (const path of ['/v1/webhook-endpoints', '/v1/webhook-endpoints/{id}', '/v1/webhook-endpoints/{id}/rotate-secret', '/v1/webhook-endpoints/{id}/test', '/v1/webhook-endpoints/{id}/deliveries', '/v1/webhook-endpoints/{id}/replay', '/v1/webhook-deliveries/{id}/retry', '/v1/events']) {
+      for (const path of [
+        '/v1/webhook-endpoints',
+        '/v1/webhook-endpoints/{id}',
+        '/v1/webhook-endpoints/{id}/rotate-secret',
+        '/v1/webhook-endpoints/{id}/test',
+        '/v1/webhook-endpoints/{id}/deliveries',
+        '/v1/webhook-endpoints/{id}/replay',
+        '/v1/webhook-deliveries/{id}/retry',
+        '/v1/events',
+      ]) {
         expect(Object.keys(doc.body.paths)).toContain(path);
       }
-      expect(doc.body.paths['/v1/webhook-endpoints'].post.requestBody.content['application/json'].schema.$ref).toMatch(/CreateWebhookEndpointDto$/);
+      expect(doc.body.paths['/v1/webhook-endpoints'].post.requestBody.content['application/json'].schema.$ref).toMatch(
+        /CreateWebhookEndpointDto$/,
+      );
     });
 
     it('needs the /account grant', async () => {
       const a = await account();
       await t.db.query(`UPDATE api_clients SET grants = ARRAY['/templates'] WHERE account_id = $1`, [a.accountId]);
-      const fresh = await t.http.post('/v1/authenticate', undefined, { headers: { clientid: a.clientId, clientsecret: a.clientSecret } });
+      const fresh = await t.http.post('/v1/authenticate', undefined, {
+        headers: { clientid: a.clientId, clientsecret: a.clientSecret },
+      });
       const res = await t.http.get('/v1/webhook-endpoints', { token: fresh.body.token });
       expect(res.body).toMatchObject({ message: 'Unauthorized to make this request', required_grant: '/account' });
     });
@@ -209,12 +267,19 @@ describe('Account webhooks', () => {
       // a tampered body, a stale timestamp and another secret all fail verification
       const tampered = { ...w, rawBody: Buffer.from(w.rawBody.toString('utf8').replace('APPROVED', 'REJECTED')) };
       expect(() => verify(ep.secret, tampered)).toThrow(/No matching signature found/);
-      const stale = { ...w, headers: { ...w.headers, 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 600) } };
+      const stale = {
+        ...w,
+        headers: { ...w.headers, 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 600) },
+      };
       expect(() => verify(ep.secret, stale)).toThrow(/too old/);
-      expect(() => verify(`whsec_${Buffer.from('another secret of 32 bytes......').toString('base64')}`, w)).toThrow(/No matching signature found/);
+      expect(() => verify(`whsec_${Buffer.from('another secret of 32 bytes......').toString('base64')}`, w)).toThrow(
+        /No matching signature found/,
+      );
 
       // the same event in GET /v1/events
-      const events = await t.http.get(`/v1/events?since=${new Date(Date.now() - 60_000).toISOString()}`, { token: a.token });
+      const events = await t.http.get(`/v1/events?since=${new Date(Date.now() - 60_000).toISOString()}`, {
+        token: a.token,
+      });
       expect(events.body.data.events).toEqual([verified]);
       expect(events.body.data.next_cursor).toBeNull();
     });
@@ -223,19 +288,40 @@ describe('Account webhooks', () => {
       const a = await account();
       const r = await receiver();
       const ep = await createEndpoint(a, { url: r.url, events: ['message.received', 'message.status'] });
-      await sandbox.control.post('/_sandbox/inbound', { from: '4915112345678', phone_number_id: a.messagingPhoneId, text: 'hello there', name: 'Ann' });
+      await sandbox.control.post('/_sandbox/inbound', {
+        from: '4915112345678',
+        phone_number_id: a.messagingPhoneId,
+        text: 'hello there',
+        name: 'Ann',
+      });
       const [received] = await r.waitFor((x) => x.body?.type === 'message.received', 1, 10_000);
       expect(verify(ep.secret, received)).toMatchObject({
         type: 'message.received',
         accountId: a.accountId,
-        data: { from: '4915112345678', messagingPhoneId: a.messagingPhoneId, profileName: 'Ann', type: 'text', text: 'hello there', messageId: expect.any(String), wamid: expect.any(String) },
+        data: {
+          from: '4915112345678',
+          messagingPhoneId: a.messagingPhoneId,
+          profileName: 'Ann',
+          type: 'text',
+          text: 'hello there',
+          messageId: expect.any(String),
+          wamid: expect.any(String),
+        },
       });
 
-      const sent = await t.http.post(`/v1/send-message/${a.messagingPhoneId}`, { typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'hi Ann' }, { token: a.token });
+      const sent = await t.http.post(
+        `/v1/send-message/${a.messagingPhoneId}`,
+        { typOfmsg: 'normal_message', receipentPhone: '4915112345678', message: 'hi Ann' },
+        { token: a.token },
+      );
       expect(sent.status).toBe(200);
       const statuses = await r.waitFor((x) => x.body?.type === 'message.status', 3, 10_000);
       expect(statuses.map((s) => s.body.data.status).sort()).toEqual(['delivered', 'read', 'sent']);
-      expect(statuses[0].body.data).toMatchObject({ messageId: sent.body.messageId, recipient: '4915112345678', error: null });
+      expect(statuses[0].body.data).toMatchObject({
+        messageId: sent.body.messageId,
+        recipient: '4915112345678',
+        error: null,
+      });
     });
 
     it('workflow_run.failed when a run fails (message from the failing node)', async () => {
@@ -260,7 +346,12 @@ describe('Account webhooks', () => {
       const started = await t.http.post(new URL(wf.body.data.webhookUrl).pathname, { phone: '4915112345678' });
       expect(started.status).toBe(200);
       const [w] = await r.waitFor((x) => x.body?.type === 'workflow_run.failed', 1, 15_000);
-      expect(w.body.data).toMatchObject({ runId: started.body.runId, workflowId: wf.body.data.id, nodeId: 'call', error: { message: expect.stringContaining('no-such-host.invalid') } });
+      expect(w.body.data).toMatchObject({
+        runId: started.body.runId,
+        workflowId: wf.body.data.id,
+        nodeId: 'call',
+        error: { message: expect.stringContaining('no-such-host.invalid') },
+      });
     });
   });
 
@@ -277,7 +368,13 @@ describe('Account webhooks', () => {
         trigger: { type: 'webhook' },
         startNodeId: 'wait',
         nodes: [
-          { id: 'wait', type: 'wait_for_reply', timeout: '1h', branches: [{ match: { type: 'any' }, next: 'done' }], onTimeout: 'done' },
+          {
+            id: 'wait',
+            type: 'wait_for_reply',
+            timeout: '1h',
+            branches: [{ match: { type: 'any' }, next: 'done' }],
+            onTimeout: 'done',
+          },
           { id: 'done', type: 'end' },
         ],
       },
@@ -285,15 +382,28 @@ describe('Account webhooks', () => {
     );
     const started = await t.http.post(new URL(wf.body.data.webhookUrl).pathname, { phone: '4915112345679' });
     const [run] = await eventually(async () => {
-      const rows = await t.db.query(`SELECT state FROM workflow_runs WHERE id = $1 AND status = 'waiting'`, [started.body.runId]);
+      const rows = await t.db.query(`SELECT state FROM workflow_runs WHERE id = $1 AND status = 'waiting'`, [
+        started.body.runId,
+      ]);
       return rows.length ? rows : null;
     });
-    const failed = { ...run.state, seq: run.state.seq + 1, status: 'failed', waitingFor: null, error: { code: 'effect_failed', message: 'activity gave up', nodeId: 'wait' } };
+    const failed = {
+      ...run.state,
+      seq: run.state.seq + 1,
+      status: 'failed',
+      waitingFor: null,
+      error: { code: 'effect_failed', message: 'activity gave up', nodeId: 'wait' },
+    };
     const activities = new TemporalActivities(t.db, {} as any);
     expect(await activities.record(started.body.runId, a.accountId, failed)).toBe(true);
     expect(await activities.record(started.body.runId, a.accountId, failed)).toBe(false); // finished: never recorded again
     const [w] = await r.waitFor(() => true, 1, 10_000);
-    expect(w.body.data).toMatchObject({ runId: started.body.runId, workflowId: wf.body.data.id, nodeId: 'wait', error: { message: 'activity gave up', code: 'effect_failed' } });
+    expect(w.body.data).toMatchObject({
+      runId: started.body.runId,
+      workflowId: wf.body.data.id,
+      nodeId: 'wait',
+      error: { message: 'activity gave up', code: 'effect_failed' },
+    });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(r.received).toHaveLength(1);
   });
@@ -308,20 +418,31 @@ describe('Account webhooks', () => {
       await record(a, 'campaign.completed', { campaignId: 7 });
       const got = await r.waitFor(() => true, 3, 10_000);
       expect(new Set(got.map((w) => w.headers['webhook-id'])).size).toBe(1);
-      for (const w of got) expect(verify(ep.secret, w)).toMatchObject({ type: 'campaign.completed', data: { campaignId: 7 } });
+      for (const w of got)
+        expect(verify(ep.secret, w)).toMatchObject({ type: 'campaign.completed', data: { campaignId: 7 } });
       expect(got[1].receivedAt - got[0].receivedAt).toBeGreaterThanOrEqual(250); // the schedule's 300 ms
 
       const [d] = await eventually(async () => {
         const list = await deliveries(a, ep.id);
         return list[0]?.status === 'delivered' ? list : null;
       });
-      expect(d).toMatchObject({ event_id: got[0].headers['webhook-id'], event_type: 'campaign.completed', trigger: 'event', status: 'delivered', attempts: 3, last_status_code: 200, next_attempt_at: null });
+      expect(d).toMatchObject({
+        event_id: got[0].headers['webhook-id'],
+        event_type: 'campaign.completed',
+        trigger: 'event',
+        status: 'delivered',
+        attempts: 3,
+        last_status_code: 200,
+        next_attempt_at: null,
+      });
       expect(d.attempt_log.map((x: any) => x.status_code)).toEqual([500, 500, 200]);
       for (const x of d.attempt_log) {
         expect(x.latency_ms).toEqual(expect.any(Number));
         expect(x.response_excerpt).toBe('ok');
       }
-      expect((await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data.failing_since).toBeNull();
+      expect(
+        (await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data.failing_since,
+      ).toBeNull();
     });
 
     it('a delivery failing every attempt is failed; a manual retry attempts it again', async () => {
@@ -335,7 +456,10 @@ describe('Account webhooks', () => {
         return list[0]?.status === 'failed' ? list : null;
       });
       expect(d.attempt_log.map((x: any) => x.status_code)).toEqual([503, 503, 503]);
-      expect((await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data).toMatchObject({ enabled: true, failing_since: expect.any(String) });
+      expect((await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data).toMatchObject({
+        enabled: true,
+        failing_since: expect.any(String),
+      });
 
       r.status = 200;
       const retry = await t.http.post(`/v1/webhook-deliveries/${d.id}/retry`, undefined, { token: a.token });
@@ -346,7 +470,9 @@ describe('Account webhooks', () => {
       });
       expect(again.attempt_log.map((x: any) => x.status_code)).toEqual([503, 503, 503, 200]);
       expect(new Set(r.received.map((w) => w.headers['webhook-id']))).toEqual(new Set([d.event_id]));
-      expect((await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data.failing_since).toBeNull();
+      expect(
+        (await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data.failing_since,
+      ).toBeNull();
     });
 
     it('410 disables the endpoint at once; the account is told (event + flag)', async () => {
@@ -358,7 +484,12 @@ describe('Account webhooks', () => {
       await createEndpoint(a, { url: watcher.url, events: ['webhook_endpoint.disabled'] });
       await record(a, 'campaign.completed', { campaignId: 9 });
       const [told] = await watcher.waitFor((w) => w.body?.type === 'webhook_endpoint.disabled', 1, 10_000);
-      expect(told.body.data).toEqual({ endpointId: ep.id, url: gone.url, reason: 'gone', disabledAt: expect.any(String) });
+      expect(told.body.data).toEqual({
+        endpointId: ep.id,
+        url: gone.url,
+        reason: 'gone',
+        disabledAt: expect.any(String),
+      });
       expect(gone.received).toHaveLength(1);
       const state = (await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data;
       expect(state).toMatchObject({ enabled: false, disabled_reason: 'gone' });
@@ -378,11 +509,17 @@ describe('Account webhooks', () => {
       const watcher = await receiver();
       const ep = await createEndpoint(a, { url: broken.url, events: ['campaign.completed'] });
       await createEndpoint(a, { url: watcher.url, events: ['webhook_endpoint.disabled'] });
-      await t.db.query(`UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`, [ep.id]);
+      await t.db.query(
+        `UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`,
+        [ep.id],
+      );
       await record(a, 'campaign.completed', { campaignId: 11 });
       const [told] = await watcher.waitFor((w) => w.body?.type === 'webhook_endpoint.disabled', 1, 10_000);
       expect(told.body.data).toMatchObject({ endpointId: ep.id, reason: 'failing' });
-      expect((await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data).toMatchObject({ enabled: false, disabled_reason: 'failing' });
+      expect((await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data).toMatchObject({
+        enabled: false,
+        disabled_reason: 'failing',
+      });
       expect(broken.received).toHaveLength(1);
     });
 
@@ -406,7 +543,10 @@ describe('Account webhooks', () => {
       expect(verify(rotated.body.data.secret, w)).toMatchObject({ type: 'webhook.test' });
 
       // after the overlap only the new secret signs
-      await t.db.query(`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`, [ep.id]);
+      await t.db.query(
+        `UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`,
+        [ep.id],
+      );
       await t.http.post(`/v1/webhook-endpoints/${ep.id}/test`, undefined, { token: a.token });
       const [, later] = await r.waitFor(() => true, 2, 10_000);
       expect(verify(rotated.body.data.secret, later)).toMatchObject({ type: 'webhook.test' });
@@ -429,7 +569,11 @@ describe('Account webhooks', () => {
       expect(new Set(again.slice(4).map((w) => w.headers['webhook-id']))).toEqual(new Set(ids));
       for (const w of again.slice(4)) verify(ep.secret, w);
 
-      const typed = await t.http.post(`/v1/webhook-endpoints/${ep.id}/replay`, { since, types: ['workflow_run.failed'] }, { token: a.token });
+      const typed = await t.http.post(
+        `/v1/webhook-endpoints/${ep.id}/replay`,
+        { since, types: ['workflow_run.failed'] },
+        { token: a.token },
+      );
       expect(typed.body.data).toEqual({ replayed: 1 });
       const [, , , , , , , , ninth] = await r.waitFor(() => true, 9, 10_000);
       expect(ninth.body).toMatchObject({ type: 'workflow_run.failed', data: { runId: 'r1' } });
@@ -461,14 +605,20 @@ describe('Account webhooks', () => {
       const seen: number[] = [];
       let cursor: string | null = null;
       do {
-        const res: any = await t.http.get(`/v1/events?since=${since}&types=campaign.completed&limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: a.token });
+        const res: any = await t.http.get(
+          `/v1/events?since=${since}&types=campaign.completed&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+          { token: a.token },
+        );
         expect(res.status).toBe(200);
         seen.push(...res.body.data.events.map((e: any) => e.data.campaignId));
         cursor = res.body.data.next_cursor;
       } while (cursor);
       expect(seen).toEqual([1, 2, 3, 4, 5]);
       const everything = await t.http.get(`/v1/events?since=${since}`, { token: a.token });
-      expect(everything.body.data.events.map((e: any) => e.type)).toEqual([...Array(5).fill('campaign.completed'), 'workflow_run.failed']);
+      expect(everything.body.data.events.map((e: any) => e.type)).toEqual([
+        ...Array(5).fill('campaign.completed'),
+        'workflow_run.failed',
+      ]);
     });
 
     it('a redirect is not followed (the attempt fails, the target gets nothing)', async () => {
@@ -495,7 +645,10 @@ describe('Account webhooks: private network targets refused', () => {
   let r: WebhookReceiver;
 
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_RETRY_SCHEDULE: '0', WEBHOOK_POLL_INTERVAL_MS: '50' }, { worker: true });
+    t = await startTestApp(
+      { RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_RETRY_SCHEDULE: '0', WEBHOOK_POLL_INTERVAL_MS: '50' },
+      { worker: true },
+    );
     r = new WebhookReceiver();
     await r.start();
   });
@@ -508,22 +661,35 @@ describe('Account webhooks: private network targets refused', () => {
     const a = await t.createAccount();
     const targets: Array<[string, RegExp]> = [
       [r.url, /target 127\.0\.0\.1 is not allowed \(loopback address\)/],
-      ['http://169.254.169.254/latest/meta-data/', /target 169\.254\.169\.254 is not allowed \(link-local \/ metadata address\)/],
+      [
+        'http://169.254.169.254/latest/meta-data/',
+        /target 169\.254\.169\.254 is not allowed \(link-local \/ metadata address\)/,
+      ],
       ['http://10.0.0.5/hook', /target 10\.0\.0\.5 is not allowed \(private address\)/],
       ['http://172.16.3.4/hook', /\(private address\)/],
       ['https://192.168.1.20/hook', /\(private address\)/],
       ['http://[::1]:8080/hook', /target ::1 is not allowed \(loopback address\)/],
       ['http://[::ffff:127.0.0.1]/hook', /\(loopback address\)/],
-      ['http://localhost:8080/hook', /target localhost resolves to (127\.0\.0\.1|::1), which is not allowed \(loopback address\)/],
+      [
+        'http://localhost:8080/hook',
+        /target localhost resolves to (127\.0\.0\.1|::1), which is not allowed \(loopback address\)/,
+      ],
     ];
     for (const [url, reason] of targets) {
       const res = await t.http.post('/v1/webhook-endpoints', { url, events: ['*'] }, { token: a.token });
-      expect({ url, status: res.status, field: res.body.errors?.[0]?.field }).toEqual({ url, status: 400, field: 'url' });
+      expect({ url, status: res.status, field: res.body.errors?.[0]?.field }).toEqual({
+        url,
+        status: 400,
+        field: 'url',
+      });
       expect(res.body.message).toMatch(reason);
       expect(res.body.message).toMatch(/ALLOW_PRIVATE_NETWORK_TARGETS=true/);
     }
     expect((await t.http.get('/v1/webhook-endpoints', { token: a.token })).body.data).toEqual([]);
-    const update = await t.http.request('PATCH', '/v1/webhook-endpoints/ep_none', { token: a.token, body: { url: r.url } });
+    const update = await t.http.request('PATCH', '/v1/webhook-endpoints/ep_none', {
+      token: a.token,
+      body: { url: r.url },
+    });
     expect(update.status).toBe(404);
   });
 
@@ -531,9 +697,15 @@ describe('Account webhooks: private network targets refused', () => {
     const a = await t.createAccount();
     // as if the name had resolved to a public address when saved and to loopback now (DNS rebinding)
     const url = r.url.replace('127.0.0.1', 'localhost');
-    const [ep] = await t.db.query(`INSERT INTO webhook_endpoints (account_id, url, events, secret_sealed) VALUES ($1, $2, ARRAY['*'], 'x') RETURNING id`, [a.accountId, url]);
+    const [ep] = await t.db.query(
+      `INSERT INTO webhook_endpoints (account_id, url, events, secret_sealed) VALUES ($1, $2, ARRAY['*'], 'x') RETURNING id`,
+      [a.accountId, url],
+    );
     const { SecretBox } = await import('@switchboard/core');
-    await t.db.query(`UPDATE webhook_endpoints SET secret_sealed = $2 WHERE id = $1`, [ep.id, new SecretBox(t.config.ENCRYPTION_KEY).encrypt(`whsec_${Buffer.alloc(32, 1).toString('base64')}`)]);
+    await t.db.query(`UPDATE webhook_endpoints SET secret_sealed = $2 WHERE id = $1`, [
+      ep.id,
+      new SecretBox(t.config.ENCRYPTION_KEY).encrypt(`whsec_${Buffer.alloc(32, 1).toString('base64')}`),
+    ]);
     const { recordWebhookEvent } = await import('@switchboard/webhooks');
     await recordWebhookEvent(t.db, { accountId: a.accountId, type: 'campaign.completed', data: { campaignId: 1 } });
     const d = await eventually(async () => {
@@ -542,7 +714,12 @@ describe('Account webhooks: private network targets refused', () => {
       return first?.status === 'failed' ? first : null;
     });
     expect(d.attempt_log).toHaveLength(1);
-    expect(d.attempt_log[0]).toMatchObject({ status_code: null, error: expect.stringMatching(/^target localhost resolves to .*loopback address\); private network targets are refused unless ALLOW_PRIVATE_NETWORK_TARGETS=true/) });
+    expect(d.attempt_log[0]).toMatchObject({
+      status_code: null,
+      error: expect.stringMatching(
+        /^target localhost resolves to .*loopback address\); private network targets are refused unless ALLOW_PRIVATE_NETWORK_TARGETS=true/,
+      ),
+    });
     expect(r.received).toHaveLength(0);
   });
 });

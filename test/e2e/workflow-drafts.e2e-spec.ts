@@ -19,7 +19,7 @@ describe('Workflow list, drafts and versions', () => {
     ],
   });
 
-  it('GET /v1/workflows lists the account\'s workflows with version, draft flag and runs waiting / failed in 24 h', async () => {
+  it("GET /v1/workflows lists the account's workflows with version, draft flag and runs waiting / failed in 24 h", async () => {
     const account = await t.createAccount();
     const other = await t.createAccount();
     const first = await createWorkflow(t, account.token, simpleDefinition(), 'Welcome');
@@ -35,7 +35,15 @@ describe('Workflow list, drafts and versions', () => {
     expect(res.status).toBe(200);
     expect(res.body.pagination).toEqual({ page: 1, pageSize: 10, total: 2, totalPages: 1 });
     const byName = Object.fromEntries(res.body.data.map((w: any) => [w.name, w]));
-    expect(byName.Reminder).toMatchObject({ id: second.id, isActive: true, version: 1, hasDraft: false, runsWaiting: 2, runsFailed24h: 1, triggerType: 'webhook' });
+    expect(byName.Reminder).toMatchObject({
+      id: second.id,
+      isActive: true,
+      version: 1,
+      hasDraft: false,
+      runsWaiting: 2,
+      runsFailed24h: 1,
+      triggerType: 'webhook',
+    });
     expect(byName.Welcome).toMatchObject({ id: first.id, runsWaiting: 0, runsFailed24h: 0 });
     const searched = await t.http.get('/v1/workflows?search=remind', { token: account.token });
     expect(searched.body.data.map((w: any) => w.name)).toEqual(['Reminder']);
@@ -49,16 +57,29 @@ describe('Workflow list, drafts and versions', () => {
     expect((await t.http.get(`/v1/workflows/${wf.id}/draft`, { token: account.token })).status).toBe(404);
 
     const layout = { nodes: { wait: { x: 100, y: 40 }, done: { x: 400, y: 40 } }, trigger: { x: -200, y: 40 } };
-    const saved = await t.http.put(`/v1/workflows/${wf.id}/draft`, { revision: 0, name: 'Draft me v2', definition: { ...twoStep('nowhere') }, layout }, { token: account.token });
+    const saved = await t.http.put(
+      `/v1/workflows/${wf.id}/draft`,
+      { revision: 0, name: 'Draft me v2', definition: { ...twoStep('nowhere') }, layout },
+      { token: account.token },
+    );
     expect(saved.status).toBe(200);
     expect(saved.body.data).toMatchObject({ revision: 1, baseVersion: 1, name: 'Draft me v2', layout });
     // drafts may be invalid: the engine's verdict comes back with the save
-    expect(saved.body.data.errors).toEqual([{ nodeId: 'wait', field: 'next', message: 'points to unknown node "nowhere"' }]);
+    expect(saved.body.data.errors).toEqual([
+      { nodeId: 'wait', field: 'next', message: 'points to unknown node "nowhere"' },
+    ]);
 
     // a second tab still at revision 0 (or a stale 1 after the next save) is refused
-    const stale = await t.http.put(`/v1/workflows/${wf.id}/draft`, { revision: 0, definition: twoStep() }, { token: account.token });
+    const stale = await t.http.put(
+      `/v1/workflows/${wf.id}/draft`,
+      { revision: 0, definition: twoStep() },
+      { token: account.token },
+    );
     expect(stale.status).toBe(409);
-    expect(stale.body).toMatchObject({ message: 'The draft was changed elsewhere (it is at revision 1): reload it before saving', currentRevision: 1 });
+    expect(stale.body).toMatchObject({
+      message: 'The draft was changed elsewhere (it is at revision 1): reload it before saving',
+      currentRevision: 1,
+    });
 
     // publishing an invalid draft is refused naming the node; nothing changes
     const refused = await t.http.post(`/v1/workflows/${wf.id}/publish`, { revision: 1 }, { token: account.token });
@@ -66,19 +87,36 @@ describe('Workflow list, drafts and versions', () => {
     expect(refused.body.message).toBe('node "wait": next: points to unknown node "nowhere"');
     expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: account.token })).body.data.version).toBe(1);
 
-    const fixed = await t.http.put(`/v1/workflows/${wf.id}/draft`, { revision: 1, name: 'Draft me v2', definition: twoStep(), layout }, { token: account.token });
+    const fixed = await t.http.put(
+      `/v1/workflows/${wf.id}/draft`,
+      { revision: 1, name: 'Draft me v2', definition: twoStep(), layout },
+      { token: account.token },
+    );
     expect(fixed.body.data).toMatchObject({ revision: 2, errors: [] });
-    expect((await t.http.post(`/v1/workflows/${wf.id}/publish`, { revision: 1 }, { token: account.token })).status).toBe(409);
+    expect(
+      (await t.http.post(`/v1/workflows/${wf.id}/publish`, { revision: 1 }, { token: account.token })).status,
+    ).toBe(409);
     const published = await t.http.post(`/v1/workflows/${wf.id}/publish`, { revision: 2 }, { token: account.token });
     expect(published.status).toBe(200);
     expect(published.body.data).toEqual({ id: wf.id, version: 2 });
 
     const current = await t.http.get(`/v1/workflows/${wf.id}`, { token: account.token });
-    expect(current.body.data).toMatchObject({ name: 'Draft me v2', version: 2, startNodeId: 'wait', layout, hasDraft: false, nodes: twoStep().nodes });
+    expect(current.body.data).toMatchObject({
+      name: 'Draft me v2',
+      version: 2,
+      startNodeId: 'wait',
+      layout,
+      hasDraft: false,
+      nodes: twoStep().nodes,
+    });
     expect((await t.http.get(`/v1/workflows/${wf.id}/draft`, { token: account.token })).status).toBe(404);
 
     // runs start on the new version; the old one is still readable
-    const run = await t.http.post(`/v1/workflows/${wf.id}/test-runs`, { payload: { phone: '+15550001111' } }, { token: account.token });
+    const run = await t.http.post(
+      `/v1/workflows/${wf.id}/test-runs`,
+      { payload: { phone: '+15550001111' } },
+      { token: account.token },
+    );
     expect(run.status).toBe(201);
     const finished = await waitForRun(t, account.token, run.body.data.runId, ['completed']);
     expect(finished.workflowVersion).toBe(2);
@@ -89,23 +127,44 @@ describe('Workflow list, drafts and versions', () => {
     const account = await t.createAccount();
     const created = await t.http.post(
       '/v1/workflows',
-      { mode: 'create', name: 'Unpublished', asDraft: true, trigger: { type: 'webhook' }, startNodeId: '', nodes: [], layout: { nodes: {}, trigger: { x: 0, y: 0 } } },
+      {
+        mode: 'create',
+        name: 'Unpublished',
+        asDraft: true,
+        trigger: { type: 'webhook' },
+        startNodeId: '',
+        nodes: [],
+        layout: { nodes: {}, trigger: { x: 0, y: 0 } },
+      },
       { token: account.token },
     );
     expect(created.status).toBe(200);
     expect(created.body.data).toMatchObject({ name: 'Unpublished', version: 0, hasDraft: true });
     const id = created.body.data.id;
-    expect((await t.http.get(`/v1/workflows/${id}`, { token: account.token })).body.data).toMatchObject({ version: 0, nodes: [], hasDraft: true });
+    expect((await t.http.get(`/v1/workflows/${id}`, { token: account.token })).body.data).toMatchObject({
+      version: 0,
+      nodes: [],
+      hasDraft: true,
+    });
     expect((await t.http.post(new URL(created.body.data.webhookUrl).pathname, {})).status).toBe(404);
     const early = await t.http.post(`/v1/workflows/${id}/test-runs`, { payload: {} }, { token: account.token });
     expect(early.status).toBe(409);
     expect(early.body.message).toBe('This workflow has no published version yet: publish its draft first');
     const draft = await t.http.get(`/v1/workflows/${id}/draft`, { token: account.token });
-    expect(draft.body.data).toMatchObject({ revision: 1, baseVersion: 0, errors: [{ field: 'nodes', message: 'must be a non-empty array of nodes' }, { field: 'startNodeId', message: 'is required (id of the first node)' }] });
+    expect(draft.body.data).toMatchObject({
+      revision: 1,
+      baseVersion: 0,
+      errors: [
+        { field: 'nodes', message: 'must be a non-empty array of nodes' },
+        { field: 'startNodeId', message: 'is required (id of the first node)' },
+      ],
+    });
     await t.http.put(`/v1/workflows/${id}/draft`, { revision: 1, definition: twoStep() }, { token: account.token });
     const published = await t.http.post(`/v1/workflows/${id}/publish`, { revision: 2 }, { token: account.token });
     expect(published.body.data).toEqual({ id, version: 1 });
-    expect((await t.http.post(new URL(created.body.data.webhookUrl).pathname, { phone: '+15550003333' })).status).toBe(200);
+    expect((await t.http.post(new URL(created.body.data.webhookUrl).pathname, { phone: '+15550003333' })).status).toBe(
+      200,
+    );
   });
 
   it('versions are listed and readable; an earlier one is restored as the draft; a draft can be discarded', async () => {
@@ -123,17 +182,25 @@ describe('Workflow list, drafts and versions', () => {
     expect(v1.body.data).toMatchObject({ version: 1, current: false, definition: simpleDefinition(), layout: null });
     expect((await t.http.get(`/v1/workflows/${wf.id}/versions/9`, { token: account.token })).status).toBe(404);
 
-    const restored = await t.http.post(`/v1/workflows/${wf.id}/versions/1/restore`, undefined, { token: account.token });
+    const restored = await t.http.post(`/v1/workflows/${wf.id}/versions/1/restore`, undefined, {
+      token: account.token,
+    });
     expect(restored.status).toBe(200);
     expect(restored.body.data).toMatchObject({ revision: 1, baseVersion: 1, definition: simpleDefinition() });
     // the live version is untouched until publish
-    expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: account.token })).body.data).toMatchObject({ version: 2, hasDraft: true });
+    expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: account.token })).body.data).toMatchObject({
+      version: 2,
+      hasDraft: true,
+    });
     const again = await t.http.post(`/v1/workflows/${wf.id}/versions/2/restore`, undefined, { token: account.token });
     expect(again.body.data.revision).toBe(2);
 
     expect((await t.http.delete(`/v1/workflows/${wf.id}/draft`, { token: account.token })).status).toBe(200);
     expect((await t.http.delete(`/v1/workflows/${wf.id}/draft`, { token: account.token })).status).toBe(404);
-    expect((await t.http.get(`/v1/workflows/${wf.id}/draft`, { token: account.token })).body).toEqual({ statusCode: 404, message: 'This workflow has no draft' });
+    expect((await t.http.get(`/v1/workflows/${wf.id}/draft`, { token: account.token })).body).toEqual({
+      statusCode: 404,
+      message: 'This workflow has no draft',
+    });
   });
 
   it('bad drafts get a 400 naming the field', async () => {
@@ -203,7 +270,11 @@ describe('Workflow list, drafts and versions', () => {
   it('the console uses the same endpoints with its session; an agent is refused', async () => {
     const account = await t.createAccount();
     const marketer = await consoleSession(t, account.accountId, 'marketer');
-    const created = await t.http.post('/v1/workflows', { mode: 'create', name: 'From the console', ...simpleDefinition() }, asUser(marketer));
+    const created = await t.http.post(
+      '/v1/workflows',
+      { mode: 'create', name: 'From the console', ...simpleDefinition() },
+      asUser(marketer),
+    );
     expect(created.status).toBe(200);
     const agent = await consoleSession(t, account.accountId, 'agent');
     for (const [method, path, body] of [

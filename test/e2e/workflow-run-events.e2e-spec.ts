@@ -14,7 +14,14 @@ describe('Run events and history details', () => {
     startNodeId: 'pause',
     nodes: [
       { id: 'pause', type: 'delay', duration: '1s', next: 'call' },
-      { id: 'call', type: 'http_request', method: 'GET', url: 'http://127.0.0.1:1/unreachable', next: 'done', onError: 'done' },
+      {
+        id: 'call',
+        type: 'http_request',
+        method: 'GET',
+        url: 'http://127.0.0.1:1/unreachable',
+        next: 'done',
+        onError: 'done',
+      },
       { id: 'done', type: 'end' },
     ],
   };
@@ -23,7 +30,10 @@ describe('Run events and history details', () => {
   async function readEvents(path: string, token: string, until: (run: any) => boolean, timeoutMs = 10_000) {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
-    const response = await fetch(`${t.url}${path}`, { headers: { authorization: token, accept: 'text/event-stream' }, signal: controller.signal });
+    const response = await fetch(`${t.url}${path}`, {
+      headers: { authorization: token, accept: 'text/event-stream' },
+      signal: controller.signal,
+    });
     const runs: any[] = [];
     try {
       expect(response.status).toBe(200);
@@ -39,7 +49,13 @@ describe('Run events and history details', () => {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           if (!/^event: run$/m.test(block)) continue;
-          const run = JSON.parse(block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'));
+          const run = JSON.parse(
+            block
+              .split('\n')
+              .filter((l) => l.startsWith('data: '))
+              .map((l) => l.slice(6))
+              .join('\n'),
+          );
           runs.push(run);
           if (until(run)) return runs;
         }
@@ -54,7 +70,11 @@ describe('Run events and history details', () => {
   it('streams the run now and after each step until it completes; history entries carry times and effect details', async () => {
     const account = await t.createAccount();
     const wf = await createWorkflow(t, account.token, definition);
-    const started = await t.http.post(`/v1/workflows/${wf.id}/test-runs`, { payload: { phone: '+15550004444' } }, { token: account.token });
+    const started = await t.http.post(
+      `/v1/workflows/${wf.id}/test-runs`,
+      { payload: { phone: '+15550004444' } },
+      { token: account.token },
+    );
     const runId = started.body.data.runId;
     const runs = await readEvents(`/v1/workflow-runs/${runId}/events`, account.token, (r) => r.status === 'completed');
     expect(runs.length).toBeGreaterThanOrEqual(2);
@@ -66,7 +86,8 @@ describe('Run events and history details', () => {
     ]);
 
     const run = await waitForRun(t, account.token, runId, ['completed']);
-    for (const entry of run.history) expect(Date.parse(entry.at)).toBeGreaterThanOrEqual(Date.parse(run.createdAt) - 1000);
+    for (const entry of run.history)
+      expect(Date.parse(entry.at)).toBeGreaterThanOrEqual(Date.parse(run.createdAt) - 1000);
     expect(Date.parse(run.history[1].at) - Date.parse(run.history[0].at)).toBeLessThan(5000);
     const call = run.history.find((h: any) => h.nodeId === 'call');
     expect(call.detail.input).toMatchObject({ method: 'GET', url: 'http://127.0.0.1:1/unreachable' });
@@ -77,12 +98,20 @@ describe('Run events and history details', () => {
     const owner = await t.createAccount();
     const intruder = await t.createAccount();
     const wf = await createWorkflow(t, owner.token, definition);
-    const started = await t.http.post(`/v1/workflows/${wf.id}/test-runs`, { payload: { phone: '+15550005555' } }, { token: owner.token });
+    const started = await t.http.post(
+      `/v1/workflows/${wf.id}/test-runs`,
+      { payload: { phone: '+15550005555' } },
+      { token: owner.token },
+    );
     const runId = started.body.data.runId;
     const events = await t.http.get(`/v1/workflow-runs/${runId}/events`, { token: intruder.token });
     expect(events.status).toBe(404);
     expect(events.body.message).toBe('Workflow run not found');
-    const reply = await t.http.post(`/v1/workflow-runs/${runId}/sandbox-reply`, { text: 'yes' }, { token: intruder.token });
+    const reply = await t.http.post(
+      `/v1/workflow-runs/${runId}/sandbox-reply`,
+      { text: 'yes' },
+      { token: intruder.token },
+    );
     expect(reply.status).toBe(404);
     const badReply = await t.http.post(`/v1/workflow-runs/${runId}/sandbox-reply`, {}, { token: owner.token });
     expect(badReply.status).toBe(400);

@@ -10,14 +10,31 @@ export function simpleDefinition(extra: Record<string, unknown> = {}) {
   };
 }
 
-export async function createWorkflow(t: TestApp, token: string, definition: Record<string, unknown>, name = 'Test workflow', isActive = true) {
+export async function createWorkflow(
+  t: TestApp,
+  token: string,
+  definition: Record<string, unknown>,
+  name = 'Test workflow',
+  isActive = true,
+) {
   const res = await t.http.post('/v1/workflows', { mode: 'create', name, isActive, ...definition }, { token });
   if (res.status !== 200) throw new Error(`create workflow failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data as { id: number; name: string; isActive: boolean; version: number; identifier: string; webhookUrl: string };
+  return res.body.data as {
+    id: number;
+    name: string;
+    isActive: boolean;
+    version: number;
+    identifier: string;
+    webhookUrl: string;
+  };
 }
 
 /** Polls until `check` returns a truthy value (or throws after `timeoutMs`). */
-export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -27,7 +44,8 @@ export async function waitFor<T>(check: () => Promise<T | undefined | null | fal
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -36,11 +54,15 @@ export async function waitFor<T>(check: () => Promise<T | undefined | null | fal
 export async function waitForRun(t: TestApp, token: string, runId: string, statuses: string[], timeoutMs = 10_000) {
   let last: any;
   try {
-    return await waitFor(async () => {
-      const res = await t.http.get(`/v1/workflow-runs/${runId}`, { token });
-      last = res.body;
-      return res.status === 200 && statuses.includes(res.body.data.status) ? res.body.data : undefined;
-    }, timeoutMs, `run ${runId} to be ${statuses.join('/')}`);
+    return await waitFor(
+      async () => {
+        const res = await t.http.get(`/v1/workflow-runs/${runId}`, { token });
+        last = res.body;
+        return res.status === 200 && statuses.includes(res.body.data.status) ? res.body.data : undefined;
+      },
+      timeoutMs,
+      `run ${runId} to be ${statuses.join('/')}`,
+    );
   } catch (error) {
     throw new Error(`${(error as Error).message}; last seen: ${JSON.stringify(last)}`);
   }
@@ -50,7 +72,12 @@ export async function waitForRun(t: TestApp, token: string, runId: string, statu
  * A template row for workflow definitions that name one (definitions are checked against the account's templates).
  * Inserted directly: these suites exercise automations, not the template review (see templates.e2e-spec.ts for that).
  */
-export async function seedTemplate(t: TestApp, account: { accountId: string; messagingPhoneId: string }, name: string, status = 'APPROVED') {
+export async function seedTemplate(
+  t: TestApp,
+  account: { accountId: string; messagingPhoneId: string },
+  name: string,
+  status = 'APPROVED',
+) {
   await t.db.query(
     `INSERT INTO templates (account_id, phone_number_id, name, language, category, status, components, platform_components)
      SELECT $1, id, $3, 'en_US', 'UTILITY', $4, '[]', '[]' FROM phone_numbers WHERE messaging_phone_id = $2`,
@@ -89,7 +116,10 @@ export function driverEnv(driver: AutomationDriverName): Record<string, string> 
   if (driver === 'embedded') return {};
   const address = testTemporalAddress();
   if (!address) throw new Error('no Temporal test server (see test/helpers/global-setup.ts)');
-  return { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: `sbt-${process.pid}-${Math.random().toString(36).slice(2, 10)}` };
+  return {
+    TEMPORAL_ADDRESS: address,
+    TEMPORAL_TASK_QUEUE: `sbt-${process.pid}-${Math.random().toString(36).slice(2, 10)}`,
+  };
 }
 
 /** Waits until `n` workers poll the test app's Temporal task queue (a worker process takes a few seconds to boot). */

@@ -11,7 +11,11 @@ export interface ConsoleSession {
 }
 
 /** Creates a person of the account with a known password. */
-export async function createConsoleUser(t: TestApp, accountId: string, role: 'admin' | 'marketer' | 'agent' = 'marketer') {
+export async function createConsoleUser(
+  t: TestApp,
+  accountId: string,
+  role: 'admin' | 'marketer' | 'agent' = 'marketer',
+) {
   const email = `${role}.${Math.random().toString(36).slice(2, 10)}@example.com`;
   const password = 'correct horse battery staple';
   await createUser(t.db, { accountId, email, role, password });

@@ -7,27 +7,45 @@ export function messagingHelpers(t: TestApp, sandbox: () => TestSandbox) {
   const unique = (base: string) => `${base}_${Date.now().toString(36)}_${(seq++).toString(36)}`;
 
   /** Creates a template through POST /templates/create, approves it as the sandbox's reviewer, waits until APPROVED here. */
-  async function approvedTemplate(account: TestAccount, components: unknown[], opts: { name?: string; category?: string; approve?: boolean } = {}) {
+  async function approvedTemplate(
+    account: TestAccount,
+    components: unknown[],
+    opts: { name?: string; category?: string; approve?: boolean } = {},
+  ) {
     const name = opts.name ?? unique('tpl');
     const created = await t.http.post(
       '/templates/create',
-      { template_name: name, category: opts.category ?? 'UTILITY', language: 'en_US', messagingPhoneId: account.messagingPhoneId, components },
+      {
+        template_name: name,
+        category: opts.category ?? 'UTILITY',
+        language: 'en_US',
+        messagingPhoneId: account.messagingPhoneId,
+        components,
+      },
       { token: account.token },
     );
-    if (created.status !== 200 || typeof created.body.data !== 'object') throw new Error(`template create failed: ${created.status} ${JSON.stringify(created.body)}`);
+    if (created.status !== 200 || typeof created.body.data !== 'object')
+      throw new Error(`template create failed: ${created.status} ${JSON.stringify(created.body)}`);
     if (opts.approve === false) return name;
     const review = await sandbox().control.post('/_sandbox/templates/review', { name, status: 'APPROVED' });
     if (review.status !== 200) throw new Error(`review failed: ${JSON.stringify(review.body)}`);
-    await eventually(async () => {
-      const res = await t.http.get(`/templates/status?template_name=${name}`, { token: account.token });
-      return res.body?.data?.status === 'APPROVED';
-    }, 10_000, `template ${name} approved`);
+    await eventually(
+      async () => {
+        const res = await t.http.get(`/templates/status?template_name=${name}`, { token: account.token });
+        return res.body?.data?.status === 'APPROVED';
+      },
+      10_000,
+      `template ${name} approved`,
+    );
     return name;
   }
 
   const body = (text: string, vars: Record<string, string> = {}) => ({
     type: 'body',
-    parameters: [{ type: 'text', text }, ...Object.entries(vars).map(([k, v]) => ({ type: 'variable', variable: { text: k, value: v } }))],
+    parameters: [
+      { type: 'text', text },
+      ...Object.entries(vars).map(([k, v]) => ({ type: 'variable', variable: { text: k, value: v } })),
+    ],
   });
 
   /** What the sandbox (the platform) received for this recipient, oldest first. */
@@ -38,14 +56,20 @@ export function messagingHelpers(t: TestApp, sandbox: () => TestSandbox) {
 
   /** The customer writes to the number: opens the 24-hour window. */
   async function customerWrites(account: TestAccount, from: string, text = 'hi', extra: Record<string, unknown> = {}) {
-    const res = await sandbox().control.post('/_sandbox/inbound', { from, phone_number_id: account.messagingPhoneId, text, name: 'Customer', ...extra });
+    const res = await sandbox().control.post('/_sandbox/inbound', {
+      from,
+      phone_number_id: account.messagingPhoneId,
+      text,
+      name: 'Customer',
+      ...extra,
+    });
     if (res.status !== 200) throw new Error(`inbound failed: ${JSON.stringify(res.body)}`);
     return res.body;
   }
 
   let phoneSeq = 0;
   /** A fresh customer number (never ending in 0000, the sandbox's undeliverable suffix). */
-  const customer = () => `4917${String(Date.now() % 1e6).padStart(6, '0')}${String(phoneSeq++ % 90 + 10)}`;
+  const customer = () => `4917${String(Date.now() % 1e6).padStart(6, '0')}${String((phoneSeq++ % 90) + 10)}`;
 
   return { unique, approvedTemplate, body, received, customerWrites, customer };
 }

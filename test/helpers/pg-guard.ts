@@ -27,7 +27,8 @@ if (!proto.__guarded) {
     const result = original.apply(this, args);
     if (result && typeof (result as Promise<unknown>).catch === 'function') {
       (result as Promise<unknown>).catch((error: Error) => {
-        if (/^Connection terminated/.test(error?.message ?? '')) problems.push(`a query was cut off: ${error.message}\n${new Error().stack}`);
+        if (/^Connection terminated/.test(error?.message ?? ''))
+          problems.push(`a query was cut off: ${error.message}\n${new Error().stack}`);
       });
     }
     return result;
@@ -47,5 +48,6 @@ afterEach(() => {
 
 afterAll(() => {
   const seen = takePgProblems();
-  if (seen.length) throw new Error(`pg client misused while the suite closed (${seen.length}x):\n${seen.slice(0, 3).join('\n\n')}`);
+  if (seen.length)
+    throw new Error(`pg client misused while the suite closed (${seen.length}x):\n${seen.slice(0, 3).join('\n\n')}`);
 });

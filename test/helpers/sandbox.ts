@@ -13,13 +13,22 @@ export interface TestSandbox {
 
 /** A Cloud API sandbox on a random port whose signed webhooks go to the test app's receiver. */
 export async function startTestSandbox(t: TestApp, config: Partial<SandboxConfig> = {}): Promise<TestSandbox> {
-  const sandbox = createSandbox({ webhookUrl: `${t.url}/webhooks/whatsapp`, appSecret: t.config.WHATSAPP_APP_SECRET, quiet: true, ...config });
+  const sandbox = createSandbox({
+    webhookUrl: `${t.url}/webhooks/whatsapp`,
+    appSecret: t.config.WHATSAPP_APP_SECRET,
+    quiet: true,
+    ...config,
+  });
   const url = await sandbox.listen(0, '127.0.0.1');
   return { sandbox, url, control: new HttpClient(url), close: () => sandbox.close() };
 }
 
 /** Polls until `check` returns a truthy value (webhooks and queues are asynchronous), or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

@@ -36,11 +36,20 @@ export async function bundleAutomationWorkflowsForReplay(): Promise<WorkflowBund
 }
 
 /** Replays one history; resolves with the commands the workflow issued (with their arguments), rejects on a mismatch. */
-export async function replayHistory(bundle: WorkflowBundle, history: HistoryJson, workflowId = 'replay-workflow'): Promise<RecordedCommand[]> {
+export async function replayHistory(
+  bundle: WorkflowBundle,
+  history: HistoryJson,
+  workflowId = 'replay-workflow',
+): Promise<RecordedCommand[]> {
   const commands: RecordedCommand[] = [];
-  const sinks: { replayRecorder: { command: { fn: (info: unknown, command: RecordedCommand) => void; callDuringReplay: boolean } } } = {
+  const sinks: {
+    replayRecorder: { command: { fn: (info: unknown, command: RecordedCommand) => void; callDuringReplay: boolean } };
+  } = {
     replayRecorder: {
-      command: { fn: (_info, command) => void commands.push(JSON.parse(JSON.stringify(command ?? null))), callDuringReplay: true },
+      command: {
+        fn: (_info, command) => void commands.push(JSON.parse(JSON.stringify(command ?? null))),
+        callDuringReplay: true,
+      },
     },
   };
   await Worker.runReplayHistory({ workflowBundle: bundle, sinks }, history, workflowId);

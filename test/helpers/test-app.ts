@@ -38,7 +38,10 @@ export interface TestApp {
  * and its own Redis key prefix. `env` overrides configuration (e.g. a 1-second token lifetime);
  * `worker: true` also runs the worker's processors in this process.
  */
-export async function startTestApp(env: Record<string, string> = {}, options: { worker?: boolean } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: { worker?: boolean } = {},
+): Promise<TestApp> {
   const template = process.env.SWITCHBOARD_TEST_TEMPLATE_DB;
   if (!template) throw new Error('Run e2e tests through jest: the global setup prepares the template database');
   const suffix = randomBytes(6).toString('hex');
@@ -63,7 +66,9 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   });
   const app = await createApiApp(config);
   await app.listen(0, '127.0.0.1');
-  const worker = options.worker ? await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: ['error', 'warn'] }) : undefined;
+  const worker = options.worker
+    ? await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: ['error', 'warn'] })
+    : undefined;
   if (worker && config.TEMPORAL_ADDRESS) await temporalWorkerRunning(worker);
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
@@ -85,9 +90,16 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
         apiVersion: config.WHATSAPP_API_VERSION,
         ...input,
       });
-      const auth = await http.post('/v1/authenticate', undefined, { headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+      const auth = await http.post('/v1/authenticate', undefined, {
+        headers: { clientid: account.clientId, clientsecret: account.clientSecret },
+      });
       if (auth.status !== 200) throw new Error(`authenticate failed: ${auth.status} ${JSON.stringify(auth.body)}`);
-      return { ...account, token: auth.body.token, refreshToken: auth.body.refreshToken, messagingPhoneId: account.messagingPhoneIds[0] };
+      return {
+        ...account,
+        token: auth.body.token,
+        refreshToken: auth.body.refreshToken,
+        messagingPhoneId: account.messagingPhoneIds[0],
+      };
     },
     async close() {
       await worker?.close();

@@ -19,13 +19,20 @@ export function processEnv(t: TestApp, poolSize = 10): NodeJS.ProcessEnv {
     RATE_LIMIT_PER_MINUTE: String(t.config.RATE_LIMIT_PER_MINUTE),
     // The test app's driver: with Temporal, the same server and task queue (and the prebuilt workflow bundle).
     ...(t.config.TEMPORAL_ADDRESS
-      ? { TEMPORAL_ADDRESS: t.config.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: t.config.TEMPORAL_TASK_QUEUE, TEMPORAL_NAMESPACE: t.config.TEMPORAL_NAMESPACE }
+      ? {
+          TEMPORAL_ADDRESS: t.config.TEMPORAL_ADDRESS,
+          TEMPORAL_TASK_QUEUE: t.config.TEMPORAL_TASK_QUEUE,
+          TEMPORAL_NAMESPACE: t.config.TEMPORAL_NAMESPACE,
+        }
       : { TEMPORAL_ADDRESS: '' }),
   };
 }
 
 function spawnDist(entry: string, env: NodeJS.ProcessEnv, logs: string[]): ChildProcess {
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', entry)], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (d) => logs.push(String(d)));
   child.stderr!.on('data', (d) => logs.push(String(d)));
   return child;
@@ -35,18 +42,32 @@ function spawnDist(entry: string, env: NodeJS.ProcessEnv, logs: string[]): Child
  * The compiled worker (dist/, built by the jest global setup) as a real child process on the test app's database and
  * Redis prefix, for crash tests that SIGKILL it. Its output goes to `logs`, printed by the test when it fails.
  */
-export function startWorkerProcess(t: TestApp, logs: string[], poolSize = 10, extraEnv: Record<string, string> = {}): ChildProcess {
+export function startWorkerProcess(
+  t: TestApp,
+  logs: string[],
+  poolSize = 10,
+  extraEnv: Record<string, string> = {},
+): ChildProcess {
   return spawnDist('apps/worker/src/main.js', { ...processEnv(t, poolSize), ...extraEnv }, logs);
 }
 
 /** The compiled API as a child process on `port` (same database, Redis and driver as the test app); resolves once it answers. */
-export async function startApiProcess(t: TestApp, logs: string[], port: number, poolSize = 10): Promise<{ child: ChildProcess; url: string }> {
+export async function startApiProcess(
+  t: TestApp,
+  logs: string[],
+  port: number,
+  poolSize = 10,
+): Promise<{ child: ChildProcess; url: string }> {
   const child = spawnDist('apps/api/src/main.js', { ...processEnv(t, poolSize), PORT: String(port) }, logs);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`API process exited (${child.exitCode})\n${logs.join('').slice(-2000)}`);
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (child.exitCode !== null)
+      throw new Error(`API process exited (${child.exitCode})\n${logs.join('').slice(-2000)}`);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { child, url };
     if (Date.now() > deadline) throw new Error(`API process on ${port} did not answer\n${logs.join('').slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -18,7 +18,12 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { RunState } from '@switchboard/engine';
-import type { AutomationActivities, PerformEffectInput, PerformEffectResult, RecordRunStateInput } from '../../workflows/activities';
+import type {
+  AutomationActivities,
+  PerformEffectInput,
+  PerformEffectResult,
+  RecordRunStateInput,
+} from '../../workflows/activities';
 import type { AutomationWorkflowInput } from '../../workflows/automation.workflow';
 import { automationWorkflowOptions } from '../../workflows/bundle';
 import { queryRunState, signalReply, startAutomationRun, type AutomationWorkflowHandle } from '../../workflows/client';
@@ -31,7 +36,9 @@ const namespace = process.env.TEMPORAL_NAMESPACE?.trim() || 'default';
 export const RECORDED_HISTORIES_DIR = join(__dirname, '..', 'fixtures', 'temporal-histories');
 
 if (!address) {
-  process.stdout.write(`\nTemporal live suite skipped: ${process.env.SWITCHBOARD_TEST_TEMPORAL_UNAVAILABLE ?? 'no Temporal server (TEMPORAL_ADDRESS is not set)'}\n\n`);
+  process.stdout.write(
+    `\nTemporal live suite skipped: ${process.env.SWITCHBOARD_TEST_TEMPORAL_UNAVAILABLE ?? 'no Temporal server (TEMPORAL_ADDRESS is not set)'}\n\n`,
+  );
 }
 const describeLive = address ? describe : describe.skip;
 
@@ -50,7 +57,10 @@ describeLive(`Temporal live suite (${address ?? 'no server'}, namespace ${namesp
       if (seen) return seen;
       if (slowRuns.has(input.runId)) await new Promise((r) => setTimeout(r, 1500));
       performed.push(input);
-      const outcome: PerformEffectResult = { ok: true, result: { messageId: `wamid.live.${input.runId}.${input.seq}` } };
+      const outcome: PerformEffectResult = {
+        ok: true,
+        result: { messageId: `wamid.live.${input.runId}.${input.seq}` },
+      };
       outcomesByKey.set(input.idempotencyKey, outcome);
       return outcome;
     },
@@ -72,7 +82,13 @@ describeLive(`Temporal live suite (${address ?? 'no server'}, namespace ${namesp
       // already installed
     }
     nativeConnection = await NativeConnection.connect({ address });
-    worker = await Worker.create({ connection: nativeConnection, namespace, taskQueue, activities, ...automationWorkflowOptions() });
+    worker = await Worker.create({
+      connection: nativeConnection,
+      namespace,
+      taskQueue,
+      activities,
+      ...automationWorkflowOptions(),
+    });
     running = worker.run();
     connection = await Connection.connect({ address });
     client = new Client({ connection, namespace });
@@ -94,7 +110,9 @@ describeLive(`Temporal live suite (${address ?? 'no server'}, namespace ${namesp
     contact: { phone: customerPayload.customer.phone, name: customerPayload.customer.name },
   });
   const sentBy = (runId: string) =>
-    performed.filter((p) => p.runId === runId).map((p) => (p.effect.type === 'send_template' ? p.effect.templateName : p.effect.type));
+    performed
+      .filter((p) => p.runId === runId)
+      .map((p) => (p.effect.type === 'send_template' ? p.effect.templateName : p.effect.type));
   const outcomes = (state: RunState) => state.history.map((h) => `${h.nodeId}:${h.outcome}`);
 
   let replayBundle: WorkflowBundle | undefined;
@@ -130,10 +148,18 @@ describeLive(`Temporal live suite (${address ?? 'no server'}, namespace ${namesp
     });
     expect(waiting.waitingFor).toMatchObject({ nodeId: 'wait', timeoutMs: 60_000 });
 
-    expect(await signalReply(client, input.runId, { reply: { text: 'Yes', messageId: `wamid.in.${input.runId}` } })).toBe(true);
+    expect(
+      await signalReply(client, input.runId, { reply: { text: 'Yes', messageId: `wamid.in.${input.runId}` } }),
+    ).toBe(true);
     const state = await handle.result();
     expect(state.status).toBe('completed');
-    expect(outcomes(state)).toEqual(['ask:completed', 'wait:branch:1', 'check:rule:0', 'vip_thanks:completed', 'done:end']);
+    expect(outcomes(state)).toEqual([
+      'ask:completed',
+      'wait:branch:1',
+      'check:rule:0',
+      'vip_thanks:completed',
+      'done:end',
+    ]);
     await exportAndReplay('reply-path', handle, state);
     expect(sentBy(input.runId)).toEqual(['order_confirm', 'vip_thanks']);
     const idempotencyKeys = performed.filter((p) => p.runId === input.runId).map((p) => p.idempotencyKey);
@@ -152,10 +178,20 @@ describeLive(`Temporal live suite (${address ?? 'no server'}, namespace ${namesp
     const input = inputFor(replyDefinition('60s'));
     slowRuns.add(input.runId);
     const { handle } = await startAutomationRun(client, input, { taskQueue });
-    await until('the send to be in progress', async () => ((await queryRunState(client, input.runId)).waitingFor?.kind === 'effect' ? true : undefined));
-    expect(await signalReply(client, input.runId, { reply: { text: 'yes', messageId: `wamid.early.${input.runId}` } })).toBe(true);
+    await until('the send to be in progress', async () =>
+      (await queryRunState(client, input.runId)).waitingFor?.kind === 'effect' ? true : undefined,
+    );
+    expect(
+      await signalReply(client, input.runId, { reply: { text: 'yes', messageId: `wamid.early.${input.runId}` } }),
+    ).toBe(true);
     const state = await handle.result();
-    expect(outcomes(state)).toEqual(['ask:completed', 'wait:branch:1', 'check:rule:0', 'vip_thanks:completed', 'done:end']);
+    expect(outcomes(state)).toEqual([
+      'ask:completed',
+      'wait:branch:1',
+      'check:rule:0',
+      'vip_thanks:completed',
+      'done:end',
+    ]);
     expect(state.consumedReplyIds).toContain(`wamid.early.${input.runId}`);
     await exportAndReplay('reply-during-send', handle, state);
   }, 60_000);
@@ -260,26 +296,58 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
       trigger: { type: 'webhook' },
       startNodeId: 'lookup',
       nodes: [
-        { id: 'lookup', type: 'http_request', method: 'POST', url: `${receiverUrl}/tier`, body: { phone: '{{contact.phone}}' }, saveAs: 'crm', next: 'wait' },
-        { id: 'wait', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'keyword', keywords: ['yes'] }, next: 'done' }], onTimeout: 'done' },
+        {
+          id: 'lookup',
+          type: 'http_request',
+          method: 'POST',
+          url: `${receiverUrl}/tier`,
+          body: { phone: '{{contact.phone}}' },
+          saveAs: 'crm',
+          next: 'wait',
+        },
+        {
+          id: 'wait',
+          type: 'wait_for_reply',
+          timeout: 60,
+          branches: [{ match: { type: 'keyword', keywords: ['yes'] }, next: 'done' }],
+          onTimeout: 'done',
+        },
         { id: 'done', type: 'end' },
       ],
     });
-    const res = await t.http.post(`/webhook/workflow/${wf.identifier}`, { customer: { phone: '+447700900901', name: 'Ada' } }, { headers: { 'Idempotency-Key': 'live-1' } });
+    const res = await t.http.post(
+      `/webhook/workflow/${wf.identifier}`,
+      { customer: { phone: '+447700900901', name: 'Ada' } },
+      { headers: { 'Idempotency-Key': 'live-1' } },
+    );
     expect(res.status).toBe(200);
     const runId = res.body.runId;
-    const retry = await t.http.post(`/webhook/workflow/${wf.identifier}`, { customer: { phone: '+447700900901', name: 'Ada' } }, { headers: { 'Idempotency-Key': 'live-1' } });
+    const retry = await t.http.post(
+      `/webhook/workflow/${wf.identifier}`,
+      { customer: { phone: '+447700900901', name: 'Ada' } },
+      { headers: { 'Idempotency-Key': 'live-1' } },
+    );
     expect(retry.body.runId).toBe(runId);
 
     const waiting = await m.waitForRun(t, account.token, runId, ['waiting'], 30_000);
-    expect(waiting).toMatchObject({ currentNodeId: 'wait', waitingFor: { kind: 'reply', nodeId: 'wait' }, vars: { crm: { status: 200, body: { tier: 'gold' } } } });
+    expect(waiting).toMatchObject({
+      currentNodeId: 'wait',
+      waitingFor: { kind: 'reply', nodeId: 'wait' },
+      vars: { crm: { status: 200, body: { tier: 'gold' } } },
+    });
     expect(received.filter((r) => r.url === '/tier').map((r) => r.key)).toEqual([`run:${runId}:step:1`]);
 
-    const delivered = await t.worker!.get(m.WorkflowRunsService).deliverReply(account.accountId, null, '447700900901', { text: 'Yes', messageId: `wamid.live.${runId}` });
+    const delivered = await t
+      .worker!.get(m.WorkflowRunsService)
+      .deliverReply(account.accountId, null, '447700900901', { text: 'Yes', messageId: `wamid.live.${runId}` });
     expect(delivered).toEqual([runId]);
     const done = await m.waitForRun(t, account.token, runId, ['completed', 'failed'], 30_000);
     expect(done.status).toBe('completed');
-    expect(done.history.map((h: { nodeId: string; outcome: string }) => `${h.nodeId}:${h.outcome}`)).toEqual(['lookup:completed', 'wait:branch:0', 'done:end']);
+    expect(done.history.map((h: { nodeId: string; outcome: string }) => `${h.nodeId}:${h.outcome}`)).toEqual([
+      'lookup:completed',
+      'wait:branch:0',
+      'done:end',
+    ]);
     expect(done.finishedAt).toEqual(expect.any(String));
   }, 90_000);
 });

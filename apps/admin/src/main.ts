@@ -1,7 +1,16 @@
 import 'reflect-metadata';
 import { HttpException } from '@nestjs/common';
 import { accountExists, listAccounts, provisionAccount } from '@switchboard/accounts';
-import { clientIdsByAccount, createClient, deleteClient, GRANTS, isGrant, listClients, rotateClientSecret, setClientGrants } from '@switchboard/auth';
+import {
+  clientIdsByAccount,
+  createClient,
+  deleteClient,
+  GRANTS,
+  isGrant,
+  listClients,
+  rotateClientSecret,
+  setClientGrants,
+} from '@switchboard/auth';
 import { loadConfigOrExit, SecretBox } from '@switchboard/core';
 import { dataSourceOptions } from '@switchboard/core/database';
 import { createUser, isRole, ROLES } from '@switchboard/users';
@@ -65,7 +74,13 @@ interface Options {
   'password-stdin'?: boolean;
 }
 
-async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, command: string, args: string[], values: Options) {
+async function run(
+  db: DataSource,
+  config: ReturnType<typeof loadConfigOrExit>,
+  command: string,
+  args: string[],
+  values: Options,
+) {
   switch (command) {
     case 'create-account': {
       if (!values.name) throw new UsageError('create-account needs --name NAME');
@@ -76,14 +91,19 @@ async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, 
       });
     }
     case 'create-client': {
-      if (!values.account || !/^\d+$/.test(values.account)) throw new UsageError('create-client needs --account ACCOUNT_ID (a number)');
+      if (!values.account || !/^\d+$/.test(values.account))
+        throw new UsageError('create-client needs --account ACCOUNT_ID (a number)');
       if (!(await accountExists(db, values.account))) throw new UsageError(`No account with id ${values.account}`);
       return { accountId: values.account, ...(await createClient(db, values.account)) };
     }
     case 'set-grants': {
       const [clientId, list] = args;
-      if (!clientId || list === undefined) throw new UsageError('set-grants needs CLIENT_ID and a comma-separated list of grants');
-      const grants = list.split(',').map((g) => g.trim()).filter(Boolean);
+      if (!clientId || list === undefined)
+        throw new UsageError('set-grants needs CLIENT_ID and a comma-separated list of grants');
+      const grants = list
+        .split(',')
+        .map((g) => g.trim())
+        .filter(Boolean);
       const unknown = grants.filter((g) => !isGrant(g));
       if (unknown.length) throw new UsageError(`Unknown grant(s): ${unknown.join(', ')}. Known: ${GRANTS.join(', ')}`);
       if (!(await setClientGrants(db, clientId, grants))) throw new UsageError(`No client with id ${clientId}`);
@@ -100,7 +120,8 @@ async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, 
       }));
     }
     case 'list-clients': {
-      if (!values.account || !/^\d+$/.test(values.account)) throw new UsageError('list-clients needs --account ACCOUNT_ID (a number)');
+      if (!values.account || !/^\d+$/.test(values.account))
+        throw new UsageError('list-clients needs --account ACCOUNT_ID (a number)');
       return listClients(db, values.account);
     }
     case 'rotate-secret': {
@@ -117,12 +138,19 @@ async function run(db: DataSource, config: ReturnType<typeof loadConfigOrExit>, 
       return { clientId, deleted: true };
     }
     case 'create-user': {
-      if (!values.account || !/^\d+$/.test(values.account)) throw new UsageError('create-user needs --account ACCOUNT_ID (a number)');
+      if (!values.account || !/^\d+$/.test(values.account))
+        throw new UsageError('create-user needs --account ACCOUNT_ID (a number)');
       if (!values.email) throw new UsageError('create-user needs --email EMAIL');
-      if (!values.role || !isRole(values.role)) throw new UsageError(`create-user needs --role, one of: ${ROLES.join(', ')}`);
+      if (!values.role || !isRole(values.role))
+        throw new UsageError(`create-user needs --role, one of: ${ROLES.join(', ')}`);
       const password = values['password-stdin'] ? (await readStdin()).replace(/\r?\n$/, '') : undefined;
       try {
-        const user = await createUser(db, { accountId: values.account, email: values.email, role: values.role, password });
+        const user = await createUser(db, {
+          accountId: values.account,
+          email: values.email,
+          role: values.role,
+          password,
+        });
         return values['password-stdin'] ? { ...user, password: '(as given)' } : user;
       } catch (error) {
         if (error instanceof HttpException) throw new UsageError((error.getResponse() as { message: string }).message);
@@ -147,7 +175,10 @@ function print(result: unknown, json: boolean) {
   }
   const rows = Array.isArray(result) ? result : [result];
   for (const row of rows) {
-    for (const [key, value] of Object.entries(row as object)) process.stdout.write(`${key.padEnd(18)} ${Array.isArray(value) ? value.join(', ') : value instanceof Date ? value.toISOString() : value}\n`);
+    for (const [key, value] of Object.entries(row as object))
+      process.stdout.write(
+        `${key.padEnd(18)} ${Array.isArray(value) ? value.join(', ') : value instanceof Date ? value.toISOString() : value}\n`,
+      );
     if (rows.length > 1) process.stdout.write('\n');
   }
 }

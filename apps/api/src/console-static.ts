@@ -23,7 +23,10 @@ export function registerConsole(fastify: FastifyInstance, root = CONSOLE_DIR): b
         index: ['index.html'],
         cacheControl: false,
         setHeaders: (reply, path) => {
-          reply.header('cache-control', path.includes(join(root, 'assets')) ? 'public, max-age=31536000, immutable' : 'no-cache');
+          reply.header(
+            'cache-control',
+            path.includes(join(root, 'assets')) ? 'public, max-age=31536000, immutable' : 'no-cache',
+          );
         },
       });
       scope.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
@@ -34,7 +37,9 @@ export function registerConsole(fastify: FastifyInstance, root = CONSOLE_DIR): b
           !/\.[a-z0-9]+$/i.test(path) &&
           String(request.headers.accept ?? '').includes('text/html');
         if (isPage) return reply.header('cache-control', 'no-cache').sendFile('index.html');
-        return reply.code(404).send({ message: `Cannot ${request.method} ${path}`, error: 'Not Found', statusCode: 404 });
+        return reply
+          .code(404)
+          .send({ message: `Cannot ${request.method} ${path}`, error: 'Not Found', statusCode: 404 });
       });
     },
     { prefix: '/app' },

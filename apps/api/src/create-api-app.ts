@@ -2,7 +2,13 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { csrfPrecheck } from '@switchboard/auth';
-import { AllExceptionsFilter, AppConfig, createLogger, createValidationPipe, installRequestRules } from '@switchboard/core';
+import {
+  AllExceptionsFilter,
+  AppConfig,
+  createLogger,
+  createValidationPipe,
+  installRequestRules,
+} from '@switchboard/core';
 import { randomUUID } from 'node:crypto';
 import { ApiModule } from './api.module';
 import { registerConsole } from './console-static';
@@ -15,7 +21,9 @@ const BODY_LIMIT = 1024 * 1024;
  * cannot check the peer), so a count becomes proxy-addr's hop rule as a function: the nearest `hops` addresses are
  * proxies. Only safe when nothing but those proxies can reach the API (docs/security.md).
  */
-function trustProxyOption(setting: boolean | number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) {
+function trustProxyOption(
+  setting: boolean | number | string[],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (typeof setting !== 'number') return setting;
   const hops = setting;
   return (_address, hop) => hop < hops;
@@ -50,7 +58,9 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
     app,
     new DocumentBuilder()
       .setTitle('Switchboard API')
-      .setDescription('Messaging business API and workflow automation on the WhatsApp Business Platform. Send the access token from POST /v1/authenticate in the Authorization header.')
+      .setDescription(
+        'Messaging business API and workflow automation on the WhatsApp Business Platform. Send the access token from POST /v1/authenticate in the Authorization header.',
+      )
       .setVersion('1')
       .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization' }, 'access-token')
       .addSecurityRequirements('access-token')

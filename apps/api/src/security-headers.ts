@@ -21,7 +21,8 @@ const STRICT_CSP = {
 };
 
 /** Swagger UI at /docs writes <style> blocks and inline style attributes: only there are inline styles allowed. */
-const DOCS_CSP = "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; form-action 'self'; frame-ancestors 'none'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'";
+const DOCS_CSP =
+  "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; form-action 'self'; frame-ancestors 'none'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'";
 
 const HSTS = 'max-age=31536000; includeSubDomains';
 
@@ -39,7 +40,8 @@ export async function installSecurityHeaders(app: NestFastifyApplication): Promi
     .getHttpAdapter()
     .getInstance()
     .addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-      if (request.url === '/docs' || request.url.startsWith('/docs/') || request.url.startsWith('/docs?')) reply.header('content-security-policy', DOCS_CSP);
+      if (request.url === '/docs' || request.url.startsWith('/docs/') || request.url.startsWith('/docs?'))
+        reply.header('content-security-policy', DOCS_CSP);
       if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
     });
 }

@@ -54,9 +54,17 @@ export function App() {
   const builderMatch = /^\/workflows\/(\d+)/.exec(path);
 
   let page;
-  if (path === '/' || path === '/sign-in') page = <Placeholder title="Welcome" text={`Signed in as ${me.email} (${me.role}).`} />;
+  if (path === '/' || path === '/sign-in')
+    page = <Placeholder title="Welcome" text={`Signed in as ${me.email} (${me.role}).`} />;
   else if (!section) page = <Placeholder title="Not found" text="There is no such page." />;
-  else if (!allowed) page = <Placeholder title="Not allowed" text={`Your role (${me.role}) cannot open ${section.label}.`} testId="not-allowed" />;
+  else if (!allowed)
+    page = (
+      <Placeholder
+        title="Not allowed"
+        text={`Your role (${me.role}) cannot open ${section.label}.`}
+        testId="not-allowed"
+      />
+    );
   else if (builderMatch)
     page = (
       <Suspense fallback={<div className="loading">Loading the builder…</div>}>
@@ -71,7 +79,12 @@ export function App() {
       <nav className="nav">
         <div className="brand">Switchboard</div>
         {NAV.filter((n) => me.grants.includes(n.grant)).map((n) => (
-          <a key={n.path} href={`/app${n.path}`} className={section?.path === n.path ? 'active' : ''} onClick={(e) => (e.preventDefault(), navigate(n.path))}>
+          <a
+            key={n.path}
+            href={`/app${n.path}`}
+            className={section?.path === n.path ? 'active' : ''}
+            onClick={(e) => (e.preventDefault(), navigate(n.path))}
+          >
             {n.label}
           </a>
         ))}

@@ -37,12 +37,18 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') headers['x-switchboard-csrf'] = csrfToken || '1';
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+  });
   const text = await response.text();
   const parsed = text ? safeJson(text) : undefined;
   if (!response.ok) {
     if (response.status === 401 && path !== '/console/session') onSignedOut();
-    const message = (parsed && typeof parsed === 'object' && (parsed as any).message) || `${response.status} ${response.statusText}`;
+    const message =
+      (parsed && typeof parsed === 'object' && (parsed as any).message) || `${response.status} ${response.statusText}`;
     throw new ApiError(response.status, Array.isArray(message) ? message.join('; ') : String(message), parsed);
   }
   return parsed as T;
@@ -56,7 +62,8 @@ function safeJson(text: string): unknown {
   }
 }
 
-export const signIn = (email: string, password: string) => api<{ data: Me }>('POST', '/console/session', { email, password }).then((r) => r.data);
+export const signIn = (email: string, password: string) =>
+  api<{ data: Me }>('POST', '/console/session', { email, password }).then((r) => r.data);
 export const signOut = () => api('DELETE', '/console/session');
 export const fetchMe = () => api<{ data: Me }>('GET', '/console/me').then((r) => r.data);
 
@@ -112,7 +119,10 @@ export interface RunSummary {
 
 export const workflowsApi = {
   list: (page = 1, search = '') =>
-    api<{ data: WorkflowSummary[]; pagination: { page: number; total: number; totalPages: number } }>('GET', `/v1/workflows?page=${page}&pageSize=20${search ? `&search=${encodeURIComponent(search)}` : ''}`),
+    api<{ data: WorkflowSummary[]; pagination: { page: number; total: number; totalPages: number } }>(
+      'GET',
+      `/v1/workflows?page=${page}&pageSize=20${search ? `&search=${encodeURIComponent(search)}` : ''}`,
+    ),
   create: (name: string) =>
     api<{ data: WorkflowSummary }>('POST', '/v1/workflows', {
       mode: 'create',
@@ -136,13 +146,29 @@ export const workflowsApi = {
   saveDraft: (id: number, body: { revision: number; name: string; definition: Definition; layout: Layout }) =>
     api<{ data: Draft }>('PUT', `/v1/workflows/${id}/draft`, body).then((r) => r.data),
   discardDraft: (id: number) => api('DELETE', `/v1/workflows/${id}/draft`),
-  publish: (id: number, revision: number) => api<{ data: { id: number; version: number } }>('POST', `/v1/workflows/${id}/publish`, { revision }).then((r) => r.data),
-  versions: (id: number) => api<{ data: Array<{ version: number; current: boolean; nodeCount: number; createdAt: string }> }>('GET', `/v1/workflows/${id}/versions`).then((r) => r.data),
-  version: (id: number, v: number) => api<{ data: { version: number; definition: Definition; layout: Layout | null } }>('GET', `/v1/workflows/${id}/versions/${v}`).then((r) => r.data),
-  restore: (id: number, v: number) => api<{ data: Draft }>('POST', `/v1/workflows/${id}/versions/${v}/restore`).then((r) => r.data),
-  runs: (id: number, status = '') => api<{ data: RunSummary[] }>('GET', `/v1/workflows/${id}/runs?pageSize=50${status ? `&status=${status}` : ''}`).then((r) => r.data),
+  publish: (id: number, revision: number) =>
+    api<{ data: { id: number; version: number } }>('POST', `/v1/workflows/${id}/publish`, { revision }).then(
+      (r) => r.data,
+    ),
+  versions: (id: number) =>
+    api<{ data: Array<{ version: number; current: boolean; nodeCount: number; createdAt: string }> }>(
+      'GET',
+      `/v1/workflows/${id}/versions`,
+    ).then((r) => r.data),
+  version: (id: number, v: number) =>
+    api<{ data: { version: number; definition: Definition; layout: Layout | null } }>(
+      'GET',
+      `/v1/workflows/${id}/versions/${v}`,
+    ).then((r) => r.data),
+  restore: (id: number, v: number) =>
+    api<{ data: Draft }>('POST', `/v1/workflows/${id}/versions/${v}/restore`).then((r) => r.data),
+  runs: (id: number, status = '') =>
+    api<{ data: RunSummary[] }>('GET', `/v1/workflows/${id}/runs?pageSize=50${status ? `&status=${status}` : ''}`).then(
+      (r) => r.data,
+    ),
   run: (runId: string) => api<{ data: any }>('GET', `/v1/workflow-runs/${runId}`).then((r) => r.data),
-  testRun: (id: number, payload: unknown) => api<{ data: { runId: string } }>('POST', `/v1/workflows/${id}/test-runs`, { payload }).then((r) => r.data),
+  testRun: (id: number, payload: unknown) =>
+    api<{ data: { runId: string } }>('POST', `/v1/workflows/${id}/test-runs`, { payload }).then((r) => r.data),
 };
 
 export interface TemplateInfo {
@@ -152,5 +178,8 @@ export interface TemplateInfo {
   variables: string[];
 }
 export const templatesApi = {
-  approved: () => api<{ data: { templates: TemplateInfo[] } }>('GET', '/v2/templates?status=APPROVED&pageSize=100').then((r) => r.data.templates),
+  approved: () =>
+    api<{ data: { templates: TemplateInfo[] } }>('GET', '/v2/templates?status=APPROVED&pageSize=100').then(
+      (r) => r.data.templates,
+    ),
 };

@@ -19,6 +19,8 @@ export function usePath(): string {
 }
 
 function currentPath(): string {
-  const p = window.location.pathname.startsWith(BASE) ? window.location.pathname.slice(BASE.length) : window.location.pathname;
+  const p = window.location.pathname.startsWith(BASE)
+    ? window.location.pathname.slice(BASE.length)
+    : window.location.pathname;
   return p === '' ? '/' : p;
 }

@@ -5,13 +5,19 @@ import { variablesOf } from './messages';
 import { Flow, FlowValidationError, SandboxState, Template, TemplateComponent, TemplateStatus } from './state';
 import { envelope, WebhookDispatcher, DeliveryResult } from './webhooks';
 
-
 const CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'];
 const COMPONENT_TYPES = ['HEADER', 'BODY', 'FOOTER', 'BUTTONS', 'CAROUSEL'];
 const HEADER_FORMATS = ['TEXT', 'IMAGE', 'VIDEO', 'DOCUMENT', 'LOCATION'];
 const BUTTON_TYPES = ['QUICK_REPLY', 'URL', 'PHONE_NUMBER', 'FLOW', 'COPY_CODE', 'OTP', 'CATALOG', 'MPM'];
 export const FLOW_CATEGORIES = [
-  'SIGN_UP', 'SIGN_IN', 'APPOINTMENT_BOOKING', 'LEAD_GENERATION', 'CONTACT_US', 'CUSTOMER_SUPPORT', 'SURVEY', 'OTHER',
+  'SIGN_UP',
+  'SIGN_IN',
+  'APPOINTMENT_BOOKING',
+  'LEAD_GENERATION',
+  'CONTACT_US',
+  'CUSTOMER_SUPPORT',
+  'SURVEY',
+  'OTHER',
 ];
 
 /** Rejection reason of the documented rule: names starting with `reject_` are REJECTED. */
@@ -48,7 +54,8 @@ export class Catalog {
       throw invalidParam('name is required: lowercase letters, digits and underscores, at most 512 characters');
     }
     if (!nonEmpty(language)) throw invalidParam('language is required');
-    if (!nonEmpty(category) || !CATEGORIES.includes(category)) throw invalidParam(`category must be one of ${CATEGORIES.join(', ')}`);
+    if (!nonEmpty(category) || !CATEGORIES.includes(category))
+      throw invalidParam(`category must be one of ${CATEGORIES.join(', ')}`);
     const components = validateComponents(body.components, category);
     for (const t of this.state.templates.values()) {
       if (t.wabaId === wabaId && t.name === name && t.language === language) {
@@ -85,7 +92,8 @@ export class Catalog {
 
   listTemplates(wabaId: string, query: Json): Json {
     const name = typeof query.name === 'string' ? query.name : undefined;
-    if (name && this.state.config.failTemplateGets.some((n) => name.includes(n) || n.includes(name))) throw transientFailure();
+    if (name && this.state.config.failTemplateGets.some((n) => name.includes(n) || n.includes(name)))
+      throw transientFailure();
     const status = typeof query.status === 'string' ? query.status.toUpperCase() : undefined;
     const limit = Math.min(Math.max(Number(query.limit) || 25, 1), 1000);
     const all = [...this.state.templates.values()]
@@ -121,7 +129,8 @@ export class Catalog {
       throw invalidParam('Nothing to edit: give components and/or category');
     }
     const category = body.category === undefined ? t.category : body.category;
-    if (!nonEmpty(category) || !CATEGORIES.includes(category)) throw invalidParam(`category must be one of ${CATEGORIES.join(', ')}`);
+    if (!nonEmpty(category) || !CATEGORIES.includes(category))
+      throw invalidParam(`category must be one of ${CATEGORIES.join(', ')}`);
     const components = body.components === undefined ? t.components : validateComponents(body.components, category);
     t.category = category;
     t.components = components;
@@ -156,7 +165,7 @@ export class Catalog {
       message_template_id: Number(t.id),
       message_template_name: t.name,
       message_template_language: t.language,
-      reason: status === 'REJECTED' ? t.rejected_reason : reason ?? 'NONE',
+      reason: status === 'REJECTED' ? t.rejected_reason : (reason ?? 'NONE'),
       message_template_category: t.category,
     };
     return this.dispatcher.send(
@@ -184,7 +193,11 @@ export class Catalog {
     if (!isObj(body)) throw invalidParam('Request body must be a JSON object');
     if (!nonEmpty(body.name)) throw invalidParam('name is required');
     const categories = body.categories;
-    if (!Array.isArray(categories) || categories.length === 0 || !categories.every((c) => FLOW_CATEGORIES.includes(c as string))) {
+    if (
+      !Array.isArray(categories) ||
+      categories.length === 0 ||
+      !categories.every((c) => FLOW_CATEGORIES.includes(c as string))
+    ) {
       throw invalidParam(`categories must be a non-empty array of ${FLOW_CATEGORIES.join(', ')}`);
     }
     for (const f of this.state.flows.values()) {
@@ -230,11 +243,15 @@ export class Catalog {
   }
 
   uploadAsset(flow: Flow, asset: { name?: string; asset_type?: string; file?: string }): Json {
-    if (asset.asset_type !== undefined && asset.asset_type !== 'FLOW_JSON') throw invalidParam('asset_type must be FLOW_JSON');
+    if (asset.asset_type !== undefined && asset.asset_type !== 'FLOW_JSON')
+      throw invalidParam('asset_type must be FLOW_JSON');
     if (asset.name !== undefined && asset.name !== 'flow.json') throw invalidParam('name must be "flow.json"');
     if (asset.file === undefined) throw invalidParam('file is required');
     if (flow.status !== 'DRAFT') {
-      throw cloudError(139001, `Flow ${flow.id} is ${flow.status}: published or deprecated flows can't be updated; clone it instead`);
+      throw cloudError(
+        139001,
+        `Flow ${flow.id} is ${flow.status}: published or deprecated flows can't be updated; clone it instead`,
+      );
     }
     flow.json = asset.file;
     flow.validation_errors = validateFlowJson(asset.file);
@@ -245,14 +262,18 @@ export class Catalog {
     if (flow.status !== 'DRAFT') throw cloudError(139002, `Flow is ${flow.status}; only DRAFT flows can be published`);
     if (!flow.json) throw cloudError(139002, 'Flow has no Flow JSON; upload flow.json before publishing');
     if (flow.validation_errors.length > 0) {
-      throw cloudError(139002, `Flow JSON has ${flow.validation_errors.length} validation error(s); fix them before publishing`);
+      throw cloudError(
+        139002,
+        `Flow JSON has ${flow.validation_errors.length} validation error(s); fix them before publishing`,
+      );
     }
     flow.status = 'PUBLISHED';
     return { success: true };
   }
 
   deprecateFlow(flow: Flow): Json {
-    if (flow.status !== 'PUBLISHED') throw cloudError(139003, `Flow is ${flow.status}; only PUBLISHED flows can be deprecated`);
+    if (flow.status !== 'PUBLISHED')
+      throw cloudError(139003, `Flow is ${flow.status}; only PUBLISHED flows can be deprecated`);
     flow.status = 'DEPRECATED';
     return { success: true };
   }
@@ -325,30 +346,40 @@ function validateComponents(components: unknown, category: string): TemplateComp
     seen.add(type);
     if (type === 'HEADER') {
       const format = String(c.format ?? 'TEXT').toUpperCase();
-      if (!HEADER_FORMATS.includes(format)) throw invalidParam(`HEADER format must be one of ${HEADER_FORMATS.join(', ')}`);
+      if (!HEADER_FORMATS.includes(format))
+        throw invalidParam(`HEADER format must be one of ${HEADER_FORMATS.join(', ')}`);
       if (format === 'TEXT') {
-        if (!nonEmpty(c.text) || c.text.length > 60) throw invalidParam('HEADER text is required, at most 60 characters');
+        if (!nonEmpty(c.text) || c.text.length > 60)
+          throw invalidParam('HEADER text is required, at most 60 characters');
         const vars = variablesOf(c.text);
         if (vars.length > 1) throw invalidParam('HEADER text may contain at most one variable');
-        if (vars.length && !hasExample(c.example, 'header_text')) throw invalidParam('HEADER with a variable needs example.header_text');
+        if (vars.length && !hasExample(c.example, 'header_text'))
+          throw invalidParam('HEADER with a variable needs example.header_text');
       }
     }
     if (type === 'BODY') {
-      if (!nonEmpty(c.text) || c.text.length > 1024) throw invalidParam('BODY text is required, at most 1024 characters');
+      if (!nonEmpty(c.text) || c.text.length > 1024)
+        throw invalidParam('BODY text is required, at most 1024 characters');
       const vars = variablesOf(c.text);
       if (vars.length && !hasExample(c.example, 'body_text')) {
-        throw invalidParam('BODY with variables needs example.body_text (positional) or example.body_text_named_params (named)');
+        throw invalidParam(
+          'BODY with variables needs example.body_text (positional) or example.body_text_named_params (named)',
+        );
       }
     }
-    if (type === 'FOOTER' && (!nonEmpty(c.text) || c.text.length > 60)) throw invalidParam('FOOTER text is required, at most 60 characters');
+    if (type === 'FOOTER' && (!nonEmpty(c.text) || c.text.length > 60))
+      throw invalidParam('FOOTER text is required, at most 60 characters');
     if (type === 'BUTTONS') {
-      if (!Array.isArray(c.buttons) || c.buttons.length === 0 || c.buttons.length > 10) throw invalidParam('BUTTONS needs 1 to 10 buttons');
+      if (!Array.isArray(c.buttons) || c.buttons.length === 0 || c.buttons.length > 10)
+        throw invalidParam('BUTTONS needs 1 to 10 buttons');
       for (const b of c.buttons) {
-        if (!isObj(b) || !BUTTON_TYPES.includes(String(b.type).toUpperCase())) throw invalidParam(`button type must be one of ${BUTTON_TYPES.join(', ')}`);
+        if (!isObj(b) || !BUTTON_TYPES.includes(String(b.type).toUpperCase()))
+          throw invalidParam(`button type must be one of ${BUTTON_TYPES.join(', ')}`);
         const bt = String(b.type).toUpperCase();
         if (bt !== 'OTP' && bt !== 'COPY_CODE' && !nonEmpty(b.text)) throw invalidParam(`${bt} button needs text`);
         if (bt === 'URL' && !nonEmpty(b.url)) throw invalidParam('URL button needs url');
-        if (bt === 'PHONE_NUMBER' && !nonEmpty(b.phone_number)) throw invalidParam('PHONE_NUMBER button needs phone_number');
+        if (bt === 'PHONE_NUMBER' && !nonEmpty(b.phone_number))
+          throw invalidParam('PHONE_NUMBER button needs phone_number');
       }
     }
     if (type === 'CAROUSEL' && (!Array.isArray(c.cards) || c.cards.length === 0 || c.cards.length > 10)) {
@@ -389,21 +420,36 @@ export function validateFlowJson(raw: string): FlowValidationError[] {
       message: `The property '${prop}' is required${where}.`,
     });
   if (!isObj(doc)) {
-    return [{ error: 'INVALID_PROPERTY_TYPE', error_type: 'JSON_SCHEMA_ERROR', message: 'Flow JSON must be an object.' }];
+    return [
+      { error: 'INVALID_PROPERTY_TYPE', error_type: 'JSON_SCHEMA_ERROR', message: 'Flow JSON must be an object.' },
+    ];
   }
   if (!nonEmpty(doc.version)) missing('version');
   if (doc.screens === undefined) missing('screens');
   else if (!Array.isArray(doc.screens) || doc.screens.length === 0) {
-    errors.push({ error: 'INVALID_PROPERTY_VALUE', error_type: 'JSON_SCHEMA_ERROR', message: "The property 'screens' must be a non-empty array." });
+    errors.push({
+      error: 'INVALID_PROPERTY_VALUE',
+      error_type: 'JSON_SCHEMA_ERROR',
+      message: "The property 'screens' must be a non-empty array.",
+    });
   } else {
     const ids = new Set<string>();
     doc.screens.forEach((s, i) => {
       if (!isObj(s)) {
-        errors.push({ error: 'INVALID_PROPERTY_TYPE', error_type: 'JSON_SCHEMA_ERROR', message: `screens[${i}] must be an object.` });
+        errors.push({
+          error: 'INVALID_PROPERTY_TYPE',
+          error_type: 'JSON_SCHEMA_ERROR',
+          message: `screens[${i}] must be an object.`,
+        });
         return;
       }
       if (!nonEmpty(s.id)) missing('id', ` in screens[${i}]`);
-      else if (ids.has(s.id)) errors.push({ error: 'DUPLICATE_SCREEN_ID', error_type: 'FLOW_JSON_ERROR', message: `Duplicate screen id '${s.id}'.` });
+      else if (ids.has(s.id))
+        errors.push({
+          error: 'DUPLICATE_SCREEN_ID',
+          error_type: 'FLOW_JSON_ERROR',
+          message: `Duplicate screen id '${s.id}'.`,
+        });
       else ids.add(s.id);
       if (!isObj(s.layout)) missing('layout', ` in screens[${i}]`);
     });

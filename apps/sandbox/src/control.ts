@@ -7,7 +7,6 @@ import { newWamid } from './messages';
 import { SandboxConfig, SandboxState, TemplateStatus } from './state';
 import { envelope, StatusScheduler, WebhookDispatcher } from './webhooks';
 
-
 export interface ControlDeps {
   state: SandboxState;
   initialConfig: SandboxConfig;
@@ -163,7 +162,8 @@ export function applyConfig(state: SandboxState, patch: unknown): void {
     if (!expected) throw invalidParam(`unknown config key: ${key}`);
     const actual = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
     if (!expected.split('|').includes(actual)) throw invalidParam(`config ${key} must be ${expected}`);
-    if (expected === 'number' && (!Number.isFinite(value) || (value as number) < 0)) throw invalidParam(`config ${key} must be >= 0`);
+    if (expected === 'number' && (!Number.isFinite(value) || (value as number) < 0))
+      throw invalidParam(`config ${key} must be >= 0`);
     if (key === 'statusDelaysMs' || key === 'messagesPerSecond' || key === 'phoneNumbers') {
       next[key] = { ...(state.config[key] as object), ...(value as object) };
     } else {
@@ -172,7 +172,10 @@ export function applyConfig(state: SandboxState, patch: unknown): void {
   }
   const cfg = next as unknown as SandboxConfig;
   const pair = cfg.pairRateLimit;
-  if (pair && !(Number.isInteger(pair.messages) && pair.messages > 0 && Number.isFinite(pair.windowMs) && pair.windowMs > 0)) {
+  if (
+    pair &&
+    !(Number.isInteger(pair.messages) && pair.messages > 0 && Number.isFinite(pair.windowMs) && pair.windowMs > 0)
+  ) {
     throw invalidParam('pairRateLimit must be null or {messages: integer > 0, windowMs: number > 0}');
   }
   for (const r of cfg.failureRules) {
@@ -190,8 +193,10 @@ function buildInbound(state: SandboxState, body: unknown) {
   if (!isObj(body)) throw invalidParam('body must be a JSON object');
   // a user with a username: Meta withholds the phone and sends the business-scoped user id (from_user_id) alone
   const userId = nonEmpty(body.user_id) ? body.user_id : undefined;
-  if (userId && !BSUID.test(userId)) throw invalidParam('user_id must be a business-scoped user id like US.13491208655302741918');
-  if (!nonEmpty(body.from) && !userId) throw invalidParam('from (the customer wa_id) or user_id (a business-scoped user id) is required');
+  if (userId && !BSUID.test(userId))
+    throw invalidParam('user_id must be a business-scoped user id like US.13491208655302741918');
+  if (!nonEmpty(body.from) && !userId)
+    throw invalidParam('from (the customer wa_id) or user_id (a business-scoped user id) is required');
   if (!nonEmpty(body.phone_number_id)) throw invalidParam('phone_number_id is required');
   const from = nonEmpty(body.from) ? body.from.replace(/\D/g, '') : userId!;
   const phoneNumberId = body.phone_number_id;
@@ -207,9 +212,13 @@ function buildInbound(state: SandboxState, body: unknown) {
     message.type = 'text';
     message.text = { body: body.text };
   } else if (isObj(body.button)) {
-    if (!nonEmpty(body.button.payload) && !nonEmpty(body.button.text)) throw invalidParam('button needs payload and/or text');
+    if (!nonEmpty(body.button.payload) && !nonEmpty(body.button.text))
+      throw invalidParam('button needs payload and/or text');
     message.type = 'button';
-    message.button = { payload: body.button.payload ?? body.button.text, text: body.button.text ?? body.button.payload };
+    message.button = {
+      payload: body.button.payload ?? body.button.text,
+      text: body.button.text ?? body.button.payload,
+    };
   } else if (isObj(body.interactive)) {
     message.type = 'interactive';
     message.interactive = buildInteractive(body.interactive);
@@ -224,7 +233,10 @@ function buildInbound(state: SandboxState, body: unknown) {
     metadata: { display_phone_number: display, phone_number_id: phoneNumberId },
     contacts: [
       {
-        profile: { name: nonEmpty(body.name) ? body.name : 'Sandbox Customer', ...(nonEmpty(body.username) ? { username: body.username } : {}) },
+        profile: {
+          name: nonEmpty(body.name) ? body.name : 'Sandbox Customer',
+          ...(nonEmpty(body.username) ? { username: body.username } : {}),
+        },
         ...(nonEmpty(body.from) ? { wa_id: from } : {}),
         ...(userId ? { user_id: userId } : {}),
       },
@@ -245,7 +257,11 @@ function buildInteractive(it: Json): Json {
     if (!nonEmpty(r.id)) throw invalidParam('interactive.list_reply.id is required');
     return {
       type: 'list_reply',
-      list_reply: { id: r.id, title: nonEmpty(r.title) ? r.title : r.id, ...(nonEmpty(r.description) ? { description: r.description } : {}) },
+      list_reply: {
+        id: r.id,
+        title: nonEmpty(r.title) ? r.title : r.id,
+        ...(nonEmpty(r.description) ? { description: r.description } : {}),
+      },
     };
   }
   if (isObj(it.nfm_reply)) {
@@ -253,7 +269,11 @@ function buildInteractive(it: Json): Json {
     const responseJson = typeof r.response_json === 'string' ? r.response_json : JSON.stringify(r.response_json ?? {});
     return {
       type: 'nfm_reply',
-      nfm_reply: { response_json: responseJson, body: nonEmpty(r.body) ? r.body : 'Sent', name: nonEmpty(r.name) ? r.name : 'flow' },
+      nfm_reply: {
+        response_json: responseJson,
+        body: nonEmpty(r.body) ? r.body : 'Sent',
+        name: nonEmpty(r.name) ? r.name : 'flow',
+      },
     };
   }
   throw invalidParam('interactive needs button_reply, list_reply or nfm_reply');

@@ -53,15 +53,19 @@ export const ERRORS: Record<number, ErrorSpec> = {
   131026: { status: 400, title: 'Message Undeliverable' },
   131047: { status: 400, title: 'Re-engagement message' },
   131049: { status: 400, title: 'This message was not delivered to maintain healthy ecosystem engagement.' },
-  131050: { status: 400, title: 'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business.' },
+  131050: {
+    status: 400,
+    title:
+      'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business.',
+  },
   131056: { status: 400, title: '(Business Account, Consumer Account) pair rate limit hit' },
   132000: { status: 400, title: 'Number of parameters does not match the expected number of params' },
   132001: { status: 404, title: 'Template name does not exist in the translation' },
   132012: { status: 400, title: 'Parameter format does not match format in the created template' },
-  139001: { status: 400, title: 'Flow can\'t be updated' },
+  139001: { status: 400, title: "Flow can't be updated" },
   139002: { status: 400, title: 'Publishing Flow in invalid state' },
-  139003: { status: 400, title: 'Flow can\'t be deprecated' },
-  139004: { status: 400, title: 'Flow can\'t be deleted' },
+  139003: { status: 400, title: "Flow can't be deprecated" },
+  139004: { status: 400, title: "Flow can't be deleted" },
 };
 
 export function titleOf(code: number): string {
@@ -72,7 +76,13 @@ export function titleOf(code: number): string {
 export function cloudError(
   code: number,
   details?: string,
-  extra: { subcode?: number; status?: number; message?: string; transient?: boolean; headers?: Record<string, string> } = {},
+  extra: {
+    subcode?: number;
+    status?: number;
+    message?: string;
+    transient?: boolean;
+    headers?: Record<string, string>;
+  } = {},
 ): GraphError {
   const spec = ERRORS[code] ?? { status: 400, title: 'Unknown error' };
   const body: GraphErrorBody = {

@@ -29,8 +29,36 @@ const MAX_MEDIA = 1000;
 
 export const MEDIA_DOWNLOAD_PATH = '/whatsapp_business/attachments/';
 
-const PROFILE_FIELDS = ['about', 'address', 'description', 'email', 'profile_picture_url', 'websites', 'vertical'] as const;
-const VERTICALS = ['UNDEFINED', 'OTHER', 'AUTO', 'BEAUTY', 'APPAREL', 'EDU', 'ENTERTAIN', 'EVENT_PLAN', 'FINANCE', 'GROCERY', 'GOVT', 'HOTEL', 'HEALTH', 'NONPROFIT', 'PROF_SERVICES', 'RETAIL', 'TRAVEL', 'RESTAURANT', 'NOT_A_BIZ'];
+const PROFILE_FIELDS = [
+  'about',
+  'address',
+  'description',
+  'email',
+  'profile_picture_url',
+  'websites',
+  'vertical',
+] as const;
+const VERTICALS = [
+  'UNDEFINED',
+  'OTHER',
+  'AUTO',
+  'BEAUTY',
+  'APPAREL',
+  'EDU',
+  'ENTERTAIN',
+  'EVENT_PLAN',
+  'FINANCE',
+  'GROCERY',
+  'GOVT',
+  'HOTEL',
+  'HEALTH',
+  'NONPROFIT',
+  'PROF_SERVICES',
+  'RETAIL',
+  'TRAVEL',
+  'RESTAURANT',
+  'NOT_A_BIZ',
+];
 
 export class MediaStore {
   private readonly media = new Map<string, StoredMedia>();
@@ -39,17 +67,21 @@ export class MediaStore {
   constructor(private readonly state: SandboxState) {}
 
   upload(phoneNumberId: string, body: unknown): { id: string } {
-    const parts: MultipartPart[] | undefined = isObj(body) && Array.isArray(body.__multipart) ? (body.__multipart as MultipartPart[]) : undefined;
+    const parts: MultipartPart[] | undefined =
+      isObj(body) && Array.isArray(body.__multipart) ? (body.__multipart as MultipartPart[]) : undefined;
     if (!parts) throw invalidParam('media upload must be multipart/form-data with messaging_product, type and file');
-    const field = (name: string) => parts.find((p) => p.name === name && p.filename === undefined)?.data.toString('utf8');
+    const field = (name: string) =>
+      parts.find((p) => p.name === name && p.filename === undefined)?.data.toString('utf8');
     const file = parts.find((p) => p.name === 'file');
     if (!file || file.data.length === 0) throw invalidParam('file is required');
-    if ((field('messaging_product') ?? 'whatsapp') !== 'whatsapp') throw invalidParam('messaging_product must be "whatsapp"');
+    if ((field('messaging_product') ?? 'whatsapp') !== 'whatsapp')
+      throw invalidParam('messaging_product must be "whatsapp"');
     const mimeType = (field('type') || file.contentType || '').split(';')[0].trim();
     if (!/^[a-z]+\/[\w.+-]+$/.test(mimeType)) throw invalidParam('type (the MIME type of the file) is required');
     const limit = mimeType === 'image/webp' ? 5e5 : MAX_BYTES[mimeType.split('/')[0]];
     if (!limit) throw invalidParam(`Unsupported media type: ${mimeType}`);
-    if (file.data.length > limit) throw invalidParam(`File is too big (${file.data.length} bytes) for ${mimeType} (limit ${limit} bytes)`);
+    if (file.data.length > limit)
+      throw invalidParam(`File is too big (${file.data.length} bytes) for ${mimeType} (limit ${limit} bytes)`);
     const id = this.state.newId();
     this.media.set(id, {
       id,
@@ -93,7 +125,14 @@ export class MediaStore {
 
   profile(phoneNumberId: string): Json {
     const p = this.profiles.get(phoneNumberId) ?? {};
-    return { data: [{ ...Object.fromEntries(PROFILE_FIELDS.filter((f) => p[f] !== undefined).map((f) => [f, p[f]])), messaging_product: 'whatsapp' }] };
+    return {
+      data: [
+        {
+          ...Object.fromEntries(PROFILE_FIELDS.filter((f) => p[f] !== undefined).map((f) => [f, p[f]])),
+          messaging_product: 'whatsapp',
+        },
+      ],
+    };
   }
 
   updateProfile(phoneNumberId: string, body: unknown): Json {
@@ -103,20 +142,27 @@ export class MediaStore {
     for (const f of ['about', 'address', 'description', 'email'] as const) {
       if (body[f] === undefined) continue;
       if (typeof body[f] !== 'string') throw invalidParam(`${f} must be a string`);
-      if (f === 'about' && ((body[f] as string).length < 1 || (body[f] as string).length > 139)) throw invalidParam('about must be 1 to 139 characters');
+      if (f === 'about' && ((body[f] as string).length < 1 || (body[f] as string).length > 139))
+        throw invalidParam('about must be 1 to 139 characters');
       p[f] = body[f];
     }
     if (body.websites !== undefined) {
-      if (!Array.isArray(body.websites) || body.websites.length > 2 || body.websites.some((w) => typeof w !== 'string' || !/^https?:\/\//.test(w))) {
+      if (
+        !Array.isArray(body.websites) ||
+        body.websites.length > 2 ||
+        body.websites.some((w) => typeof w !== 'string' || !/^https?:\/\//.test(w))
+      ) {
         throw invalidParam('websites must be at most 2 http(s) URLs');
       }
       p.websites = body.websites;
     }
     if (body.vertical !== undefined) {
-      if (!VERTICALS.includes(String(body.vertical))) throw invalidParam(`vertical must be one of ${VERTICALS.join(', ')}`);
+      if (!VERTICALS.includes(String(body.vertical)))
+        throw invalidParam(`vertical must be one of ${VERTICALS.join(', ')}`);
       p.vertical = body.vertical;
     }
-    if (typeof body.profile_picture_handle === 'string') p.profile_picture_url = `https://pps.whatsapp.net/v/sandbox/${body.profile_picture_handle}`;
+    if (typeof body.profile_picture_handle === 'string')
+      p.profile_picture_url = `https://pps.whatsapp.net/v/sandbox/${body.profile_picture_handle}`;
     this.profiles.set(phoneNumberId, p);
     return { success: true };
   }

@@ -4,7 +4,6 @@ import { BSUID, isObj, Json, nonEmpty } from './json';
 import { SandboxState, Template } from './state';
 import { StatusScheduler } from './webhooks';
 
-
 const MEDIA_TYPES = ['image', 'video', 'document', 'audio', 'sticker'];
 const SESSION_TYPES = ['text', ...MEDIA_TYPES, 'interactive', 'reaction', 'location', 'contacts'];
 
@@ -18,7 +17,6 @@ export function newWamid(): string {
   buf.writeUIntBE(++wamidCounter, 9, 6);
   return 'wamid.' + buf.toString('base64url');
 }
-
 
 /**
  * POST /{version}/{phone_number_id}/messages: validation, throughput limit, customer-care window,
@@ -70,7 +68,10 @@ export function handleSendMessage(
   const limit = state.config.messagesPerSecond[phoneNumberId] ?? state.config.defaultMessagesPerSecond;
   // throughput first: the platform refuses before looking at content rules; only accepted sends count
   if (!state.rate.fits(phoneNumberId, limit, now)) {
-    throw cloudError(130429, `Cloud API message throughput has been reached (${limit} messages per second for this phone number).`);
+    throw cloudError(
+      130429,
+      `Cloud API message throughput has been reached (${limit} messages per second for this phone number).`,
+    );
   }
   const pair = state.config.pairRateLimit;
   const pairKey = `${phoneNumberId}:${waId}`;
@@ -98,14 +99,15 @@ export function handleSendMessage(
   const wamid = newWamid();
   state.stats.accepted++;
   // the log holds what reached the customer: a message refused for the closed window only gets its failed status
-  if (!windowClosed) state.messages.add({
-    wamid,
-    phone_number_id: phoneNumberId,
-    to: waId,
-    type,
-    acceptedAt: new Date(now).toISOString(),
-    payload: body,
-  });
+  if (!windowClosed)
+    state.messages.add({
+      wamid,
+      phone_number_id: phoneNumberId,
+      to: waId,
+      type,
+      acceptedAt: new Date(now).toISOString(),
+      payload: body,
+    });
   const rule = state.config.failureRules.find((r) => waId.endsWith(r.toSuffix));
   if (windowClosed) state.stats.rejected[131047] = (state.stats.rejected[131047] ?? 0) + 1;
   scheduler.schedule(
@@ -115,7 +117,12 @@ export function handleSendMessage(
       recipientId: waId,
       category,
       failure: windowClosed
-        ? { code: 131047, details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.', beforeSent: true }
+        ? {
+            code: 131047,
+            details:
+              'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+            beforeSent: true,
+          }
         : rule
           ? { code: rule.code, details: rule.details }
           : undefined,
@@ -133,7 +140,10 @@ export function handleSendMessage(
 
 function validateContent(state: SandboxState, type: string, body: Json): void {
   const content = body[type];
-  if (!isObj(content)) throw cloudError(100, `The parameter ${type} is required.`, { message: `(#100) The parameter ${type} is required.` });
+  if (!isObj(content))
+    throw cloudError(100, `The parameter ${type} is required.`, {
+      message: `(#100) The parameter ${type} is required.`,
+    });
   switch (type) {
     case 'text':
       if (!nonEmpty(content.body)) throw invalidParam('text.body is required');
@@ -144,16 +154,20 @@ function validateContent(state: SandboxState, type: string, body: Json): void {
     case 'document':
     case 'audio':
     case 'sticker':
-      if (!nonEmpty(content.link) && !nonEmpty(content.id)) throw invalidParam(`${type}.link or ${type}.id is required`);
-      if (nonEmpty(content.link) && !/^https?:\/\//.test(content.link)) throw invalidParam(`${type}.link must be an http(s) URL`);
+      if (!nonEmpty(content.link) && !nonEmpty(content.id))
+        throw invalidParam(`${type}.link or ${type}.id is required`);
+      if (nonEmpty(content.link) && !/^https?:\/\//.test(content.link))
+        throw invalidParam(`${type}.link must be an http(s) URL`);
       if (content.caption !== undefined && (typeof content.caption !== 'string' || content.caption.length > 1024)) {
         throw invalidParam(`${type}.caption must be a string of at most 1024 characters`);
       }
       return;
     case 'template':
       if (!nonEmpty(content.name)) throw invalidParam('template.name is required');
-      if (!isObj(content.language) || !nonEmpty(content.language.code)) throw invalidParam('template.language.code is required');
-      if (content.components !== undefined && !Array.isArray(content.components)) throw invalidParam('template.components must be an array');
+      if (!isObj(content.language) || !nonEmpty(content.language.code))
+        throw invalidParam('template.language.code is required');
+      if (content.components !== undefined && !Array.isArray(content.components))
+        throw invalidParam('template.components must be an array');
       return;
     case 'interactive':
       return validateInteractive(state, content);
@@ -172,7 +186,8 @@ function validateInteractive(state: SandboxState, it: Json): void {
   if (!isObj(action)) throw invalidParam('interactive.action is required');
   const needBody = () => {
     if (!isObj(body) || !nonEmpty(body.text)) throw invalidParam('interactive.body.text is required');
-    if ((body.text as string).length > 1024) throw invalidParam('interactive.body.text must be at most 1024 characters');
+    if ((body.text as string).length > 1024)
+      throw invalidParam('interactive.body.text must be at most 1024 characters');
   };
   switch (kind) {
     case 'button': {
@@ -205,9 +220,11 @@ function validateInteractive(state: SandboxState, it: Json): void {
     case 'flow': {
       needBody();
       const p = action.parameters;
-      if (action.name !== 'flow' || !isObj(p)) throw invalidParam('interactive flow needs action {name: "flow", parameters: {...}}');
+      if (action.name !== 'flow' || !isObj(p))
+        throw invalidParam('interactive flow needs action {name: "flow", parameters: {...}}');
       if (!nonEmpty(p.flow_cta)) throw invalidParam('flow parameters.flow_cta is required');
-      if (!nonEmpty(p.flow_id) && !nonEmpty(p.flow_name)) throw invalidParam('flow parameters.flow_id or flow_name is required');
+      if (!nonEmpty(p.flow_id) && !nonEmpty(p.flow_name))
+        throw invalidParam('flow parameters.flow_id or flow_name is required');
       if (p.flow_message_version !== undefined && String(p.flow_message_version) !== '3') {
         throw invalidParam('flow parameters.flow_message_version must be "3"');
       }
@@ -268,14 +285,18 @@ function checkTemplate(state: SandboxState, phoneNumberId: string, t: Json): Tem
       if (found.parameter_format === 'NAMED') {
         const names = new Set(params.map((p) => (isObj(p) ? p.parameter_name : undefined)));
         const missing = vars.filter((v) => !names.has(v));
-        if (missing.length) throw cloudError(132000, `${ctype.toLowerCase()}: missing named parameters: ${missing.join(', ')}`);
+        if (missing.length)
+          throw cloudError(132000, `${ctype.toLowerCase()}: missing named parameters: ${missing.join(', ')}`);
       }
     } else if (ctype === 'HEADER' && ['IMAGE', 'VIDEO', 'DOCUMENT'].includes(String(comp.format))) {
       const media = String(comp.format).toLowerCase();
       const given = sentOf('header');
       const p = given && Array.isArray(given.parameters) ? (given.parameters as unknown[])[0] : undefined;
       if (!isObj(p) || p.type !== media || !isObj(p[media])) {
-        throw cloudError(132012, `header: format mismatch, expected ${media.toUpperCase()}, received ${isObj(p) ? String(p.type).toUpperCase() : 'UNKNOWN'}`);
+        throw cloudError(
+          132012,
+          `header: format mismatch, expected ${media.toUpperCase()}, received ${isObj(p) ? String(p.type).toUpperCase() : 'UNKNOWN'}`,
+        );
       }
     }
   }

@@ -74,7 +74,7 @@ beforeEach(async () => {
 afterEach(() => sandbox.close());
 
 describe('Graph API conventions', () => {
-  it('requires a bearer token: 190 / 401 in Meta\'s error shape', async () => {
+  it("requires a bearer token: 190 / 401 in Meta's error shape", async () => {
     const res = await call('POST', `/v21.0/${PHONE}/messages`, text('4911111'), { authorization: '' });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({
@@ -113,32 +113,53 @@ describe('Graph API conventions', () => {
       components: [{ type: 'BODY', text: 'Hello' }],
     });
     const list = (await call('GET', `/v21.0/${WABA}/message_templates?fields=name,status`)).body;
-    expect(list.data).toEqual([{ id: expect.any(String), name: 'fields_probe', status: expect.stringMatching(/^(PENDING|APPROVED)$/) }]);
+    expect(list.data).toEqual([
+      { id: expect.any(String), name: 'fields_probe', status: expect.stringMatching(/^(PENDING|APPROVED)$/) },
+    ]);
     expect(list.paging).toBeDefined();
   });
 
   it('validation errors are 100 with error_data.details', async () => {
-    const res = await call('POST', `/v21.0/${PHONE}/messages`, { messaging_product: 'whatsapp', to: '4911111', type: 'text', text: {} });
+    const res = await call('POST', `/v21.0/${PHONE}/messages`, {
+      messaging_product: 'whatsapp',
+      to: '4911111',
+      type: 'text',
+      text: {},
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({
       code: 100,
       type: 'OAuthException',
       error_data: { messaging_product: 'whatsapp', details: 'text.body is required' },
     });
-    expect((await call('POST', `/v21.0/${PHONE}/messages`, { to: '4911111', text: { body: 'x' } })).body.error.code).toBe(100);
-    expect((await call('POST', `/v21.0/${PHONE}/messages`, { ...text('4911111'), type: 'carrier_pigeon' })).body.error.code).toBe(100);
+    expect(
+      (await call('POST', `/v21.0/${PHONE}/messages`, { to: '4911111', text: { body: 'x' } })).body.error.code,
+    ).toBe(100);
+    expect(
+      (await call('POST', `/v21.0/${PHONE}/messages`, { ...text('4911111'), type: 'carrier_pigeon' })).body.error.code,
+    ).toBe(100);
   });
 
-  it('accepts flow.json as Meta\'s multipart upload and as a JSON body', async () => {
+  it("accepts flow.json as Meta's multipart upload and as a JSON body", async () => {
     const flow = (await call('POST', `/v21.0/${WABA}/flows`, { name: 'f', categories: ['OTHER'] })).body;
     const form = new FormData();
     form.set('name', 'flow.json');
     form.set('asset_type', 'FLOW_JSON');
     form.set('file', new Blob(['{"version":"6.0","screens":[{"id":"A","layout":{}}]}']), 'flow.json');
-    const multipart = await fetch(`${url}/v21.0/${flow.id}/assets`, { method: 'POST', headers: { authorization: 'Bearer t' }, body: form });
+    const multipart = await fetch(`${url}/v21.0/${flow.id}/assets`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer t' },
+      body: form,
+    });
     expect(await multipart.json()).toEqual({ success: true, validation_errors: [] });
-    const json = await call('POST', `/v21.0/${flow.id}/assets`, { name: 'flow.json', asset_type: 'FLOW_JSON', file: { version: '6.0' } });
-    expect(json.body.validation_errors).toEqual([expect.objectContaining({ message: "The property 'screens' is required." })]);
+    const json = await call('POST', `/v21.0/${flow.id}/assets`, {
+      name: 'flow.json',
+      asset_type: 'FLOW_JSON',
+      file: { version: '6.0' },
+    });
+    expect(json.body.validation_errors).toEqual([
+      expect.objectContaining({ message: "The property 'screens' is required." }),
+    ]);
     const flows = (await call('GET', '/_sandbox/flows')).body.data;
     expect(flows[0].flow_json).toBe('{"version":"6.0"}');
   });
@@ -153,11 +174,17 @@ describe('webhooks', () => {
     expect(hook.headers['content-type']).toBe('application/json');
     expect(hook.body.object).toBe('whatsapp_business_account');
     const log = (await call('GET', '/_sandbox/webhooks')).body.data;
-    expect(log).toEqual([expect.objectContaining({ field: 'messages', statusCode: 200, error: null, signature: expected })]);
+    expect(log).toEqual([
+      expect.objectContaining({ field: 'messages', statusCode: 200, error: null, signature: expected }),
+    ]);
   });
 
   it("serialises bodies as Meta does: non-ASCII as \\uXXXX, '/' as '\\/'", async () => {
-    await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'Grüße 👋 https://example.com/a' });
+    await call('POST', '/_sandbox/inbound', {
+      from: '4911111',
+      phone_number_id: PHONE,
+      text: 'Grüße 👋 https://example.com/a',
+    });
     const [hook] = await receiver.waitFor(() => true);
     const raw = hook.rawBody.toString('latin1');
     expect(raw).toContain('Gr\\u00fc\\u00dfe \\ud83d\\udc4b https:\\/\\/example.com\\/a');
@@ -191,16 +218,26 @@ describe('webhooks', () => {
 
   it('batches statuses of one number into one webhook when configured, or turns them off', async () => {
     // a ticker that does not fire during the test: flush() ticks by hand, deterministically
-    await call('POST', '/_sandbox/config', { tickMs: 60_000, statusBatchSize: 50, statusDelaysMs: { sent: 30, delivered: 60, read: null } });
+    await call('POST', '/_sandbox/config', {
+      tickMs: 60_000,
+      statusBatchSize: 50,
+      statusDelaysMs: { sent: 30, delivered: 60, read: null },
+    });
     await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'hi' });
     receiver.clear();
     const wamids = [];
-    for (let i = 0; i < 10; i++) wamids.push((await call('POST', `/v21.0/${PHONE}/messages`, text('4911111', `m${i}`))).body.messages[0].id);
+    for (let i = 0; i < 10; i++)
+      wamids.push((await call('POST', `/v21.0/${PHONE}/messages`, text('4911111', `m${i}`))).body.messages[0].id);
     await new Promise((r) => setTimeout(r, 150));
     await sandbox.flush(); // all 10 "sent" are due: one webhook
     await sandbox.flush(); // then all 10 "delivered": one webhook
     const statuses = receiver.received.flatMap(statusesOf);
-    expect(statuses.filter((s) => s.status === 'sent').map((s) => s.id).sort()).toEqual([...wamids].sort());
+    expect(
+      statuses
+        .filter((s) => s.status === 'sent')
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual([...wamids].sort());
     expect(statuses.filter((s) => s.status === 'delivered')).toHaveLength(10);
     expect(statuses.filter((s) => s.status === 'read')).toHaveLength(0); // read: null
     expect(receiver.received).toHaveLength(2); // batched: 10 statuses per webhook
@@ -224,11 +261,27 @@ describe('webhooks', () => {
     ).body;
     await new Promise((r) => setTimeout(r, 60));
     expect((await call('GET', `/v21.0/${created.id}`)).body.status).toBe('PENDING');
-    const review = await call('POST', '/_sandbox/templates/review', { name: 'manual_offer', status: 'REJECTED', reason: 'SCAM' });
-    expect(review.body.templates[0]).toMatchObject({ status: 'REJECTED', rejected_reason: 'SCAM', webhook: { statusCode: 200 } });
+    const review = await call('POST', '/_sandbox/templates/review', {
+      name: 'manual_offer',
+      status: 'REJECTED',
+      reason: 'SCAM',
+    });
+    expect(review.body.templates[0]).toMatchObject({
+      status: 'REJECTED',
+      rejected_reason: 'SCAM',
+      webhook: { statusCode: 200 },
+    });
     const [hook] = await receiver.waitFor((w) => w.body.entry[0].changes[0].field === 'message_template_status_update');
-    expect(hook.body.entry[0].changes[0].value).toMatchObject({ event: 'REJECTED', reason: 'SCAM', message_template_name: 'manual_offer' });
-    expect((await call('GET', '/_sandbox/templates')).body.data[0]).toMatchObject({ name: 'manual_offer', status: 'REJECTED', waba_id: WABA });
+    expect(hook.body.entry[0].changes[0].value).toMatchObject({
+      event: 'REJECTED',
+      reason: 'SCAM',
+      message_template_name: 'manual_offer',
+    });
+    expect((await call('GET', '/_sandbox/templates')).body.data[0]).toMatchObject({
+      name: 'manual_offer',
+      status: 'REJECTED',
+      waba_id: WABA,
+    });
   });
 });
 
@@ -241,7 +294,12 @@ describe('control API', () => {
     await call('POST', `/v21.0/${PHONE}/messages`, text('+49 111 11', 'three'));
     const mine = (await call('GET', `/_sandbox/messages?to=4911111&phone_number_id=${PHONE}`)).body.data;
     expect(mine.map((m: any) => m.payload.text.body)).toEqual(['one', 'three']);
-    expect(mine[0]).toMatchObject({ wamid: expect.stringMatching(/^wamid\./), to: '4911111', phone_number_id: PHONE, type: 'text' });
+    expect(mine[0]).toMatchObject({
+      wamid: expect.stringMatching(/^wamid\./),
+      to: '4911111',
+      phone_number_id: PHONE,
+      type: 'text',
+    });
     expect((await call('GET', '/_sandbox/messages')).body.data).toHaveLength(3);
   });
 
@@ -259,7 +317,8 @@ describe('control API', () => {
   it('validates config and resets state', async () => {
     expect((await call('POST', '/_sandbox/config', { nope: 1 })).status).toBe(400);
     expect((await call('POST', '/_sandbox/config', { statusBatchSize: 'x' })).status).toBe(400);
-    const cfg = (await call('POST', '/_sandbox/config', { messagesPerSecond: { a: 5 }, statusDelaysMs: { read: 999 } })).body;
+    const cfg = (await call('POST', '/_sandbox/config', { messagesPerSecond: { a: 5 }, statusDelaysMs: { read: 999 } }))
+      .body;
     expect(cfg.messagesPerSecond).toEqual({ a: 5 });
     expect(cfg.statusDelaysMs).toEqual({ sent: 10, delivered: 20, read: 999 });
     await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'hi' });
@@ -288,7 +347,14 @@ describe('control API', () => {
     expect(failed).toMatchObject({
       status: 'failed',
       recipient_id: '4977777',
-      errors: [{ code: 131047, title: 'Re-engagement message', message: 'Re-engagement message', error_data: { details: expect.stringContaining('24 hours') } }],
+      errors: [
+        {
+          code: 131047,
+          title: 'Re-engagement message',
+          message: 'Re-engagement message',
+          error_data: { details: expect.stringContaining('24 hours') },
+        },
+      ],
     });
     expect(failed.conversation).toBeUndefined();
     expect(failed.pricing).toBeUndefined();
@@ -320,7 +386,9 @@ describe('load shape', () => {
     });
     const n = 2000;
     for (let i = 0; i < n; i += 100) {
-      await Promise.all(Array.from({ length: 100 }, (_, j) => call('POST', `/v21.0/${PHONE}/messages`, text(`49170${i + j}`))));
+      await Promise.all(
+        Array.from({ length: 100 }, (_, j) => call('POST', `/v21.0/${PHONE}/messages`, text(`49170${i + j}`))),
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
     await sandbox.flush();
@@ -329,7 +397,11 @@ describe('load shape', () => {
     expect(statuses.filter((s) => s.status === 'sent')).toHaveLength(n);
     expect(statuses.filter((s) => s.status === 'delivered')).toHaveLength(n);
     expect((await call('GET', '/_sandbox/messages')).body.data).toHaveLength(500);
-    expect((await call('GET', '/_sandbox/stats')).body).toMatchObject({ accepted: n, pendingStatuses: 0, pendingWebhooks: 0 });
+    expect((await call('GET', '/_sandbox/stats')).body).toMatchObject({
+      accepted: n,
+      pendingStatuses: 0,
+      pendingWebhooks: 0,
+    });
   });
 });
 

@@ -44,9 +44,19 @@ export const DEFAULT_VERSION = 'v24.0';
 /** Graph API `fields=a,b{c}`: the object keeps `id`, `messaging_product` and the named top-level fields (a list: per item). */
 export function projectFields(result: unknown, fields: unknown): unknown {
   if (typeof fields !== 'string' || !fields.trim() || typeof result !== 'object' || result === null) return result;
-  const names = new Set(['id', 'messaging_product', ...fields.replace(/\{[^}]*\}/g, '').split(',').map((f) => f.trim()).filter(Boolean)]);
+  const names = new Set([
+    'id',
+    'messaging_product',
+    ...fields
+      .replace(/\{[^}]*\}/g, '')
+      .split(',')
+      .map((f) => f.trim())
+      .filter(Boolean),
+  ]);
   const pick = (o: unknown) =>
-    typeof o === 'object' && o !== null && !Array.isArray(o) ? Object.fromEntries(Object.entries(o).filter(([k]) => names.has(k))) : o;
+    typeof o === 'object' && o !== null && !Array.isArray(o)
+      ? Object.fromEntries(Object.entries(o).filter(([k]) => names.has(k)))
+      : o;
   const r = result as Record<string, unknown>;
   if (Array.isArray(r.data)) return { ...r, data: r.data.map(pick) };
   return pick(r);
@@ -67,7 +77,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     // Like the Graph API, a path without a version (`/{phone-number-id}/messages`) is served by the default version.
     rewriteUrl: (req) => {
       const url = req.url ?? '/';
-      return url.startsWith('/_sandbox') || url.startsWith(MEDIA_DOWNLOAD_PATH) || /^\/v\d+\.\d+(\/|\?|$)/.test(url) ? url : `/${DEFAULT_VERSION}${url}`;
+      return url.startsWith('/_sandbox') || url.startsWith(MEDIA_DOWNLOAD_PATH) || /^\/v\d+\.\d+(\/|\?|$)/.test(url)
+        ? url
+        : `/${DEFAULT_VERSION}${url}`;
     },
   });
 
@@ -107,7 +119,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   app.addHook('onRequest', async (req: FastifyRequest) => {
     if (req.url.startsWith('/_sandbox')) return;
     const header = req.headers.authorization;
-    const bearer = typeof header === 'string' && /^Bearer\s+\S+/i.test(header) ? header.replace(/^Bearer\s+/i, '').trim() : '';
+    const bearer =
+      typeof header === 'string' && /^Bearer\s+\S+/i.test(header) ? header.replace(/^Bearer\s+/i, '').trim() : '';
     const query = (req.query ?? {}) as Json;
     const token = bearer || (typeof query.access_token === 'string' ? query.access_token : '');
     if (!token) {
@@ -143,63 +156,111 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   };
 
   // messages
-  app.post('/:version/:id/messages', route((req, id) => handleSendMessage(state, scheduler, id, req.body)));
+  app.post(
+    '/:version/:id/messages',
+    route((req, id) => handleSendMessage(state, scheduler, id, req.body)),
+  );
 
   // media (upload, metadata by id, download with the bearer token) and business profiles
   const origin = (req: FastifyRequest) => `${req.protocol}://${req.headers.host}`;
-  app.post('/:version/:id/media', route((req, id) => state.media.upload(id, req.body)));
+  app.post(
+    '/:version/:id/media',
+    route((req, id) => state.media.upload(id, req.body)),
+  );
   app.get(MEDIA_DOWNLOAD_PATH, async (req, reply) => {
     const m = state.media.download((req.query as Json).mid);
     return reply.header('content-type', m.mimeType).header('content-length', m.bytes.length).send(m.bytes);
   });
-  app.get('/:version/:id/whatsapp_business_profile', route((_req, id) => state.media.profile(id)));
-  app.post('/:version/:id/whatsapp_business_profile', route((req, id) => state.media.updateProfile(id, req.body)));
+  app.get(
+    '/:version/:id/whatsapp_business_profile',
+    route((_req, id) => state.media.profile(id)),
+  );
+  app.post(
+    '/:version/:id/whatsapp_business_profile',
+    route((req, id) => state.media.updateProfile(id, req.body)),
+  );
   // a template by id under its WABA (as some clients address it)
-  app.get('/:version/:waba/message_templates/:templateId', route((req) => {
-    const id = (req.params as { templateId: string }).templateId;
-    const template = catalog.getTemplate(id);
-    if (!template) throw unknownObject(id);
-    return template;
-  }));
+  app.get(
+    '/:version/:waba/message_templates/:templateId',
+    route((req) => {
+      const id = (req.params as { templateId: string }).templateId;
+      const template = catalog.getTemplate(id);
+      if (!template) throw unknownObject(id);
+      return template;
+    }),
+  );
 
   // message templates
-  app.post('/:version/:id/message_templates', route((req, id) => catalog.createTemplate(id, req.body)));
-  app.get('/:version/:id/message_templates', route((req, id) => catalog.listTemplates(id, req.query as Json)));
-  app.delete('/:version/:id/message_templates', route((req, id) => catalog.deleteTemplate(id, req.query as Json)));
+  app.post(
+    '/:version/:id/message_templates',
+    route((req, id) => catalog.createTemplate(id, req.body)),
+  );
+  app.get(
+    '/:version/:id/message_templates',
+    route((req, id) => catalog.listTemplates(id, req.query as Json)),
+  );
+  app.delete(
+    '/:version/:id/message_templates',
+    route((req, id) => catalog.deleteTemplate(id, req.query as Json)),
+  );
 
   // flows
-  app.post('/:version/:id/flows', route((req, id) => catalog.createFlow(id, req.body)));
-  app.get('/:version/:id/flows', route((_req, id) => catalog.listFlows(id)));
-  app.post('/:version/:id/assets', route((req, id) => catalog.uploadAsset(flowOf(id), assetFromBody(req.body))));
-  app.post('/:version/:id/publish', route((_req, id) => catalog.publishFlow(flowOf(id))));
-  app.post('/:version/:id/deprecate', route((_req, id) => catalog.deprecateFlow(flowOf(id))));
+  app.post(
+    '/:version/:id/flows',
+    route((req, id) => catalog.createFlow(id, req.body)),
+  );
+  app.get(
+    '/:version/:id/flows',
+    route((_req, id) => catalog.listFlows(id)),
+  );
+  app.post(
+    '/:version/:id/assets',
+    route((req, id) => catalog.uploadAsset(flowOf(id), assetFromBody(req.body))),
+  );
+  app.post(
+    '/:version/:id/publish',
+    route((_req, id) => catalog.publishFlow(flowOf(id))),
+  );
+  app.post(
+    '/:version/:id/deprecate',
+    route((_req, id) => catalog.deprecateFlow(flowOf(id))),
+  );
 
   // objects by id: templates and flows
-  app.get('/:version/:id', route((req, id) => {
-    if (state.media.has(id)) return state.media.view(id, origin(req));
-    const template = catalog.getTemplate(id);
-    if (template) return template;
-    const flow = state.flows.get(id);
-    if (flow) return flowView(flow);
-    // any other id is a phone number (auto-registered), except ids of deleted templates and flows
-    if (state.mintedIds.has(id)) throw unknownObject(id);
-    return phoneNumberView(state, id);
-  }));
-  app.post('/:version/:id', route((req, id) => {
-    if (state.templates.has(id)) return catalog.editTemplate(id, req.body);
-    if (state.flows.has(id)) return catalog.updateFlowMetadata(state.flows.get(id)!, req.body);
-    throw unknownObject(id);
-  }));
-  app.delete('/:version/:id', route((_req, id) => {
-    if (state.media.has(id)) return state.media.delete(id);
-    if (state.flows.has(id)) return catalog.deleteFlow(state.flows.get(id)!);
-    const t = state.templates.get(id);
-    if (t) {
-      state.templates.delete(id);
-      return { success: true };
-    }
-    throw unknownObject(id);
-  }));
+  app.get(
+    '/:version/:id',
+    route((req, id) => {
+      if (state.media.has(id)) return state.media.view(id, origin(req));
+      const template = catalog.getTemplate(id);
+      if (template) return template;
+      const flow = state.flows.get(id);
+      if (flow) return flowView(flow);
+      // any other id is a phone number (auto-registered), except ids of deleted templates and flows
+      if (state.mintedIds.has(id)) throw unknownObject(id);
+      return phoneNumberView(state, id);
+    }),
+  );
+  app.post(
+    '/:version/:id',
+    route((req, id) => {
+      if (state.templates.has(id)) return catalog.editTemplate(id, req.body);
+      if (state.flows.has(id)) return catalog.updateFlowMetadata(state.flows.get(id)!, req.body);
+      throw unknownObject(id);
+    }),
+  );
+  app.delete(
+    '/:version/:id',
+    route((_req, id) => {
+      if (state.media.has(id)) return state.media.delete(id);
+      if (state.flows.has(id)) return catalog.deleteFlow(state.flows.get(id)!);
+      const t = state.templates.get(id);
+      if (t) {
+        state.templates.delete(id);
+        return { success: true };
+      }
+      throw unknownObject(id);
+    }),
+  );
 
   const flush = async () => {
     scheduler.tick();

@@ -188,7 +188,9 @@ export class WebhookDispatcher {
  * signature check fails: it must verify the raw body.
  */
 export function metaJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')).replace(/\//g, '\\/');
+  return JSON.stringify(value)
+    .replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))
+    .replace(/\//g, '\\/');
 }
 
 export function envelope(wabaId: string, field: string, value: unknown): unknown {
@@ -261,11 +263,23 @@ export class StatusScheduler {
   }
 
   schedule(
-    msg: { wamid: string; phoneNumberId: string; recipientId: string; category: string; failure?: { code: number; details?: string; beforeSent?: boolean }; bizOpaque?: string },
+    msg: {
+      wamid: string;
+      phoneNumberId: string;
+      recipientId: string;
+      category: string;
+      failure?: { code: number; details?: string; beforeSent?: boolean };
+      bizOpaque?: string;
+    },
     acceptedAt: number,
   ): void {
     if (!this.state.config.statusWebhooks) return;
-    this.queues.sent.push({ ...msg, acceptedAt, stage: 'sent', dueAt: acceptedAt + this.state.config.statusDelaysMs.sent });
+    this.queues.sent.push({
+      ...msg,
+      acceptedAt,
+      stage: 'sent',
+      dueAt: acceptedAt + this.state.config.statusDelaysMs.sent,
+    });
   }
 
   /** Emit every status that is due (called by the ticker; tests may call it directly). */
@@ -357,7 +371,12 @@ function statusObject(s: ScheduledStatus, timestamp: string): Record<string, unk
       billable: s.category !== 'free_entry_point',
       pricing_model: 'PMP',
       category: s.category === 'free_entry_point' ? 'service' : s.category,
-      type: s.category === 'free_entry_point' ? 'free_entry_point' : s.category === 'service' ? 'free_customer_service' : 'regular',
+      type:
+        s.category === 'free_entry_point'
+          ? 'free_entry_point'
+          : s.category === 'service'
+            ? 'free_customer_service'
+            : 'regular',
     };
   }
   return base;

@@ -6,7 +6,9 @@ import { WorkerModule } from './worker.module';
 
 async function main() {
   const config = loadConfigOrExit();
-  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: createLogger(config) });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), {
+    logger: createLogger(config),
+  });
   app.enableShutdownHooks();
   new Logger('Worker').log('Worker started');
 }

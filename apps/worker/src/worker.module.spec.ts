@@ -21,7 +21,9 @@ import { ApiModule } from '../../api/src/api.module';
  * lifecycle hook runs, so no queue worker starts) against PostgreSQL and Redis.
  */
 const OUR_CLASSES = new Set<unknown>(
-  [accounts, auth, automations, campaigns, contacts, flows, messaging, templates].flatMap((lib) => Object.values(lib).filter((v) => typeof v === 'function')),
+  [accounts, auth, automations, campaigns, contacts, flows, messaging, templates].flatMap((lib) =>
+    Object.values(lib).filter((v) => typeof v === 'function'),
+  ),
 );
 
 function instancesByClass(module: TestingModule): { ours: Map<string, number>; queues: Map<string, number> } {
@@ -34,7 +36,8 @@ function instancesByClass(module: TestingModule): { ours: Map<string, number>; q
       if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
       seen.add(instance);
       if (instance instanceof Queue) queues.set(instance.name, (queues.get(instance.name) ?? 0) + 1);
-      else if (OUR_CLASSES.has(instance.constructor)) ours.set(instance.constructor.name, (ours.get(instance.constructor.name) ?? 0) + 1);
+      else if (OUR_CLASSES.has(instance.constructor))
+        ours.set(instance.constructor.name, (ours.get(instance.constructor.name) ?? 0) + 1);
     }
   }
   return { ours, queues };
@@ -46,15 +49,40 @@ describe('process modules build each service once', () => {
   const config = loadConfig({
     ...process.env,
     NODE_ENV: 'test',
-    DATABASE_URL: process.env.DATABASE_URL?.replace(/\/[^/]*$/, '/postgres') ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    DATABASE_URL:
+      process.env.DATABASE_URL?.replace(/\/[^/]*$/, '/postgres') ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     REDIS_PREFIX: `sbu:${randomBytes(4).toString('hex')}`,
     DATABASE_POOL_SIZE: '1',
     LOG_LEVEL: 'error',
   });
 
   it.each([
-    ['worker', () => WorkerModule.forRoot(config), ['SendQueueService', 'MessageEventsService', 'SendExecutor', 'CampaignsService', 'CampaignFanoutService', 'PlatformAutomationActivities', 'InboundMessages', 'FlowResponsesListener']],
-    ['api', () => ApiModule.forRoot(config), ['SendQueueService', 'MessagesService', 'CampaignsService', 'FlowsService', 'WorkflowsService', 'InboundMessages']],
+    [
+      'worker',
+      () => WorkerModule.forRoot(config),
+      [
+        'SendQueueService',
+        'MessageEventsService',
+        'SendExecutor',
+        'CampaignsService',
+        'CampaignFanoutService',
+        'PlatformAutomationActivities',
+        'InboundMessages',
+        'FlowResponsesListener',
+      ],
+    ],
+    [
+      'api',
+      () => ApiModule.forRoot(config),
+      [
+        'SendQueueService',
+        'MessagesService',
+        'CampaignsService',
+        'FlowsService',
+        'WorkflowsService',
+        'InboundMessages',
+      ],
+    ],
   ])('%s', async (_name, root, expected) => {
     const module = await Test.createTestingModule({ imports: [root()] }).compile();
     try {

@@ -35,7 +35,11 @@ export class AccountsService {
 
   /** The key that signs this account's per-message callbacks (see docs/messaging.md). */
   async callbackSecret(accountId: string): Promise<string> {
-    const row = await this.accounts.createQueryBuilder('a').addSelect('a.callbackSecret').where('a.id = :id', { id: accountId }).getOne();
+    const row = await this.accounts
+      .createQueryBuilder('a')
+      .addSelect('a.callbackSecret')
+      .where('a.id = :id', { id: accountId })
+      .getOne();
     return row?.callbackSecret ?? '';
   }
 

@@ -29,7 +29,11 @@ const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => 
  * Creates an account with one client holding every grant and one connected phone number, in one transaction.
  * Used by the operator CLI, the dev seed and the tests. The client secret is returned here and never again.
  */
-export async function provisionAccount(dataSource: DataSource, secretBox: SecretBox, input: ProvisionAccountInput): Promise<ProvisionedAccount> {
+export async function provisionAccount(
+  dataSource: DataSource,
+  secretBox: SecretBox,
+  input: ProvisionAccountInput,
+): Promise<ProvisionedAccount> {
   return dataSource.transaction(async (tx) => {
     const [{ id: accountId }] = await tx.query(`INSERT INTO accounts (name) VALUES ($1) RETURNING id`, [input.name]);
     const { clientId, clientSecret } = await createClient(tx, String(accountId));
@@ -61,7 +65,9 @@ export async function accountExists(db: DataSource | EntityManager, accountId: s
 }
 
 /** Every account with its connected numbers' messagingPhoneIds (operator CLI `list-accounts`). */
-export async function listAccounts(db: DataSource | EntityManager): Promise<Array<{ accountId: string; name: string; createdAt: Date; messagingPhoneIds: string[] }>> {
+export async function listAccounts(
+  db: DataSource | EntityManager,
+): Promise<Array<{ accountId: string; name: string; createdAt: Date; messagingPhoneIds: string[] }>> {
   return db.query(`
     SELECT a.id::text AS "accountId", a.name, a.created_at AS "createdAt",
            COALESCE((SELECT array_agg(p.messaging_phone_id ORDER BY p.id) FROM phone_numbers p WHERE p.account_id = a.id), '{}') AS "messagingPhoneIds"

@@ -11,13 +11,21 @@ type Db = DataSource | EntityManager;
 /** Adds a Client ID / Client Secret to an account; a new client has every grant. The secret is returned only here. */
 export async function createClient(db: Db, accountId: string, grants: readonly string[] = GRANTS) {
   const { clientId, clientSecret, secretHash } = generateClientCredentials();
-  await db.query(`INSERT INTO api_clients (account_id, client_id, secret_hash, grants) VALUES ($1, $2, $3, $4)`, [accountId, clientId, secretHash, grants]);
+  await db.query(`INSERT INTO api_clients (account_id, client_id, secret_hash, grants) VALUES ($1, $2, $3, $4)`, [
+    accountId,
+    clientId,
+    secretHash,
+    grants,
+  ]);
   return { clientId, clientSecret };
 }
 
 /** Replaces a client's grants; false when there is no such client. */
 export async function setClientGrants(db: Db, clientId: string, grants: readonly string[]): Promise<boolean> {
-  const [rows] = await db.query('UPDATE api_clients SET grants = $2 WHERE client_id = $1 RETURNING client_id', [clientId, grants]);
+  const [rows] = await db.query('UPDATE api_clients SET grants = $2 WHERE client_id = $1 RETURNING client_id', [
+    clientId,
+    grants,
+  ]);
   return rows.length > 0;
 }
 

@@ -1,5 +1,13 @@
 import { Body, Controller, Delete, Headers, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiTags,
+} from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
 import { AuthService } from './auth.service';
 import { Public } from './grants';

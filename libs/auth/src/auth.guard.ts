@@ -1,7 +1,24 @@
-import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable, Logger, Optional, UnauthorizedException } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  ForbiddenException,
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthService } from './auth.service';
-import { CONSOLE_SESSION_RESOLVER, CSRF_HEADER, CSRF_REFUSED, readCookie, SESSION_COOKIE, UNSAFE_METHODS, type ConsoleSessionResolver } from './console-session';
+import {
+  CONSOLE_SESSION_RESOLVER,
+  CSRF_HEADER,
+  CSRF_REFUSED,
+  readCookie,
+  SESSION_COOKIE,
+  UNSAFE_METHODS,
+  type ConsoleSessionResolver,
+} from './console-session';
 import { GRANT_KEY, PUBLIC_KEY, SIGNED_IN_KEY } from './grants';
 import type { AuthenticatedClient } from './token-claims';
 
@@ -39,7 +56,8 @@ export class AuthGuard implements CanActivate {
       if (!cookie || !this.sessions) throw new UnauthorizedException({ message: 'jwt must be provided' });
       const principal = await this.sessions.resolve(cookie);
       if (!principal) throw new UnauthorizedException(SESSION_ENDED);
-      if (UNSAFE_METHODS.has(request.method) && request.headers[CSRF_HEADER] !== principal.csrfToken) throw new ForbiddenException(CSRF_REFUSED);
+      if (UNSAFE_METHODS.has(request.method) && request.headers[CSRF_HEADER] !== principal.csrfToken)
+        throw new ForbiddenException(CSRF_REFUSED);
       client = principal;
     }
     request.client = client;
@@ -51,7 +69,8 @@ export class AuthGuard implements CanActivate {
       this.logger.error(`Route ${context.getClass().name}.${context.getHandler().name} declares no grant`);
       throw new ForbiddenException({ message: 'Unauthorized to make this request' });
     }
-    if (!client.grants.includes(grant)) throw new ForbiddenException({ message: 'Unauthorized to make this request', required_grant: grant });
+    if (!client.grants.includes(grant))
+      throw new ForbiddenException({ message: 'Unauthorized to make this request', required_grant: grant });
     return true;
   }
 }

@@ -22,7 +22,11 @@ import { RateLimitGuard, RedisThrottlerStorage } from './rate-limit';
         // A KeyObject, not the string: given a string, jsonwebtoken first tries (and fails) to parse it as a
         // public key on every call, which cost more than everything else in an authenticated request.
         const key = createSecretKey(Buffer.from(config.JWT_SECRET, 'utf8'));
-        return { secretOrKeyProvider: () => key, signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } };
+        return {
+          secretOrKeyProvider: () => key,
+          signOptions: { algorithm: 'HS256' },
+          verifyOptions: { algorithms: ['HS256'] },
+        };
       },
     }),
     ThrottlerModule.forRootAsync({

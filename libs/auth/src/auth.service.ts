@@ -26,7 +26,8 @@ export class AuthService {
   async authenticate(clientId: string | undefined, clientSecret: string | undefined): Promise<TokenPair> {
     if (!clientId || !clientSecret) throw new UnauthorizedException({ error: 'Missing credentials' });
     const client = await this.clients.findOneBy({ clientId });
-    if (!client || !secretMatches(clientSecret, client.secretHash)) throw new UnauthorizedException({ error: 'Invalid credentials' });
+    if (!client || !secretMatches(clientSecret, client.secretHash))
+      throw new UnauthorizedException({ error: 'Invalid credentials' });
 
     // A new authentication replaces whichever refresh token was valid before.
     const jti = randomUUID();
@@ -65,7 +66,8 @@ export class AuthService {
     const claims = this.verifyAccessToken(token);
     const state = await this.currentState(claims.sub);
     if (!state) throw new UnauthorizedException({ message: 'Client not found: it was deleted' });
-    if (claims.sv !== undefined && claims.sv !== state.secretVersion) throw new UnauthorizedException({ message: 'Token revoked: the client secret was rotated' });
+    if (claims.sv !== undefined && claims.sv !== state.secretVersion)
+      throw new UnauthorizedException({ message: 'Token revoked: the client secret was rotated' });
     return { clientId: claims.sub, accountId: state.accountId, grants: state.grants };
   }
 
@@ -99,12 +101,22 @@ export class AuthService {
     } catch {
       throw new ForbiddenException({ message: 'Invalid refresh token' });
     }
-    if (claims.typ !== 'refresh' || !claims.jti || !claims.sub) throw new ForbiddenException({ message: 'Invalid refresh token' });
+    if (claims.typ !== 'refresh' || !claims.jti || !claims.sub)
+      throw new ForbiddenException({ message: 'Invalid refresh token' });
     return claims;
   }
 
-  private issuePair(client: Pick<ApiClient, 'accountId' | 'clientId' | 'grants' | 'secretHash'>, jti: string): TokenPair {
-    const access: AccessClaims = { typ: 'access', sub: client.clientId, acc: String(client.accountId), grants: client.grants, sv: secretVersion(client.secretHash) };
+  private issuePair(
+    client: Pick<ApiClient, 'accountId' | 'clientId' | 'grants' | 'secretHash'>,
+    jti: string,
+  ): TokenPair {
+    const access: AccessClaims = {
+      typ: 'access',
+      sub: client.clientId,
+      acc: String(client.accountId),
+      grants: client.grants,
+      sv: secretVersion(client.secretHash),
+    };
     const refresh: RefreshClaims = { typ: 'refresh', sub: client.clientId, jti };
     return {
       token: this.jwt.sign(access, { expiresIn: this.config.ACCESS_TOKEN_TTL_SECONDS }),
@@ -112,4 +124,3 @@ export class AuthService {
     };
   }
 }
-

@@ -40,7 +40,11 @@ export async function listClients(db: Db, accountId: string): Promise<ClientSumm
  * tokens through their `sv` claim, the refresh token because its id is cleared). The new secret is returned here only.
  * `accountId` scopes the change (null: the operator CLI, any account). Undefined when no such client.
  */
-export async function rotateClientSecret(db: Db, clientId: string, accountId: string | null): Promise<{ clientId: string; clientSecret: string } | undefined> {
+export async function rotateClientSecret(
+  db: Db,
+  clientId: string,
+  accountId: string | null,
+): Promise<{ clientId: string; clientSecret: string } | undefined> {
   const { clientSecret, secretHash } = generateClientCredentials();
   const [rows] = await db.query(
     `UPDATE api_clients SET secret_hash = $2, refresh_token_id = NULL
@@ -52,14 +56,19 @@ export async function rotateClientSecret(db: Db, clientId: string, accountId: st
 
 /** Deletes the client: its secret, access tokens and refresh token are refused from this moment. False when no such client. */
 export async function deleteClient(db: Db, clientId: string, accountId: string | null): Promise<boolean> {
-  const [rows] = await db.query(`DELETE FROM api_clients WHERE client_id = $1 AND ($2::bigint IS NULL OR account_id = $2::bigint) RETURNING client_id`, [
-    clientId,
-    accountId,
-  ]);
+  const [rows] = await db.query(
+    `DELETE FROM api_clients WHERE client_id = $1 AND ($2::bigint IS NULL OR account_id = $2::bigint) RETURNING client_id`,
+    [clientId, accountId],
+  );
   return rows.length > 0;
 }
 
 export async function readClientState(db: Db, clientId: string): Promise<ClientState | undefined> {
-  const [row] = await db.query(`SELECT account_id::text AS "accountId", grants, secret_hash AS "secretHash" FROM api_clients WHERE client_id = $1`, [clientId]);
-  return row ? { accountId: row.accountId, grants: row.grants, secretVersion: secretVersion(row.secretHash) } : undefined;
+  const [row] = await db.query(
+    `SELECT account_id::text AS "accountId", grants, secret_hash AS "secretHash" FROM api_clients WHERE client_id = $1`,
+    [clientId],
+  );
+  return row
+    ? { accountId: row.accountId, grants: row.grants, secretVersion: secretVersion(row.secretHash) }
+    : undefined;
 }

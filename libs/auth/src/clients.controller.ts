@@ -18,7 +18,10 @@ class ClientList {
 }
 class RotatedSecret {
   @ApiProperty() success: boolean;
-  @ApiProperty({ description: '{clientId, clientSecret}: the new secret, shown once' }) data: { clientId: string; clientSecret: string };
+  @ApiProperty({ description: '{clientId, clientSecret}: the new secret, shown once' }) data: {
+    clientId: string;
+    clientSecret: string;
+  };
 }
 
 /**
@@ -37,12 +40,23 @@ export class ClientsController {
   @ApiOkResponse({ type: ClientList })
   async list(@AccountId() accountId: string) {
     const clients = await listClients(this.db, accountId);
-    return { success: true, data: { clients: clients.map((c) => ({ clientId: c.clientId, grants: c.grants, created_at: c.createdAt.toISOString() })) } };
+    return {
+      success: true,
+      data: {
+        clients: clients.map((c) => ({
+          clientId: c.clientId,
+          grants: c.grants,
+          created_at: c.createdAt.toISOString(),
+        })),
+      },
+    };
   }
 
   @Post(':clientId/rotate-secret')
   @HttpCode(200)
-  @ApiOperation({ summary: 'New Client Secret (shown once); the old secret and every token issued with it are refused at once' })
+  @ApiOperation({
+    summary: 'New Client Secret (shown once); the old secret and every token issued with it are refused at once',
+  })
   @ApiOkResponse({ type: RotatedSecret })
   async rotate(@AccountId() accountId: string, @Param('clientId') clientId: string) {
     const rotated = await rotateClientSecret(this.db, clientId, accountId);
@@ -52,14 +66,23 @@ export class ClientsController {
 
   @Delete(':clientId')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Delete a Client ID; its secret and tokens are refused at once. The last client of an account cannot be deleted here' })
+  @ApiOperation({
+    summary:
+      'Delete a Client ID; its secret and tokens are refused at once. The last client of an account cannot be deleted here',
+  })
   async remove(@AccountId() accountId: string, @Param('clientId') clientId: string) {
     return this.db.transaction(async (tx) => {
       // Lock the account's clients so two deletions cannot remove the last two at once.
-      const clients: { client_id: string }[] = await tx.query('SELECT client_id FROM api_clients WHERE account_id = $1 ORDER BY id FOR UPDATE', [accountId]);
+      const clients: { client_id: string }[] = await tx.query(
+        'SELECT client_id FROM api_clients WHERE account_id = $1 ORDER BY id FOR UPDATE',
+        [accountId],
+      );
       if (!clients.some((c) => c.client_id === clientId)) throw new NotFoundException({ message: CLIENT_NOT_FOUND });
       if (clients.length === 1) {
-        throw new ConflictException({ message: 'The last client of an account cannot be deleted through the API: create another first (npm run admin -- create-client)' });
+        throw new ConflictException({
+          message:
+            'The last client of an account cannot be deleted through the API: create another first (npm run admin -- create-client)',
+        });
       }
       await deleteClient(tx, clientId, accountId);
       return { success: true, message: 'Client deleted' };

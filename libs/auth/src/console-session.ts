@@ -33,7 +33,9 @@ export function readCookie(header: string | undefined, name: string): string | u
 }
 
 export const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-export const CSRF_REFUSED = { message: 'CSRF check failed: requests made with the console session must send the X-Switchboard-CSRF header' };
+export const CSRF_REFUSED = {
+  message: 'CSRF check failed: requests made with the console session must send the X-Switchboard-CSRF header',
+};
 
 /**
  * Fastify onRequest hook: refuses an unsafe request that carries the session cookie but no CSRF header before its
@@ -46,7 +48,13 @@ export function csrfPrecheck(
   done: () => void,
 ): void {
   const cookie = request.headers.cookie;
-  if (UNSAFE_METHODS.has(request.method) && !request.headers.authorization && typeof cookie === 'string' && readCookie(cookie, SESSION_COOKIE) && !request.headers[CSRF_HEADER]) {
+  if (
+    UNSAFE_METHODS.has(request.method) &&
+    !request.headers.authorization &&
+    typeof cookie === 'string' &&
+    readCookie(cookie, SESSION_COOKIE) &&
+    !request.headers[CSRF_HEADER]
+  ) {
     reply.code(403).send({ statusCode: 403, ...CSRF_REFUSED });
     return;
   }

@@ -1,7 +1,16 @@
 import { SetMetadata } from '@nestjs/common';
 
 /** SPEC §2: the areas a Client ID can be granted. A new account's client has all of them. */
-export const GRANTS = ['/send-message', '/templates', '/contacts', '/conversations', '/account', '/campaigns', '/workflows', '/flow'] as const;
+export const GRANTS = [
+  '/send-message',
+  '/templates',
+  '/contacts',
+  '/conversations',
+  '/account',
+  '/campaigns',
+  '/workflows',
+  '/flow',
+] as const;
 export type Grant = (typeof GRANTS)[number];
 
 export function isGrant(value: string): value is Grant {

@@ -30,7 +30,10 @@ import { WorkflowsService } from './workflows.service';
 const shared = [TypeOrmModule.forFeature(AUTOMATION_ENTITIES), BullModule.registerQueue({ name: QUEUES.automations })];
 
 /** Which driver runs automations: `driver` when given, else Temporal when `TEMPORAL_ADDRESS` is set, else embedded. */
-export function automationDriverKind(config: Pick<AppConfig, 'TEMPORAL_ADDRESS'>, driver?: AutomationDriverKind): AutomationDriverKind {
+export function automationDriverKind(
+  config: Pick<AppConfig, 'TEMPORAL_ADDRESS'>,
+  driver?: AutomationDriverKind,
+): AutomationDriverKind {
   return driver ?? (config.TEMPORAL_ADDRESS ? 'temporal' : 'embedded');
 }
 
@@ -47,8 +50,11 @@ export function automationDriverProviders(driver?: AutomationDriverKind): Provid
     {
       provide: AUTOMATION_DRIVER,
       inject: [AppConfig, EmbeddedAutomationDriver, TemporalAutomationDriver],
-      useFactory: (config: AppConfig, embedded: EmbeddedAutomationDriver, temporal: TemporalAutomationDriver): AutomationDriver =>
-        automationDriverKind(config, driver) === 'temporal' ? temporal : embedded,
+      useFactory: (
+        config: AppConfig,
+        embedded: EmbeddedAutomationDriver,
+        temporal: TemporalAutomationDriver,
+      ): AutomationDriver => (automationDriverKind(config, driver) === 'temporal' ? temporal : embedded),
     },
   ];
 }
@@ -86,7 +92,9 @@ export class AutomationsModule {
  */
 @Module({})
 export class AutomationsWorkerModule {
-  static forRoot(options: { activities?: Type<AutomationActivities>; driver?: AutomationDriverKind } = {}): DynamicModule {
+  static forRoot(
+    options: { activities?: Type<AutomationActivities>; driver?: AutomationDriverKind } = {},
+  ): DynamicModule {
     return {
       module: AutomationsWorkerModule,
       imports: [...shared, MessagingCoreModule, CampaignsCoreModule, ContactsModule],

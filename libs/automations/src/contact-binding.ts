@@ -31,7 +31,13 @@ export function digitsOnly(value: string): string {
 function get(obj: unknown, path: readonly string[]): unknown {
   let current = obj;
   for (const key of path) {
-    if (current === null || typeof current !== 'object' || Array.isArray(current) || !Object.prototype.hasOwnProperty.call(current, key)) return undefined;
+    if (
+      current === null ||
+      typeof current !== 'object' ||
+      Array.isArray(current) ||
+      !Object.prototype.hasOwnProperty.call(current, key)
+    )
+      return undefined;
     current = (current as Record<string, unknown>)[key];
   }
   return current;
@@ -68,11 +74,16 @@ export function contactFromPayload(payload: unknown): BoundContact {
  * contact (name, email), the row's phone and contact id. Keyword runs: the payload is the inbound message and
  * its top-level `name` is the sender's profile name. Used by both drivers.
  */
-export function startContactOf(run: { payload: unknown; contact_phone: string | null; contact_id: string | null }): Record<string, string> {
+export function startContactOf(run: {
+  payload: unknown;
+  contact_phone: string | null;
+  contact_id: string | null;
+}): Record<string, string> {
   const bound = contactFromPayload(run.payload);
   const contact: Record<string, string> = {};
   const top = (run.payload ?? {}) as Record<string, unknown>;
-  const name = bound.name ?? (!bound.phone && typeof top.name === 'string' && top.name.trim() ? top.name.trim() : undefined);
+  const name =
+    bound.name ?? (!bound.phone && typeof top.name === 'string' && top.name.trim() ? top.name.trim() : undefined);
   if (name) contact.name = name;
   if (bound.email) contact.email = bound.email;
   if (run.contact_phone) contact.phone = run.contact_phone;

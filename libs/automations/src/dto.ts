@@ -1,5 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import {
+  Allow,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 import { PaginationQuery } from '@switchboard/core';
 import { RUN_STATUSES, type WorkflowRunStatus } from './entities';
 
@@ -39,7 +51,11 @@ export class SaveWorkflowDto {
   @Allow()
   startNodeId?: unknown;
 
-  @ApiPropertyOptional({ description: 'the child automations (nodes); see docs/automations.md', type: 'array', items: { type: 'object' } })
+  @ApiPropertyOptional({
+    description: 'the child automations (nodes); see docs/automations.md',
+    type: 'array',
+    items: { type: 'object' },
+  })
   @Allow()
   nodes?: unknown;
 
@@ -51,7 +67,10 @@ export class SaveWorkflowDto {
   @IsBoolean()
   asDraft?: boolean;
 
-  @ApiPropertyOptional({ description: 'node positions for the console: { nodes: { <nodeId>: { x, y } }, trigger?: { x, y } }; ignored by the engine' })
+  @ApiPropertyOptional({
+    description:
+      'node positions for the console: { nodes: { <nodeId>: { x, y } }, trigger?: { x, y } }; ignored by the engine',
+  })
   @Allow()
   layout?: unknown;
 }
@@ -73,7 +92,9 @@ export class SaveDraftDto {
   @Allow()
   name?: string;
 
-  @ApiProperty({ description: '{ trigger, startNodeId, nodes }: may be incomplete (drafts are not validated until publish)' })
+  @ApiProperty({
+    description: '{ trigger, startNodeId, nodes }: may be incomplete (drafts are not validated until publish)',
+  })
   @Allow()
   definition: unknown;
 
@@ -89,7 +110,11 @@ export class PublishDraftDto {
 }
 
 export class TestRunDto {
-  @ApiPropertyOptional({ description: 'the payload the run starts with, as if POSTed to the webhook', type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({
+    description: 'the payload the run starts with, as if POSTed to the webhook',
+    type: 'object',
+    additionalProperties: true,
+  })
   @Allow()
   payload?: unknown;
 }

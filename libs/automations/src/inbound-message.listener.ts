@@ -18,8 +18,16 @@ export class AutomationInboundListener implements InboundMessageListener, OnModu
   }
 
   async onInboundMessage({ accountId, messagingPhoneId, event }: InboundMessage): Promise<void> {
-    const reply = { text: event.text, buttonPayload: event.buttonPayload, buttonText: event.buttonText, messageId: event.wamid };
+    const reply = {
+      text: event.text,
+      buttonPayload: event.buttonPayload,
+      buttonText: event.buttonText,
+      messageId: event.wamid,
+    };
     await this.runs.deliverReply(accountId, messagingPhoneId, event.from, reply);
-    await this.runs.startFromInboundMessage(accountId, messagingPhoneId, event.from, { ...reply, name: event.profileName });
+    await this.runs.startFromInboundMessage(accountId, messagingPhoneId, event.from, {
+      ...reply,
+      name: event.profileName,
+    });
   }
 }

@@ -11,15 +11,25 @@ export interface WorkflowLayout {
 }
 
 const isPoint = (p: unknown): p is { x: number; y: number } =>
-  typeof p === 'object' && p !== null && Number.isFinite((p as { x: unknown }).x) && Number.isFinite((p as { y: unknown }).y);
+  typeof p === 'object' &&
+  p !== null &&
+  Number.isFinite((p as { x: unknown }).x) &&
+  Number.isFinite((p as { y: unknown }).y);
 
 /** A layout from a request body (undefined/null → null), or a 400 naming the field. */
 export function parseLayout(value: unknown): WorkflowLayout | null {
   if (value === undefined || value === null) return null;
-  const fail = (field: string, message: string) => new BadRequestException({ statusCode: 400, message: `${field} ${message}`, errors: [{ field, message: `${field} ${message}` }] });
-  if (typeof value !== 'object' || Array.isArray(value)) throw fail('layout', 'must be an object { nodes: { <nodeId>: { x, y } }, trigger?: { x, y } }');
+  const fail = (field: string, message: string) =>
+    new BadRequestException({
+      statusCode: 400,
+      message: `${field} ${message}`,
+      errors: [{ field, message: `${field} ${message}` }],
+    });
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw fail('layout', 'must be an object { nodes: { <nodeId>: { x, y } }, trigger?: { x, y } }');
   const { nodes, trigger } = value as { nodes?: unknown; trigger?: unknown };
-  if (typeof nodes !== 'object' || nodes === null || Array.isArray(nodes)) throw fail('layout.nodes', 'must be an object of { x, y } by node id');
+  if (typeof nodes !== 'object' || nodes === null || Array.isArray(nodes))
+    throw fail('layout.nodes', 'must be an object of { x, y } by node id');
   const entries = Object.entries(nodes as Record<string, unknown>);
   if (entries.length > MAX_NODES) throw fail('layout.nodes', `has more than ${MAX_NODES} entries`);
   const out: WorkflowLayout = { nodes: {} };

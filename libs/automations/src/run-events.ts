@@ -24,7 +24,9 @@ export class RunEvents implements OnModuleDestroy {
   }
 
   async publish(runId: string): Promise<void> {
-    await this.redis.publish(this.channel, runId).catch((error) => this.logger.warn({ msg: 'run event not published', runId, error: String(error) }));
+    await this.redis
+      .publish(this.channel, runId)
+      .catch((error) => this.logger.warn({ msg: 'run event not published', runId, error: String(error) }));
   }
 
   /** Emits (no value) each time the run changes, until unsubscribed. */
@@ -45,7 +47,9 @@ export class RunEvents implements OnModuleDestroy {
   private async ensureSubscribed(): Promise<void> {
     if (this.subscriber) return;
     this.subscriber = this.redis.duplicate();
-    this.subscriber.on('message', (_channel: string, runId: string) => this.listeners.get(runId)?.forEach((listener) => listener()));
+    this.subscriber.on('message', (_channel: string, runId: string) =>
+      this.listeners.get(runId)?.forEach((listener) => listener()),
+    );
     await this.subscriber.subscribe(this.channel);
   }
 

@@ -12,7 +12,12 @@ export interface AnnotatedHistoryEntry extends HistoryEntry {
  * Stamps the history entries the last engine step added (those without `at`) with the time, and gives the entry that
  * the event resolved (the effect's or the wait's seq) its detail. Mutates `state` (it is about to be persisted).
  */
-export function annotateHistory(state: RunState, before: WaitingFor | null | undefined, event: EngineEvent | null, now: Date = new Date()): void {
+export function annotateHistory(
+  state: RunState,
+  before: WaitingFor | null | undefined,
+  event: EngineEvent | null,
+  now: Date = new Date(),
+): void {
   const at = now.toISOString();
   for (const entry of state.history as AnnotatedHistoryEntry[]) {
     if (entry.at !== undefined) continue;

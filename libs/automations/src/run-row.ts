@@ -16,10 +16,12 @@ export function runRowValues(state: RunState): unknown[] {
   const waiting = state.waitingFor;
   const finished = isFinished(state);
   const status = finished ? state.status : waiting?.kind === 'effect' ? 'running' : 'waiting';
-  const wakeInMs = waiting?.kind === 'timer' ? waiting.durationMs : waiting?.kind === 'reply' ? waiting.timeoutMs : null;
+  const wakeInMs =
+    waiting?.kind === 'timer' ? waiting.durationMs : waiting?.kind === 'reply' ? waiting.timeoutMs : null;
   const contact = state.context.contact ?? {};
   const effect = waiting?.kind === 'effect' ? waiting.effect : null;
-  const recipient = effect && (effect.type === 'send_template' || effect.type === 'send_session_message') ? effect.to : null;
+  const recipient =
+    effect && (effect.type === 'send_template' || effect.type === 'send_session_message') ? effect.to : null;
   const phone = typeof contact.phone === 'string' && contact.phone ? contact.phone : null;
   return [
     status,
@@ -38,7 +40,13 @@ export function runRowValues(state: RunState): unknown[] {
 /** Account webhooks: the `workflow_run.failed` event of a run that just failed, in the transaction that records it. */
 export async function recordRunFailedEvent(
   tx: Queryable,
-  run: { id: string; account_id: string; workflow_id: string; workflow_version: number | null; contact_phone?: string | null },
+  run: {
+    id: string;
+    account_id: string;
+    workflow_id: string;
+    workflow_version: number | null;
+    contact_phone?: string | null;
+  },
   state: RunState,
 ): Promise<void> {
   await recordWebhookEvent(tx, {

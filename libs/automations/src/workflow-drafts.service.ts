@@ -41,23 +41,32 @@ export class WorkflowDraftsService {
 
   async getDraft(accountId: string, workflowId: string) {
     const workflow = await this.workflows.get(accountId, workflowId);
-    const [row]: DraftRow[] = await this.db.query(`SELECT * FROM workflow_drafts WHERE workflow_id = $1`, [workflow.id]);
+    const [row]: DraftRow[] = await this.db.query(`SELECT * FROM workflow_drafts WHERE workflow_id = $1`, [
+      workflow.id,
+    ]);
     if (!row) throw new NotFoundException(NO_DRAFT);
     return this.shape(row);
   }
 
   /** Saves the draft when `revision` is the current one (0: there is none yet); returns the new revision. */
   async saveDraft(accountId: string, workflowId: string, input: DraftInput) {
-    if (!Number.isInteger(input.revision) || input.revision < 0) throw badField('revision', 'revision must be an integer ≥ 0 (0 when there is no draft yet)');
+    if (!Number.isInteger(input.revision) || input.revision < 0)
+      throw badField('revision', 'revision must be an integer ≥ 0 (0 when there is no draft yet)');
     if (typeof input.definition !== 'object' || input.definition === null || Array.isArray(input.definition))
       throw badField('definition', 'definition must be an object { trigger, startNodeId, nodes }');
-    if (JSON.stringify(input.definition).length > MAX_DRAFT_BYTES) throw badField('definition', 'definition is larger than 1 MiB');
-    if (input.name !== undefined && (typeof input.name !== 'string' || input.name.trim() === '' || input.name.length > 200))
+    if (JSON.stringify(input.definition).length > MAX_DRAFT_BYTES)
+      throw badField('definition', 'definition is larger than 1 MiB');
+    if (
+      input.name !== undefined &&
+      (typeof input.name !== 'string' || input.name.trim() === '' || input.name.length > 200)
+    )
       throw badField('name', 'name must be a non-empty string of at most 200 characters');
     const layout = parseLayout(input.layout);
     return this.db.transaction(async (tx) => {
       const workflow = await this.lockWorkflow(tx, accountId, workflowId);
-      const [current]: DraftRow[] = await tx.query(`SELECT revision FROM workflow_drafts WHERE workflow_id = $1`, [workflow.id]);
+      const [current]: DraftRow[] = await tx.query(`SELECT revision FROM workflow_drafts WHERE workflow_id = $1`, [
+        workflow.id,
+      ]);
       const currentRevision = current?.revision ?? 0;
       if (currentRevision !== input.revision) throw staleDraft(currentRevision);
       const [row]: DraftRow[] = await tx.query(
@@ -65,7 +74,14 @@ export class WorkflowDraftsService {
          ON CONFLICT (workflow_id) DO UPDATE SET revision = EXCLUDED.revision, name = EXCLUDED.name, definition = EXCLUDED.definition,
            layout = EXCLUDED.layout, updated_at = now()
          RETURNING *`,
-        [workflow.id, currentRevision + 1, workflow.current_version, input.name?.trim() ?? workflow.name, JSON.stringify(input.definition), layout ? JSON.stringify(layout) : null],
+        [
+          workflow.id,
+          currentRevision + 1,
+          workflow.current_version,
+          input.name?.trim() ?? workflow.name,
+          JSON.stringify(input.definition),
+          layout ? JSON.stringify(layout) : null,
+        ],
       );
       return this.shape(row);
     });
@@ -74,7 +90,10 @@ export class WorkflowDraftsService {
   async discardDraft(accountId: string, workflowId: string): Promise<void> {
     const workflow = await this.workflows.get(accountId, workflowId);
     // DELETE ... RETURNING answers [rows, rowCount] through TypeORM.
-    const [deleted]: [unknown[], number] = await this.db.query(`DELETE FROM workflow_drafts WHERE workflow_id = $1 RETURNING workflow_id`, [workflow.id]);
+    const [deleted]: [unknown[], number] = await this.db.query(
+      `DELETE FROM workflow_drafts WHERE workflow_id = $1 RETURNING workflow_id`,
+      [workflow.id],
+    );
     if (deleted.length === 0) throw new NotFoundException(NO_DRAFT);
   }
 
@@ -88,25 +107,28 @@ export class WorkflowDraftsService {
     const draft = await this.getDraft(accountId, workflowId);
     if (draft.revision !== revision) throw staleDraft(draft.revision);
     const body = draft.definition as { trigger?: unknown; startNodeId?: unknown; nodes?: unknown };
-    const definition = await this.workflows.checkDefinition(accountId, { mode: 'edit', trigger: body.trigger, startNodeId: body.startNodeId, nodes: body.nodes });
+    const definition = await this.workflows.checkDefinition(accountId, {
+      mode: 'edit',
+      trigger: body.trigger,
+      startNodeId: body.startNodeId,
+      nodes: body.nodes,
+    });
     return this.db.transaction(async (tx) => {
       // The workflow row lock orders publish against saves: the draft read here is the one published.
       const workflow = await this.lockWorkflow(tx, accountId, workflowId);
-      const [now]: DraftRow[] = await tx.query(`SELECT revision FROM workflow_drafts WHERE workflow_id = $1`, [workflow.id]);
+      const [now]: DraftRow[] = await tx.query(`SELECT revision FROM workflow_drafts WHERE workflow_id = $1`, [
+        workflow.id,
+      ]);
       if (now?.revision !== revision) throw staleDraft(now?.revision ?? 0);
       const version = workflow.current_version + 1;
-      await tx.query(`INSERT INTO workflow_versions (workflow_id, version, definition, layout) VALUES ($1, $2, $3, $4)`, [
-        workflow.id,
-        version,
-        JSON.stringify(definition),
-        draft.layout ? JSON.stringify(draft.layout) : null,
-      ]);
-      await tx.query(`UPDATE workflows SET current_version = $2, trigger_type = $3, name = $4, updated_at = now() WHERE id = $1`, [
-        workflow.id,
-        version,
-        definition.trigger.type,
-        draft.name,
-      ]);
+      await tx.query(
+        `INSERT INTO workflow_versions (workflow_id, version, definition, layout) VALUES ($1, $2, $3, $4)`,
+        [workflow.id, version, JSON.stringify(definition), draft.layout ? JSON.stringify(draft.layout) : null],
+      );
+      await tx.query(
+        `UPDATE workflows SET current_version = $2, trigger_type = $3, name = $4, updated_at = now() WHERE id = $1`,
+        [workflow.id, version, definition.trigger.type, draft.name],
+      );
       await tx.query(`DELETE FROM workflow_drafts WHERE workflow_id = $1`, [workflow.id]);
       return { id: Number(workflow.id), version };
     });
@@ -118,17 +140,37 @@ export class WorkflowDraftsService {
       `SELECT version, created_at, json_array_length(definition->'nodes') AS node_count FROM workflow_versions WHERE workflow_id = $1 ORDER BY version DESC`,
       [workflow.id],
     );
-    return rows.map((r) => ({ version: r.version, current: r.version === workflow.currentVersion, nodeCount: r.node_count, createdAt: r.created_at.toISOString() }));
+    return rows.map((r) => ({
+      version: r.version,
+      current: r.version === workflow.currentVersion,
+      nodeCount: r.node_count,
+      createdAt: r.created_at.toISOString(),
+    }));
   }
 
   async getVersion(accountId: string, workflowId: string, versionParam: string) {
     const workflow = await this.workflows.get(accountId, workflowId);
     const version = /^[1-9][0-9]{0,8}$/.test(versionParam) ? Number(versionParam) : null;
-    const [row]: Array<{ version: number; definition: Record<string, unknown>; layout: WorkflowLayout | null; created_at: Date }> = version
-      ? await this.db.query(`SELECT version, definition, layout, created_at FROM workflow_versions WHERE workflow_id = $1 AND version = $2`, [workflow.id, version])
+    const [row]: Array<{
+      version: number;
+      definition: Record<string, unknown>;
+      layout: WorkflowLayout | null;
+      created_at: Date;
+    }> = version
+      ? await this.db.query(
+          `SELECT version, definition, layout, created_at FROM workflow_versions WHERE workflow_id = $1 AND version = $2`,
+          [workflow.id, version],
+        )
       : [];
     if (!row) throw new NotFoundException(VERSION_NOT_FOUND);
-    return { id: Number(workflow.id), version: row.version, current: row.version === workflow.currentVersion, definition: row.definition, layout: row.layout, createdAt: row.created_at.toISOString() };
+    return {
+      id: Number(workflow.id),
+      version: row.version,
+      current: row.version === workflow.currentVersion,
+      definition: row.definition,
+      layout: row.layout,
+      createdAt: row.created_at.toISOString(),
+    };
   }
 
   /** Makes an earlier (or the current) version the draft, replacing any draft there was. */
@@ -141,7 +183,13 @@ export class WorkflowDraftsService {
          ON CONFLICT (workflow_id) DO UPDATE SET revision = workflow_drafts.revision + 1, base_version = EXCLUDED.base_version,
            definition = EXCLUDED.definition, layout = EXCLUDED.layout, updated_at = now()
          RETURNING *`,
-        [workflow.id, source.version, workflow.name, JSON.stringify(source.definition), source.layout ? JSON.stringify(source.layout) : null],
+        [
+          workflow.id,
+          source.version,
+          workflow.name,
+          JSON.stringify(source.definition),
+          source.layout ? JSON.stringify(source.layout) : null,
+        ],
       );
       return this.shape(row);
     });

@@ -65,7 +65,11 @@ export class WorkflowRunsService {
    * Starts a run of the active workflow with this webhook identifier (null when there is none). With an
    * idempotency key, a retry returns the first run (`created: false`) instead of starting another.
    */
-  async startFromWebhook(identifier: string, payload: unknown, idempotencyKey: string | null): Promise<{ runId: string; created: boolean } | null> {
+  async startFromWebhook(
+    identifier: string,
+    payload: unknown,
+    idempotencyKey: string | null,
+  ): Promise<{ runId: string; created: boolean } | null> {
     const id = randomUUID();
     const phone = contactFromPayload(payload).phone ?? null;
     // One round trip on the usual path: find the active workflow and insert the run in one statement.
@@ -98,10 +102,14 @@ export class WorkflowRunsService {
   async startTestRun(accountId: string, workflowId: string, payload: unknown): Promise<{ runId: string }> {
     const id = parseId(workflowId);
     const [workflow]: Array<{ id: string; current_version: number }> = id
-      ? await this.dataSource.query(`SELECT id, current_version FROM workflows WHERE id = $1 AND account_id = $2 AND archived_at IS NULL`, [id, accountId])
+      ? await this.dataSource.query(
+          `SELECT id, current_version FROM workflows WHERE id = $1 AND account_id = $2 AND archived_at IS NULL`,
+          [id, accountId],
+        )
       : [];
     if (!workflow) throw new NotFoundException(WORKFLOW_NOT_FOUND);
-    if (workflow.current_version === 0) throw new ConflictException({ message: 'This workflow has no published version yet: publish its draft first' });
+    if (workflow.current_version === 0)
+      throw new ConflictException({ message: 'This workflow has no published version yet: publish its draft first' });
     const { runId } = await this.insertRun(this.dataSource.manager, {
       accountId,
       workflowId: String(workflow.id),
@@ -120,7 +128,12 @@ export class WorkflowRunsService {
    * (whole text, trimmed, case-insensitive). The payload is the message plus `from` and `messagingPhoneId`; the
    * contact is the sender. A message redelivered with the same messageId starts nothing new.
    */
-  async startFromInboundMessage(accountId: string, messagingPhoneId: string | null, contactPhone: string, message: InboundMessage): Promise<string[]> {
+  async startFromInboundMessage(
+    accountId: string,
+    messagingPhoneId: string | null,
+    contactPhone: string,
+    message: InboundMessage,
+  ): Promise<string[]> {
     const text = typeof message.text === 'string' && message.text.trim() !== '' ? message.text : message.buttonText;
     if (typeof text !== 'string' || text.trim() === '') return [];
     const candidates: Array<{ id: string; current_version: number; trigger: Trigger }> = await this.dataSource.query(
@@ -139,7 +152,8 @@ export class WorkflowRunsService {
         payload: { ...message, from: phone, messagingPhoneId },
         contactPhone: phone,
         messagingPhoneId,
-        idempotencyKey: typeof message.messageId === 'string' && message.messageId ? `inbound:${message.messageId}` : null,
+        idempotencyKey:
+          typeof message.messageId === 'string' && message.messageId ? `inbound:${message.messageId}` : null,
       });
       if (created) runIds.push(runId);
       await this.enqueueStart(runId);
@@ -153,18 +167,25 @@ export class WorkflowRunsService {
    * engine decides per run whether a branch matches (an unmatched reply leaves the run waiting). Pass the
    * platform's message id as `reply.messageId` so a redelivered webhook is ignored.
    */
-  async deliverReply(accountId: string, messagingPhoneId: string | null | undefined, contactPhone: string, reply: InboundReply): Promise<string[]> {
+  async deliverReply(
+    accountId: string,
+    messagingPhoneId: string | null | undefined,
+    contactPhone: string,
+    reply: InboundReply,
+  ): Promise<string[]> {
     const phone = digitsOnly(contactPhone);
     if (!phone) return [];
     // Embedded: the runs whose row waits for a reply. Temporal: every running/waiting run of the contact (the
     // workflow buffers a reply that arrives while it still performs the send before its wait).
-    const targets = this.driver.replyTargets === 'active' ? `status IN ('running', 'waiting')` : `waiting_kind = 'reply'`;
-    const runs: Array<{ id: string; status: string; waiting_kind: string | null; waiting_seq: number | null }> = await this.dataSource.query(
-      `SELECT id, status, waiting_kind, waiting_seq FROM workflow_runs
+    const targets =
+      this.driver.replyTargets === 'active' ? `status IN ('running', 'waiting')` : `waiting_kind = 'reply'`;
+    const runs: Array<{ id: string; status: string; waiting_kind: string | null; waiting_seq: number | null }> =
+      await this.dataSource.query(
+        `SELECT id, status, waiting_kind, waiting_seq FROM workflow_runs
         WHERE account_id = $1 AND contact_phone = $2 AND ${targets}
           AND ($3::text IS NULL OR messaging_phone_id IS NULL OR messaging_phone_id = $3)`,
-      [accountId, phone, messagingPhoneId ?? null],
-    );
+        [accountId, phone, messagingPhoneId ?? null],
+      );
     const delivered: string[] = [];
     for (const run of runs) {
       const target = { id: run.id, status: run.status, waitingKind: run.waiting_kind, waitingSeq: run.waiting_seq };
@@ -180,13 +201,22 @@ export class WorkflowRunsService {
        VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8)
        ON CONFLICT (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING id`,
-      [id, run.accountId, run.workflowId, run.version, JSON.stringify(run.payload ?? null), run.contactPhone, run.messagingPhoneId, run.idempotencyKey],
+      [
+        id,
+        run.accountId,
+        run.workflowId,
+        run.version,
+        JSON.stringify(run.payload ?? null),
+        run.contactPhone,
+        run.messagingPhoneId,
+        run.idempotencyKey,
+      ],
     );
     if (inserted.length > 0) return { runId: id, created: true };
-    const [existing]: Array<{ id: string }> = await db.query(`SELECT id FROM workflow_runs WHERE workflow_id = $1 AND idempotency_key = $2`, [
-      run.workflowId,
-      run.idempotencyKey,
-    ]);
+    const [existing]: Array<{ id: string }> = await db.query(
+      `SELECT id FROM workflow_runs WHERE workflow_id = $1 AND idempotency_key = $2`,
+      [run.workflowId, run.idempotencyKey],
+    );
     return { runId: existing.id, created: false };
   }
 
@@ -197,7 +227,9 @@ export class WorkflowRunsService {
 
   async listRuns(accountId: string, workflowId: string, query: ListRunsQuery) {
     const id = parseId(workflowId);
-    const [workflow] = id ? await this.dataSource.query(`SELECT id FROM workflows WHERE id = $1 AND account_id = $2`, [id, accountId]) : [];
+    const [workflow] = id
+      ? await this.dataSource.query(`SELECT id FROM workflows WHERE id = $1 AND account_id = $2`, [id, accountId])
+      : [];
     if (!workflow) throw new NotFoundException(WORKFLOW_NOT_FOUND);
     const params: unknown[] = [id, accountId];
     let filter = '';
@@ -205,7 +237,10 @@ export class WorkflowRunsService {
       params.push(query.status);
       filter = `AND status = $${params.length}`;
     }
-    const [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS total FROM workflow_runs WHERE workflow_id = $1 AND account_id = $2 ${filter}`, params);
+    const [{ total }] = await this.dataSource.query(
+      `SELECT count(*)::int AS total FROM workflow_runs WHERE workflow_id = $1 AND account_id = $2 ${filter}`,
+      params,
+    );
     const rows: RunRow[] = await this.dataSource.query(
       `SELECT * FROM workflow_runs WHERE workflow_id = $1 AND account_id = $2 ${filter}
         ORDER BY created_at DESC, id DESC LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
@@ -228,7 +263,9 @@ export class WorkflowRunsService {
   }
 
   async getRun(accountId: string, runId: string) {
-    const [r]: RunRow[] = UUID.test(runId) ? await this.dataSource.query(`SELECT * FROM workflow_runs WHERE id = $1 AND account_id = $2`, [runId, accountId]) : [];
+    const [r]: RunRow[] = UUID.test(runId)
+      ? await this.dataSource.query(`SELECT * FROM workflow_runs WHERE id = $1 AND account_id = $2`, [runId, accountId])
+      : [];
     if (!r) throw new NotFoundException(RUN_NOT_FOUND);
     const state = r.state;
     const waiting = state?.waitingFor ?? null;

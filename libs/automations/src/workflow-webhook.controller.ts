@@ -1,4 +1,15 @@
-import { BadRequestException, Controller, Headers, HttpCode, HttpException, HttpStatus, NotFoundException, Param, Post, Req } from '@nestjs/common';
+import {
+  BadRequestException,
+  Controller,
+  Headers,
+  HttpCode,
+  HttpException,
+  HttpStatus,
+  NotFoundException,
+  Param,
+  Post,
+  Req,
+} from '@nestjs/common';
 import { SkipThrottle } from '@nestjs/throttler';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public } from '@switchboard/auth';
@@ -26,7 +37,10 @@ export class WorkflowWebhookController {
 
   @Post(':identifier')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Start a run of the workflow; the JSON body is its payload. Idempotency-Key: a retry returns the same runId' })
+  @ApiOperation({
+    summary:
+      'Start a run of the workflow; the JSON body is its payload. Idempotency-Key: a retry returns the same runId',
+  })
   async start(
     @Param('identifier') identifier: string,
     @Req() request: FastifyRequest & { rawBody?: Buffer },
@@ -36,7 +50,10 @@ export class WorkflowWebhookController {
     const declared = Number(request.headers['content-length']);
     const size = Number.isFinite(declared) ? declared : (request.rawBody?.length ?? 0);
     if (size > limit) {
-      throw new HttpException({ statusCode: 413, message: `Request body is too large (limit ${limit} bytes)` }, HttpStatus.PAYLOAD_TOO_LARGE);
+      throw new HttpException(
+        { statusCode: 413, message: `Request body is too large (limit ${limit} bytes)` },
+        HttpStatus.PAYLOAD_TOO_LARGE,
+      );
     }
     const contentType = String(request.headers['content-type'] ?? '');
     const body = request.body;
@@ -44,7 +61,10 @@ export class WorkflowWebhookController {
       throw new BadRequestException({ statusCode: 400, message: 'Body must be JSON (Content-Type: application/json)' });
     }
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw new BadRequestException({ statusCode: 400, message: 'Idempotency-Key must be 1 to 200 visible ASCII characters' });
+      throw new BadRequestException({
+        statusCode: 400,
+        message: 'Idempotency-Key must be 1 to 200 visible ASCII characters',
+      });
     }
     if (!IDENTIFIER.test(identifier)) throw new NotFoundException(WORKFLOW_ID_NOT_FOUND);
     const started = await this.runs.startFromWebhook(identifier, body ?? {}, idempotencyKey ?? null);

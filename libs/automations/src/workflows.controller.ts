@@ -1,11 +1,33 @@
-import { BadRequestException, Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Post, Put, Query, Sse, type MessageEvent } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  NotFoundException,
+  Param,
+  Post,
+  Put,
+  Query,
+  Sse,
+  type MessageEvent,
+} from '@nestjs/common';
 import { AccountsService } from '@switchboard/accounts';
 import { AppConfig } from '@switchboard/core';
 import { concat, concatMap, from, interval, map, merge, Observable, of } from 'rxjs';
 import { RunEvents } from './run-events';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
-import { ListRunsQuery, ListWorkflowsQuery, PublishDraftDto, SandboxReplyDto, SaveDraftDto, SaveWorkflowDto, TestRunDto } from './dto';
+import {
+  ListRunsQuery,
+  ListWorkflowsQuery,
+  PublishDraftDto,
+  SandboxReplyDto,
+  SaveDraftDto,
+  SaveWorkflowDto,
+  TestRunDto,
+} from './dto';
 import { WorkflowDraftsService } from './workflow-drafts.service';
 import { WorkflowRunsService } from './workflow-runs.service';
 import { WorkflowsService } from './workflows.service';
@@ -25,8 +47,14 @@ export class WorkflowsController {
   ) {}
 
   @Sse('v1/workflow-runs/:runId/events')
-  @ApiOperation({ summary: 'Server-Sent Events: the run (as GET /v1/workflow-runs/{runId}) now and after every step; a ping every 15 s' })
-  async runEventsStream(@AccountId() accountId: string, @Param('runId') runId: string): Promise<Observable<MessageEvent>> {
+  @ApiOperation({
+    summary:
+      'Server-Sent Events: the run (as GET /v1/workflow-runs/{runId}) now and after every step; a ping every 15 s',
+  })
+  async runEventsStream(
+    @AccountId() accountId: string,
+    @Param('runId') runId: string,
+  ): Promise<Observable<MessageEvent>> {
     const first = await this.runs.getRun(accountId, runId); // 404 before the stream starts
     const snapshots = this.runEvents.changes(runId).pipe(
       concatMap(() => from(this.runs.getRun(accountId, runId))),
@@ -38,9 +66,12 @@ export class WorkflowsController {
 
   @Post('v1/workflow-runs/:runId/sandbox-reply')
   @HttpCode(200)
-  @ApiOperation({ summary: "Development only: play the run's customer replying, through the Cloud API sandbox the number points at" })
+  @ApiOperation({
+    summary: "Development only: play the run's customer replying, through the Cloud API sandbox the number points at",
+  })
   async sandboxReply(@AccountId() accountId: string, @Param('runId') runId: string, @Body() body: SandboxReplyDto) {
-    if (this.config.isProduction) throw new NotFoundException({ message: 'Only available in development (with the Cloud API sandbox)' });
+    if (this.config.isProduction)
+      throw new NotFoundException({ message: 'Only available in development (with the Cloud API sandbox)' });
     const run = await this.runs.getRun(accountId, runId);
     const phone = (run.contact as { phone?: string }).phone;
     if (!phone) throw new BadRequestException({ message: 'This run has no contact phone to reply from' });
@@ -50,35 +81,54 @@ export class WorkflowsController {
     const response = await fetch(`${number.apiBaseUrl.replace(/\/$/, '')}/_sandbox/inbound`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ from: String(phone).replace(/\D/g, ''), phone_number_id: number.messagingPhoneId, text: body.text }),
+      body: JSON.stringify({
+        from: String(phone).replace(/\D/g, ''),
+        phone_number_id: number.messagingPhoneId,
+        text: body.text,
+      }),
     }).catch((error: Error) => {
-      throw new BadRequestException({ message: `The sandbox did not answer at ${number.apiBaseUrl}: ${error.message}` });
+      throw new BadRequestException({
+        message: `The sandbox did not answer at ${number.apiBaseUrl}: ${error.message}`,
+      });
     });
-    if (!response.ok) throw new BadRequestException({ message: `The sandbox refused the reply (${response.status}): ${await response.text()}` });
+    if (!response.ok)
+      throw new BadRequestException({
+        message: `The sandbox refused the reply (${response.status}): ${await response.text()}`,
+      });
     return { success: true, message: 'Reply sent as the customer' };
   }
 
   @Get('v1/workflows')
-  @ApiOperation({ summary: "The account's workflows, newest first (page, pageSize ≤ 100, search): version, draft, runs waiting and failed in 24 h" })
+  @ApiOperation({
+    summary:
+      "The account's workflows, newest first (page, pageSize ≤ 100, search): version, draft, runs waiting and failed in 24 h",
+  })
   async list(@AccountId() accountId: string, @Query() query: ListWorkflowsQuery) {
     return { success: true, ...(await this.workflows.list(accountId, query)) };
   }
 
   @Delete('v1/workflows/:id')
-  @ApiOperation({ summary: 'Archive a workflow: inactive, its webhook answers 404, gone from the API; its runs stay readable' })
+  @ApiOperation({
+    summary: 'Archive a workflow: inactive, its webhook answers 404, gone from the API; its runs stay readable',
+  })
   async archive(@AccountId() accountId: string, @Param('id') id: string) {
     await this.workflows.archive(accountId, id);
     return { success: true, message: 'Workflow archived' };
   }
 
   @Get('v1/workflows/:id/draft')
-  @ApiOperation({ summary: "The workflow's draft (404 when there is none): definition, layout, revision, validation errors" })
+  @ApiOperation({
+    summary: "The workflow's draft (404 when there is none): definition, layout, revision, validation errors",
+  })
   async getDraft(@AccountId() accountId: string, @Param('id') id: string) {
     return { success: true, data: await this.drafts.getDraft(accountId, id) };
   }
 
   @Put('v1/workflows/:id/draft')
-  @ApiOperation({ summary: 'Save the draft (optimistic concurrency: send the revision you last saw, 0 for none; a stale one gets 409)' })
+  @ApiOperation({
+    summary:
+      'Save the draft (optimistic concurrency: send the revision you last saw, 0 for none; a stale one gets 409)',
+  })
   async saveDraft(@AccountId() accountId: string, @Param('id') id: string, @Body() body: SaveDraftDto) {
     return { success: true, data: await this.drafts.saveDraft(accountId, id, body) };
   }
@@ -92,7 +142,9 @@ export class WorkflowsController {
 
   @Post('v1/workflows/:id/publish')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Publish the draft as the next version (validated: 400 naming node and field; stale revision: 409)' })
+  @ApiOperation({
+    summary: 'Publish the draft as the next version (validated: 400 naming node and field; stale revision: 409)',
+  })
   async publish(@AccountId() accountId: string, @Param('id') id: string, @Body() body: PublishDraftDto) {
     return { success: true, data: await this.drafts.publish(accountId, id, body.revision) };
   }
@@ -118,7 +170,10 @@ export class WorkflowsController {
 
   @Post('v1/workflows/:id/test-runs')
   @HttpCode(201)
-  @ApiOperation({ summary: 'Start a run of the current version with a sample payload (as if posted to the webhook; also while inactive)' })
+  @ApiOperation({
+    summary:
+      'Start a run of the current version with a sample payload (as if posted to the webhook; also while inactive)',
+  })
   async testRun(@AccountId() accountId: string, @Param('id') id: string, @Body() body: TestRunDto) {
     return { success: true, data: await this.runs.startTestRun(accountId, id, body.payload) };
   }
@@ -131,7 +186,10 @@ export class WorkflowsController {
 
   @Post('v1/workflows')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Create (mode create) or edit (mode edit, with id) a workflow; an edit with a definition creates a new version' })
+  @ApiOperation({
+    summary:
+      'Create (mode create) or edit (mode edit, with id) a workflow; an edit with a definition creates a new version',
+  })
   async save(@AccountId() accountId: string, @Body() body: SaveWorkflowDto) {
     return { success: true, data: await this.workflows.save(accountId, body) };
   }

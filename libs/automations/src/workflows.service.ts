@@ -42,13 +42,25 @@ export class WorkflowsService {
   async checkDefinition(accountId: string, body: SaveWorkflowDto): Promise<WorkflowDefinition> {
     const result = validateDefinition({ trigger: body.trigger, startNodeId: body.startNodeId, nodes: body.nodes });
     if (!result.ok) {
-      const errors: DefinitionFieldError[] = result.errors.map((e) => ({ ...(e.nodeId !== undefined ? { nodeId: e.nodeId } : {}), field: e.field, message: e.message }));
+      const errors: DefinitionFieldError[] = result.errors.map((e) => ({
+        ...(e.nodeId !== undefined ? { nodeId: e.nodeId } : {}),
+        field: e.field,
+        message: e.message,
+      }));
       throw this.definitionException(errors);
     }
-    const unusable = new Map((await this.templates.unusableTemplates(accountId, templateNamesUsed(result.definition))).map((t) => [t.name, t.status]));
+    const unusable = new Map(
+      (await this.templates.unusableTemplates(accountId, templateNamesUsed(result.definition))).map((t) => [
+        t.name,
+        t.status,
+      ]),
+    );
     if (unusable.size > 0) {
       const errors = result.definition.nodes
-        .filter((n): n is Extract<typeof n, { type: 'send_template' }> => n.type === 'send_template' && unusable.has(n.templateName))
+        .filter(
+          (n): n is Extract<typeof n, { type: 'send_template' }> =>
+            n.type === 'send_template' && unusable.has(n.templateName),
+        )
         .map((n) => {
           const status = unusable.get(n.templateName);
           const message = status
@@ -65,7 +77,9 @@ export class WorkflowsService {
     const first = errors[0];
     const exception = validationException(errors);
     const body = exception.getResponse() as Record<string, unknown>;
-    body.message = first ? `${first.nodeId !== undefined ? `node "${first.nodeId}": ` : ''}${first.field ? `${first.field}: ` : ''}${first.message}` : 'Invalid workflow definition';
+    body.message = first
+      ? `${first.nodeId !== undefined ? `node "${first.nodeId}": ` : ''}${first.field ? `${first.field}: ` : ''}${first.message}`
+      : 'Invalid workflow definition';
     return exception;
   }
 
@@ -93,7 +107,10 @@ export class WorkflowsService {
           .getRepository(Workflow)
           .createQueryBuilder('w')
           .setLock('pessimistic_write')
-          .where('w.id = :id AND w.account_id = :accountId AND w.archived_at IS NULL', { id: String(body.id), accountId })
+          .where('w.id = :id AND w.account_id = :accountId AND w.archived_at IS NULL', {
+            id: String(body.id),
+            accountId,
+          })
           .getOne();
         if (!found) throw new NotFoundException(WORKFLOW_NOT_FOUND);
         workflow = found;
@@ -107,12 +124,10 @@ export class WorkflowsService {
       }
       if (definition) {
         // Stored as sent (json keeps key order; template variables are filled in key order).
-        await tx.query(`INSERT INTO workflow_versions (workflow_id, version, definition, layout) VALUES ($1, $2, $3, $4)`, [
-          workflow.id,
-          workflow.currentVersion,
-          JSON.stringify(definition),
-          layout ? JSON.stringify(layout) : null,
-        ]);
+        await tx.query(
+          `INSERT INTO workflow_versions (workflow_id, version, definition, layout) VALUES ($1, $2, $3, $4)`,
+          [workflow.id, workflow.currentVersion, JSON.stringify(definition), layout ? JSON.stringify(layout) : null],
+        );
       }
       return this.summary(workflow);
     });
@@ -120,9 +135,15 @@ export class WorkflowsService {
 
   /** A new workflow with only a draft (version 0): its webhook answers 404 until the draft is published. */
   private async createUnpublished(accountId: string, body: SaveWorkflowDto) {
-    const definition = { trigger: body.trigger ?? { type: 'webhook' }, startNodeId: body.startNodeId ?? '', nodes: body.nodes ?? [] };
-    if (typeof definition.trigger !== 'object' || definition.trigger === null) throw validationException([{ field: 'trigger', message: 'trigger must be an object' }]);
-    if (JSON.stringify(definition).length > 1024 * 1024) throw validationException([{ field: 'nodes', message: 'the definition is larger than 1 MiB' }]);
+    const definition = {
+      trigger: body.trigger ?? { type: 'webhook' },
+      startNodeId: body.startNodeId ?? '',
+      nodes: body.nodes ?? [],
+    };
+    if (typeof definition.trigger !== 'object' || definition.trigger === null)
+      throw validationException([{ field: 'trigger', message: 'trigger must be an object' }]);
+    if (JSON.stringify(definition).length > 1024 * 1024)
+      throw validationException([{ field: 'nodes', message: 'the definition is larger than 1 MiB' }]);
     const layout = parseLayout(body.layout);
     const triggerType = (definition.trigger as { type?: unknown }).type === 'keyword' ? 'keyword' : 'webhook';
     return this.dataSource.transaction(async (tx) => {
@@ -136,12 +157,10 @@ export class WorkflowsService {
           currentVersion: 0,
         }),
       );
-      await tx.query(`INSERT INTO workflow_drafts (workflow_id, revision, base_version, name, definition, layout) VALUES ($1, 1, 0, $2, $3, $4)`, [
-        workflow.id,
-        workflow.name,
-        JSON.stringify(definition),
-        layout ? JSON.stringify(layout) : null,
-      ]);
+      await tx.query(
+        `INSERT INTO workflow_drafts (workflow_id, revision, base_version, name, definition, layout) VALUES ($1, 1, 0, $2, $3, $4)`,
+        [workflow.id, workflow.name, JSON.stringify(definition), layout ? JSON.stringify(layout) : null],
+      );
       return { ...this.summary(workflow), hasDraft: true };
     });
   }
@@ -158,24 +177,39 @@ export class WorkflowsService {
   }
 
   async listActive(accountId: string) {
-    const rows = await this.workflows.find({ where: { accountId, isActive: true, archivedAt: IsNull() }, order: { id: 'ASC' } });
+    const rows = await this.workflows.find({
+      where: { accountId, isActive: true, archivedAt: IsNull() },
+      order: { id: 'ASC' },
+    });
     return rows.map((w) => ({ id: Number(w.id), name: w.name, isActive: w.isActive }));
   }
 
   /** The caller's workflow, or 404. */
   async get(accountId: string, id: string): Promise<Workflow> {
     const workflowId = parseId(id);
-    const workflow = workflowId ? await this.workflows.findOneBy({ id: workflowId, accountId, archivedAt: IsNull() }) : null;
+    const workflow = workflowId
+      ? await this.workflows.findOneBy({ id: workflowId, accountId, archivedAt: IsNull() })
+      : null;
     if (!workflow) throw new NotFoundException(WORKFLOW_NOT_FOUND);
     return workflow;
   }
 
   async getWithDefinition(accountId: string, id: string) {
     const workflow = await this.get(accountId, id);
-    const hasDraft = (await this.dataSource.query(`SELECT 1 FROM workflow_drafts WHERE workflow_id = $1`, [workflow.id])).length > 0;
+    const hasDraft =
+      (await this.dataSource.query(`SELECT 1 FROM workflow_drafts WHERE workflow_id = $1`, [workflow.id])).length > 0;
     if (workflow.currentVersion === 0) {
       // Not published yet: everything is in the draft.
-      return { ...this.summary(workflow), trigger: null, startNodeId: null, nodes: [], layout: null, hasDraft, createdAt: workflow.createdAt.toISOString(), updatedAt: workflow.updatedAt.toISOString() };
+      return {
+        ...this.summary(workflow),
+        trigger: null,
+        startNodeId: null,
+        nodes: [],
+        layout: null,
+        hasDraft,
+        createdAt: workflow.createdAt.toISOString(),
+        updatedAt: workflow.updatedAt.toISOString(),
+      };
     }
     const version = await this.versions.findOneByOrFail({ workflowId: workflow.id, version: workflow.currentVersion });
     return {
@@ -201,17 +235,30 @@ export class WorkflowsService {
       params.push(`%${query.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
       filter = `AND w.name ILIKE $${params.length}`;
     }
-    const [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS total FROM workflows w WHERE w.account_id = $1 AND w.archived_at IS NULL ${filter}`, params);
-    const rows: Array<{ id: string; name: string; is_active: boolean; current_version: number; trigger_type: string; identifier: string; has_draft: boolean; waiting: number; failed: number; updated_at: Date }> =
-      await this.dataSource.query(
-        `SELECT w.id, w.name, w.is_active, w.current_version, w.trigger_type, w.identifier, w.updated_at,
+    const [{ total }] = await this.dataSource.query(
+      `SELECT count(*)::int AS total FROM workflows w WHERE w.account_id = $1 AND w.archived_at IS NULL ${filter}`,
+      params,
+    );
+    const rows: Array<{
+      id: string;
+      name: string;
+      is_active: boolean;
+      current_version: number;
+      trigger_type: string;
+      identifier: string;
+      has_draft: boolean;
+      waiting: number;
+      failed: number;
+      updated_at: Date;
+    }> = await this.dataSource.query(
+      `SELECT w.id, w.name, w.is_active, w.current_version, w.trigger_type, w.identifier, w.updated_at,
                 EXISTS (SELECT 1 FROM workflow_drafts d WHERE d.workflow_id = w.id) AS has_draft,
                 (SELECT count(*)::int FROM workflow_runs r WHERE r.workflow_id = w.id AND r.status = 'waiting') AS waiting,
                 (SELECT count(*)::int FROM workflow_runs r WHERE r.workflow_id = w.id AND r.status = 'failed' AND r.finished_at > now() - interval '24 hours') AS failed
            FROM workflows w WHERE w.account_id = $1 AND w.archived_at IS NULL ${filter}
           ORDER BY w.updated_at DESC, w.id DESC LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
-        params,
-      );
+      params,
+    );
     return {
       data: rows.map((w) => ({
         id: Number(w.id),
@@ -232,6 +279,9 @@ export class WorkflowsService {
   /** Archives the workflow: inactive (its webhook answers 404), gone from every workflow endpoint; runs stay readable. */
   async archive(accountId: string, id: string): Promise<void> {
     const workflow = await this.get(accountId, id);
-    await this.dataSource.query(`UPDATE workflows SET archived_at = now(), is_active = false, updated_at = now() WHERE id = $1 AND archived_at IS NULL`, [workflow.id]);
+    await this.dataSource.query(
+      `UPDATE workflows SET archived_at = now(), is_active = false, updated_at = now() WHERE id = $1 AND archived_at IS NULL`,
+      [workflow.id],
+    );
   }
 }

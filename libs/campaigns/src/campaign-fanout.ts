@@ -4,7 +4,13 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
 import { AppConfig, PeriodicSweeps, QUEUES } from '@switchboard/core';
-import { buildTemplateComponents, OutboundMessage, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import {
+  buildTemplateComponents,
+  OutboundMessage,
+  QueuedMessageRef,
+  SendQueueService,
+  TemplateForSend,
+} from '@switchboard/messaging';
 import { templateMessage } from '@switchboard/whatsapp';
 import { TemplatesService } from '@switchboard/templates';
 import { campaignCompletedData, recordWebhookEvent } from '@switchboard/webhooks';
@@ -101,7 +107,10 @@ export class CampaignFanoutService {
     const t = await this.state(this.db, triggerId);
     if (!t || t.status !== 'running') return { kind: 'stale' };
     if (t.campaign_status === 'cancelled') {
-      await this.db.query(`UPDATE campaign_triggers SET status = 'cancelled', completed_at = now() WHERE id = $1 AND status = 'running'`, [triggerId]);
+      await this.db.query(
+        `UPDATE campaign_triggers SET status = 'cancelled', completed_at = now() WHERE id = $1 AND status = 'running'`,
+        [triggerId],
+      );
       return { kind: 'held', reason: 'cancelled' };
     }
     if (t.campaign_status === 'paused') return { kind: 'held', reason: 'paused' };
@@ -160,12 +169,25 @@ export class CampaignFanoutService {
     return 'completed';
   }
 
-  private async expand(tx: EntityManager, triggerId: string, batch: number, template: TemplateForSend | string, take: number): Promise<BatchOutcome> {
+  private async expand(
+    tx: EntityManager,
+    triggerId: string,
+    batch: number,
+    template: TemplateForSend | string,
+    take: number,
+  ): Promise<BatchOutcome> {
     // Lock order: the campaign (shared: the state machine's FOR NO KEY UPDATE waits for us, and we see its outcome), then the trigger.
-    await tx.query(`SELECT c.id FROM campaigns c WHERE c.id = (SELECT campaign_id FROM campaign_triggers WHERE id = $1) FOR SHARE`, [triggerId]);
+    await tx.query(
+      `SELECT c.id FROM campaigns c WHERE c.id = (SELECT campaign_id FROM campaign_triggers WHERE id = $1) FOR SHARE`,
+      [triggerId],
+    );
     const t = await this.state(tx, triggerId, true);
     if (!t || t.status !== 'running' || t.batches_done !== batch) return { kind: 'stale' };
-    if (t.campaign_status === 'cancelled' || t.campaign_status === 'paused' || (t.kind === 'start' && t.campaign_status !== 'running')) {
+    if (
+      t.campaign_status === 'cancelled' ||
+      t.campaign_status === 'paused' ||
+      (t.kind === 'start' && t.campaign_status !== 'running')
+    ) {
       return { kind: 'held', reason: t.campaign_status };
     }
     const campaignId = t.campaign_id;
@@ -178,10 +200,15 @@ export class CampaignFanoutService {
       const members = await this.contacts.groupAudienceAfter(tx, t.account_id, t.group_ids, t.cursor, take);
       last = members.at(-1)?.id;
       const reached: Array<{ contact_id: string }> = members.length
-        ? await tx.query(`SELECT contact_id FROM campaign_recipients WHERE campaign_id = $1 AND contact_id = ANY($2::bigint[])`, [campaignId, members.map((m) => m.id)])
+        ? await tx.query(
+            `SELECT contact_id FROM campaign_recipients WHERE campaign_id = $1 AND contact_id = ANY($2::bigint[])`,
+            [campaignId, members.map((m) => m.id)],
+          )
         : [];
       const skip = new Set(reached.map((r) => String(r.contact_id)));
-      rows = members.filter((m) => !skip.has(m.id)).map((m) => ({ contact_id: m.id, contact_number: m.contactNumber, is_blocked: m.isBlocked, variables: null }));
+      rows = members
+        .filter((m) => !skip.has(m.id))
+        .map((m) => ({ contact_id: m.id, contact_number: m.contactNumber, is_blocked: m.isBlocked, variables: null }));
     } else {
       const pending: Array<{ contact_id: string; variables: string | null }> = await tx.query(
         `SELECT r.contact_id, r.variables::text AS variables
@@ -192,21 +219,41 @@ export class CampaignFanoutService {
         [campaignId, triggerId, t.cursor, take],
       );
       last = pending.at(-1)?.contact_id;
-      const numbers = await this.contacts.numbersOf(tx, t.account_id, pending.map((r) => String(r.contact_id)));
+      const numbers = await this.contacts.numbersOf(
+        tx,
+        t.account_id,
+        pending.map((r) => String(r.contact_id)),
+      );
       rows = pending.flatMap((r) => {
         const c = numbers.get(String(r.contact_id));
-        return c ? [{ contact_id: String(r.contact_id), contact_number: c.contactNumber, is_blocked: c.isBlocked, variables: r.variables }] : [];
+        return c
+          ? [
+              {
+                contact_id: String(r.contact_id),
+                contact_number: c.contactNumber,
+                is_blocked: c.isBlocked,
+                variables: r.variables,
+              },
+            ]
+          : [];
       });
     }
 
     if (last === undefined) {
-      await tx.query(`UPDATE campaign_triggers SET status = 'completed', completed_at = now(), batches_done = $2 WHERE id = $1`, [triggerId, batch + 1]);
+      await tx.query(
+        `UPDATE campaign_triggers SET status = 'completed', completed_at = now(), batches_done = $2 WHERE id = $1`,
+        [triggerId, batch + 1],
+      );
       return { kind: 'expanded', messages: [], done: true };
     }
 
-    const defaults = t.kind === 'start' && typeof template !== 'string' ? buildTemplateComponents(template, this.sendInput(t, t.variables)) : null;
+    const defaults =
+      t.kind === 'start' && typeof template !== 'string'
+        ? buildTemplateComponents(template, this.sendInput(t, t.variables))
+        : null;
     const messages: OutboundMessage[] = [];
-    const recipients: Array<{ contact_id: string; message_id: string | null; status: string; error: string | null }> = [];
+    const recipients: Array<{ contact_id: string; message_id: string | null; status: string; error: string | null }> =
+      [];
     for (const r of rows) {
       const contactId = String(r.contact_id);
       if (r.is_blocked) {
@@ -217,7 +264,9 @@ export class CampaignFanoutService {
         recipients.push({ contact_id: contactId, message_id: null, status: 'failed', error: template });
         continue;
       }
-      const built = defaults ?? buildTemplateComponents(template, this.sendInput(t, r.variables ? JSON.parse(r.variables) : t.variables));
+      const built =
+        defaults ??
+        buildTemplateComponents(template, this.sendInput(t, r.variables ? JSON.parse(r.variables) : t.variables));
       if (!built.ok) {
         recipients.push({ contact_id: contactId, message_id: null, status: 'failed', error: built.reason });
         continue;
@@ -241,9 +290,17 @@ export class CampaignFanoutService {
       recipients.push({ contact_id: contactId, message_id: id, status: 'queued', error: null });
     }
 
-    const cols = [recipients.map((r) => r.contact_id), recipients.map((r) => r.message_id), recipients.map((r) => r.status), recipients.map((r) => r.error)];
+    const cols = [
+      recipients.map((r) => r.contact_id),
+      recipients.map((r) => r.message_id),
+      recipients.map((r) => r.status),
+      recipients.map((r) => r.error),
+    ];
     if (t.kind === 'start') {
-      await tx.query(`INSERT INTO campaign_audience (campaign_id, contact_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING`, [campaignId, cols[0]]);
+      await tx.query(
+        `INSERT INTO campaign_audience (campaign_id, contact_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING`,
+        [campaignId, cols[0]],
+      );
       await tx.query(
         `INSERT INTO campaign_recipients (campaign_id, trigger_id, contact_id, message_id, status, error, batch)
          SELECT $1, $2, x.contact_id, x.message_id, x.status, x.error, $3
@@ -286,7 +343,11 @@ export class CampaignFanoutService {
     return template;
   }
 
-  private async state(db: DataSource | EntityManager, triggerId: string, lock = false): Promise<TriggerState | undefined> {
+  private async state(
+    db: DataSource | EntityManager,
+    triggerId: string,
+    lock = false,
+  ): Promise<TriggerState | undefined> {
     const rows = await db.query(
       `SELECT t.id, t.campaign_id, t.kind, t.status, t.cursor, t.batches_done,
               c.account_id, c.phone_number_id, c.status AS campaign_status, c.template_name, c.template_language, c.variables,
@@ -313,7 +374,10 @@ export class CampaignFanoutService {
       `SELECT t.id, t.batches_done FROM campaign_triggers t JOIN campaigns c ON c.id = t.campaign_id
         WHERE t.status = 'running' AND c.status <> 'paused' AND (t.kind = 'api' OR c.status = 'running' OR c.status = 'cancelled')`,
     );
-    await addFanoutJobs(this.queue, rows.map((r) => ({ triggerId: String(r.id), batch: r.batches_done })));
+    await addFanoutJobs(
+      this.queue,
+      rows.map((r) => ({ triggerId: String(r.id), batch: r.batches_done })),
+    );
     const finishing: Array<{ id: string }> = await this.db.query(
       `SELECT c.id FROM campaigns c WHERE c.status = 'running'
           AND NOT EXISTS (SELECT 1 FROM campaign_triggers t WHERE t.campaign_id = c.id AND t.kind = 'start' AND t.status = 'running')`,
@@ -327,7 +391,9 @@ export class CampaignFanoutService {
     this.sweeping = true;
     const run = () => this.sweep().catch((e) => this.logger.warn(`campaign sweep: ${(e as Error).message}`));
     // Once here at start, then once per period across all worker processes (a BullMQ job scheduler).
-    this.sweeps.register('campaign-fanout', SWEEP_EVERY_MS, run).catch((e) => this.logger.warn(`campaign sweep scheduler: ${(e as Error).message}`));
+    this.sweeps
+      .register('campaign-fanout', SWEEP_EVERY_MS, run)
+      .catch((e) => this.logger.warn(`campaign sweep scheduler: ${(e as Error).message}`));
     void run();
   }
 }
@@ -363,7 +429,8 @@ export class CampaignFanoutProcessor extends WorkerHost implements OnApplication
       await job.moveToDelayed(Date.now() + BACKLOG_RECHECK_MS, token);
       throw new DelayedError();
     }
-    if (result.kind === 'expanded' && result.done) this.logger.log(`trigger ${job.data.triggerId}: fan-out complete after ${job.data.batch} batch(es)`);
+    if (result.kind === 'expanded' && result.done)
+      this.logger.log(`trigger ${job.data.triggerId}: fan-out complete after ${job.data.batch} batch(es)`);
     return { outcome: result.kind };
   }
 }

@@ -13,24 +13,36 @@ describe('campaign requests', () => {
   });
 
   it('trigger body: every contact checked, fields named by index; numbers normalised', () => {
-    const ok = validateTriggerBody({ contacts: [{ phoneNumber: '+49 151 1234-5678', name: ' Ann ', variables: { custom_n: 7 } }] }, 10);
-    expect(ok.value).toEqual([{ index: 0, number: '4915112345678', name: 'Ann', email: null, variables: { custom_n: '7' } }]);
-    const bad = validateTriggerBody({ contacts: [{ phoneNumber: '1' }, 'x', { phoneNumber: '4915112345678', variables: [1] }] }, 10);
+    const ok = validateTriggerBody(
+      { contacts: [{ phoneNumber: '+49 151 1234-5678', name: ' Ann ', variables: { custom_n: 7 } }] },
+      10,
+    );
+    expect(ok.value).toEqual([
+      { index: 0, number: '4915112345678', name: 'Ann', email: null, variables: { custom_n: '7' } },
+    ]);
+    const bad = validateTriggerBody(
+      { contacts: [{ phoneNumber: '1' }, 'x', { phoneNumber: '4915112345678', variables: [1] }] },
+      10,
+    );
     expect(bad.value).toBeUndefined();
     expect(bad.errors.map((e) => e.field)).toEqual(['contacts[0].phoneNumber', 'contacts[1]', 'contacts[2].variables']);
-    expect(validateTriggerBody({ contacts: new Array(11).fill({ phoneNumber: '4915112345678' }) }, 10).errors[0].message).toMatch(/at most 10 contacts/);
+    expect(
+      validateTriggerBody({ contacts: new Array(11).fill({ phoneNumber: '4915112345678' }) }, 10).errors[0].message,
+    ).toMatch(/at most 10 contacts/);
   });
 
   it('create body: required fields and event/callback rules', () => {
     const { errors } = validateCreateCampaign({ name: 'x', messagingPhoneId: '1', templateName: 't', event: ['read'] });
     expect(errors).toEqual([{ field: 'callback_url', message: 'callback_url is required when event is given' }]);
-    expect(validateCreateCampaign({ name: 'x', messagingPhoneId: 1, templateName: 't', group_ids: [2, '2', 0] }).errors).toEqual([
-      { field: 'group_ids[2]', message: 'group_ids[2] must be a group id (a positive integer)' },
-    ]);
+    expect(
+      validateCreateCampaign({ name: 'x', messagingPhoneId: 1, templateName: 't', group_ids: [2, '2', 0] }).errors,
+    ).toEqual([{ field: 'group_ids[2]', message: 'group_ids[2] must be a group id (a positive integer)' }]);
   });
 
   it('backlog: about 2 seconds of the rate, within bounds', () => {
-    expect([backlogLimit(1), backlogLimit(80), backlogLimit(1000), backlogLimit(10_000)]).toEqual([20, 160, 4000, 5000]);
+    expect([backlogLimit(1), backlogLimit(80), backlogLimit(1000), backlogLimit(10_000)]).toEqual([
+      20, 160, 4000, 5000,
+    ]);
   });
 
   it('bench: highest count in any 1-second window', () => {

@@ -28,13 +28,17 @@ export interface CreateCampaignInput {
 function checkVariables(value: unknown, field: string, errors: FieldError[]): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (!isObject(value)) {
-    errors.push({ field, message: `${field} must be an object of text values (keys name, email, custom*, cta_link*, code)` });
+    errors.push({
+      field,
+      message: `${field} must be an object of text values (keys name, email, custom*, cta_link*, code)`,
+    });
     return {};
   }
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(value)) {
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
-    else if (v !== null && v !== undefined) errors.push({ field: `${field}.${k}`, message: `${field}.${k} must be text` });
+    else if (v !== null && v !== undefined)
+      errors.push({ field: `${field}.${k}`, message: `${field}.${k} must be text` });
   }
   return out;
 }
@@ -54,11 +58,20 @@ export function validateCreateCampaign(raw: unknown): { value?: CreateCampaignIn
   const errors: FieldError[] = [];
   if (!isObject(raw)) return { errors: [{ field: 'body', message: 'body must be a JSON object' }] };
   const name = typeof raw.name === 'string' ? raw.name.trim() : '';
-  if (!name || name.length > 200) errors.push({ field: 'name', message: 'name is required: text of 1 to 200 characters' });
-  const messagingPhoneId = typeof raw.messagingPhoneId === 'string' || typeof raw.messagingPhoneId === 'number' ? String(raw.messagingPhoneId) : '';
-  if (!messagingPhoneId) errors.push({ field: 'messagingPhoneId', message: 'messagingPhoneId is required: a connected number (see GET /account/get)' });
+  if (!name || name.length > 200)
+    errors.push({ field: 'name', message: 'name is required: text of 1 to 200 characters' });
+  const messagingPhoneId =
+    typeof raw.messagingPhoneId === 'string' || typeof raw.messagingPhoneId === 'number'
+      ? String(raw.messagingPhoneId)
+      : '';
+  if (!messagingPhoneId)
+    errors.push({
+      field: 'messagingPhoneId',
+      message: 'messagingPhoneId is required: a connected number (see GET /account/get)',
+    });
   const templateName = typeof raw.templateName === 'string' ? raw.templateName.trim() : '';
-  if (!templateName) errors.push({ field: 'templateName', message: 'templateName is required: an APPROVED template of this account' });
+  if (!templateName)
+    errors.push({ field: 'templateName', message: 'templateName is required: an APPROVED template of this account' });
   const variables = checkVariables(raw.variables, 'variables', errors);
   const mediaUrl = optionalText(raw, 'mediaUrl', errors);
   if (mediaUrl && !isHttpUrl(mediaUrl)) errors.push({ field: 'mediaUrl', message: 'mediaUrl must be an http(s) URL' });
@@ -66,27 +79,34 @@ export function validateCreateCampaign(raw: unknown): { value?: CreateCampaignIn
   const groupIds: string[] = [];
   const g = raw.group_ids;
   if (g !== undefined && g !== null) {
-    if (!Array.isArray(g)) errors.push({ field: 'group_ids', message: 'group_ids must be an array of group ids (integers)' });
+    if (!Array.isArray(g))
+      errors.push({ field: 'group_ids', message: 'group_ids must be an array of group ids (integers)' });
     else
       g.forEach((id, i) => {
         const s = typeof id === 'number' || typeof id === 'string' ? String(id) : '';
-        if (!/^[1-9]\d{0,15}$/.test(s) || Number(s) > Number.MAX_SAFE_INTEGER) errors.push({ field: `group_ids[${i}]`, message: `group_ids[${i}] must be a group id (a positive integer)` });
+        if (!/^[1-9]\d{0,15}$/.test(s) || Number(s) > Number.MAX_SAFE_INTEGER)
+          errors.push({ field: `group_ids[${i}]`, message: `group_ids[${i}] must be a group id (a positive integer)` });
         else if (!groupIds.includes(s)) groupIds.push(s);
       });
   }
   const callbackUrl = optionalText(raw, 'callback_url', errors);
-  if (callbackUrl && !isHttpUrl(callbackUrl)) errors.push({ field: 'callback_url', message: 'callback_url must be an http(s) URL' });
+  if (callbackUrl && !isHttpUrl(callbackUrl))
+    errors.push({ field: 'callback_url', message: 'callback_url must be an http(s) URL' });
   let events: string[] = [];
   if (raw.event !== undefined && raw.event !== null) {
     if (!Array.isArray(raw.event) || raw.event.some((e) => !CALLBACK_EVENTS.includes(e as never))) {
       errors.push({ field: 'event', message: `event must be an array of: ${CALLBACK_EVENTS.join(', ')}` });
     } else {
       events = [...new Set(raw.event as string[])];
-      if (events.length && !callbackUrl) errors.push({ field: 'callback_url', message: 'callback_url is required when event is given' });
+      if (events.length && !callbackUrl)
+        errors.push({ field: 'callback_url', message: 'callback_url is required when event is given' });
     }
   }
   if (errors.length) return { errors };
-  return { value: { name, messagingPhoneId, templateName, variables, mediaUrl, documentName, groupIds, callbackUrl, events }, errors };
+  return {
+    value: { name, messagingPhoneId, templateName, variables, mediaUrl, documentName, groupIds, callbackUrl, events },
+    errors,
+  };
 }
 
 export interface TriggerContact {
@@ -101,11 +121,31 @@ export interface TriggerContact {
  * POST /campaigns/trigger_campaign-api/{id} body: `contacts` of {phoneNumber, name, email, variables}. All contacts are
  * checked before anything is written; each problem names its index and field (`contacts[3].phoneNumber`).
  */
-export function validateTriggerBody(raw: unknown, maxContacts: number): { value?: TriggerContact[]; errors: FieldError[] } {
-  if (!isObject(raw)) return { errors: [{ field: 'body', message: 'body must be a JSON object with contacts (array)' }] };
+export function validateTriggerBody(
+  raw: unknown,
+  maxContacts: number,
+): { value?: TriggerContact[]; errors: FieldError[] } {
+  if (!isObject(raw))
+    return { errors: [{ field: 'body', message: 'body must be a JSON object with contacts (array)' }] };
   const list = raw.contacts;
-  if (!Array.isArray(list) || list.length === 0) return { errors: [{ field: 'contacts', message: 'contacts is required: a non-empty array of {phoneNumber, name, email, variables}' }] };
-  if (list.length > maxContacts) return { errors: [{ field: 'contacts', message: `at most ${maxContacts} contacts per trigger (got ${list.length}); split the list` }] };
+  if (!Array.isArray(list) || list.length === 0)
+    return {
+      errors: [
+        {
+          field: 'contacts',
+          message: 'contacts is required: a non-empty array of {phoneNumber, name, email, variables}',
+        },
+      ],
+    };
+  if (list.length > maxContacts)
+    return {
+      errors: [
+        {
+          field: 'contacts',
+          message: `at most ${maxContacts} contacts per trigger (got ${list.length}); split the list`,
+        },
+      ],
+    };
   const errors: FieldError[] = [];
   const contacts: TriggerContact[] = [];
   list.forEach((item, i) => {
@@ -118,7 +158,10 @@ export function validateTriggerBody(raw: unknown, maxContacts: number): { value?
     const number = normalizePhone(phone);
     if (!number) {
       const missing = phone === undefined || phone === null || phone === '';
-      errors.push({ field: `${at}.phoneNumber`, message: `${at}.phoneNumber ${missing ? 'is required' : 'must be'}: ${PHONE_FORMAT_HINT}` });
+      errors.push({
+        field: `${at}.phoneNumber`,
+        message: `${at}.phoneNumber ${missing ? 'is required' : 'must be'}: ${PHONE_FORMAT_HINT}`,
+      });
     }
     let name: string | null = null;
     if (item.name !== undefined && item.name !== null) {
@@ -127,7 +170,11 @@ export function validateTriggerBody(raw: unknown, maxContacts: number): { value?
     }
     let email: string | null = null;
     if (item.email !== undefined && item.email !== null && item.email !== '') {
-      if (typeof item.email !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(item.email.trim()) || item.email.length > 320) {
+      if (
+        typeof item.email !== 'string' ||
+        !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(item.email.trim()) ||
+        item.email.length > 320
+      ) {
         errors.push({ field: `${at}.email`, message: `${at}.email must be an email address` });
       } else email = item.email.trim();
     }
@@ -139,7 +186,10 @@ export function validateTriggerBody(raw: unknown, maxContacts: number): { value?
 }
 
 /** Per-contact variables over the campaign's defaults: the defaults' keys keep their place, new keys follow in the contact's order. */
-export function mergeVariables(defaults: Record<string, unknown>, own: Record<string, unknown>): Record<string, string> {
+export function mergeVariables(
+  defaults: Record<string, unknown>,
+  own: Record<string, unknown>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(defaults ?? {})) out[k] = String(v);
   for (const [k, v] of Object.entries(own ?? {})) out[k] = String(v);

@@ -40,7 +40,8 @@ export class CampaignsController {
   @Post('v2/campaigns')
   @HttpCode(201)
   @ApiOperation({
-    summary: 'Create a campaign (draft): number, APPROVED template, default variables, media, audience groups, callback',
+    summary:
+      'Create a campaign (draft): number, APPROVED template, default variables, media, audience groups, callback',
     description:
       'Body: name, messagingPhoneId, templateName (APPROVED, else 400), variables (object; body variables are filled in key order), mediaUrl, documentName, ' +
       'group_ids (groups of this account; unknown ids: 400 with missingGroups), callback_url and event (any of sent, delivered, read, failed, replied).',
@@ -61,9 +62,12 @@ export class CampaignsController {
   }
 
   @Get('v2/campaigns/:campaign_id')
-  @ApiOperation({ summary: 'One campaign with live progress: audience, recipients, pending, queued, sent, delivered, read, failed, replied, skipped_blocked, cancelled' })
+  @ApiOperation({
+    summary:
+      'One campaign with live progress: audience, recipients, pending, queued, sent, delivered, read, failed, replied, skipped_blocked, cancelled',
+  })
   @ApiParam({ name: 'campaign_id', type: 'integer' })
-  @ApiResponse({ status: 404, description: '`Campaign not found` (also for another account\'s campaign)' })
+  @ApiResponse({ status: 404, description: "`Campaign not found` (also for another account's campaign)" })
   async get(@AccountId() accountId: string, @Param('campaign_id') campaignId: string) {
     const campaign = await this.campaigns.find(accountId, campaignId);
     return { success: true, data: campaignView(campaign, await this.campaigns.progress(campaign.id)) };
@@ -72,13 +76,16 @@ export class CampaignsController {
   @Post('v2/campaigns/:campaign_id/:action')
   @HttpCode(200)
   @ApiOperation({
-    summary: 'State machine: start (draft → running: sends to the groups), pause (running → paused), resume (paused → running), cancel (draft, running or paused → cancelled)',
+    summary:
+      'State machine: start (draft → running: sends to the groups), pause (running → paused), resume (paused → running), cancel (draft, running or paused → cancelled)',
   })
   @ApiParam({ name: 'action', enum: ['start', 'pause', 'resume', 'cancel'] })
   @ApiResponse({ status: 409, description: 'the action is not allowed from the current state; message names both' })
   async act(@AccountId() accountId: string, @Param('campaign_id') campaignId: string, @Param('action') action: string) {
     if (!['start', 'pause', 'resume', 'cancel'].includes(action)) {
-      throw validationException([{ field: 'action', message: `action must be one of start, pause, resume, cancel (got ${action})` }]);
+      throw validationException([
+        { field: 'action', message: `action must be one of start, pause, resume, cancel (got ${action})` },
+      ]);
     }
     const campaign = await this.campaigns.transition(accountId, campaignId, action as CampaignAction);
     return { success: true, data: campaignView(campaign, await this.campaigns.progress(campaign.id)) };
@@ -95,7 +102,11 @@ export class CampaignsController {
   })
   @ApiParam({ name: 'campaign_id', type: 'integer' })
   @ApiQuery({ name: 'includeExistingContacts', required: false, enum: ['true', 'false'] })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'a retried trigger with the same key does nothing new (200 again)' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'a retried trigger with the same key does nothing new (200 again)',
+  })
   @ApiBody({ schema: { type: 'object', properties: { contacts: { type: 'array', items: { type: 'object' } } } } })
   @ApiResponse({ status: 200, description: 'empty body' })
   @ApiResponse({ status: 400, description: 'a contact at fault, named `contacts[i].field`; nothing is recorded' })
@@ -110,7 +121,9 @@ export class CampaignsController {
     @Res() reply: FastifyReply,
   ) {
     if (includeExisting !== undefined && includeExisting !== 'true' && includeExisting !== 'false') {
-      throw validationException([{ field: 'includeExistingContacts', message: 'includeExistingContacts must be true or false' }]);
+      throw validationException([
+        { field: 'includeExistingContacts', message: 'includeExistingContacts must be true or false' },
+      ]);
     }
     await this.campaigns.trigger(accountId, campaignId, body, includeExisting === 'true', idempotencyKey);
     reply.status(200).send();

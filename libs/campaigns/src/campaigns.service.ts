@@ -8,7 +8,13 @@ import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateFo
 import { NO_TEMPLATE_FOUND, TemplatesService } from '@switchboard/templates';
 import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
-import { CreateCampaignInput, mergeVariables, TriggerContact, validateCreateCampaign, validateTriggerBody } from './campaign-requests';
+import {
+  CreateCampaignInput,
+  mergeVariables,
+  TriggerContact,
+  validateCreateCampaign,
+  validateTriggerBody,
+} from './campaign-requests';
 import type { CampaignStatus } from './campaign.entity';
 import { addFanoutJobs, addFinishJob } from './fanout-jobs';
 
@@ -64,11 +70,27 @@ export interface CampaignProgress {
 const SELECT_CAMPAIGN = `SELECT c.* FROM campaigns c`;
 
 /** The campaign's template as the send payload builder needs it (libs/templates' approved-template lookup), or the reason it cannot be sent. */
-export async function approvedTemplate(templates: TemplatesService, accountId: string, name: string, language: string): Promise<TemplateForSend | string> {
+export async function approvedTemplate(
+  templates: TemplatesService,
+  accountId: string,
+  name: string,
+  language: string,
+): Promise<TemplateForSend | string> {
   const found = await templates.findApprovedForSend(accountId, name, language);
-  if (!found.ok) return found.reason === NO_TEMPLATE_FOUND ? `Template ${name} (${language}) no longer exists` : `Template ${name}: ${found.reason}`;
+  if (!found.ok)
+    return found.reason === NO_TEMPLATE_FOUND
+      ? `Template ${name} (${language}) no longer exists`
+      : `Template ${name}: ${found.reason}`;
   const t = found.template;
-  return { name: t.name, language: t.language, category: t.category, variables: t.variables, headerType: t.headerType, buttons: t.buttons ?? [], carousel: t.carousel ?? null };
+  return {
+    name: t.name,
+    language: t.language,
+    category: t.category,
+    variables: t.variables,
+    headerType: t.headerType,
+    buttons: t.buttons ?? [],
+    carousel: t.carousel ?? null,
+  };
 }
 
 /**
@@ -95,36 +117,75 @@ export class CampaignsService {
     const { value, errors } = validateCreateCampaign(raw);
     if (!value) throw validationException(errors);
     const phone = await this.accounts.findPhoneNumber(accountId, value.messagingPhoneId);
-    if (!phone) throw validationException([{ field: 'messagingPhoneId', message: `messagingPhoneId ${value.messagingPhoneId} is not a connected number of this account (see GET /account/get)` }]);
+    if (!phone)
+      throw validationException([
+        {
+          field: 'messagingPhoneId',
+          message: `messagingPhoneId ${value.messagingPhoneId} is not a connected number of this account (see GET /account/get)`,
+        },
+      ]);
     const found = await this.templates.findApprovedForSend(accountId, value.templateName);
-    if (!found.ok) throw validationException([{ field: 'templateName', message: `templateName ${value.templateName}: ${found.reason}` }]);
+    if (!found.ok)
+      throw validationException([
+        { field: 'templateName', message: `templateName ${value.templateName}: ${found.reason}` },
+      ]);
     await this.checkUrls(value);
     if (value.groupIds.length) {
       const missing = await this.contacts.missingGroups(accountId, value.groupIds);
       if (missing.length) {
-        throw new BadRequestException({ statusCode: 400, message: GROUPS_MISSING, missingGroups: missing.map(Number), errors: [{ field: 'group_ids', message: GROUPS_MISSING }] });
+        throw new BadRequestException({
+          statusCode: 400,
+          message: GROUPS_MISSING,
+          missingGroups: missing.map(Number),
+          errors: [{ field: 'group_ids', message: GROUPS_MISSING }],
+        });
       }
     }
     const [row] = await this.db.query(
       `INSERT INTO campaigns (account_id, phone_number_id, name, template_name, template_language, variables, media_url, document_name, callback_url, callback_events, group_ids)
        VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11::bigint[]) RETURNING id`,
-      [accountId, phone.id, value.name, found.template.name, found.template.language, JSON.stringify(value.variables), value.mediaUrl, value.documentName, value.callbackUrl, value.events, value.groupIds],
+      [
+        accountId,
+        phone.id,
+        value.name,
+        found.template.name,
+        found.template.language,
+        JSON.stringify(value.variables),
+        value.mediaUrl,
+        value.documentName,
+        value.callbackUrl,
+        value.events,
+        value.groupIds,
+      ],
     );
     return this.find(accountId, String(row.id));
   }
 
   async list(accountId: string, page: PageRequest): Promise<{ campaigns: CampaignRow[]; total: number }> {
     const [rows, [{ total }]] = await Promise.all([
-      this.db.query(`${SELECT_CAMPAIGN} WHERE c.account_id = $1 ORDER BY c.id DESC LIMIT $2 OFFSET $3`, [accountId, page.pageSize, pageOffset(page)]),
+      this.db.query(`${SELECT_CAMPAIGN} WHERE c.account_id = $1 ORDER BY c.id DESC LIMIT $2 OFFSET $3`, [
+        accountId,
+        page.pageSize,
+        pageOffset(page),
+      ]),
       this.db.query(`SELECT count(*)::int AS total FROM campaigns WHERE account_id = $1`, [accountId]),
     ]);
     return { campaigns: await this.withMessagingPhoneIds(rows), total };
   }
 
   /** The account's campaign, or 404 (also for another account's campaign or a malformed id). */
-  async find(accountId: string, campaignId: string, db: DataSource | EntityManager = this.db, lock = false): Promise<CampaignRow> {
-    if (!/^[1-9]\d{0,17}$/.test(campaignId)) throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
-    const rows = await db.query(`${SELECT_CAMPAIGN} WHERE c.account_id = $1 AND c.id = $2${lock ? ' FOR NO KEY UPDATE OF c' : ''}`, [accountId, campaignId]);
+  async find(
+    accountId: string,
+    campaignId: string,
+    db: DataSource | EntityManager = this.db,
+    lock = false,
+  ): Promise<CampaignRow> {
+    if (!/^[1-9]\d{0,17}$/.test(campaignId))
+      throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
+    const rows = await db.query(
+      `${SELECT_CAMPAIGN} WHERE c.account_id = $1 AND c.id = $2${lock ? ' FOR NO KEY UPDATE OF c' : ''}`,
+      [accountId, campaignId],
+    );
     if (!rows[0]) throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
     return (await this.withMessagingPhoneIds(rows))[0];
   }
@@ -132,7 +193,10 @@ export class CampaignsService {
   /** messaging_phone_id of each campaign's number (libs/accounts). */
   private async withMessagingPhoneIds(rows: Array<Omit<CampaignRow, 'messaging_phone_id'>>): Promise<CampaignRow[]> {
     const numbers = await this.accounts.phoneNumbersByIds(rows.map((r) => String(r.phone_number_id)));
-    return rows.map((r) => ({ ...r, messaging_phone_id: numbers.get(String(r.phone_number_id))?.messagingPhoneId ?? '' }));
+    return rows.map((r) => ({
+      ...r,
+      messaging_phone_id: numbers.get(String(r.phone_number_id))?.messagingPhoneId ?? '',
+    }));
   }
 
   /**
@@ -140,10 +204,15 @@ export class CampaignsService {
    * webhooks). Read from campaign_counts, which triggers keep in step with every write (see its migration).
    */
   async progress(campaignId: string): Promise<CampaignProgress> {
-    const rows: Array<{ counter: string; n: string }> = await this.db.query(`SELECT counter, n FROM campaign_counts WHERE campaign_id = $1`, [campaignId]);
+    const rows: Array<{ counter: string; n: string }> = await this.db.query(
+      `SELECT counter, n FROM campaign_counts WHERE campaign_id = $1`,
+      [campaignId],
+    );
     const counts = new Map(rows.map((r) => [r.counter, Number(r.n)]));
     const sum = (...counters: string[]) => counters.reduce((total, c) => total + (counts.get(c) ?? 0), 0);
-    const recipients = rows.filter((r) => r.counter.startsWith('recipients:')).reduce((total, r) => total + Number(r.n), 0);
+    const recipients = rows
+      .filter((r) => r.counter.startsWith('recipients:'))
+      .reduce((total, r) => total + Number(r.n), 0);
     return {
       audience: sum('audience'),
       recipients,
@@ -176,15 +245,29 @@ export class CampaignsService {
       }
       if (action === 'start') {
         const template = await approvedTemplate(this.templates, accountId, c.template_name, c.template_language);
-        if (typeof template === 'string') throw new ConflictException({ message: `Cannot start campaign ${campaignId}: ${template}` });
+        if (typeof template === 'string')
+          throw new ConflictException({ message: `Cannot start campaign ${campaignId}: ${template}` });
         if (c.group_ids.length) {
           // the group audience gets the defaults: they must fill the template (API triggers may add per-contact variables)
-          const built = buildTemplateComponents(template, { variables: c.variables, mediaUrl: c.media_url ?? undefined, documentName: c.document_name ?? undefined });
-          if (!built.ok) throw new ConflictException({ message: `Cannot start campaign ${campaignId}: the campaign's variables do not fill the template: ${built.reason}` });
+          const built = buildTemplateComponents(template, {
+            variables: c.variables,
+            mediaUrl: c.media_url ?? undefined,
+            documentName: c.document_name ?? undefined,
+          });
+          if (!built.ok)
+            throw new ConflictException({
+              message: `Cannot start campaign ${campaignId}: the campaign's variables do not fill the template: ${built.reason}`,
+            });
         }
-        const [t] = await tx.query(`INSERT INTO campaign_triggers (campaign_id, kind) VALUES ($1, 'start') RETURNING id`, [campaignId]);
+        const [t] = await tx.query(
+          `INSERT INTO campaign_triggers (campaign_id, kind) VALUES ($1, 'start') RETURNING id`,
+          [campaignId],
+        );
         jobs.push({ triggerId: String(t.id), batch: 0 });
-        await tx.query(`UPDATE campaigns SET status = 'running', started_at = now(), updated_at = now() WHERE id = $1`, [campaignId]);
+        await tx.query(
+          `UPDATE campaigns SET status = 'running', started_at = now(), updated_at = now() WHERE id = $1`,
+          [campaignId],
+        );
       } else if (action === 'pause') {
         await tx.query(`UPDATE campaigns SET status = 'paused', updated_at = now() WHERE id = $1`, [campaignId]);
         // Sends not yet handed to the platform wait too (the send worker skips messages that are not `queued`).
@@ -192,14 +275,26 @@ export class CampaignsService {
       } else if (action === 'resume') {
         await tx.query(`UPDATE campaigns SET status = 'running', updated_at = now() WHERE id = $1`, [campaignId]);
         requeue = await this.sends.releaseCampaign(tx, campaignId);
-        const triggers: Array<{ id: string; batches_done: number }> = await tx.query(`SELECT id, batches_done FROM campaign_triggers WHERE campaign_id = $1 AND status = 'running'`, [campaignId]);
+        const triggers: Array<{ id: string; batches_done: number }> = await tx.query(
+          `SELECT id, batches_done FROM campaign_triggers WHERE campaign_id = $1 AND status = 'running'`,
+          [campaignId],
+        );
         jobs.push(...triggers.map((t) => ({ triggerId: String(t.id), batch: t.batches_done })));
         finish = true; // a no-op while the start fan-out still runs
       } else {
-        await tx.query(`UPDATE campaigns SET status = 'cancelled', completed_at = now(), updated_at = now() WHERE id = $1`, [campaignId]);
+        await tx.query(
+          `UPDATE campaigns SET status = 'cancelled', completed_at = now(), updated_at = now() WHERE id = $1`,
+          [campaignId],
+        );
         await this.sends.cancelCampaign(tx, campaignId);
-        await tx.query(`UPDATE campaign_recipients SET status = 'cancelled' WHERE campaign_id = $1 AND status = 'pending'`, [campaignId]);
-        await tx.query(`UPDATE campaign_triggers SET status = 'cancelled', completed_at = now() WHERE campaign_id = $1 AND status = 'running'`, [campaignId]);
+        await tx.query(
+          `UPDATE campaign_recipients SET status = 'cancelled' WHERE campaign_id = $1 AND status = 'pending'`,
+          [campaignId],
+        );
+        await tx.query(
+          `UPDATE campaign_triggers SET status = 'cancelled', completed_at = now() WHERE campaign_id = $1 AND status = 'running'`,
+          [campaignId],
+        );
       }
     });
     // Committed: now queue. Should Redis fail here, the worker's sweep finds the running triggers and queued messages.
@@ -208,7 +303,9 @@ export class CampaignsService {
       if (requeue.length) await this.enqueueSends(requeue);
       if (finish) await addFinishJob(this.queue, campaignId, 500);
     } catch (error) {
-      this.logger.warn(`campaign ${campaignId} ${action}: queueing deferred to the worker's sweep: ${(error as Error).message}`);
+      this.logger.warn(
+        `campaign ${campaignId} ${action}: queueing deferred to the worker's sweep: ${(error as Error).message}`,
+      );
     }
     return this.find(accountId, campaignId);
   }
@@ -225,21 +322,43 @@ export class CampaignsService {
    * then queues the fan-out. A repeated Idempotency-Key does nothing new. Without `includeExisting`, contacts already in
    * the audience are not sent again (so even a retry without a key does not send twice).
    */
-  async trigger(accountId: string, campaignId: string, raw: unknown, includeExisting: boolean, idempotencyKey?: string): Promise<{ triggerId: string; created: boolean }> {
+  async trigger(
+    accountId: string,
+    campaignId: string,
+    raw: unknown,
+    includeExisting: boolean,
+    idempotencyKey?: string,
+  ): Promise<{ triggerId: string; created: boolean }> {
     const campaign = await this.find(accountId, campaignId);
-    if (campaign.status === 'cancelled') throw new ConflictException({ message: `Campaign ${campaignId} is cancelled: it cannot be triggered`, status: campaign.status });
+    if (campaign.status === 'cancelled')
+      throw new ConflictException({
+        message: `Campaign ${campaignId} is cancelled: it cannot be triggered`,
+        status: campaign.status,
+      });
     const { value, errors } = validateTriggerBody(raw, MAX_TRIGGER_CONTACTS);
     if (!value) throw validationException(errors);
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200)) {
       throw validationException([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 200 characters' }]);
     }
-    const template = await approvedTemplate(this.templates, accountId, campaign.template_name, campaign.template_language);
-    if (typeof template === 'string') throw new ConflictException({ message: `Campaign ${campaignId} cannot send: ${template}` });
+    const template = await approvedTemplate(
+      this.templates,
+      accountId,
+      campaign.template_name,
+      campaign.template_language,
+    );
+    if (typeof template === 'string')
+      throw new ConflictException({ message: `Campaign ${campaignId} cannot send: ${template}` });
     // Every contact's message must be buildable before anything is written.
     const merged = value.map((c) => mergeVariables(campaign.variables, c.variables));
     const buildErrors = value.flatMap((c, k) => {
-      const built = buildTemplateComponents(template, { variables: merged[k], mediaUrl: campaign.media_url ?? undefined, documentName: campaign.document_name ?? undefined });
-      return built.ok ? [] : [{ field: `contacts[${c.index}].variables`, message: `contacts[${c.index}].variables: ${built.reason}` }];
+      const built = buildTemplateComponents(template, {
+        variables: merged[k],
+        mediaUrl: campaign.media_url ?? undefined,
+        documentName: campaign.document_name ?? undefined,
+      });
+      return built.ok
+        ? []
+        : [{ field: `contacts[${c.index}].variables`, message: `contacts[${c.index}].variables: ${built.reason}` }];
     });
     if (buildErrors.length) throw validationException(buildErrors);
 
@@ -257,15 +376,32 @@ export class CampaignsService {
         `INSERT INTO campaign_triggers (campaign_id, kind, idempotency_key, include_existing, request, contacts)
          VALUES ($1, 'api', $2, $3, $4::json, $5)
          ON CONFLICT (campaign_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
-        [campaignId, idempotencyKey ?? null, includeExisting, JSON.stringify({ contacts: (raw as { contacts: unknown[] }).contacts, includeExistingContacts: includeExisting }), value.length],
+        [
+          campaignId,
+          idempotencyKey ?? null,
+          includeExisting,
+          JSON.stringify({
+            contacts: (raw as { contacts: unknown[] }).contacts,
+            includeExistingContacts: includeExisting,
+          }),
+          value.length,
+        ],
       );
       if (!t) {
-        const [existing] = await tx.query(`SELECT id FROM campaign_triggers WHERE campaign_id = $1 AND idempotency_key = $2`, [campaignId, idempotencyKey]);
+        const [existing] = await tx.query(
+          `SELECT id FROM campaign_triggers WHERE campaign_id = $1 AND idempotency_key = $2`,
+          [campaignId, idempotencyKey],
+        );
         return { triggerId: String(existing.id), created: false };
       }
       const triggerId = String(t.id);
-      const contacts = await this.contacts.findOrCreateMany(tx, accountId, unique.map((u) => u.contact));
-      if (!contacts) throw new ConflictException({ message: 'Contacts changed while the trigger was being recorded; try again' });
+      const contacts = await this.contacts.findOrCreateMany(
+        tx,
+        accountId,
+        unique.map((u) => u.contact),
+      );
+      if (!contacts)
+        throw new ConflictException({ message: 'Contacts changed while the trigger was being recorded; try again' });
       const ids = unique.map((u) => contacts.get(u.contact.number)!.id);
       const added: Array<{ contact_id: string }> = await tx.query(
         `INSERT INTO campaign_audience (campaign_id, contact_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING RETURNING contact_id`,
@@ -280,18 +416,30 @@ export class CampaignsService {
           `INSERT INTO campaign_recipients (campaign_id, trigger_id, contact_id, variables, status)
            SELECT $1, $2, x.contact_id, x.variables::json, x.status FROM unnest($3::bigint[], $4::text[], $5::text[]) AS x(contact_id, variables, status)
            ON CONFLICT DO NOTHING`,
-          [campaignId, triggerId, rows.map((r) => r.id), rows.map((r) => JSON.stringify(r.variables)), rows.map((r) => (r.blocked ? 'skipped_blocked' : 'pending'))],
+          [
+            campaignId,
+            triggerId,
+            rows.map((r) => r.id),
+            rows.map((r) => JSON.stringify(r.variables)),
+            rows.map((r) => (r.blocked ? 'skipped_blocked' : 'pending')),
+          ],
         );
       }
       const blocked = rows.filter((r) => r.blocked).length;
-      await tx.query(`UPDATE campaign_triggers SET recipients = $2, skipped_blocked = $3 WHERE id = $1`, [triggerId, rows.length, blocked]);
+      await tx.query(`UPDATE campaign_triggers SET recipients = $2, skipped_blocked = $3 WHERE id = $1`, [
+        triggerId,
+        rows.length,
+        blocked,
+      ]);
       return { triggerId, created: true };
     });
     try {
       await addFanoutJobs(this.queue, [{ triggerId: result.triggerId, batch: 0 }]);
     } catch (error) {
       // Durably accepted: the worker's sweep queues running triggers it finds without a job.
-      this.logger.warn(`campaign ${campaignId} trigger ${result.triggerId}: fan-out queueing deferred to the worker's sweep: ${(error as Error).message}`);
+      this.logger.warn(
+        `campaign ${campaignId} trigger ${result.triggerId}: fan-out queueing deferred to the worker's sweep: ${(error as Error).message}`,
+      );
     }
     return result;
   }
@@ -303,7 +451,10 @@ export class CampaignsService {
       try {
         await assertPublicTarget(url, { allowPrivate: this.config.ALLOW_PRIVATE_NETWORK_TARGETS });
       } catch (error) {
-        const reason = (error as NodeJS.ErrnoException).code === 'ENOTFOUND' ? 'its host does not resolve' : (error as Error).message;
+        const reason =
+          (error as NodeJS.ErrnoException).code === 'ENOTFOUND'
+            ? 'its host does not resolve'
+            : (error as Error).message;
         throw validationException([{ field, message: `${field} is not allowed: ${reason}` }]);
       }
     }

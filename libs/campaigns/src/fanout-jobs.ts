@@ -28,9 +28,26 @@ export function fanoutJobOptions(triggerId: string, batch: number): JobsOptions 
 
 export async function addFanoutJobs(queue: Queue, jobs: Array<{ triggerId: string; batch: number }>): Promise<void> {
   if (!jobs.length) return;
-  await queue.addBulk(jobs.map(({ triggerId, batch }) => ({ name: FANOUT_JOB, data: { triggerId, batch } satisfies FanoutJobData, opts: fanoutJobOptions(triggerId, batch) })));
+  await queue.addBulk(
+    jobs.map(({ triggerId, batch }) => ({
+      name: FANOUT_JOB,
+      data: { triggerId, batch } satisfies FanoutJobData,
+      opts: fanoutJobOptions(triggerId, batch),
+    })),
+  );
 }
 
 export async function addFinishJob(queue: Queue, campaignId: string, delayMs = 0): Promise<void> {
-  await queue.add(FINISH_JOB, { campaignId }, { jobId: `finish-${campaignId}`, delay: delayMs, attempts: 20, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: true, removeOnFail: 1000 });
+  await queue.add(
+    FINISH_JOB,
+    { campaignId },
+    {
+      jobId: `finish-${campaignId}`,
+      delay: delayMs,
+      attempts: 20,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: true,
+      removeOnFail: 1000,
+    },
+  );
 }

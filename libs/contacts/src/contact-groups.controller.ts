@@ -66,12 +66,18 @@ export class ContactGroupsController {
 
   @Post(':group_id/members')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Add contacts to the group (idempotent); all ids must be contacts of this account, or nothing is added' })
+  @ApiOperation({
+    summary: 'Add contacts to the group (idempotent); all ids must be contacts of this account, or nothing is added',
+  })
   @ApiParam({ name: 'group_id', type: 'integer' })
   @ApiOkResponse({ type: GroupMembersChangeResponse })
   @ApiBadRequestResponse({ type: MissingContactsResponse })
   @ApiNotFoundResponse({ type: MessageResponse, description: '`Contact group not found`' })
-  async addMembers(@AccountId() accountId: string, @Param('group_id', groupIdPipe) groupId: string, @Body() body: GroupMembersBody) {
+  async addMembers(
+    @AccountId() accountId: string,
+    @Param('group_id', groupIdPipe) groupId: string,
+    @Body() body: GroupMembersBody,
+  ) {
     const { added, group } = await this.contacts.addMembers(accountId, groupId, body.contact_ids);
     return { success: true, data: { group_id: Number(group.id), added, member_count: group.memberCount } };
   }
@@ -82,7 +88,11 @@ export class ContactGroupsController {
   @ApiParam({ name: 'group_id', type: 'integer' })
   @ApiOkResponse({ type: GroupMembersChangeResponse })
   @ApiNotFoundResponse({ type: MessageResponse, description: '`Contact group not found`' })
-  async removeMembers(@AccountId() accountId: string, @Param('group_id', groupIdPipe) groupId: string, @Body() body: GroupMembersBody) {
+  async removeMembers(
+    @AccountId() accountId: string,
+    @Param('group_id', groupIdPipe) groupId: string,
+    @Body() body: GroupMembersBody,
+  ) {
     const { removed, group } = await this.contacts.removeMembers(accountId, groupId, body.contact_ids);
     return { success: true, data: { group_id: Number(group.id), removed, member_count: group.memberCount } };
   }

@@ -72,7 +72,10 @@ export class ContactsController {
       'otherwise 400 with missingGroups and nothing is written. The contact (new or existing) is added to the groups.',
   })
   @ApiOkResponse({ type: CreateContactResponse })
-  @ApiBadRequestResponse({ type: MissingGroupsResponse, description: 'unknown group ids, or a field at fault (statusCode, message, errors[])' })
+  @ApiBadRequestResponse({
+    type: MissingGroupsResponse,
+    description: 'unknown group ids, or a field at fault (statusCode, message, errors[])',
+  })
   async create(@AccountId() accountId: string, @Body() body: CreateContactBody) {
     const { contact, created } = await this.contacts.createContact(
       accountId,
@@ -100,7 +103,9 @@ export class ContactsController {
   @Get('v2/contacts')
   @ApiOperation({ summary: 'List contacts, newest first; search by name, number or email; exact phone lookup' })
   @ApiOkResponse({ type: ContactListResponse })
-  @ApiBadRequestResponse({ description: 'a query parameter at fault (e.g. pageSize above 100), named in errors[].field' })
+  @ApiBadRequestResponse({
+    description: 'a query parameter at fault (e.g. pageSize above 100), named in errors[].field',
+  })
   async list(@AccountId() accountId: string, @Query() query: ListContactsQuery) {
     const { contacts, total } = await this.contacts.listContacts(accountId, query);
     return { success: true, data: { contacts: contacts.map(contactListItem), ...pageMeta(query, total) } };
@@ -110,7 +115,10 @@ export class ContactsController {
   @ApiOperation({ summary: 'One contact with its profile fields and group ids' })
   @ApiParam({ name: 'contact_id', type: 'integer' })
   @ApiOkResponse({ type: ContactDetailResponse })
-  @ApiNotFoundResponse({ type: MessageResponse, description: '`Contact not found` (also for another account\'s contact)' })
+  @ApiNotFoundResponse({
+    type: MessageResponse,
+    description: "`Contact not found` (also for another account's contact)",
+  })
   async get(@AccountId() accountId: string, @Param('contact_id', new ParseIdPipe('contact_id')) contactId: string) {
     return { success: true, data: { contact: contactDetail(await this.contacts.getContact(accountId, contactId)) } };
   }
@@ -118,7 +126,8 @@ export class ContactsController {
   @Patch('v2/contacts/:contact_id')
   @ApiOperation({
     summary: 'Update a contact: name, email, isBlocked (opt-out) and profile fields',
-    description: 'Only the fields sent change; null clears a profile field. The number cannot be changed. Unknown fields are a 400.',
+    description:
+      'Only the fields sent change; null clears a profile field. The number cannot be changed. Unknown fields are a 400.',
   })
   @ApiParam({ name: 'contact_id', type: 'integer' })
   @ApiBody({ type: UpdateContactBody })
@@ -136,12 +145,22 @@ export class ContactsController {
     const allowed = UPDATABLE_CONTACT_FIELDS as readonly string[];
     const unknown = sent.filter((key) => !allowed.includes(key));
     if (unknown.length) {
-      throw validationException(unknown.map((field) => ({ field, message: `${field} cannot be updated; allowed fields: ${allowed.join(', ')}` })));
+      throw validationException(
+        unknown.map((field) => ({
+          field,
+          message: `${field} cannot be updated; allowed fields: ${allowed.join(', ')}`,
+        })),
+      );
     }
     if (!sent.length) {
       throw validationException([{ field: 'body', message: `send at least one of: ${allowed.join(', ')}` }]);
     }
-    const changes = Object.fromEntries(UPDATABLE_CONTACT_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
-    return { success: true, data: { contact: contactDetail(await this.contacts.updateContact(accountId, contactId, changes)) } };
+    const changes = Object.fromEntries(
+      UPDATABLE_CONTACT_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]),
+    );
+    return {
+      success: true,
+      data: { contact: contactDetail(await this.contacts.updateContact(accountId, contactId, changes)) },
+    };
   }
 }

@@ -64,7 +64,9 @@ const COLUMN_OF = new Map(CONTACT_FIELDS);
 /** The select list of a contact row, camelCase aliases (dates as `YYYY-MM-DD` text, not a local-midnight Date). */
 function contactColumns(alias?: string): string {
   const p = alias ? `${alias}.` : '';
-  return CONTACT_FIELDS.map(([field, column]) => (column === 'date_of_birth' ? `${p}${column}::text AS "${field}"` : `${p}${column} AS "${field}"`)).join(', ');
+  return CONTACT_FIELDS.map(([field, column]) =>
+    column === 'date_of_birth' ? `${p}${column}::text AS "${field}"` : `${p}${column} AS "${field}"`,
+  ).join(', ');
 }
 
 function toContact(row: Record<string, unknown>): Contact {
@@ -97,18 +99,23 @@ export class ContactsService {
    * the contact, new or existing, is then a member of each of them. Race-safe: concurrent creates of one number
    * make one row.
    */
-  async createContact(accountId: string, input: NewContact, groupIds: Array<number | string> = []): Promise<{ contact: Contact; created: boolean }> {
+  async createContact(
+    accountId: string,
+    input: NewContact,
+    groupIds: Array<number | string> = [],
+  ): Promise<{ contact: Contact; created: boolean }> {
     const wanted = unique(groupIds);
     return this.contacts.manager.transaction(async (tx) => {
       if (wanted.length) {
         // KEY SHARE: a concurrent group deletion waits for this transaction instead of breaking the membership insert.
-        const found: Array<{ id: string }> = await tx.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND id = ANY($2::bigint[]) FOR KEY SHARE`, [
-          accountId,
-          wanted,
-        ]);
+        const found: Array<{ id: string }> = await tx.query(
+          `SELECT id FROM contact_groups WHERE account_id = $1 AND id = ANY($2::bigint[]) FOR KEY SHARE`,
+          [accountId, wanted],
+        );
         const have = new Set(found.map((g) => String(g.id)));
         const missing = wanted.filter((id) => !have.has(id));
-        if (missing.length) throw new BadRequestException({ message: GROUPS_MISSING, missingGroups: missing.map(Number) });
+        if (missing.length)
+          throw new BadRequestException({ message: GROUPS_MISSING, missingGroups: missing.map(Number) });
       }
       const result = await this.insertOrGet(tx, accountId, input);
       if (wanted.length) {
@@ -127,9 +134,15 @@ export class ContactsService {
    * an implausible number is a 400 naming `contact_number`; the name is cut to 200 characters. Pass `manager` to take
    * part in a transaction (READ COMMITTED, the default: the SELECT after a lost insert must see the winner's row).
    */
-  async findOrCreateByNumber(accountId: string, number: string, name?: string | null, manager?: EntityManager): Promise<{ contact: Contact; created: boolean }> {
+  async findOrCreateByNumber(
+    accountId: string,
+    number: string,
+    name?: string | null,
+    manager?: EntityManager,
+  ): Promise<{ contact: Contact; created: boolean }> {
     const contactNumber = normalizePhone(number);
-    if (!contactNumber) throw validationException([{ field: 'contact_number', message: `contact_number must be ${PHONE_FORMAT_HINT}` }]);
+    if (!contactNumber)
+      throw validationException([{ field: 'contact_number', message: `contact_number must be ${PHONE_FORMAT_HINT}` }]);
     const trimmed = name?.trim().slice(0, 200) || null;
     return this.insertOrGet(manager ?? this.contacts.manager, accountId, { contactNumber, name: trimmed });
   }
@@ -139,7 +152,12 @@ export class ContactsService {
    * when Meta sends it, the phone number. A known number gets the user id recorded (unless another contact already
    * holds it); a user known only by the id gets a contact without a number. Race-safe like findOrCreateByNumber.
    */
-  async findOrCreateByWhatsAppUser(accountId: string, userId: string, phone: string | null, name?: string | null): Promise<{ contact: Contact; created: boolean }> {
+  async findOrCreateByWhatsAppUser(
+    accountId: string,
+    userId: string,
+    phone: string | null,
+    name?: string | null,
+  ): Promise<{ contact: Contact; created: boolean }> {
     const trimmed = name?.trim().slice(0, 200) || null;
     const db = this.contacts.manager;
     const contactNumber = phone ? normalizePhone(phone) : null;
@@ -163,7 +181,10 @@ export class ContactsService {
         [accountId, userId, trimmed],
       );
       if (inserted[0]) return { contact: toContact(inserted[0]), created: true };
-      const existing = await db.query(`SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND whatsapp_user_id = $2`, [accountId, userId]);
+      const existing = await db.query(
+        `SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND whatsapp_user_id = $2`,
+        [accountId, userId],
+      );
       if (existing[0]) return { contact: toContact(existing[0]), created: false };
     }
     throw new ConflictException({ message: 'The contact changed while it was being created; try again' });
@@ -173,13 +194,19 @@ export class ContactsService {
   async findByNumber(accountId: string, number: string): Promise<Contact | null> {
     const contactNumber = normalizePhone(number);
     if (!contactNumber) return null;
-    const rows = await this.contacts.query(`SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND contact_number = $2`, [accountId, contactNumber]);
+    const rows = await this.contacts.query(
+      `SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND contact_number = $2`,
+      [accountId, contactNumber],
+    );
     return rows[0] ? toContact(rows[0]) : null;
   }
 
   /** The account's contact, or null (also for another account's id). */
   async findById(accountId: string, contactId: string): Promise<Contact | null> {
-    const rows = await this.contacts.query(`SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND id = $2`, [accountId, contactId]);
+    const rows = await this.contacts.query(
+      `SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND id = $2`,
+      [accountId, contactId],
+    );
     return rows[0] ? toContact(rows[0]) : null;
   }
 
@@ -201,12 +228,16 @@ export class ContactsService {
     const params: unknown[] = [accountId, contactId];
     for (const [field, value] of Object.entries(changes)) {
       const column = COLUMN_OF.get(field as keyof Contact);
-      if (value === undefined || !column || field === 'contactNumber' || field === 'id' || field === 'accountId') continue;
+      if (value === undefined || !column || field === 'contactNumber' || field === 'id' || field === 'accountId')
+        continue;
       params.push(value);
       sets.push(`${column} = $${params.length}`);
     }
     sets.push('updated_at = now()');
-    const [, affected] = await this.contacts.query(`UPDATE contacts SET ${sets.join(', ')} WHERE account_id = $1 AND id = $2`, params);
+    const [, affected] = await this.contacts.query(
+      `UPDATE contacts SET ${sets.join(', ')} WHERE account_id = $1 AND id = $2`,
+      params,
+    );
     if (!affected) throw new NotFoundException({ message: CONTACT_NOT_FOUND });
     return this.getContact(accountId, contactId);
   }
@@ -215,7 +246,11 @@ export class ContactsService {
    * For automations (update_contact steps): updates the account's contact by id, else by number: `name` and `email`,
    * any other field merged into its custom fields. Null when the account has no such contact.
    */
-  async updateFromAutomation(accountId: string, target: { contactId: string | null; contactNumber: string }, fields: Record<string, unknown>): Promise<{ contactId: string } | null> {
+  async updateFromAutomation(
+    accountId: string,
+    target: { contactId: string | null; contactNumber: string },
+    fields: Record<string, unknown>,
+  ): Promise<{ contactId: string } | null> {
     const { name, email, ...custom } = fields;
     const [rows] = (await this.contacts.query(
       `UPDATE contacts SET name = COALESCE($4, name), email = COALESCE($5, email), custom_fields = custom_fields || $6::jsonb, updated_at = now()
@@ -231,7 +266,10 @@ export class ContactsService {
   /** Which of these group ids are not groups of the account. */
   async missingGroups(accountId: string, groupIds: string[]): Promise<string[]> {
     if (!groupIds.length) return [];
-    const rows: Array<{ id: string }> = await this.groups.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND id = ANY($2::bigint[])`, [accountId, groupIds]);
+    const rows: Array<{ id: string }> = await this.groups.query(
+      `SELECT id FROM contact_groups WHERE account_id = $1 AND id = ANY($2::bigint[])`,
+      [accountId, groupIds],
+    );
     const known = new Set(rows.map((r) => String(r.id)));
     return groupIds.filter((id) => !known.has(id));
   }
@@ -288,12 +326,19 @@ export class ContactsService {
   /** The account's contacts with these ids, by id (others' ids are left out). */
   async findByIds(accountId: string, contactIds: string[]): Promise<Map<string, Contact>> {
     if (!contactIds.length) return new Map();
-    const rows = await this.contacts.query(`SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND id = ANY($2::bigint[])`, [accountId, contactIds]);
+    const rows = await this.contacts.query(
+      `SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND id = ANY($2::bigint[])`,
+      [accountId, contactIds],
+    );
     return new Map(rows.map((r: Record<string, unknown>) => [String(r.id), toContact(r)] as const));
   }
 
   /** Number and opt-out of the account's contacts, by id. */
-  async numbersOf(db: EntityManager, accountId: string, contactIds: string[]): Promise<Map<string, { contactNumber: string; isBlocked: boolean }>> {
+  async numbersOf(
+    db: EntityManager,
+    accountId: string,
+    contactIds: string[],
+  ): Promise<Map<string, { contactNumber: string; isBlocked: boolean }>> {
     if (!contactIds.length) return new Map();
     const rows: Array<{ id: string; contact_number: string; is_blocked: boolean }> = await db.query(
       `SELECT id, COALESCE(contact_number, whatsapp_user_id) AS contact_number, is_blocked FROM contacts WHERE account_id = $1 AND id = ANY($2::bigint[])`,
@@ -310,7 +355,10 @@ export class ContactsService {
       const total = Number(rows[0]?.total ?? 0);
       return { contacts: rows.filter((r) => r.id !== null).map(({ total: _, ...r }) => toContact(r)), total };
     }
-    const [rows, [{ total }]] = await Promise.all([this.contacts.query(plan.pageSql, plan.pageParams), this.contacts.query(plan.countSql, plan.countParams)]);
+    const [rows, [{ total }]] = await Promise.all([
+      this.contacts.query(plan.pageSql, plan.pageParams),
+      this.contacts.query(plan.countSql, plan.countParams),
+    ]);
     return { contacts: rows.map(toContact), total };
   }
 
@@ -319,7 +367,13 @@ export class ContactsService {
    * ascending; start with '0'). Blocked (opted-out) contacts are skipped unless `includeBlocked`. Only members
    * of the account's own group are returned (another account's group id yields nothing).
    */
-  async groupMembersAfter(accountId: string, groupId: string, afterContactId: string = '0', limit = 1000, options: { includeBlocked?: boolean } = {}): Promise<Contact[]> {
+  async groupMembersAfter(
+    accountId: string,
+    groupId: string,
+    afterContactId: string = '0',
+    limit = 1000,
+    options: { includeBlocked?: boolean } = {},
+  ): Promise<Contact[]> {
     const rows = await this.contacts.query(
       `SELECT ${contactColumns('c')}
          FROM contact_group_members m JOIN contacts c ON c.id = m.contact_id
@@ -332,7 +386,12 @@ export class ContactsService {
   }
 
   /** Every (unblocked, by default) member of a group, in batches of `batchSize`, by keyset pagination. */
-  async *iterateGroupMembers(accountId: string, groupId: string, batchSize = 1000, options: { includeBlocked?: boolean } = {}): AsyncGenerator<Contact[]> {
+  async *iterateGroupMembers(
+    accountId: string,
+    groupId: string,
+    batchSize = 1000,
+    options: { includeBlocked?: boolean } = {},
+  ): AsyncGenerator<Contact[]> {
     let after = '0';
     for (;;) {
       const batch = await this.groupMembersAfter(accountId, groupId, after, batchSize, options);
@@ -344,7 +403,11 @@ export class ContactsService {
   }
 
   /** INSERT … ON CONFLICT DO NOTHING RETURNING, then SELECT the row that won: one row per number, whoever races. */
-  private async insertOrGet(db: EntityManager, accountId: string, input: NewContact): Promise<{ contact: Contact; created: boolean }> {
+  private async insertOrGet(
+    db: EntityManager,
+    accountId: string,
+    input: NewContact,
+  ): Promise<{ contact: Contact; created: boolean }> {
     // The SELECT can only miss if the conflicting row was deleted meanwhile: then the insert is tried again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const inserted = await db.query(
@@ -365,7 +428,10 @@ export class ContactsService {
         ],
       );
       if (inserted[0]) return { contact: toContact(inserted[0]), created: true };
-      const existing = await db.query(`SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND contact_number = $2`, [accountId, input.contactNumber]);
+      const existing = await db.query(
+        `SELECT ${contactColumns()} FROM contacts WHERE account_id = $1 AND contact_number = $2`,
+        [accountId, input.contactNumber],
+      );
       if (existing[0]) return { contact: toContact(existing[0]), created: false };
     }
     throw new ConflictException({ message: 'The contact changed while it was being created; try again' });
@@ -380,8 +446,14 @@ export class ContactsService {
       [accountId, name],
     );
     if (!inserted[0]) {
-      const [existing] = await this.groups.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND lower(name) = lower($2)`, [accountId, name]);
-      throw new ConflictException({ message: `A contact group named "${name}" already exists`, group_id: existing ? Number(existing.id) : undefined });
+      const [existing] = await this.groups.query(
+        `SELECT id FROM contact_groups WHERE account_id = $1 AND lower(name) = lower($2)`,
+        [accountId, name],
+      );
+      throw new ConflictException({
+        message: `A contact group named "${name}" already exists`,
+        group_id: existing ? Number(existing.id) : undefined,
+      });
     }
     return Object.assign(new ContactGroup(), inserted[0], { memberCount: 0 });
   }
@@ -399,7 +471,11 @@ export class ContactsService {
   }
 
   /** GET /v2/contact-groups/{id}: 404 `Contact group not found` (also for another account's group). */
-  async getGroup(accountId: string, groupId: string, db: EntityManager = this.groups.manager): Promise<ContactGroupWithCount> {
+  async getGroup(
+    accountId: string,
+    groupId: string,
+    db: EntityManager = this.groups.manager,
+  ): Promise<ContactGroupWithCount> {
     const [row] = await db.query(`${this.groupSelect()} WHERE g.account_id = $1 AND g.id = $2`, [accountId, groupId]);
     if (!row) throw new NotFoundException({ message: GROUP_NOT_FOUND });
     return Object.assign(new ContactGroup(), row);
@@ -409,14 +485,22 @@ export class ContactsService {
    * Adds contacts to a group; already-members are left as they are (idempotent). Every id must be one of the
    * account's contacts, or nothing is added (400 listing the missing ids).
    */
-  async addMembers(accountId: string, groupId: string, contactIds: Array<number | string>): Promise<{ added: number; group: ContactGroupWithCount }> {
+  async addMembers(
+    accountId: string,
+    groupId: string,
+    contactIds: Array<number | string>,
+  ): Promise<{ added: number; group: ContactGroupWithCount }> {
     const wanted = unique(contactIds);
     return this.groups.manager.transaction(async (tx) => {
       await this.lockGroup(tx, accountId, groupId);
-      const found: Array<{ id: string }> = await tx.query(`SELECT id FROM contacts WHERE account_id = $1 AND id = ANY($2::bigint[]) FOR KEY SHARE`, [accountId, wanted]);
+      const found: Array<{ id: string }> = await tx.query(
+        `SELECT id FROM contacts WHERE account_id = $1 AND id = ANY($2::bigint[]) FOR KEY SHARE`,
+        [accountId, wanted],
+      );
       const have = new Set(found.map((c) => String(c.id)));
       const missing = wanted.filter((id) => !have.has(id));
-      if (missing.length) throw new BadRequestException({ message: CONTACTS_MISSING, missingContacts: missing.map(Number) });
+      if (missing.length)
+        throw new BadRequestException({ message: CONTACTS_MISSING, missingContacts: missing.map(Number) });
       const added = await tx.query(
         `INSERT INTO contact_group_members (group_id, contact_id) SELECT $1, c FROM unnest($2::bigint[]) AS c ON CONFLICT DO NOTHING RETURNING contact_id`,
         [groupId, wanted],
@@ -426,22 +510,35 @@ export class ContactsService {
   }
 
   /** Removes contacts from a group; ids that are not members (or not the account's) are ignored (idempotent). */
-  async removeMembers(accountId: string, groupId: string, contactIds: Array<number | string>): Promise<{ removed: number; group: ContactGroupWithCount }> {
+  async removeMembers(
+    accountId: string,
+    groupId: string,
+    contactIds: Array<number | string>,
+  ): Promise<{ removed: number; group: ContactGroupWithCount }> {
     return this.groups.manager.transaction(async (tx) => {
       await this.lockGroup(tx, accountId, groupId);
-      const [, removed] = await tx.query(`DELETE FROM contact_group_members WHERE group_id = $1 AND contact_id = ANY($2::bigint[])`, [groupId, unique(contactIds)]);
+      const [, removed] = await tx.query(
+        `DELETE FROM contact_group_members WHERE group_id = $1 AND contact_id = ANY($2::bigint[])`,
+        [groupId, unique(contactIds)],
+      );
       return { removed, group: await this.getGroup(accountId, groupId, tx) };
     });
   }
 
   /** Deletes the group and its memberships; the contacts stay. 404 when it is not the account's. */
   async deleteGroup(accountId: string, groupId: string): Promise<void> {
-    const [, deleted] = await this.groups.query(`DELETE FROM contact_groups WHERE account_id = $1 AND id = $2`, [accountId, groupId]);
+    const [, deleted] = await this.groups.query(`DELETE FROM contact_groups WHERE account_id = $1 AND id = $2`, [
+      accountId,
+      groupId,
+    ]);
     if (!deleted) throw new NotFoundException({ message: GROUP_NOT_FOUND });
   }
 
   private async lockGroup(tx: EntityManager, accountId: string, groupId: string): Promise<void> {
-    const [group] = await tx.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND id = $2 FOR KEY SHARE`, [accountId, groupId]);
+    const [group] = await tx.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND id = $2 FOR KEY SHARE`, [
+      accountId,
+      groupId,
+    ]);
     if (!group) throw new NotFoundException({ message: GROUP_NOT_FOUND });
   }
 

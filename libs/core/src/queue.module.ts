@@ -18,7 +18,10 @@ export class QueueModule {
       imports: [
         BullModule.forRootAsync({
           inject: [AppConfig],
-          useFactory: (config: AppConfig) => ({ connection: { url: config.REDIS_URL }, prefix: `${config.REDIS_PREFIX}:bull` }),
+          useFactory: (config: AppConfig) => ({
+            connection: { url: config.REDIS_URL },
+            prefix: `${config.REDIS_PREFIX}:bull`,
+          }),
         }),
       ],
     };

@@ -3,13 +3,26 @@ import type { ConditionRule } from './definition';
 import type { TemplateScope } from './template-binding';
 
 const scope: TemplateScope = {
-  payload: { status: 'Paid', amount: 120, amountText: '120', tags: ['vip', 'Beta'], empty: '', nothing: null, country: 'DE' },
+  payload: {
+    status: 'Paid',
+    amount: 120,
+    amountText: '120',
+    tags: ['vip', 'Beta'],
+    empty: '',
+    nothing: null,
+    country: 'DE',
+  },
   contact: { name: 'Ada' },
   reply: { text: 'Yes please' },
   vars: { http: { status: 404 }, limit: '100' },
 };
 
-const rule = (left: string, operator: ConditionRule['operator'], right?: ConditionRule['right'], extra: Partial<ConditionRule> = {}): ConditionRule => ({
+const rule = (
+  left: string,
+  operator: ConditionRule['operator'],
+  right?: ConditionRule['right'],
+  extra: Partial<ConditionRule> = {},
+): ConditionRule => ({
   left,
   operator,
   right,
@@ -68,7 +81,11 @@ describe('condition operators', () => {
   });
 
   it('first matching rule wins; -1 when none', () => {
-    const rules = [rule('{{payload.amount}}', 'gt', '500'), rule('{{payload.amount}}', 'gt', '100'), rule('{{payload.amount}}', 'gt', '10')];
+    const rules = [
+      rule('{{payload.amount}}', 'gt', '500'),
+      rule('{{payload.amount}}', 'gt', '100'),
+      rule('{{payload.amount}}', 'gt', '10'),
+    ];
     expect(firstMatchingRule(rules, scope)).toBe(1);
     expect(firstMatchingRule([rule('{{payload.amount}}', 'lt', '0')], scope)).toBe(-1);
   });

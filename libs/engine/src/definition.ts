@@ -81,9 +81,7 @@ export interface DelayNode extends NodeBase {
 }
 
 export type ReplyMatch =
-  | { type: 'any' }
-  | { type: 'button'; payload: string }
-  | { type: 'keyword'; keywords: string[] };
+  { type: 'any' } | { type: 'button'; payload: string } | { type: 'keyword'; keywords: string[] };
 
 export interface ReplyBranch {
   match: ReplyMatch;
@@ -232,11 +230,15 @@ export function outgoingEdges(node: WorkflowNode): { field: string; target: stri
     case 'end':
       break;
     case 'wait_for_reply':
-      (Array.isArray(node.branches) ? node.branches : []).forEach((b, i) => edges.push({ field: `branches[${i}].next`, target: b?.next }));
+      (Array.isArray(node.branches) ? node.branches : []).forEach((b, i) =>
+        edges.push({ field: `branches[${i}].next`, target: b?.next }),
+      );
       edges.push({ field: 'onTimeout', target: node.onTimeout });
       break;
     case 'condition':
-      (Array.isArray(node.rules) ? node.rules : []).forEach((r, i) => edges.push({ field: `rules[${i}].next`, target: r?.next }));
+      (Array.isArray(node.rules) ? node.rules : []).forEach((r, i) =>
+        edges.push({ field: `rules[${i}].next`, target: r?.next }),
+      );
       edges.push({ field: 'else', target: node.else });
       break;
     case 'delay':

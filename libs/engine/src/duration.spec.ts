@@ -13,13 +13,31 @@ describe('parseDuration', () => {
     expect(parseDuration(input)).toBe(ms);
   });
 
-  it.each([0, -5, 1.5, NaN, Infinity, '0s', '-1m', '30', '1h30m', '2 h', ' 2h', '1w', '1.5h', '', 'abc', '015m', null, undefined, {}, []])(
-    'rejects %p with a clear error',
-    (input) => {
-      expect(() => parseDuration(input)).toThrow(DurationError);
-      expect(() => parseDuration(input)).toThrow(/invalid duration/);
-    },
-  );
+  it.each([
+    0,
+    -5,
+    1.5,
+    NaN,
+    Infinity,
+    '0s',
+    '-1m',
+    '30',
+    '1h30m',
+    '2 h',
+    ' 2h',
+    '1w',
+    '1.5h',
+    '',
+    'abc',
+    '015m',
+    null,
+    undefined,
+    {},
+    [],
+  ])('rejects %p with a clear error', (input) => {
+    expect(() => parseDuration(input)).toThrow(DurationError);
+    expect(() => parseDuration(input)).toThrow(/invalid duration/);
+  });
 
   it('rejects durations longer than 365 days', () => {
     expect(() => parseDuration('366d')).toThrow(/maximum of 365d/);

@@ -28,7 +28,10 @@ describe('start', () => {
   it('fails an invalid definition with a fail effect', () => {
     const r = start(def([{ id: 'a', type: 'delay', next: 'end' }, END]), { payload: {} });
     expect(r.state.status).toBe('failed');
-    expect(r.state.error).toMatchObject({ code: 'invalid_definition', message: expect.stringContaining('node "a" duration: is required') });
+    expect(r.state.error).toMatchObject({
+      code: 'invalid_definition',
+      message: expect.stringContaining('node "a" duration: is required'),
+    });
     expect(r.effects).toEqual([{ type: 'fail', seq: 0, error: r.state.error }]);
   });
 
@@ -50,7 +53,12 @@ describe('start', () => {
 
   it('is deterministic', () => {
     const d = def([
-      { id: 'c', type: 'condition', rules: [{ left: '{{payload.n}}', operator: 'gt', right: '1', next: 's' }], else: 'end' },
+      {
+        id: 'c',
+        type: 'condition',
+        rules: [{ left: '{{payload.n}}', operator: 'gt', right: '1', next: 's' }],
+        else: 'end',
+      },
       { id: 's', type: 'send_template', templateName: 't', variables: { name: '{{contact.name}}' }, next: 'end' },
       END,
     ]);
@@ -74,7 +82,13 @@ describe('send_template', () => {
       id: 's',
       type: 'send_template',
       templateName: 'order_update',
-      variables: { name: '{{contact.name}}', custom_z: '{{payload.z}}', custom_a: 'A', email: '{{contact.email}}', cta_link: '{{payload.missing}}' },
+      variables: {
+        name: '{{contact.name}}',
+        custom_z: '{{payload.z}}',
+        custom_a: 'A',
+        email: '{{contact.email}}',
+        cta_link: '{{payload.missing}}',
+      },
       mediaUrl: 'https://cdn.example.com/{{payload.file}}',
       next: 'end',
     },
@@ -115,7 +129,14 @@ describe('send_template', () => {
 
   it('emits variables as an empty object when none are given', () => {
     const r = start(def([{ id: 's', type: 'send_template', templateName: 't', next: 'end' }, END]), { contact });
-    expect(r.effects[0]).toEqual({ type: 'send_template', seq: 1, nodeId: 's', to: contact.phone, templateName: 't', variables: {} });
+    expect(r.effects[0]).toEqual({
+      type: 'send_template',
+      seq: 1,
+      nodeId: 's',
+      to: contact.phone,
+      templateName: 't',
+      variables: {},
+    });
   });
 });
 
@@ -152,7 +173,14 @@ describe('send_session_message', () => {
 
 describe('effect failures', () => {
   const nodes = (onError?: string) => [
-    { id: 'h', type: 'http_request', method: 'GET', url: 'https://api.example.com', next: 'end', ...(onError ? { onError } : {}) },
+    {
+      id: 'h',
+      type: 'http_request',
+      method: 'GET',
+      url: 'https://api.example.com',
+      next: 'end',
+      ...(onError ? { onError } : {}),
+    },
     { id: 'fallback', type: 'send_session_message', text: 'Sorry: {{vars.lastError.message}}', next: 'end' },
     END,
   ];
@@ -162,7 +190,11 @@ describe('effect failures', () => {
     const r0 = start(d, { contact });
     const r = advance(d, r0.state, { type: 'effect_failed', seq: 1, error: 'connect ECONNREFUSED' });
     expect(r.state.status).toBe('failed');
-    expect(r.state.error).toEqual({ code: 'effect_failed', message: 'node "h" (http_request) failed: connect ECONNREFUSED', nodeId: 'h' });
+    expect(r.state.error).toEqual({
+      code: 'effect_failed',
+      message: 'node "h" (http_request) failed: connect ECONNREFUSED',
+      nodeId: 'h',
+    });
     expect(r.effects).toEqual([{ type: 'fail', seq: 1, error: r.state.error }]);
     expect(r.state.waitingFor).toBeNull();
     expect(r.state.history.at(-1)).toEqual({ seq: 1, nodeId: 'h', type: 'http_request', outcome: 'failed' });
@@ -170,11 +202,21 @@ describe('effect failures', () => {
 
   it('with onError, the run continues there with vars.lastError', () => {
     const d = def(nodes('fallback'));
-    const r = advance(d, start(d, { contact }).state, { type: 'effect_failed', seq: 1, error: { message: 'blocked by SSRF guard', code: 'ssrf' } });
+    const r = advance(d, start(d, { contact }).state, {
+      type: 'effect_failed',
+      seq: 1,
+      error: { message: 'blocked by SSRF guard', code: 'ssrf' },
+    });
     expect(r.state.status).toBe('waiting');
     expect(r.state.context.vars.lastError).toEqual({ nodeId: 'h', message: 'blocked by SSRF guard', code: 'ssrf' });
     expect(r.effects).toEqual([
-      { type: 'send_session_message', seq: 2, nodeId: 'fallback', to: contact.phone, text: 'Sorry: blocked by SSRF guard' },
+      {
+        type: 'send_session_message',
+        seq: 2,
+        nodeId: 'fallback',
+        to: contact.phone,
+        text: 'Sorry: blocked by SSRF guard',
+      },
     ]);
     expect(r.state.history.at(-1)!.outcome).toBe('on_error');
   });
@@ -240,7 +282,10 @@ describe('wait_for_reply', () => {
   });
 
   it('follows the button branch', () => {
-    const r = advance(d, waiting().state, { type: 'reply_received', reply: { buttonPayload: 'STOP', buttonText: 'Stop' } });
+    const r = advance(d, waiting().state, {
+      type: 'reply_received',
+      reply: { buttonPayload: 'STOP', buttonText: 'Stop' },
+    });
     expect(r.effects).toEqual([expect.objectContaining({ nodeId: 'stopped', seq: 2 })]);
     expect(r.state.history.at(-1)).toEqual({ seq: 1, nodeId: 'w', type: 'wait_for_reply', outcome: 'branch:0' });
   });
@@ -263,12 +308,23 @@ describe('wait_for_reply', () => {
 
   it('an "any" branch catches every reply', () => {
     const d2 = def([
-      { id: 'w', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'keyword', keywords: ['no'] }, next: 'end' }, { match: { type: 'any' }, next: 'other' }], onTimeout: 'end' },
+      {
+        id: 'w',
+        type: 'wait_for_reply',
+        timeout: 60,
+        branches: [
+          { match: { type: 'keyword', keywords: ['no'] }, next: 'end' },
+          { match: { type: 'any' }, next: 'other' },
+        ],
+        onTimeout: 'end',
+      },
       { id: 'other', type: 'update_contact', fields: { custom_answer: '{{reply.text}}' }, next: 'end' },
       END,
     ]);
     const r = advance(d2, start(d2, { contact }).state, { type: 'reply_received', reply: { text: 'whatever' } });
-    expect(r.effects).toEqual([expect.objectContaining({ type: 'update_contact', fields: { custom_answer: 'whatever' } })]);
+    expect(r.effects).toEqual([
+      expect.objectContaining({ type: 'update_contact', fields: { custom_answer: 'whatever' } }),
+    ]);
   });
 
   it('a timer_fired of the same seq takes the timeout branch and clears the reply', () => {
@@ -280,8 +336,20 @@ describe('wait_for_reply', () => {
 
   it('a timeout clears the reply of an earlier wait', () => {
     const two = def([
-      { id: 'w1', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'any' }, next: 'w2' }], onTimeout: 'end' },
-      { id: 'w2', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'any' }, next: 'end' }], onTimeout: 'say' },
+      {
+        id: 'w1',
+        type: 'wait_for_reply',
+        timeout: 60,
+        branches: [{ match: { type: 'any' }, next: 'w2' }],
+        onTimeout: 'end',
+      },
+      {
+        id: 'w2',
+        type: 'wait_for_reply',
+        timeout: 60,
+        branches: [{ match: { type: 'any' }, next: 'end' }],
+        onTimeout: 'say',
+      },
       { id: 'say', type: 'send_session_message', text: 'last reply: [{{reply.text}}]', next: 'end' },
       END,
     ]);
@@ -325,8 +393,20 @@ describe('wait_for_reply', () => {
 
   it('a redelivered reply (same messageId) does not resume a later wait', () => {
     const loop = def([
-      { id: 'w1', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'any' }, next: 'w2' }], onTimeout: 'end' },
-      { id: 'w2', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'any' }, next: 'end' }], onTimeout: 'end' },
+      {
+        id: 'w1',
+        type: 'wait_for_reply',
+        timeout: 60,
+        branches: [{ match: { type: 'any' }, next: 'w2' }],
+        onTimeout: 'end',
+      },
+      {
+        id: 'w2',
+        type: 'wait_for_reply',
+        timeout: 60,
+        branches: [{ match: { type: 'any' }, next: 'end' }],
+        onTimeout: 'end',
+      },
       END,
     ]);
     const r1 = advance(loop, start(loop).state, { type: 'reply_received', reply: { text: 'a', messageId: 'wamid.A' } });
@@ -368,7 +448,10 @@ describe('condition', () => {
   });
 
   it('a condition leading to end completes in the same call', () => {
-    const d2 = def([{ id: 'c', type: 'condition', rules: [{ left: '{{payload.a}}', operator: 'exists', next: 'end' }], else: 'end' }, END]);
+    const d2 = def([
+      { id: 'c', type: 'condition', rules: [{ left: '{{payload.a}}', operator: 'exists', next: 'end' }], else: 'end' },
+      END,
+    ]);
     expect(start(d2, { payload: { a: 1 } }).effects).toEqual([{ type: 'complete', seq: 2 }]);
   });
 });
@@ -376,7 +459,13 @@ describe('condition', () => {
 describe('trigger_campaign', () => {
   it('emits the campaign id as a string and the contact with the default phone', () => {
     const d = def([
-      { id: 't', type: 'trigger_campaign', campaignId: 42, contact: { name: '{{contact.name}}', variables: { custom_b: '{{payload.b}}', custom_a: 'x' } }, next: 'end' },
+      {
+        id: 't',
+        type: 'trigger_campaign',
+        campaignId: 42,
+        contact: { name: '{{contact.name}}', variables: { custom_b: '{{payload.b}}', custom_a: 'x' } },
+        next: 'end',
+      },
       END,
     ]);
     const r = start(d, { payload: { b: 'B' }, contact });
@@ -394,7 +483,16 @@ describe('trigger_campaign', () => {
   });
 
   it('uses an explicit phone number and email', () => {
-    const d = def([{ id: 't', type: 'trigger_campaign', campaignId: 'camp-1', contact: { phoneNumber: '{{payload.p}}', email: '{{payload.e}}' }, next: 'end' }, END]);
+    const d = def([
+      {
+        id: 't',
+        type: 'trigger_campaign',
+        campaignId: 'camp-1',
+        contact: { phoneNumber: '{{payload.p}}', email: '{{payload.e}}' },
+        next: 'end',
+      },
+      END,
+    ]);
     expect(start(d, { payload: { p: '+222', e: 'x@y.z' } }).effects[0]).toEqual({
       type: 'trigger_campaign',
       seq: 1,
@@ -413,12 +511,27 @@ describe('http_request', () => {
       method: 'POST',
       url: 'https://api.example.com/orders/{{payload.order.id}}',
       headers: { Authorization: 'Bearer {{payload.token}}', 'X-Static': '1' },
-      body: { order: '{{payload.order}}', total: '{{payload.order.total}}', note: 'for {{contact.name}}', fixed: [1, true] },
+      body: {
+        order: '{{payload.order}}',
+        total: '{{payload.order.total}}',
+        note: 'for {{contact.name}}',
+        fixed: [1, true],
+      },
       saveAs: 'lookup',
       next: 'c',
     },
-    { id: 'c', type: 'condition', rules: [{ left: '{{vars.lookup.body.tier}}', operator: 'equals', right: 'gold', next: 'gold' }], else: 'end' },
-    { id: 'gold', type: 'send_session_message', text: 'Hello {{vars.lookup.body.tier}} member (status {{vars.lookup.status}})', next: 'end' },
+    {
+      id: 'c',
+      type: 'condition',
+      rules: [{ left: '{{vars.lookup.body.tier}}', operator: 'equals', right: 'gold', next: 'gold' }],
+      else: 'end',
+    },
+    {
+      id: 'gold',
+      type: 'send_session_message',
+      text: 'Hello {{vars.lookup.body.tier}} member (status {{vars.lookup.status}})',
+      next: 'end',
+    },
     END,
   ]);
   const payload = { order: { id: 'A1', total: 10 }, token: 'tok' };
@@ -439,8 +552,16 @@ describe('http_request', () => {
   });
 
   it('saves { status, body } under vars[saveAs] for later nodes', () => {
-    const r = complete(d, start(d, { payload, contact }), { status: 200, body: { tier: 'gold' }, headers: { 'content-type': 'application/json' } });
-    expect(r.state.context.vars.lookup).toEqual({ status: 200, body: { tier: 'gold' }, headers: { 'content-type': 'application/json' } });
+    const r = complete(d, start(d, { payload, contact }), {
+      status: 200,
+      body: { tier: 'gold' },
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(r.state.context.vars.lookup).toEqual({
+      status: 200,
+      body: { tier: 'gold' },
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.effects).toEqual([expect.objectContaining({ nodeId: 'gold', text: 'Hello gold member (status 200)' })]);
   });
 
@@ -456,23 +577,47 @@ describe('http_request', () => {
   });
 
   it('GET without headers, body or saveAs', () => {
-    const d2 = def([{ id: 'h', type: 'http_request', method: 'GET', url: 'https://x.example/{{payload.q}}', next: 'end' }, END]);
+    const d2 = def([
+      { id: 'h', type: 'http_request', method: 'GET', url: 'https://x.example/{{payload.q}}', next: 'end' },
+      END,
+    ]);
     const r = start(d2, { payload: { q: 'a' } });
-    expect(r.effects).toEqual([{ type: 'http_request', seq: 1, nodeId: 'h', method: 'GET', url: 'https://x.example/a', headers: {} }]);
+    expect(r.effects).toEqual([
+      { type: 'http_request', seq: 1, nodeId: 'h', method: 'GET', url: 'https://x.example/a', headers: {} },
+    ]);
     expect(complete(d2, r, { status: 200, body: {} }).state.context.vars).toEqual({});
   });
 });
 
 describe('update_contact', () => {
   const d = def([
-    { id: 'u', type: 'update_contact', fields: { name: '{{reply.text}}', email: '{{payload.email}}', custom_city: 'Berlin' }, next: 's' },
-    { id: 's', type: 'send_session_message', text: 'Thanks {{contact.name}} from {{contact.custom_city}}', next: 'end' },
+    {
+      id: 'u',
+      type: 'update_contact',
+      fields: { name: '{{reply.text}}', email: '{{payload.email}}', custom_city: 'Berlin' },
+      next: 's',
+    },
+    {
+      id: 's',
+      type: 'send_session_message',
+      text: 'Thanks {{contact.name}} from {{contact.custom_city}}',
+      next: 'end',
+    },
     END,
   ]);
 
   it('emits rendered fields (empty ones left out) with the contact id and phone', () => {
     const r = start(d, { payload: {}, contact });
-    expect(r.effects).toEqual([{ type: 'update_contact', seq: 1, nodeId: 'u', contactId: 'c-1', phone: contact.phone, fields: { custom_city: 'Berlin' } }]);
+    expect(r.effects).toEqual([
+      {
+        type: 'update_contact',
+        seq: 1,
+        nodeId: 'u',
+        contactId: 'c-1',
+        phone: contact.phone,
+        fields: { custom_city: 'Berlin' },
+      },
+    ]);
   });
 
   it('merges the fields into the run contact once completed', () => {
@@ -483,19 +628,65 @@ describe('update_contact', () => {
 
   it('omits contactId and phone when the run has no contact', () => {
     const r = start(d, { payload: { email: 'e@x' } });
-    expect(r.effects[0]).toEqual({ type: 'update_contact', seq: 1, nodeId: 'u', fields: { email: 'e@x', custom_city: 'Berlin' } });
+    expect(r.effects[0]).toEqual({
+      type: 'update_contact',
+      seq: 1,
+      nodeId: 'u',
+      fields: { email: 'e@x', custom_city: 'Berlin' },
+    });
   });
 });
 
 describe('binding errors', () => {
   it.each<[string, unknown, string, string[]]>([
-    ['send_template to (default contact.phone)', { type: 'send_template', templateName: 't', next: 'end' }, 'to', ['contact.phone']],
-    ['send_template to', { type: 'send_template', templateName: 't', to: '{{payload.customer.phone}}', next: 'end' }, 'to', ['payload.customer.phone']],
-    ['send_template mediaUrl', { type: 'send_template', templateName: 't', to: '+1', mediaUrl: '{{payload.url}}', next: 'end' }, 'mediaUrl', ['payload.url']],
-    ['session message text', { type: 'send_session_message', to: '+1', text: '{{reply.text}}', next: 'end' }, 'text', ['reply.text']],
-    ['session message button', { type: 'send_session_message', to: '+1', text: 'x', buttons: [{ text: 'ok' }, { text: '{{payload.b}}' }], next: 'end' }, 'buttons[1].text', ['payload.b']],
-    ['campaign phone', { type: 'trigger_campaign', campaignId: 1, contact: { phoneNumber: '{{payload.p}}' }, next: 'end' }, 'contact.phoneNumber', ['payload.p']],
-    ['http url', { type: 'http_request', method: 'GET', url: '{{vars.endpoint}}', next: 'end' }, 'url', ['vars.endpoint']],
+    [
+      'send_template to (default contact.phone)',
+      { type: 'send_template', templateName: 't', next: 'end' },
+      'to',
+      ['contact.phone'],
+    ],
+    [
+      'send_template to',
+      { type: 'send_template', templateName: 't', to: '{{payload.customer.phone}}', next: 'end' },
+      'to',
+      ['payload.customer.phone'],
+    ],
+    [
+      'send_template mediaUrl',
+      { type: 'send_template', templateName: 't', to: '+1', mediaUrl: '{{payload.url}}', next: 'end' },
+      'mediaUrl',
+      ['payload.url'],
+    ],
+    [
+      'session message text',
+      { type: 'send_session_message', to: '+1', text: '{{reply.text}}', next: 'end' },
+      'text',
+      ['reply.text'],
+    ],
+    [
+      'session message button',
+      {
+        type: 'send_session_message',
+        to: '+1',
+        text: 'x',
+        buttons: [{ text: 'ok' }, { text: '{{payload.b}}' }],
+        next: 'end',
+      },
+      'buttons[1].text',
+      ['payload.b'],
+    ],
+    [
+      'campaign phone',
+      { type: 'trigger_campaign', campaignId: 1, contact: { phoneNumber: '{{payload.p}}' }, next: 'end' },
+      'contact.phoneNumber',
+      ['payload.p'],
+    ],
+    [
+      'http url',
+      { type: 'http_request', method: 'GET', url: '{{vars.endpoint}}', next: 'end' },
+      'url',
+      ['vars.endpoint'],
+    ],
   ])('%s resolving empty fails the run naming node, field and path', (_name, node, field, paths) => {
     const d = def([{ id: 'x', ...(node as object) }, END]);
     const r = start(d, { payload: {} });
@@ -514,18 +705,30 @@ describe('binding errors', () => {
   });
 
   it('a partially resolved required field is not a binding error', () => {
-    const d = def([{ id: 'x', type: 'send_session_message', to: '+1', text: 'Hi {{contact.name}}!', next: 'end' }, END]);
+    const d = def([
+      { id: 'x', type: 'send_session_message', to: '+1', text: 'Hi {{contact.name}}!', next: 'end' },
+      END,
+    ]);
     expect(start(d).effects[0]).toMatchObject({ text: 'Hi !' });
   });
 
   it('a default rescues a missing required value', () => {
-    const d = def([{ id: 'x', type: 'send_template', templateName: 't', to: '{{payload.p | default: "+999"}}', next: 'end' }, END]);
+    const d = def([
+      { id: 'x', type: 'send_template', templateName: 't', to: '{{payload.p | default: "+999"}}', next: 'end' },
+      END,
+    ]);
     expect(start(d).effects[0]).toMatchObject({ to: '+999' });
   });
 
   it('a binding error after a wait fails the run during advance', () => {
     const d = def([
-      { id: 'w', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'any' }, next: 'x' }], onTimeout: 'end' },
+      {
+        id: 'w',
+        type: 'wait_for_reply',
+        timeout: 60,
+        branches: [{ match: { type: 'any' }, next: 'x' }],
+        onTimeout: 'end',
+      },
       { id: 'x', type: 'send_session_message', to: '+1', text: '{{reply.text}}', next: 'end' },
       END,
     ]);
@@ -554,7 +757,10 @@ describe('ignored events and immutability', () => {
 
   it('a completed run ignores every event', () => {
     const r1 = start(d, { contact });
-    const done = advance(d, advance(d, r1.state, { type: 'effect_completed', seq: 1 }).state, { type: 'effect_completed', seq: 2 });
+    const done = advance(d, advance(d, r1.state, { type: 'effect_completed', seq: 1 }).state, {
+      type: 'effect_completed',
+      seq: 2,
+    });
     expect(done.state.status).toBe('completed');
     for (const event of [
       { type: 'effect_completed', seq: 2 },
@@ -601,7 +807,16 @@ describe('ignored events and immutability', () => {
 describe('history', () => {
   it(`keeps the last ${HISTORY_LIMIT} entries and counts all`, () => {
     const d = def([
-      { id: 'w', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'keyword', keywords: ['stop'] }, next: 'end' }, { match: { type: 'any' }, next: 'w' }], onTimeout: 'end' },
+      {
+        id: 'w',
+        type: 'wait_for_reply',
+        timeout: 60,
+        branches: [
+          { match: { type: 'keyword', keywords: ['stop'] }, next: 'end' },
+          { match: { type: 'any' }, next: 'w' },
+        ],
+        onTimeout: 'end',
+      },
       END,
     ]);
     let state = start(d).state;
@@ -618,9 +833,19 @@ describe('history', () => {
   });
 
   it('bounds the consumed reply ids', () => {
-    const d = def([{ id: 'w', type: 'wait_for_reply', timeout: 60, branches: [{ match: { type: 'any' }, next: 'w' }], onTimeout: 'end' }, END]);
+    const d = def([
+      {
+        id: 'w',
+        type: 'wait_for_reply',
+        timeout: 60,
+        branches: [{ match: { type: 'any' }, next: 'w' }],
+        onTimeout: 'end',
+      },
+      END,
+    ]);
     let state = start(d).state;
-    for (let i = 0; i < 30; i++) state = advance(d, state, { type: 'reply_received', reply: { text: 'x', messageId: `id${i}` } }).state;
+    for (let i = 0; i < 30; i++)
+      state = advance(d, state, { type: 'reply_received', reply: { text: 'x', messageId: `id${i}` } }).state;
     expect(state.consumedReplyIds).toHaveLength(20);
     expect(state.consumedReplyIds[0]).toBe('id10');
   });
@@ -664,13 +889,24 @@ describe('runaway guards and broken definitions', () => {
 
   it('fails with node_not_found when an edge points nowhere', () => {
     const d = def([{ id: 'd', type: 'delay', duration: 1, next: 'end' }, END]);
-    const r = advance(def([{ id: 'd', type: 'delay', duration: 1, next: 'gone' }]), start(d).state, { type: 'timer_fired', seq: 1 });
+    const r = advance(def([{ id: 'd', type: 'delay', duration: 1, next: 'gone' }]), start(d).state, {
+      type: 'timer_fired',
+      seq: 1,
+    });
     expect(r.state.error).toMatchObject({ code: 'node_not_found', nodeId: 'gone' });
   });
 
   it('turns a malformed node into a failed run instead of throwing', () => {
-    const d = def([{ id: 'd', type: 'delay', duration: 1, next: 'c' }, { id: 'c', type: 'condition', rules: [{ left: '1', operator: 'equals', right: '1', next: 'end' }], else: 'end' }, END]);
-    const broken = def([{ id: 'd', type: 'delay', duration: 1, next: 'c' }, { id: 'c', type: 'condition', rules: null, else: 'end' }, END]);
+    const d = def([
+      { id: 'd', type: 'delay', duration: 1, next: 'c' },
+      { id: 'c', type: 'condition', rules: [{ left: '1', operator: 'equals', right: '1', next: 'end' }], else: 'end' },
+      END,
+    ]);
+    const broken = def([
+      { id: 'd', type: 'delay', duration: 1, next: 'c' },
+      { id: 'c', type: 'condition', rules: null, else: 'end' },
+      END,
+    ]);
     const r = advance(broken, start(d).state, { type: 'timer_fired', seq: 1 });
     expect(r.state.status).toBe('failed');
     expect(r.state.error).toMatchObject({ code: 'invalid_definition', nodeId: 'c' });
@@ -695,9 +931,18 @@ describe('defensive copies', () => {
   });
 
   it('a tampered state cannot write vars.__proto__', () => {
-    const d = def([{ id: 'h', type: 'http_request', method: 'GET', url: 'https://x', saveAs: 'res', next: 'end' }, END]);
-    const state = JSON.parse(JSON.stringify(start(d).state).replace('"saveAs":"res"', '"saveAs":"__proto__"')) as RunState;
-    const r = advance(d, state, { type: 'effect_completed', seq: 1, result: { status: 200, body: { polluted: true } } });
+    const d = def([
+      { id: 'h', type: 'http_request', method: 'GET', url: 'https://x', saveAs: 'res', next: 'end' },
+      END,
+    ]);
+    const state = JSON.parse(
+      JSON.stringify(start(d).state).replace('"saveAs":"res"', '"saveAs":"__proto__"'),
+    ) as RunState;
+    const r = advance(d, state, {
+      type: 'effect_completed',
+      seq: 1,
+      result: { status: 200, body: { polluted: true } },
+    });
     expect(Object.getPrototypeOf(r.state.context.vars)).toBe(Object.prototype);
     expect((r.state.context.vars as any).polluted).toBeUndefined();
     expect(r.state.status).toBe('completed');

@@ -4,12 +4,7 @@
  * must perform. See README.md for the protocol.
  */
 import { firstMatchingRule } from './conditions';
-import {
-  DEFAULT_RECIPIENT_TEMPLATE,
-  type EffectNode,
-  type WorkflowDefinition,
-  type WorkflowNode,
-} from './definition';
+import { DEFAULT_RECIPIENT_TEMPLATE, type EffectNode, type WorkflowDefinition, type WorkflowNode } from './definition';
 import { parseDuration } from './duration';
 import {
   CONSUMED_REPLY_IDS_LIMIT,
@@ -86,7 +81,11 @@ function bindOptional(template: string, scope: TemplateScope): string {
   return renderTemplateDetailed(template, scope).text;
 }
 
-function bindMap(map: Record<string, string> | undefined, scope: TemplateScope, dropEmpty = false): Record<string, string> {
+function bindMap(
+  map: Record<string, string> | undefined,
+  scope: TemplateScope,
+  dropEmpty = false,
+): Record<string, string> {
   const out: Record<string, string> = {};
   if (!map) return out;
   for (const key of Object.keys(map)) {
@@ -123,7 +122,8 @@ function buildEffect(node: EffectNode, seq: number, context: RunContext): Action
       if (node.buttons) {
         effect.buttons = node.buttons.map((b, i) => {
           const text = bindRequired(node, `buttons[${i}].text`, b.text, scope);
-          const payload = b.payload !== undefined ? bindRequired(node, `buttons[${i}].payload`, b.payload, scope) : text;
+          const payload =
+            b.payload !== undefined ? bindRequired(node, `buttons[${i}].payload`, b.payload, scope) : text;
           return { text, payload };
         });
       }
@@ -264,7 +264,11 @@ function nodeMap(definition: WorkflowDefinition): Map<string, WorkflowNode> {
 }
 
 /** Starts a run: validates the definition, then executes from startNodeId until the first wait. */
-export function start(definition: WorkflowDefinition, input: StartInput = {}, options: InterpreterOptions = {}): StepResult {
+export function start(
+  definition: WorkflowDefinition,
+  input: StartInput = {},
+  options: InterpreterOptions = {},
+): StepResult {
   const state: RunState = {
     version: STATE_VERSION,
     status: 'running',
@@ -286,12 +290,20 @@ export function start(definition: WorkflowDefinition, input: StartInput = {}, op
   if (!validation.ok) {
     failRun(
       state,
-      { code: 'invalid_definition', message: `invalid workflow definition: ${formatValidationErrors(validation.errors)}` },
+      {
+        code: 'invalid_definition',
+        message: `invalid workflow definition: ${formatValidationErrors(validation.errors)}`,
+      },
       effects,
     );
     return { state, effects };
   }
-  const run: Run = { nodes: nodeMap(definition), state, effects, maxInlineSteps: options.maxInlineSteps ?? DEFAULT_MAX_INLINE_STEPS };
+  const run: Run = {
+    nodes: nodeMap(definition),
+    state,
+    effects,
+    maxInlineSteps: options.maxInlineSteps ?? DEFAULT_MAX_INLINE_STEPS,
+  };
   return guarded(run, () => runFrom(run, definition.startNodeId));
 }
 
@@ -372,7 +384,8 @@ export function advance(
       };
       break;
     case 'timer_fired':
-      if ((waiting.kind !== 'timer' && waiting.kind !== 'reply') || event.seq !== waiting.seq) return unchanged(current);
+      if ((waiting.kind !== 'timer' && waiting.kind !== 'reply') || event.seq !== waiting.seq)
+        return unchanged(current);
       apply = (run, node) => {
         if (node.type === 'delay') {
           pushHistory(run.state, node, waiting.seq, 'timer_fired');
@@ -418,13 +431,22 @@ export function advance(
   }
 
   const state = cloneJson(current);
-  const run: Run = { nodes: nodeMap(definition), state, effects: [], maxInlineSteps: options.maxInlineSteps ?? DEFAULT_MAX_INLINE_STEPS };
+  const run: Run = {
+    nodes: nodeMap(definition),
+    state,
+    effects: [],
+    maxInlineSteps: options.maxInlineSteps ?? DEFAULT_MAX_INLINE_STEPS,
+  };
   return guarded(run, () => {
     const node = run.nodes.get(waiting.nodeId);
     if (!node) {
       failRun(
         state,
-        { code: 'node_not_found', message: `node "${waiting.nodeId}" is not in the definition`, nodeId: waiting.nodeId },
+        {
+          code: 'node_not_found',
+          message: `node "${waiting.nodeId}" is not in the definition`,
+          nodeId: waiting.nodeId,
+        },
         run.effects,
       );
       return;

@@ -26,11 +26,7 @@ export interface RunContext {
 }
 
 export type RunErrorCode =
-  | 'invalid_definition'
-  | 'binding_error'
-  | 'effect_failed'
-  | 'node_not_found'
-  | 'step_limit_exceeded';
+  'invalid_definition' | 'binding_error' | 'effect_failed' | 'node_not_found' | 'step_limit_exceeded';
 
 export interface RunError {
   code: RunErrorCode;
@@ -128,11 +124,7 @@ export interface UpdateContactEffect {
 
 /** Effects after which the run waits for effect_completed / effect_failed with the same seq. */
 export type ActionEffect =
-  | SendTemplateEffect
-  | SendSessionMessageEffect
-  | TriggerCampaignEffect
-  | HttpRequestEffect
-  | UpdateContactEffect;
+  SendTemplateEffect | SendSessionMessageEffect | TriggerCampaignEffect | HttpRequestEffect | UpdateContactEffect;
 
 export interface StartTimerEffect {
   type: 'start_timer';

@@ -18,10 +18,18 @@ describe('README example', () => {
     r = advance(example, r.state, { type: 'effect_completed', seq: 1 });
     r = advance(example, r.state, { type: 'reply_received', reply: { text: 'Confirm' } });
     expect(r.effects[0]).toMatchObject({ type: 'http_request', body: { order: { id: 'A1' }, answer: 'Confirm' } });
-    r = advance(example, r.state, { type: 'effect_completed', seq: 3, result: { status: 200, body: { tier: 'gold' } } });
+    r = advance(example, r.state, {
+      type: 'effect_completed',
+      seq: 3,
+      result: { status: 200, body: { tier: 'gold' } },
+    });
     expect(r.effects[0]).toMatchObject({ nodeId: 'vip' });
     r = advance(example, r.state, { type: 'effect_completed', seq: 5 });
-    expect(r.effects[0]).toMatchObject({ type: 'update_contact', contactId: 'c1', fields: { custom_last_order: 'A1' } });
+    expect(r.effects[0]).toMatchObject({
+      type: 'update_contact',
+      contactId: 'c1',
+      fields: { custom_last_order: 'A1' },
+    });
     r = advance(example, r.state, { type: 'effect_completed', seq: 6 });
     expect(r.state.status).toBe('completed');
   });
@@ -34,7 +42,13 @@ describe('README example', () => {
     expect(r.effects).toEqual([{ type: 'start_timer', seq: 3, nodeId: 'reminder', durationMs: 7_200_000 }]);
     r = advance(example, r.state, { type: 'timer_fired', seq: 3 });
     expect(r.effects).toEqual([
-      { type: 'trigger_campaign', seq: 4, nodeId: 'remind', campaignId: '42', contact: { phoneNumber: '+49151', name: 'Ada' } },
+      {
+        type: 'trigger_campaign',
+        seq: 4,
+        nodeId: 'remind',
+        campaignId: '42',
+        contact: { phoneNumber: '+49151', name: 'Ada' },
+      },
     ]);
   });
 });

@@ -7,7 +7,9 @@ describe('reply matching', () => {
   });
 
   it('button matches the exact payload only', () => {
-    expect(replyMatches({ type: 'button', payload: 'CONFIRM' }, { buttonPayload: 'CONFIRM', buttonText: 'Yes' })).toBe(true);
+    expect(replyMatches({ type: 'button', payload: 'CONFIRM' }, { buttonPayload: 'CONFIRM', buttonText: 'Yes' })).toBe(
+      true,
+    );
     expect(replyMatches({ type: 'button', payload: 'CONFIRM' }, { buttonPayload: 'confirm' })).toBe(false);
     expect(replyMatches({ type: 'button', payload: 'CONFIRM' }, { text: 'CONFIRM' })).toBe(false);
   });

@@ -49,7 +49,11 @@ describe('scenario: webhook → send_template → wait_for_reply → reply "yes"
 
     r = feed(def, r, { type: 'effect_completed', seq: 1, result: { messageId: 'wamid.out1' } });
     expect(only(r.effects)).toEqual({ type: 'wait_for_reply', seq: 2, nodeId: 'wait', timeoutMs: 86_400_000 });
-    expect(r.state).toMatchObject({ status: 'waiting', currentNodeId: 'wait', waitingFor: { kind: 'reply', seq: 2, timeoutMs: 86_400_000 } });
+    expect(r.state).toMatchObject({
+      status: 'waiting',
+      currentNodeId: 'wait',
+      waitingFor: { kind: 'reply', seq: 2, timeoutMs: 86_400_000 },
+    });
 
     // Redelivered completion of the first send: ignored.
     const dup = feed(def, r, { type: 'effect_completed', seq: 1 });
@@ -116,7 +120,12 @@ describe('scenario: webhook → send_template → wait_for_reply → reply "yes"
     // A timer with a wrong seq is ignored.
     expect(feed(def, r, { type: 'timer_fired', seq: 1 }).effects).toEqual([]);
     r = feed(def, r, { type: 'timer_fired', seq: 2 });
-    expect(only(r.effects)).toMatchObject({ type: 'send_template', seq: 3, nodeId: 'reminder', templateName: 'order_reminder' });
+    expect(only(r.effects)).toMatchObject({
+      type: 'send_template',
+      seq: 3,
+      nodeId: 'reminder',
+      templateName: 'order_reminder',
+    });
     // A reply after the timeout is ignored (the run is waiting for the reminder's send).
     expect(feed(def, r, { type: 'reply_received', reply: { text: 'yes' } }).effects).toEqual([]);
     r = feed(def, r, { type: 'effect_completed', seq: 3 });
@@ -132,7 +141,12 @@ describe('scenario: webhook → send_template → wait_for_reply → reply "yes"
   it('fails with a binding error when the payload has no phone', () => {
     const r = start(def, { payload: { order: { id: 'X' } } });
     expect(r.state.status).toBe('failed');
-    expect(r.state.error).toMatchObject({ code: 'binding_error', nodeId: 'ask', field: 'to', paths: ['payload.customer.phone'] });
+    expect(r.state.error).toMatchObject({
+      code: 'binding_error',
+      nodeId: 'ask',
+      field: 'to',
+      paths: ['payload.customer.phone'],
+    });
   });
 
   it('works when the definition itself went through JSON (as stored in Postgres)', () => {
@@ -166,8 +180,21 @@ describe('scenario: keyword trigger with a reminder loop (delay inside a cycle)'
         ],
         onTimeout: 'count',
       },
-      { id: 'count', type: 'http_request', method: 'POST', url: 'https://crm.example.com/nudges', body: { phone: '{{contact.phone}}' }, saveAs: 'nudge', next: 'again' },
-      { id: 'again', type: 'condition', rules: [{ left: '{{vars.nudge.body.count}}', operator: 'lt', right: '3', next: 'wait_a_bit' }], else: 'bye' },
+      {
+        id: 'count',
+        type: 'http_request',
+        method: 'POST',
+        url: 'https://crm.example.com/nudges',
+        body: { phone: '{{contact.phone}}' },
+        saveAs: 'nudge',
+        next: 'again',
+      },
+      {
+        id: 'again',
+        type: 'condition',
+        rules: [{ left: '{{vars.nudge.body.count}}', operator: 'lt', right: '3', next: 'wait_a_bit' }],
+        else: 'bye',
+      },
       { id: 'wait_a_bit', type: 'delay', duration: '1d', next: 'welcome' },
       { id: 'save', type: 'update_contact', fields: { custom_city: '{{reply.text}}' }, next: 'bye' },
       { id: 'bye', type: 'end' },
@@ -179,7 +206,11 @@ describe('scenario: keyword trigger with a reminder loop (delay inside a cycle)'
     let r = start(def, { payload: { text: 'join' }, contact: { phone: '+333' } });
     for (let round = 1; round <= 3; round++) {
       const send = only(r.effects);
-      expect(send).toMatchObject({ type: 'send_session_message', nodeId: 'welcome', buttons: [{ text: 'Skip', payload: 'SKIP' }] });
+      expect(send).toMatchObject({
+        type: 'send_session_message',
+        nodeId: 'welcome',
+        buttons: [{ text: 'Skip', payload: 'SKIP' }],
+      });
       r = feed(def, r, { type: 'effect_completed', seq: send.seq });
       const wait = only(r.effects);
       expect(wait.type).toBe('wait_for_reply');
@@ -200,6 +231,13 @@ describe('scenario: keyword trigger with a reminder loop (delay inside a cycle)'
     let r = start(def, { payload: { text: 'join' }, contact: { id: 'c1', phone: '+333' } });
     r = feed(def, r, { type: 'effect_completed', seq: 1 });
     r = feed(def, r, { type: 'reply_received', reply: { text: 'Lisbon' } });
-    expect(only(r.effects)).toEqual({ type: 'update_contact', seq: 3, nodeId: 'save', contactId: 'c1', phone: '+333', fields: { custom_city: 'Lisbon' } });
+    expect(only(r.effects)).toEqual({
+      type: 'update_contact',
+      seq: 3,
+      nodeId: 'save',
+      contactId: 'c1',
+      phone: '+333',
+      fields: { custom_city: 'Lisbon' },
+    });
   });
 });

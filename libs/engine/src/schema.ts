@@ -4,7 +4,10 @@
  */
 import { CONDITION_OPERATORS, HTTP_METHODS } from './definition';
 
-const template = { type: 'string', description: 'Template string: text with {{path}} bindings (payload, contact, reply, vars).' };
+const template = {
+  type: 'string',
+  description: 'Template string: text with {{path}} bindings (payload, contact, reply, vars).',
+};
 const templateMap = { type: 'object', additionalProperties: template };
 const nodeId = { type: 'string', minLength: 1, description: 'Id of another node.' };
 const duration = {
@@ -31,7 +34,10 @@ function node(type: string, properties: Record<string, unknown>, required: strin
 
 const effectEdges = {
   next: nodeId,
-  onError: { ...nodeId, description: 'Node to continue at when the effect fails (vars.lastError is set); without it the run fails.' },
+  onError: {
+    ...nodeId,
+    description: 'Node to continue at when the effect fails (vars.lastError is set); without it the run fails.',
+  },
 };
 
 export const workflowDefinitionSchema = {
@@ -78,7 +84,10 @@ export const workflowDefinitionSchema = {
       {
         templateName: { type: 'string', minLength: 1 },
         to: { ...template, default: '{{contact.phone}}' },
-        variables: { ...templateMap, description: 'Key order is kept (body variables are filled in key order); integer-like keys are rejected.' },
+        variables: {
+          ...templateMap,
+          description: 'Key order is kept (body variables are filled in key order); integer-like keys are rejected.',
+        },
         mediaUrl: template,
         ...effectEdges,
       },
@@ -119,10 +128,17 @@ export const workflowDefinitionSchema = {
               match: {
                 oneOf: [
                   { type: 'object', properties: { type: { const: 'any' } }, required: ['type'] },
-                  { type: 'object', properties: { type: { const: 'button' }, payload: { type: 'string', minLength: 1 } }, required: ['type', 'payload'] },
                   {
                     type: 'object',
-                    properties: { type: { const: 'keyword' }, keywords: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } },
+                    properties: { type: { const: 'button' }, payload: { type: 'string', minLength: 1 } },
+                    required: ['type', 'payload'],
+                  },
+                  {
+                    type: 'object',
+                    properties: {
+                      type: { const: 'keyword' },
+                      keywords: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+                    },
                     required: ['type', 'keywords'],
                   },
                 ],
@@ -162,7 +178,12 @@ export const workflowDefinitionSchema = {
     trigger_campaign: node(
       'trigger_campaign',
       {
-        campaignId: { oneOf: [{ type: 'string', minLength: 1 }, { type: 'integer', minimum: 1 }] },
+        campaignId: {
+          oneOf: [
+            { type: 'string', minLength: 1 },
+            { type: 'integer', minimum: 1 },
+          ],
+        },
         contact: {
           type: 'object',
           properties: {
@@ -189,7 +210,10 @@ export const workflowDefinitionSchema = {
       },
       ['method', 'url', 'next'],
     ),
-    update_contact: node('update_contact', { fields: { ...templateMap, minProperties: 1 }, ...effectEdges }, ['fields', 'next']),
+    update_contact: node('update_contact', { fields: { ...templateMap, minProperties: 1 }, ...effectEdges }, [
+      'fields',
+      'next',
+    ]),
     end: node('end', {}, []),
   },
 } as const;

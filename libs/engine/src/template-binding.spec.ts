@@ -115,7 +115,9 @@ describe('renderTemplate', () => {
   });
 
   it('reports missing paths', () => {
-    expect(renderTemplateDetailed('{{contact.name}} {{payload.a}} {{payload.b|default:"x"}} {{vars.c}}', scope)).toEqual({
+    expect(
+      renderTemplateDetailed('{{contact.name}} {{payload.a}} {{payload.b|default:"x"}} {{vars.c}}', scope),
+    ).toEqual({
       text: 'Ada  x ',
       missing: ['payload.a', 'vars.c'],
     });
@@ -141,7 +143,9 @@ describe('renderTemplate', () => {
     const payload = Object.create(proto) as Record<string, unknown>;
     payload.own = 'ok';
     expect(renderTemplate('{{payload.own}}{{payload.secret}}', { payload })).toBe('ok');
-    expect(resolvePath({ payload: JSON.parse('{"__proto__": {"x": 1}}') }, ['payload', '__proto__', 'x'])).toBeUndefined();
+    expect(
+      resolvePath({ payload: JSON.parse('{"__proto__": {"x": 1}}') }, ['payload', '__proto__', 'x']),
+    ).toBeUndefined();
   });
 
   it('does not evaluate anything', () => {
@@ -187,7 +191,10 @@ describe('renderJson', () => {
   });
 
   it('drops __proto__ keys', () => {
-    const rendered = renderJson(JSON.parse('{"__proto__": {"polluted": true}, "a": "1"}'), scope) as Record<string, unknown>;
+    const rendered = renderJson(JSON.parse('{"__proto__": {"polluted": true}, "a": "1"}'), scope) as Record<
+      string,
+      unknown
+    >;
     expect(Object.keys(rendered)).toEqual(['a']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

@@ -25,8 +25,7 @@ export interface TemplateScope {
 export const FORBIDDEN_SEGMENTS = ['__proto__', 'constructor', 'prototype'];
 
 export type TemplatePart =
-  | { kind: 'text'; text: string }
-  | { kind: 'expr'; path: string; segments: string[]; defaultValue?: string };
+  { kind: 'text'; text: string } | { kind: 'expr'; path: string; segments: string[]; defaultValue?: string };
 
 export class TemplateSyntaxError extends Error {
   constructor(

@@ -20,9 +20,7 @@ export interface ValidationError {
   message: string;
 }
 
-export type ValidationResult =
-  | { ok: true; definition: WorkflowDefinition }
-  | { ok: false; errors: ValidationError[] };
+export type ValidationResult = { ok: true; definition: WorkflowDefinition } | { ok: false; errors: ValidationError[] };
 
 type Obj = Record<string, unknown>;
 
@@ -149,7 +147,9 @@ function validateTrigger(trigger: unknown, c: Collector): void {
   c.add(
     undefined,
     'trigger.type',
-    trigger.type === undefined ? 'is required ("webhook" or "keyword")' : `unknown trigger type ${JSON.stringify(trigger.type)}: expected "webhook" or "keyword"`,
+    trigger.type === undefined
+      ? 'is required ("webhook" or "keyword")'
+      : `unknown trigger type ${JSON.stringify(trigger.type)}: expected "webhook" or "keyword"`,
   );
 }
 
@@ -185,7 +185,11 @@ function validateNodeFields(node: Obj, id: string, c: Collector): void {
       c.template(id, 'to', node.to, { nonEmpty: true });
       c.template(id, 'text', node.text, { required: true, nonEmpty: true });
       if (node.buttons !== undefined) {
-        if (!Array.isArray(node.buttons) || node.buttons.length === 0 || node.buttons.length > MAX_QUICK_REPLY_BUTTONS) {
+        if (
+          !Array.isArray(node.buttons) ||
+          node.buttons.length === 0 ||
+          node.buttons.length > MAX_QUICK_REPLY_BUTTONS
+        ) {
           c.add(id, 'buttons', `must be an array of 1 to ${MAX_QUICK_REPLY_BUTTONS} quick-reply buttons`);
         } else {
           node.buttons.forEach((b, i) => {
@@ -210,7 +214,11 @@ function validateNodeFields(node: Obj, id: string, c: Collector): void {
       c.duration(id, 'timeout', node.timeout);
       c.edge(id, 'onTimeout', node.onTimeout);
       if (!Array.isArray(node.branches) || node.branches.length === 0) {
-        c.add(id, 'branches', 'must be a non-empty array of { match, next } (use match { "type": "any" } to accept every reply)');
+        c.add(
+          id,
+          'branches',
+          'must be a non-empty array of { match, next } (use match { "type": "any" } to accept every reply)',
+        );
       } else {
         node.branches.forEach((b, i) => {
           const f = `branches[${i}]`;
@@ -229,7 +237,11 @@ function validateNodeFields(node: Obj, id: string, c: Collector): void {
           } else if (m.type === 'keyword') {
             validateKeywords(id, `${f}.match.keywords`, m.keywords, c);
           } else {
-            c.add(id, `${f}.match.type`, `unknown match type ${JSON.stringify(m.type)}: expected any, button or keyword`);
+            c.add(
+              id,
+              `${f}.match.type`,
+              `unknown match type ${JSON.stringify(m.type)}: expected any, button or keyword`,
+            );
           }
         });
       }
@@ -255,7 +267,9 @@ function validateNodeFields(node: Obj, id: string, c: Collector): void {
             c.add(
               id,
               `${f}.operator`,
-              op === undefined ? `is required (one of ${CONDITION_OPERATORS.join(', ')})` : `unknown operator ${JSON.stringify(op)}: expected one of ${CONDITION_OPERATORS.join(', ')}`,
+              op === undefined
+                ? `is required (one of ${CONDITION_OPERATORS.join(', ')})`
+                : `unknown operator ${JSON.stringify(op)}: expected one of ${CONDITION_OPERATORS.join(', ')}`,
             );
           } else if (op === 'exists' || op === 'not_exists') {
             if (r.right !== undefined) c.add(id, `${f}.right`, `must be omitted for ${op}`);
@@ -269,7 +283,8 @@ function validateNodeFields(node: Obj, id: string, c: Collector): void {
             c.template(id, `${f}.right`, r.right, { required: true });
           }
           for (const key of Object.keys(r)) {
-            if (!['left', 'operator', 'right', 'caseSensitive', 'next'].includes(key)) c.add(id, `${f}.${key}`, 'unknown field');
+            if (!['left', 'operator', 'right', 'caseSensitive', 'next'].includes(key))
+              c.add(id, `${f}.${key}`, 'unknown field');
           }
         });
       }
@@ -289,7 +304,8 @@ function validateNodeFields(node: Obj, id: string, c: Collector): void {
           c.template(id, 'contact.email', contact.email);
           c.templateMap(id, 'contact.variables', contact.variables, { orderedKeys: true });
           for (const key of Object.keys(contact)) {
-            if (!['phoneNumber', 'name', 'email', 'variables'].includes(key)) c.add(id, `contact.${key}`, 'unknown field');
+            if (!['phoneNumber', 'name', 'email', 'variables'].includes(key))
+              c.add(id, `contact.${key}`, 'unknown field');
           }
         }
       }
@@ -305,7 +321,11 @@ function validateNodeFields(node: Obj, id: string, c: Collector): void {
         for (const leaf of jsonStringLeaves(node.body, 'body')) c.template(id, leaf.path, leaf.value);
       }
       if (node.saveAs !== undefined) {
-        if (typeof node.saveAs !== 'string' || !VARIABLE_NAME.test(node.saveAs) || FORBIDDEN_SEGMENTS.includes(node.saveAs)) {
+        if (
+          typeof node.saveAs !== 'string' ||
+          !VARIABLE_NAME.test(node.saveAs) ||
+          FORBIDDEN_SEGMENTS.includes(node.saveAs)
+        ) {
           c.add(id, 'saveAs', 'must be a variable name (letters, digits and _, not starting with a digit)');
         } else if (RESERVED_VARS.includes(node.saveAs)) {
           c.add(id, 'saveAs', `"${node.saveAs}" is reserved by the engine`);
@@ -378,7 +398,10 @@ function findBusyCycles(nodes: WorkflowNode[]): string[][] {
 export function validateDefinition(def: unknown): ValidationResult {
   const c = new Collector();
   if (!isObject(def)) {
-    return { ok: false, errors: [{ field: '', message: 'definition must be an object { trigger, startNodeId, nodes }' }] };
+    return {
+      ok: false,
+      errors: [{ field: '', message: 'definition must be an object { trigger, startNodeId, nodes }' }],
+    };
   }
   for (const key of Object.keys(def)) {
     if (!['trigger', 'startNodeId', 'nodes'].includes(key)) c.add(undefined, key, 'unknown field');

@@ -30,7 +30,9 @@ describe('validateDefinition', () => {
   });
 
   it('collects every error with its path', () => {
-    const checked = validateDefinition(flow([screen('a', [{ type: 'TextInput', name: 'x' }]), screen('B', [{ type: 'Nope' }])]));
+    const checked = validateDefinition(
+      flow([screen('a', [{ type: 'TextInput', name: 'x' }]), screen('B', [{ type: 'Nope' }])]),
+    );
     expect(checked.ok).toBe(false);
     if (checked.ok) return;
     expect(checked.errors.map((e) => e.field)).toEqual([
@@ -43,7 +45,9 @@ describe('validateDefinition', () => {
   });
 
   it('partial: name and categories may be left out', () => {
-    expect(validateDefinition({ screens: [screen('A', [{ type: 'TextBody', text: 'x' }])] }, { partial: true }).ok).toBe(true);
+    expect(
+      validateDefinition({ screens: [screen('A', [{ type: 'TextBody', text: 'x' }])] }, { partial: true }).ok,
+    ).toBe(true);
     expect(validateDefinition({ screens: [screen('A', [{ type: 'TextBody', text: 'x' }])] }).ok).toBe(false);
   });
 
@@ -58,7 +62,10 @@ describe('toFlowJson', () => {
   it('three screens: data is carried forward and declared, the last completes with every field', () => {
     const screens = [
       screen('A', [{ type: 'TextInput', name: 'a', label: 'A', 'input-type': 'text' }]),
-      screen('B', [{ type: 'CheckboxGroup', name: 'b', label: 'B', options: [{ id: '1', title: 'One' }] }, { type: 'OptIn', name: 'o', label: 'O' }]),
+      screen('B', [
+        { type: 'CheckboxGroup', name: 'b', label: 'B', options: [{ id: '1', title: 'One' }] },
+        { type: 'OptIn', name: 'o', label: 'O' },
+      ]),
       screen('C', [{ type: 'TextBody', text: 'Thanks' }]),
     ] as any;
     const json = toFlowJson(screens) as any;
@@ -73,9 +80,16 @@ describe('toFlowJson', () => {
     expect(json.screens[1].layout.children.at(-1)).toEqual({
       type: 'Footer',
       label: 'Continue',
-      'on-click-action': { name: 'navigate', next: { type: 'screen', name: 'C' }, payload: { a: '${data.a}', b: '${form.b}', o: '${form.o}' } },
+      'on-click-action': {
+        name: 'navigate',
+        next: { type: 'screen', name: 'C' },
+        payload: { a: '${data.a}', b: '${form.b}', o: '${form.o}' },
+      },
     });
-    expect(json.screens[2].layout.children.at(-1)['on-click-action']).toEqual({ name: 'complete', payload: { a: '${data.a}', b: '${data.b}', o: '${data.o}' } });
+    expect(json.screens[2].layout.children.at(-1)['on-click-action']).toEqual({
+      name: 'complete',
+      payload: { a: '${data.a}', b: '${data.b}', o: '${data.o}' },
+    });
     expect(inputFields(screens).map((f) => f.name)).toEqual(['a', 'b', 'o']);
   });
 });

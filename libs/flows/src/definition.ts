@@ -4,7 +4,16 @@
  */
 import type { FieldError } from '@switchboard/core';
 
-export const FLOW_CATEGORIES = ['SIGN_UP', 'SIGN_IN', 'APPOINTMENT_BOOKING', 'LEAD_GENERATION', 'CONTACT_US', 'CUSTOMER_SUPPORT', 'SURVEY', 'OTHER'] as const;
+export const FLOW_CATEGORIES = [
+  'SIGN_UP',
+  'SIGN_IN',
+  'APPOINTMENT_BOOKING',
+  'LEAD_GENERATION',
+  'CONTACT_US',
+  'CUSTOMER_SUPPORT',
+  'SURVEY',
+  'OTHER',
+] as const;
 export type FlowCategoryValue = (typeof FLOW_CATEGORIES)[number];
 
 /** The Flow JSON version we generate. */
@@ -26,7 +35,16 @@ const RESERVED_FIELD_NAMES = new Set(['flow_token']);
 const TEXT_TYPES = ['TextHeading', 'TextSubheading', 'TextBody'] as const;
 const CHOICE_TYPES = ['Dropdown', 'RadioButtonsGroup', 'CheckboxGroup'] as const;
 const MEDIA_TYPES = ['PhotoPicker', 'DocumentPicker'] as const;
-export const FIELD_TYPES = [...TEXT_TYPES, 'TextInput', 'TextArea', ...CHOICE_TYPES, 'DatePicker', 'OptIn', ...MEDIA_TYPES, 'Footer'] as const;
+export const FIELD_TYPES = [
+  ...TEXT_TYPES,
+  'TextInput',
+  'TextArea',
+  ...CHOICE_TYPES,
+  'DatePicker',
+  'OptIn',
+  ...MEDIA_TYPES,
+  'Footer',
+] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 /** Members each field type accepts (besides `type`); anything else is a 400 naming the member (typos such as `inputType`). */
@@ -89,14 +107,19 @@ export interface ValidateOptions {
  * (`flow.screens[0].layout.children[2].input-type`). Field names are unique within the flow (the completed form's reply
  * carries every field by name, so a name on two screens would collide).
  */
-export function validateDefinition(input: unknown, options: ValidateOptions = {}): Checked<{ name?: string; categories?: FlowCategoryValue[]; screens: FlowScreen[] }> {
+export function validateDefinition(
+  input: unknown,
+  options: ValidateOptions = {},
+): Checked<{ name?: string; categories?: FlowCategoryValue[]; screens: FlowScreen[] }> {
   const root = options.path ?? 'flow';
   const errors: FieldError[] = [];
   const err = (field: string, message: string) => errors.push({ field, message: `${field} ${message}` });
-  if (!isObj(input)) return { ok: false, errors: [{ field: root, message: `${root} must be an object {name, categories, screens}` }] };
+  if (!isObj(input))
+    return { ok: false, errors: [{ field: root, message: `${root} must be an object {name, categories, screens}` }] };
 
   const known = new Set(['name', 'categories', 'screens']);
-  for (const key of Object.keys(input)) if (!known.has(key)) err(`${root}.${key}`, 'is not a flow member (name, categories, screens)');
+  for (const key of Object.keys(input))
+    if (!known.has(key)) err(`${root}.${key}`, 'is not a flow member (name, categories, screens)');
 
   let name: string | undefined;
   if (input.name !== undefined || !options.partial) {
@@ -108,10 +131,12 @@ export function validateDefinition(input: unknown, options: ValidateOptions = {}
   let categories: FlowCategoryValue[] | undefined;
   if (input.categories !== undefined || !options.partial) {
     const c = input.categories;
-    if (!Array.isArray(c) || c.length === 0) err(`${root}.categories`, `must be a non-empty array of ${FLOW_CATEGORIES.join(', ')}`);
+    if (!Array.isArray(c) || c.length === 0)
+      err(`${root}.categories`, `must be a non-empty array of ${FLOW_CATEGORIES.join(', ')}`);
     else {
       c.forEach((v, i) => {
-        if (!(FLOW_CATEGORIES as readonly unknown[]).includes(v)) err(`${root}.categories[${i}]`, `must be one of ${FLOW_CATEGORIES.join(', ')}`);
+        if (!(FLOW_CATEGORIES as readonly unknown[]).includes(v))
+          err(`${root}.categories[${i}]`, `must be one of ${FLOW_CATEGORIES.join(', ')}`);
       });
       if (new Set(c).size !== c.length) err(`${root}.categories`, 'must not repeat a category');
       categories = c as FlowCategoryValue[];
@@ -128,9 +153,11 @@ export function validateDefinition(input: unknown, options: ValidateOptions = {}
     input.screens.forEach((s: unknown, si: number) => {
       const sp = `${root}.screens[${si}]`;
       if (!isObj(s)) return err(sp, 'must be an object {id, title, layout: {children}}');
-      for (const key of Object.keys(s)) if (!['id', 'title', 'layout'].includes(key)) err(`${sp}.${key}`, 'is not a screen member (id, title, layout)');
+      for (const key of Object.keys(s))
+        if (!['id', 'title', 'layout'].includes(key)) err(`${sp}.${key}`, 'is not a screen member (id, title, layout)');
       if (!nonEmptyString(s.id)) err(`${sp}.id`, 'is required (string)');
-      else if (!SCREEN_ID.test(s.id)) err(`${sp}.id`, 'must be upper-case letters and underscores, starting with a letter (e.g. CONTACT_DETAILS)');
+      else if (!SCREEN_ID.test(s.id))
+        err(`${sp}.id`, 'must be upper-case letters and underscores, starting with a letter (e.g. CONTACT_DETAILS)');
       else if (s.id === 'SUCCESS') err(`${sp}.id`, 'SUCCESS is reserved by the platform');
       else if (screenIds.has(s.id)) err(`${sp}.id`, `must be unique: ${s.id} is also screens[${screenIds.get(s.id)}]`);
       else screenIds.set(s.id, si);
@@ -139,10 +166,17 @@ export function validateDefinition(input: unknown, options: ValidateOptions = {}
 
       const layout = s.layout;
       if (!isObj(layout)) return err(`${sp}.layout`, 'is required: {children: [field objects]}');
-      for (const key of Object.keys(layout)) if (!['type', 'children'].includes(key)) err(`${sp}.layout.${key}`, 'is not a layout member (type, children)');
-      if (layout.type !== undefined && layout.type !== 'SingleColumnLayout') err(`${sp}.layout.type`, 'must be SingleColumnLayout');
-      if (!Array.isArray(layout.children) || layout.children.length === 0) return err(`${sp}.layout.children`, 'must be a non-empty array of field objects');
-      if (layout.children.length > MAX_CHILDREN) return err(`${sp}.layout.children`, `must have at most ${MAX_CHILDREN} field objects (the platform's limit per screen)`);
+      for (const key of Object.keys(layout))
+        if (!['type', 'children'].includes(key)) err(`${sp}.layout.${key}`, 'is not a layout member (type, children)');
+      if (layout.type !== undefined && layout.type !== 'SingleColumnLayout')
+        err(`${sp}.layout.type`, 'must be SingleColumnLayout');
+      if (!Array.isArray(layout.children) || layout.children.length === 0)
+        return err(`${sp}.layout.children`, 'must be a non-empty array of field objects');
+      if (layout.children.length > MAX_CHILDREN)
+        return err(
+          `${sp}.layout.children`,
+          `must have at most ${MAX_CHILDREN} field objects (the platform's limit per screen)`,
+        );
 
       const namesHere = new Set<string>();
       let footers = 0;
@@ -151,12 +185,16 @@ export function validateDefinition(input: unknown, options: ValidateOptions = {}
       layout.children.forEach((f: unknown, fi: number) => {
         const fp = `${sp}.layout.children[${fi}]`;
         if (!isObj(f)) return err(fp, 'must be a field object {type, ...}');
-        if (!(FIELD_TYPES as readonly unknown[]).includes(f.type)) return err(`${fp}.type`, `must be one of ${FIELD_TYPES.join(', ')}`);
+        if (!(FIELD_TYPES as readonly unknown[]).includes(f.type))
+          return err(`${fp}.type`, `must be one of ${FIELD_TYPES.join(', ')}`);
         const type = f.type as FieldType;
         const members = MEMBERS[type];
         for (const key of Object.keys(f)) {
           if (key !== 'type' && !members.required.includes(key) && !members.optional.includes(key)) {
-            err(`${fp}.${key}`, `is not a member of ${type} (${[...members.required, ...members.optional].join(', ')})`);
+            err(
+              `${fp}.${key}`,
+              `is not a member of ${type} (${[...members.required, ...members.optional].join(', ')})`,
+            );
           }
         }
         for (const m of members.required) if (f[m] === undefined) err(`${fp}.${m}`, `is required for ${type}`);
@@ -179,13 +217,15 @@ export function validateDefinition(input: unknown, options: ValidateOptions = {}
           }
         }
         if (f.options !== undefined) {
-          if (!Array.isArray(f.options) || f.options.length === 0) err(`${fp}.options`, 'must be a non-empty array of {id, title}');
+          if (!Array.isArray(f.options) || f.options.length === 0)
+            err(`${fp}.options`, 'must be a non-empty array of {id, title}');
           else {
             const ids = new Set<string>();
             f.options.forEach((o: unknown, oi: number) => {
               const op = `${fp}.options[${oi}]`;
               if (!isObj(o)) return err(op, 'must be an object {id, title}');
-              for (const key of Object.keys(o)) if (key !== 'id' && key !== 'title') err(`${op}.${key}`, 'is not an option member (id, title)');
+              for (const key of Object.keys(o))
+                if (key !== 'id' && key !== 'title') err(`${op}.${key}`, 'is not an option member (id, title)');
               if (!nonEmptyString(o.id)) err(`${op}.id`, 'is required (non-empty string)');
               else if (ids.has(o.id)) err(`${op}.id`, `must be unique within the options: ${o.id} is repeated`);
               else ids.add(o.id);
@@ -195,13 +235,19 @@ export function validateDefinition(input: unknown, options: ValidateOptions = {}
         }
         if (f.name !== undefined) {
           if (!nonEmptyString(f.name) || !FIELD_NAME.test(f.name)) {
-            err(`${fp}.name`, 'must be letters, digits and underscores, starting with a letter or underscore (at most 80)');
+            err(
+              `${fp}.name`,
+              'must be letters, digits and underscores, starting with a letter or underscore (at most 80)',
+            );
           } else if (RESERVED_FIELD_NAMES.has(f.name)) {
             err(`${fp}.name`, `${f.name} is reserved (the completed form's reply carries it)`);
           } else if (namesHere.has(f.name)) {
             err(`${fp}.name`, `must be unique within the screen: ${f.name} is repeated`);
           } else if (fieldNames.has(f.name)) {
-            err(`${fp}.name`, `must be unique within the flow: ${f.name} is also ${fieldNames.get(f.name)} (the completed form carries every field by name)`);
+            err(
+              `${fp}.name`,
+              `must be unique within the flow: ${f.name} is also ${fieldNames.get(f.name)} (the completed form carries every field by name)`,
+            );
           } else {
             namesHere.add(f.name);
             fieldNames.set(f.name, `${fp}.name`);
@@ -209,23 +255,37 @@ export function validateDefinition(input: unknown, options: ValidateOptions = {}
         }
         if (type === 'Footer' && ++footers > 1) err(`${fp}.type`, 'a screen has at most one Footer');
         if ((MEDIA_TYPES as readonly string[]).includes(type)) {
-          if (si !== last) err(`${fp}.type`, `${type} is only allowed on the last screen (the platform passes media only with the completed form)`);
-          else if (++mediaPickers > 1) err(`${fp}.type`, 'a screen has at most one PhotoPicker or DocumentPicker (the platform allows one media picker per screen)');
+          if (si !== last)
+            err(
+              `${fp}.type`,
+              `${type} is only allowed on the last screen (the platform passes media only with the completed form)`,
+            );
+          else if (++mediaPickers > 1)
+            err(
+              `${fp}.type`,
+              'a screen has at most one PhotoPicker or DocumentPicker (the platform allows one media picker per screen)',
+            );
         }
         children.push(f as FieldObject);
       });
-      if (nonEmptyString(s.id) && nonEmptyString(s.title)) screens.push({ id: s.id, title: s.title, layout: { children } });
+      if (nonEmptyString(s.id) && nonEmptyString(s.title))
+        screens.push({ id: s.id, title: s.title, layout: { children } });
     });
   }
 
   if (errors.length) return { ok: false, errors };
-  return { ok: true, value: { ...(name !== undefined ? { name } : {}), ...(categories ? { categories } : {}), screens } };
+  return {
+    ok: true,
+    value: { ...(name !== undefined ? { name } : {}), ...(categories ? { categories } : {}), screens },
+  };
 }
 
 /** The input fields of a definition in screen order (every field whose type carries a `name`). */
 export function inputFields(screens: FlowScreen[]): InputField[] {
   return screens.flatMap((s) =>
-    s.layout.children.filter((f) => typeof f.name === 'string' && f.type !== 'Footer').map((f) => ({ name: f.name as string, type: f.type, screen: s.id })),
+    s.layout.children
+      .filter((f) => typeof f.name === 'string' && f.type !== 'Footer')
+      .map((f) => ({ name: f.name as string, type: f.type, screen: s.id })),
   );
 }
 
@@ -246,7 +306,8 @@ function translateField(f: FieldObject): Record<string, unknown> {
   const out: Record<string, unknown> = { type: f.type };
   for (const [key, value] of Object.entries(f)) {
     if (key === 'type') continue;
-    if (key === 'options') out['data-source'] = (value as Array<{ id: string; title: string }>).map((o) => ({ id: o.id, title: o.title }));
+    if (key === 'options')
+      out['data-source'] = (value as Array<{ id: string; title: string }>).map((o) => ({ id: o.id, title: o.title }));
     else out[key] = value;
   }
   return out;
@@ -265,7 +326,9 @@ export function toFlowJson(screens: FlowScreen[]): Record<string, unknown> {
   const carried: InputField[] = [];
   const out = screens.map((s, i) => {
     const isLast = i === screens.length - 1;
-    const own = s.layout.children.filter((f) => typeof f.name === 'string' && f.type !== 'Footer').map((f) => ({ name: f.name as string, type: f.type, screen: s.id }));
+    const own = s.layout.children
+      .filter((f) => typeof f.name === 'string' && f.type !== 'Footer')
+      .map((f) => ({ name: f.name as string, type: f.type, screen: s.id }));
     const footer = s.layout.children.find((f) => f.type === 'Footer');
     const payload: Record<string, string> = {};
     for (const f of carried) payload[f.name] = `\${data.${f.name}}`;
@@ -274,7 +337,11 @@ export function toFlowJson(screens: FlowScreen[]): Record<string, unknown> {
       ? { name: 'complete', payload }
       : { name: 'navigate', next: { type: 'screen', name: screens[i + 1].id }, payload };
     const children = s.layout.children.filter((f) => f.type !== 'Footer').map(translateField);
-    children.push({ type: 'Footer', label: (footer?.label as string | undefined) ?? (isLast ? DEFAULT_SUBMIT_LABEL : DEFAULT_NEXT_LABEL), 'on-click-action': action });
+    children.push({
+      type: 'Footer',
+      label: (footer?.label as string | undefined) ?? (isLast ? DEFAULT_SUBMIT_LABEL : DEFAULT_NEXT_LABEL),
+      'on-click-action': action,
+    });
     const screen: Record<string, unknown> = { id: s.id, title: s.title };
     if (isLast) {
       screen.terminal = true;

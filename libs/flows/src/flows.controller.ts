@@ -3,7 +3,14 @@ import { ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
 import type { FastifyReply } from 'fastify';
 import { Flow, FlowResponse } from './flow.entity';
-import { CreateFlowBody, DeleteFlowBody, ListFlowResponsesQuery, ListFlowsQuery, SendFlowBody, UpdateFlowBody } from './flows.dto';
+import {
+  CreateFlowBody,
+  DeleteFlowBody,
+  ListFlowResponsesQuery,
+  ListFlowsQuery,
+  SendFlowBody,
+  UpdateFlowBody,
+} from './flows.dto';
 import { FLOW_QUEUED, FLOW_SENT, FlowsService } from './flows.service';
 
 /** GET /v2/flows item */
@@ -50,7 +57,10 @@ export class FlowsController {
 
   @Post('flow/create')
   @HttpCode(201)
-  @ApiOperation({ summary: 'Create a flow (draft): validated, translated to Flow JSON, created and uploaded on the platform. 404 unknown messagingPhoneId' })
+  @ApiOperation({
+    summary:
+      'Create a flow (draft): validated, translated to Flow JSON, created and uploaded on the platform. 404 unknown messagingPhoneId',
+  })
   @ApiBody({ type: CreateFlowBody })
   async create(@AccountId() accountId: string, @Body() body: CreateFlowBody) {
     const flow = await this.flows.create(accountId, body);
@@ -58,7 +68,10 @@ export class FlowsController {
   }
 
   @Put('flow/update')
-  @ApiOperation({ summary: 'action update (definition in `flow`), update_json (Flow JSON in `flow_json`) or publish. 409 once published or deprecated' })
+  @ApiOperation({
+    summary:
+      'action update (definition in `flow`), update_json (Flow JSON in `flow_json`) or publish. 409 once published or deprecated',
+  })
   @ApiBody({ type: UpdateFlowBody })
   async update(@AccountId() accountId: string, @Body() body: UpdateFlowBody) {
     const { flow, message } = await this.flows.update(accountId, body);
@@ -66,7 +79,9 @@ export class FlowsController {
   }
 
   @Delete('flow/delete')
-  @ApiOperation({ summary: 'A draft is deleted; a published flow is deprecated (kept); a deprecated one: 200, unchanged' })
+  @ApiOperation({
+    summary: 'A draft is deleted; a published flow is deprecated (kept); a deprecated one: 200, unchanged',
+  })
   @ApiBody({ type: DeleteFlowBody })
   async delete(@AccountId() accountId: string, @Body() body: DeleteFlowBody) {
     const { flowId, status, message } = await this.flows.delete(accountId, body.flow_id);
@@ -74,10 +89,18 @@ export class FlowsController {
   }
 
   @Get('v2/flows')
-  @ApiOperation({ summary: 'Flows of the account, newest first, paginated (pageSize default 20, max 100), optional status filter' })
+  @ApiOperation({
+    summary: 'Flows of the account, newest first, paginated (pageSize default 20, max 100), optional status filter',
+  })
   async list(@AccountId() accountId: string, @Query() query: ListFlowsQuery) {
-    const [{ flows, page, pageSize, total }, phones] = await Promise.all([this.flows.list(accountId, query), this.flows.phoneIds(accountId)]);
-    return { success: true, data: { flows: flows.map((f) => flowSummary(f, phones.get(f.phoneNumberId))), page, pageSize, total } };
+    const [{ flows, page, pageSize, total }, phones] = await Promise.all([
+      this.flows.list(accountId, query),
+      this.flows.phoneIds(accountId),
+    ]);
+    return {
+      success: true,
+      data: { flows: flows.map((f) => flowSummary(f, phones.get(f.phoneNumberId))), page, pageSize, total },
+    };
   }
 
   @Get('v2/flows/:flow_id')
@@ -89,18 +112,36 @@ export class FlowsController {
 
   @Get('v2/flows/:flow_id/responses')
   @ApiOperation({ summary: 'Completed forms of a flow sent through this API, newest first, paginated' })
-  async responses(@AccountId() accountId: string, @Param('flow_id') flowId: string, @Query() query: ListFlowResponsesQuery) {
+  async responses(
+    @AccountId() accountId: string,
+    @Param('flow_id') flowId: string,
+    @Query() query: ListFlowResponsesQuery,
+  ) {
     const { responses, page, pageSize, total } = await this.flows.listResponses(accountId, flowId, query);
     return { success: true, data: { responses: responses.map(flowResponseView), page, pageSize, total } };
   }
 
   @Post('v2/flows/:flow_id/send')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Send a published flow as an interactive message (inside the 24-hour window). 409 draft or deprecated' })
+  @ApiOperation({
+    summary: 'Send a published flow as an interactive message (inside the 24-hour window). 409 draft or deprecated',
+  })
   @ApiBody({ type: SendFlowBody })
-  async send(@AccountId() accountId: string, @Param('flow_id') flowId: string, @Body() body: SendFlowBody, @Res({ passthrough: true }) reply: FastifyReply) {
+  async send(
+    @AccountId() accountId: string,
+    @Param('flow_id') flowId: string,
+    @Body() body: SendFlowBody,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const r = await this.flows.send(accountId, flowId, body);
     reply.status(r.httpStatus);
-    return { success: true, message: r.httpStatus === 200 ? FLOW_SENT : FLOW_QUEUED, flow_id: r.flowId, flow_token: r.flowToken, message_id: r.messageId, wamid: r.wamid };
+    return {
+      success: true,
+      message: r.httpStatus === 200 ? FLOW_SENT : FLOW_QUEUED,
+      flow_id: r.flowId,
+      flow_token: r.flowToken,
+      message_id: r.messageId,
+      wamid: r.wamid,
+    };
   }
 }

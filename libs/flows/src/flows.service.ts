@@ -1,7 +1,24 @@
-import { BadGatewayException, BadRequestException, ConflictException, HttpException, Injectable, InternalServerErrorException, Logger, NotFoundException } from '@nestjs/common';
+import {
+  BadGatewayException,
+  BadRequestException,
+  ConflictException,
+  HttpException,
+  Injectable,
+  InternalServerErrorException,
+  Logger,
+  NotFoundException,
+} from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber } from '@switchboard/accounts';
-import { forbiddenTextProblem, jsonStructureProblem, normalizePhone, pageMeta, pageOffset, PHONE_FORMAT_HINT, validationException } from '@switchboard/core';
+import {
+  forbiddenTextProblem,
+  jsonStructureProblem,
+  normalizePhone,
+  pageMeta,
+  pageOffset,
+  PHONE_FORMAT_HINT,
+  validationException,
+} from '@switchboard/core';
 import { failureReason, SendQueueService, type OutboundMessage } from '@switchboard/messaging';
 import { CloudApiClient, CloudApiError, flowMessage, FlowValidationError } from '@switchboard/whatsapp';
 import { randomUUID } from 'node:crypto';
@@ -31,7 +48,12 @@ function platformMessage(err: unknown): string {
 
 function platformError(err: unknown) {
   return err instanceof CloudApiError
-    ? { code: err.code, ...(err.subcode ? { subcode: err.subcode } : {}), message: err.message, ...(err.details ? { details: err.details } : {}) }
+    ? {
+        code: err.code,
+        ...(err.subcode ? { subcode: err.subcode } : {}),
+        message: err.message,
+        ...(err.details ? { details: err.details } : {}),
+      }
     : undefined;
 }
 
@@ -39,12 +61,31 @@ function platformError(err: unknown) {
 function platformFailure(err: unknown): HttpException {
   const platform_error = platformError(err);
   if (err instanceof CloudApiError && FLOW_STATE_CODES.has(err.code)) {
-    return new ConflictException({ statusCode: 409, message: `The platform refused: ${platformMessage(err)}`, platform_error });
+    return new ConflictException({
+      statusCode: 409,
+      message: `The platform refused: ${platformMessage(err)}`,
+      platform_error,
+    });
   }
-  if (err instanceof CloudApiError && err.kind === 'api' && err.httpStatus >= 400 && err.httpStatus < 500 && !err.retryable && err.code !== 190) {
-    return new BadRequestException({ statusCode: 400, message: `The platform rejected the flow: ${platformMessage(err)}`, platform_error });
+  if (
+    err instanceof CloudApiError &&
+    err.kind === 'api' &&
+    err.httpStatus >= 400 &&
+    err.httpStatus < 500 &&
+    !err.retryable &&
+    err.code !== 190
+  ) {
+    return new BadRequestException({
+      statusCode: 400,
+      message: `The platform rejected the flow: ${platformMessage(err)}`,
+      platform_error,
+    });
   }
-  return new BadGatewayException({ statusCode: 502, message: `The platform did not accept the request: ${platformMessage(err)}`, platform_error });
+  return new BadGatewayException({
+    statusCode: 502,
+    message: `The platform did not accept the request: ${platformMessage(err)}`,
+    platform_error,
+  });
 }
 
 /** The platform's validation_errors of an uploaded Flow JSON, as our 400. */
@@ -100,7 +141,11 @@ export class FlowsService {
   async create(accountId: string, body: CreateFlowBody): Promise<Flow> {
     const checked = validateDefinition(body.flow);
     if (!checked.ok) throw validationException(checked.errors);
-    const { name, categories, screens } = checked.value as { name: string; categories: FlowCategoryValue[]; screens: FlowScreen[] };
+    const { name, categories, screens } = checked.value as {
+      name: string;
+      categories: FlowCategoryValue[];
+      screens: FlowScreen[];
+    };
     const phone = await this.accounts.findPhoneNumber(accountId, body.messagingPhoneId);
     if (!phone) throw new NotFoundException({ statusCode: 404, message: PHONE_NUMBER_NOT_FOUND });
     const flowJson = toFlowJson(screens);
@@ -118,7 +163,11 @@ export class FlowsService {
       if (upload.validation_errors?.length) throw flowJsonRejected(upload.validation_errors);
     } catch (err) {
       // nothing half-written: the platform's draft goes too
-      await client.deleteFlow(platformFlowId).catch((e) => this.logger.warn({ msg: 'could not delete the refused draft flow', platformFlowId, err: platformMessage(e) }));
+      await client
+        .deleteFlow(platformFlowId)
+        .catch((e) =>
+          this.logger.warn({ msg: 'could not delete the refused draft flow', platformFlowId, err: platformMessage(e) }),
+        );
       if (err instanceof HttpException) throw err;
       throw platformFailure(err);
     }
@@ -144,7 +193,10 @@ export class FlowsService {
   async update(accountId: string, body: UpdateFlowBody): Promise<UpdateResult> {
     switch (body.action) {
       case 'update': {
-        if (body.flow === undefined) throw validationException([{ field: 'flow', message: 'flow is required for action update: {name?, categories?, screens}' }]);
+        if (body.flow === undefined)
+          throw validationException([
+            { field: 'flow', message: 'flow is required for action update: {name?, categories?, screens}' },
+          ]);
         const checked = validateDefinition(body.flow, { partial: true });
         if (!checked.ok) throw validationException(checked.errors);
         const flow = await this.editable(accountId, body.flow_id);
@@ -156,7 +208,9 @@ export class FlowsService {
         };
         if (metadata.name !== undefined && (await this.flows.existsBy({ accountId, name: metadata.name }))) {
           // Meta wants flow names unique within the WhatsApp Business Account; checked here too for renames
-          throw validationException([{ field: 'flow.name', message: 'flow.name is already used by another flow of this account' }]);
+          throw validationException([
+            { field: 'flow.name', message: 'flow.name is already used by another flow of this account' },
+          ]);
         }
         // metadata first (the platform checks the name), then the JSON; a refused JSON puts the old metadata back
         const client = await this.clientFor(flow.phoneNumberId);
@@ -173,11 +227,20 @@ export class FlowsService {
           if (Object.keys(metadata).length) {
             await client
               .updateFlowMetadata(flow.platformFlowId, { name: flow.name, categories: flow.categories })
-              .catch((e) => this.logger.warn({ msg: 'could not restore the flow metadata', flowId: flow.platformFlowId, err: platformMessage(e) }));
+              .catch((e) =>
+                this.logger.warn({
+                  msg: 'could not restore the flow metadata',
+                  flowId: flow.platformFlowId,
+                  err: platformMessage(e),
+                }),
+              );
           }
           throw err;
         }
-        return { flow: await this.saveDraft(flow, { ...metadata, screens, flowJson }), message: 'Flow updated successfully' };
+        return {
+          flow: await this.saveDraft(flow, { ...metadata, screens, flowJson }),
+          message: 'Flow updated successfully',
+        };
       }
       case 'update_json': {
         const flowJson = this.parseFlowJson(body.flow_json);
@@ -187,15 +250,25 @@ export class FlowsService {
       }
       case 'publish': {
         const flow = await this.getOwned(accountId, body.flow_id);
-        if (flow.status === 'published') throw new ConflictException({ statusCode: 409, message: FLOW_ALREADY_PUBLISHED });
-        if (flow.status === 'deprecated') throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_EDITABLE });
+        if (flow.status === 'published')
+          throw new ConflictException({ statusCode: 409, message: FLOW_ALREADY_PUBLISHED });
+        if (flow.status === 'deprecated')
+          throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_EDITABLE });
         try {
           await (await this.clientFor(flow.phoneNumberId)).publishFlow(flow.platformFlowId);
         } catch (err) {
-          this.logger.warn({ msg: 'flow publish refused by the platform', accountId, flowId: flow.platformFlowId, err: platformMessage(err) });
+          this.logger.warn({
+            msg: 'flow publish refused by the platform',
+            accountId,
+            flowId: flow.platformFlowId,
+            err: platformMessage(err),
+          });
           throw platformFailure(err);
         }
-        await this.flows.update({ id: flow.id, status: 'draft' }, { status: 'published', publishedAt: () => 'now()' } as never);
+        await this.flows.update({ id: flow.id, status: 'draft' }, {
+          status: 'published',
+          publishedAt: () => 'now()',
+        } as never);
         return { flow: await this.flows.findOneByOrFail({ id: flow.id }), message: 'Flow published successfully' };
       }
     }
@@ -233,7 +306,12 @@ export class FlowsService {
 
   async list(accountId: string, query: ListFlowsQuery) {
     const where = { accountId, ...(query.status ? { status: query.status } : {}) };
-    const [rows, total] = await this.flows.findAndCount({ where, order: { createdAt: 'DESC', id: 'DESC' }, skip: pageOffset(query), take: query.pageSize });
+    const [rows, total] = await this.flows.findAndCount({
+      where,
+      order: { createdAt: 'DESC', id: 'DESC' },
+      skip: pageOffset(query),
+      take: query.pageSize,
+    });
     return { flows: rows, ...pageMeta(query, total) };
   }
 
@@ -274,7 +352,8 @@ export class FlowsService {
     if (!to) throw validationException([{ field: 'to', message: `to must be ${PHONE_FORMAT_HINT}` }]);
     const flow = await this.getOwned(accountId, flowId);
     if (flow.status === 'draft') throw new ConflictException({ statusCode: 409, message: FLOW_DRAFT_NOT_SENDABLE });
-    if (flow.status === 'deprecated') throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_SENDABLE });
+    if (flow.status === 'deprecated')
+      throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_SENDABLE });
     const phone = await this.sendingNumber(accountId, flow, body.messagingPhoneId);
     const flowToken = body.flowToken ?? `sb_${randomUUID()}`;
     const screens = (flow.flowJson as { screens?: Array<{ id?: unknown }> }).screens;
@@ -300,9 +379,14 @@ export class FlowsService {
     };
     const messageId = message.id!;
     await this.db.transaction(async (tx) => {
-      const [used] = await tx.query(`SELECT flow_id FROM flow_sends WHERE account_id = $1 AND flow_token = $2`, [accountId, flowToken]);
+      const [used] = await tx.query(`SELECT flow_id FROM flow_sends WHERE account_id = $1 AND flow_token = $2`, [
+        accountId,
+        flowToken,
+      ]);
       if (used && String(used.flow_id) !== flow.id) {
-        throw validationException([{ field: 'flowToken', message: 'flowToken is already used for another flow of this account' }]);
+        throw validationException([
+          { field: 'flowToken', message: 'flowToken is already used for another flow of this account' },
+        ]);
       }
       await this.sends.insert([message], 'api', tx);
       await tx.query(
@@ -311,7 +395,11 @@ export class FlowsService {
       );
     });
     // Committed: now queue (a crash before this is repaired by the send pipeline's sweep of queued messages).
-    await this.sends.enqueue([messageId], 'api', new Map([[messageId, { phoneNumberId: phone.id, payload: message.payload }]]));
+    await this.sends.enqueue(
+      [messageId],
+      'api',
+      new Map([[messageId, { phoneNumberId: phone.id, payload: message.payload }]]),
+    );
     const outcome = (await this.sends.waitForOutcome([messageId])).get(messageId)!;
     if (outcome.status === 'failed') {
       this.logger.warn({ msg: 'flow message refused by the platform', messageId, code: outcome.errorCode });
@@ -320,10 +408,20 @@ export class FlowsService {
         success: false,
         message: failureReason(outcome),
         message_id: messageId,
-        platform_error: { code: outcome.errorCode, ...(outcome.errorTitle ? { message: outcome.errorTitle } : {}), ...(outcome.errorMessage ? { details: outcome.errorMessage } : {}) },
+        platform_error: {
+          code: outcome.errorCode,
+          ...(outcome.errorTitle ? { message: outcome.errorTitle } : {}),
+          ...(outcome.errorMessage ? { details: outcome.errorMessage } : {}),
+        },
       });
     }
-    return { httpStatus: outcome.status === 'queued' ? 202 : 200, flowId: flow.platformFlowId, flowToken, messageId, wamid: outcome.wamid };
+    return {
+      httpStatus: outcome.status === 'queued' ? 202 : 200,
+      flowId: flow.platformFlowId,
+      flowToken,
+      messageId,
+      wamid: outcome.wamid,
+    };
   }
 
   // ------------------------------------------------------------------ plumbing
@@ -332,7 +430,8 @@ export class FlowsService {
   private async editable(accountId: string, flowId: string): Promise<Flow> {
     const flow = await this.getOwned(accountId, flowId);
     if (flow.status === 'published') throw new ConflictException({ statusCode: 409, message: FLOW_NOT_EDITABLE });
-    if (flow.status === 'deprecated') throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_EDITABLE });
+    if (flow.status === 'deprecated')
+      throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_EDITABLE });
     return flow;
   }
 
@@ -349,14 +448,21 @@ export class FlowsService {
       throw platformFailure(err);
     }
     if (!errors.length) return;
-    await client
-      .uploadFlowJson(flow.platformFlowId, flow.flowJson)
-      .catch((e) => this.logger.warn({ msg: 'could not restore the previous Flow JSON', flowId: flow.platformFlowId, err: platformMessage(e) }));
+    await client.uploadFlowJson(flow.platformFlowId, flow.flowJson).catch((e) =>
+      this.logger.warn({
+        msg: 'could not restore the previous Flow JSON',
+        flowId: flow.platformFlowId,
+        err: platformMessage(e),
+      }),
+    );
     throw flowJsonRejected(errors);
   }
 
   /** Stores an edit of a draft (only while it is still a draft: a concurrent publish wins). */
-  private async saveDraft(flow: Flow, changes: Partial<Pick<Flow, 'name' | 'categories' | 'screens' | 'flowJson'>>): Promise<Flow> {
+  private async saveDraft(
+    flow: Flow,
+    changes: Partial<Pick<Flow, 'name' | 'categories' | 'screens' | 'flowJson'>>,
+  ): Promise<Flow> {
     const result = await this.flows.update({ id: flow.id, status: 'draft' }, changes as never);
     if (!result.affected) throw new ConflictException({ statusCode: 409, message: FLOW_NOT_EDITABLE });
     return this.flows.findOneByOrFail({ id: flow.id });
@@ -364,17 +470,27 @@ export class FlowsService {
 
   /** flow_json: a JSON string or an object; anything else is a 400 naming flow_json. */
   private parseFlowJson(raw: unknown): Record<string, unknown> {
-    if (raw === undefined || raw === null) throw validationException([{ field: 'flow_json', message: 'flow_json is required for action update_json (the Flow JSON, a string or an object)' }]);
+    if (raw === undefined || raw === null)
+      throw validationException([
+        {
+          field: 'flow_json',
+          message: 'flow_json is required for action update_json (the Flow JSON, a string or an object)',
+        },
+      ]);
     let value = raw;
     if (typeof raw === 'string') {
       try {
         value = JSON.parse(raw);
       } catch (err) {
-        throw validationException([{ field: 'flow_json', message: `flow_json is not valid JSON: ${(err as Error).message}` }]);
+        throw validationException([
+          { field: 'flow_json', message: `flow_json is not valid JSON: ${(err as Error).message}` },
+        ]);
       }
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw validationException([{ field: 'flow_json', message: 'flow_json must be a JSON object (Meta\'s Flow JSON: {version, screens})' }]);
+      throw validationException([
+        { field: 'flow_json', message: "flow_json must be a JSON object (Meta's Flow JSON: {version, screens})" },
+      ]);
     }
     // A string holds a second JSON document: it gets the same depth and character rules as the request body.
     const problem = jsonStructureProblem(value, 'flow_json') ?? forbiddenTextProblem(value, 'flow_json');
@@ -393,7 +509,12 @@ export class FlowsService {
     const phone = phoneNumbers.find((p) => p.messagingPhoneId === messagingPhoneId);
     if (!phone) throw new NotFoundException({ statusCode: 404, message: PHONE_NUMBER_NOT_FOUND });
     if (own && phone.businessAccountId !== own.businessAccountId) {
-      throw validationException([{ field: 'messagingPhoneId', message: 'messagingPhoneId belongs to another WhatsApp Business Account than the flow' }]);
+      throw validationException([
+        {
+          field: 'messagingPhoneId',
+          message: 'messagingPhoneId belongs to another WhatsApp Business Account than the flow',
+        },
+      ]);
     }
     return phone;
   }

@@ -19,13 +19,17 @@ export const SERVER_INFO = { name: 'switchboard', version: '1.0.0' };
 
 const INSTRUCTIONS =
   'Switchboard sends WhatsApp messages for one business account. Template messages (send_template_message, approved templates only) ' +
-  'can be sent at any time; free-form messages (send_session_message) only within 24 hours of the customer\'s last message. ' +
+  "can be sent at any time; free-form messages (send_session_message) only within 24 hours of the customer's last message. " +
   'Always pass an idempotency_key when sending or triggering so that a retry never sends twice. The tools listed are the ones this ' +
   "client's grants allow.";
 
 /** `forbidden` when the token's grants do not cover the tool (checked again at every call, like the REST grant guard). */
 function grantError(grant: string) {
-  return { isError: true, content: [{ type: 'text' as const, text: `Unauthorized to make this request (required grant: ${grant})` }], structuredContent: { error: 'Unauthorized to make this request', required_grant: grant } };
+  return {
+    isError: true,
+    content: [{ type: 'text' as const, text: `Unauthorized to make this request (required grant: ${grant})` }],
+    structuredContent: { error: 'Unauthorized to make this request', required_grant: grant },
+  };
 }
 
 /**
@@ -40,7 +44,15 @@ export class McpServerFactory {
 
   constructor(private readonly services: McpServices) {
     const s = services;
-    this.tools = [accountTools, templateTools, messageTools, contactTools, conversationTools, campaignTools, workflowTools].flatMap((group) => group(s));
+    this.tools = [
+      accountTools,
+      templateTools,
+      messageTools,
+      contactTools,
+      conversationTools,
+      campaignTools,
+      workflowTools,
+    ].flatMap((group) => group(s));
   }
 
   /** The tools a client with these grants may list and call. */
@@ -53,15 +65,22 @@ export class McpServerFactory {
    * (a stateless server answers exactly one request); saves registering the rest on every call.
    */
   create(client: AuthenticatedClient, onlyTool?: string): McpServer {
-    const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, jsonSchemaValidator: this.jsonSchemaValidator });
+    const server = new McpServer(SERVER_INFO, {
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: this.jsonSchemaValidator,
+    });
     const tools = this.toolsFor(client.grants).filter((t) => onlyTool === undefined || t.name === onlyTool);
     if (onlyTool !== undefined && tools.length === 0) return this.create(client); // not granted or unknown: answered as usual
     for (const tool of tools) {
-      server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: tool.annotations }, async (args, extra) => {
-        const grants = extra.authInfo?.scopes ?? [];
-        if (!grants.includes(tool.grant)) return grantError(tool.grant);
-        return runTool(tool, args, client);
-      });
+      server.registerTool(
+        tool.name,
+        { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: tool.annotations },
+        async (args, extra) => {
+          const grants = extra.authInfo?.scopes ?? [];
+          if (!grants.includes(tool.grant)) return grantError(tool.grant);
+          return runTool(tool, args, client);
+        },
+      );
     }
     if (tools.length === 0) {
       // A client whose grants cover no tool still has a (empty) tool list rather than "method not found".
@@ -74,12 +93,18 @@ export class McpServerFactory {
 
   private registerResources(server: McpServer, client: AuthenticatedClient) {
     const s = this.services;
-    const json = (uri: URL, value: unknown) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }] });
+    const json = (uri: URL, value: unknown) => ({
+      contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }],
+    });
     if (client.grants.includes('/account')) {
       server.registerResource(
         'account',
         'switchboard://account',
-        { title: 'The account', description: 'The business account and its connected numbers (messagingPhoneId, status, rate)', mimeType: 'application/json' },
+        {
+          title: 'The account',
+          description: 'The business account and its connected numbers (messagingPhoneId, status, rate)',
+          mimeType: 'application/json',
+        },
         async (uri) => json(uri, await accountView(s, client.accountId)),
       );
     }
@@ -87,10 +112,23 @@ export class McpServerFactory {
       server.registerResource(
         'approved-templates',
         'switchboard://templates',
-        { title: 'Approved templates', description: 'Every APPROVED template: name, language, category, variables and preview text', mimeType: 'application/json' },
+        {
+          title: 'Approved templates',
+          description: 'Every APPROVED template: name, language, category, variables and preview text',
+          mimeType: 'application/json',
+        },
         async (uri) => {
           const rows = await s.templates.listApproved(client.accountId);
-          return json(uri, rows.map((t) => ({ template_name: t.name, language: t.language, category: t.category, variables: t.variables, preview: templatePreview(t) })));
+          return json(
+            uri,
+            rows.map((t) => ({
+              template_name: t.name,
+              language: t.language,
+              category: t.category,
+              variables: t.variables,
+              preview: templatePreview(t),
+            })),
+          );
         },
       );
       server.registerPrompt(
@@ -99,12 +137,21 @@ export class McpServerFactory {
           title: 'Draft a message template',
           description: 'Drafts a WhatsApp message template for a purpose, as a valid POST /templates/create payload',
           argsSchema: {
-            purpose: z.string().describe('what the message is for, e.g. "tell a customer their order has shipped, with a tracking link"'),
+            purpose: z
+              .string()
+              .describe(
+                'what the message is for, e.g. "tell a customer their order has shipped, with a tracking link"',
+              ),
             category: z.string().optional().describe('MARKETING, UTILITY or AUTHENTICATION (default: choose)'),
             language: z.string().optional().describe('language code, e.g. en_US (default en_US)'),
           },
         },
-        async (args) => draftTemplatePrompt(args, (await s.templates.phoneIds(client.accountId)).values().next().value ?? '<messagingPhoneId from get_account>'),
+        async (args) =>
+          draftTemplatePrompt(
+            args,
+            (await s.templates.phoneIds(client.accountId)).values().next().value ??
+              '<messagingPhoneId from get_account>',
+          ),
       );
     }
   }

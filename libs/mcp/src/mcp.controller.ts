@@ -13,7 +13,9 @@ import { originAllowed, parseAllowedOrigins } from './origin';
 /** The tool a single JSON-RPC `tools/call` request names (not for batches or other methods). */
 function calledTool(body: unknown): string | undefined {
   const message = body as { method?: unknown; params?: { name?: unknown } } | null;
-  return message && message.method === 'tools/call' && typeof message.params?.name === 'string' ? message.params.name : undefined;
+  return message && message.method === 'tools/call' && typeof message.params?.name === 'string'
+    ? message.params.name
+    : undefined;
 }
 
 const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
@@ -61,14 +63,24 @@ export class McpController {
       void reply
         .status(429)
         .header('retry-after', String(timeToExpire))
-        .send({ statusCode: 429, message: `Rate limit exceeded: ${limit} MCP requests per ${Math.round(windowMs / 1000)} seconds. Retry after ${timeToExpire} seconds.` });
+        .send({
+          statusCode: 429,
+          message: `Rate limit exceeded: ${limit} MCP requests per ${Math.round(windowMs / 1000)} seconds. Retry after ${timeToExpire} seconds.`,
+        });
       return;
     }
 
     // From here the SDK's transport writes the Node response itself; Fastify steps aside.
     reply.hijack();
-    const raw = request.raw as IncomingMessage & { auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> } };
-    raw.auth = { token: client.token, clientId: client.clientId, scopes: client.grants, extra: { accountId: client.accountId } };
+    const raw = request.raw as IncomingMessage & {
+      auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> };
+    };
+    raw.auth = {
+      token: client.token,
+      clientId: client.clientId,
+      scopes: client.grants,
+      extra: { accountId: client.accountId },
+    };
     const server = this.servers.create(client, calledTool(request.body));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.raw.on('close', () => void server.close()); // closes the transport too
@@ -76,9 +88,15 @@ export class McpController {
       await server.connect(transport);
       await transport.handleRequest(raw, reply.raw, request.body);
     } catch (error) {
-      this.logger.error({ msg: 'MCP request failed', reqId: request.id, err: error instanceof Error ? error.stack : error });
+      this.logger.error({
+        msg: 'MCP request failed',
+        reqId: request.id,
+        err: error instanceof Error ? error.stack : error,
+      });
       if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(-32603, 'Internal server error')));
+        reply.raw
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify(jsonRpcError(-32603, 'Internal server error')));
       }
     }
   }
@@ -95,11 +113,17 @@ export class McpController {
   }
 
   private methodNotAllowed(reply: FastifyReply): void {
-    void reply.status(405).header('allow', 'POST').send(jsonRpcError(-32000, 'Method not allowed: this MCP server is stateless; use POST'));
+    void reply
+      .status(405)
+      .header('allow', 'POST')
+      .send(jsonRpcError(-32000, 'Method not allowed: this MCP server is stateless; use POST'));
   }
 
   /** The token as REST takes it (with or without `Bearer `); failures answer 401 with REST's message and a Bearer challenge. */
-  private async authenticate(request: FastifyRequest, reply: FastifyReply): Promise<(AuthenticatedClient & { token: string }) | null> {
+  private async authenticate(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<(AuthenticatedClient & { token: string }) | null> {
     const token = request.headers.authorization?.replace(/^Bearer\s+/i, '').trim();
     let message = 'jwt must be provided';
     if (token) {
@@ -111,7 +135,9 @@ export class McpController {
         message = (error.getResponse() as { message: string }).message;
       }
     }
-    const challenge = token ? `Bearer realm="switchboard", error="invalid_token", error_description="${message.replace(/"/g, "'")}"` : 'Bearer realm="switchboard"';
+    const challenge = token
+      ? `Bearer realm="switchboard", error="invalid_token", error_description="${message.replace(/"/g, "'")}"`
+      : 'Bearer realm="switchboard"';
     void reply.status(401).header('www-authenticate', challenge).send({ message });
     return null;
   }

@@ -25,7 +25,10 @@ describe('MCP Origin validation', () => {
   });
 
   it('parses a comma-separated setting', () => {
-    expect(parseAllowedOrigins('https://a.example, http://localhost:6274 ,')).toEqual(['https://a.example', 'http://localhost:6274']);
+    expect(parseAllowedOrigins('https://a.example, http://localhost:6274 ,')).toEqual([
+      'https://a.example',
+      'http://localhost:6274',
+    ]);
     expect(parseAllowedOrigins(undefined)).toEqual([]);
   });
 });

@@ -19,7 +19,11 @@ const tool = (run: () => Promise<{ data: Record<string, unknown>; text: string }
 
 describe('runTool', () => {
   it('success: structuredContent and the short text', async () => {
-    const result = await runTool(tool(async () => ({ data: { id: 7 }, text: 'done' })), {}, client);
+    const result = await runTool(
+      tool(async () => ({ data: { id: 7 }, text: 'done' })),
+      {},
+      client,
+    );
     expect(result).toEqual({ content: [{ type: 'text', text: 'done' }], structuredContent: { id: 7 } });
   });
 
@@ -44,16 +48,44 @@ describe('runTool', () => {
   });
 
   it('404 and extra body fields (missingGroups) are kept; ToolError carries its data', async () => {
-    const notFound = await runTool(tool(async () => { throw new NotFoundException({ message: 'Template not found', missingGroups: [3] }); }), {}, client);
-    expect(notFound).toMatchObject({ isError: true, structuredContent: { error: 'Template not found', status: 404, missingGroups: [3] } });
-    const own = await runTool(tool(async () => { throw new ToolError('window closed', { code: 'window_closed' }); }), {}, client);
-    expect(own).toMatchObject({ isError: true, content: [{ text: 'window closed' }], structuredContent: { error: 'window closed', code: 'window_closed' } });
+    const notFound = await runTool(
+      tool(async () => {
+        throw new NotFoundException({ message: 'Template not found', missingGroups: [3] });
+      }),
+      {},
+      client,
+    );
+    expect(notFound).toMatchObject({
+      isError: true,
+      structuredContent: { error: 'Template not found', status: 404, missingGroups: [3] },
+    });
+    const own = await runTool(
+      tool(async () => {
+        throw new ToolError('window closed', { code: 'window_closed' });
+      }),
+      {},
+      client,
+    );
+    expect(own).toMatchObject({
+      isError: true,
+      content: [{ text: 'window closed' }],
+      structuredContent: { error: 'window closed', code: 'window_closed' },
+    });
   });
 
   it('an unexpected error is logged and leaks nothing', async () => {
     const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    const result = await runTool(tool(async () => { throw new Error('password=secret at db:5432'); }), {}, client);
-    expect(result).toEqual({ isError: true, content: [{ type: 'text', text: 'Internal error: the tool failed unexpectedly; try again later' }] });
+    const result = await runTool(
+      tool(async () => {
+        throw new Error('password=secret at db:5432');
+      }),
+      {},
+      client,
+    );
+    expect(result).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'Internal error: the tool failed unexpectedly; try again later' }],
+    });
     expect(logged).toHaveBeenCalledWith(expect.objectContaining({ msg: 'MCP tool demo failed' }));
     logged.mockRestore();
   });
@@ -61,7 +93,9 @@ describe('runTool', () => {
 
 describe('renameWords', () => {
   it('renames whole words only', () => {
-    expect(renameWords({ to: 'recipient' })('to must be set; total and photo stay')).toBe('recipient must be set; total and photo stay');
+    expect(renameWords({ to: 'recipient' })('to must be set; total and photo stay')).toBe(
+      'recipient must be set; total and photo stay',
+    );
   });
 });
 
@@ -71,7 +105,9 @@ describe('validateDto', () => {
     status: string;
   }
   it('answers the ValidationPipe’s 400 naming the field', async () => {
-    await expect(validateDto(Query, { status: 'C' })).rejects.toMatchObject({ response: { statusCode: 400, message: 'status must be one of A, B', errors: [{ field: 'status' }] } });
+    await expect(validateDto(Query, { status: 'C' })).rejects.toMatchObject({
+      response: { statusCode: 400, message: 'status must be one of A, B', errors: [{ field: 'status' }] },
+    });
     await expect(validateDto(Query, { status: 'A' })).resolves.toBeInstanceOf(Query);
   });
 });

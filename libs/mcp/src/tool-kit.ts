@@ -69,27 +69,56 @@ export function renameWords(names: Record<string, string>): (text: string) => st
  * HttpException (400 naming the field, 404, 409, …) or a ToolError → `isError` with the same message the REST API
  * gives; anything else → a logged, generic `isError` that leaks nothing.
  */
-export async function runTool(tool: ToolDefinition, args: unknown, client: AuthenticatedClient): Promise<CallToolResult> {
+export async function runTool(
+  tool: ToolDefinition,
+  args: unknown,
+  client: AuthenticatedClient,
+): Promise<CallToolResult> {
   const rename = tool.renameFields ?? ((text: string) => text);
   try {
     const { data, text } = await tool.run(args as never, client);
     return { content: [{ type: 'text', text }], structuredContent: data };
   } catch (error) {
     if (error instanceof ToolError) {
-      return { isError: true, content: [{ type: 'text', text: rename(error.message) }], structuredContent: { error: rename(error.message), ...error.data } };
+      return {
+        isError: true,
+        content: [{ type: 'text', text: rename(error.message) }],
+        structuredContent: { error: rename(error.message), ...error.data },
+      };
     }
     if (error instanceof HttpException) {
       const response = error.getResponse();
-      const body: Record<string, unknown> = typeof response === 'string' ? { message: response } : { ...(response as Record<string, unknown>) };
-      const message = rename(Array.isArray(body.message) ? body.message.join('; ') : String(body.message ?? body.error ?? error.message));
+      const body: Record<string, unknown> =
+        typeof response === 'string' ? { message: response } : { ...(response as Record<string, unknown>) };
+      const message = rename(
+        Array.isArray(body.message) ? body.message.join('; ') : String(body.message ?? body.error ?? error.message),
+      );
       const errors = Array.isArray(body.errors)
-        ? (body.errors as Array<{ field: string; message: string }>).map((e) => ({ field: rename(e.field), message: rename(e.message) }))
+        ? (body.errors as Array<{ field: string; message: string }>).map((e) => ({
+            field: rename(e.field),
+            message: rename(e.message),
+          }))
         : undefined;
-      const extra = Object.fromEntries(Object.entries(body).filter(([k]) => !['message', 'errors', 'statusCode', 'success', 'error'].includes(k)));
-      const text = errors && errors.length > 1 ? `${message} (also: ${errors.slice(1).map((e) => e.message).join('; ')})` : message;
-      return { isError: true, content: [{ type: 'text', text }], structuredContent: { error: message, status: error.getStatus(), ...(errors ? { errors } : {}), ...extra } };
+      const extra = Object.fromEntries(
+        Object.entries(body).filter(([k]) => !['message', 'errors', 'statusCode', 'success', 'error'].includes(k)),
+      );
+      const text =
+        errors && errors.length > 1
+          ? `${message} (also: ${errors
+              .slice(1)
+              .map((e) => e.message)
+              .join('; ')})`
+          : message;
+      return {
+        isError: true,
+        content: [{ type: 'text', text }],
+        structuredContent: { error: message, status: error.getStatus(), ...(errors ? { errors } : {}), ...extra },
+      };
     }
     logger.error({ msg: `MCP tool ${tool.name} failed`, err: error instanceof Error ? error.stack : error });
-    return { isError: true, content: [{ type: 'text', text: 'Internal error: the tool failed unexpectedly; try again later' }] };
+    return {
+      isError: true,
+      content: [{ type: 'text', text: 'Internal error: the tool failed unexpectedly; try again later' }],
+    };
   }
 }

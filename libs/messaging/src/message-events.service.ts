@@ -37,14 +37,25 @@ export function replyContentOf(event: MessageEvent): { type: string; content?: u
     event.order ??
     event.media ??
     (event.flowResponse ? { response: event.flowResponse } : undefined) ??
-    (event.buttonPayload !== undefined || event.buttonText !== undefined ? { id: event.buttonPayload ?? null, title: event.buttonText ?? null } : undefined) ??
+    (event.buttonPayload !== undefined || event.buttonText !== undefined
+      ? { id: event.buttonPayload ?? null, title: event.buttonText ?? null }
+      : undefined) ??
     (event.type === 'unsupported'
-      ? { originalType: event.originalType ?? 'unsupported', raw: event.raw ?? event.content ?? null, ...(event.errors ? { errors: event.errors } : {}) }
+      ? {
+          originalType: event.originalType ?? 'unsupported',
+          raw: event.raw ?? event.content ?? null,
+          ...(event.errors ? { errors: event.errors } : {}),
+        }
       : undefined);
   return content === undefined ? { type } : { type, content };
 }
 
-const TIMESTAMP_COLUMN: Record<string, string> = { sent: 'sent_at', delivered: 'delivered_at', read: 'read_at', failed: 'failed_at' };
+const TIMESTAMP_COLUMN: Record<string, string> = {
+  sent: 'sent_at',
+  delivered: 'delivered_at',
+  read: 'read_at',
+  failed: 'failed_at',
+};
 
 /**
  * Applies platform webhooks to the message store. Both operations are idempotent, so duplicate or
@@ -52,7 +63,9 @@ const TIMESTAMP_COLUMN: Record<string, string> = { sent: 'sent_at', delivered: '
  */
 @Injectable()
 export class MessageEventsService {
-  private readonly statusWriter = new MicroBatcher((events: StatusEvent[]) => this.writeStatuses(events), { maxItems: 1000 });
+  private readonly statusWriter = new MicroBatcher((events: StatusEvent[]) => this.writeStatuses(events), {
+    maxItems: 1000,
+  });
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -81,7 +94,14 @@ export class MessageEventsService {
 
   private async updateStatuses(tx: EntityManager, events: StatusEvent[]): Promise<Array<AppliedStatus | null>> {
     const errors = events.map((e) => e.errors?.[0]);
-    type Row = { id: string; wamid: string; account_id: string; callback_url: string | null; callback_events: string[]; recipient: string } & Record<string, boolean>;
+    type Row = {
+      id: string;
+      wamid: string;
+      account_id: string;
+      callback_url: string | null;
+      callback_events: string[];
+      recipient: string;
+    } & Record<string, boolean>;
     // TypeORM answers an UPDATE ... RETURNING with [rows, affected]
     const [rows] = (await tx.query(
       `WITH event AS (SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::int[], $5::text[], $6::text[]) AS x(wamid, status, ts, code, title, details)),
@@ -141,7 +161,15 @@ export class MessageEventsService {
     await recordWebhookEvents(
       tx,
       applied.flatMap((a, i) =>
-        a?.firstTime ? [{ accountId: a.accountId, type: 'message.status' as const, data: messageStatusData(events[i], { messageId: a.messageId, recipient: a.recipient ?? '' }) }] : [],
+        a?.firstTime
+          ? [
+              {
+                accountId: a.accountId,
+                type: 'message.status' as const,
+                data: messageStatusData(events[i], { messageId: a.messageId, recipient: a.recipient ?? '' }),
+              },
+            ]
+          : [],
       ),
     );
     return applied;
@@ -168,20 +196,38 @@ export class MessageEventsService {
   }
 
   /** The callback subscription of a message (for `replied`). */
-  async callbackTarget(messageId: string): Promise<{ accountId: string; callbackUrl: string | null; callbackEvents: string[]; recipient: string } | null> {
-    const [row] = await this.db.query(`SELECT account_id, callback_url, callback_events, recipient FROM messages WHERE id = $1`, [messageId]);
-    return row ? { accountId: String(row.account_id), callbackUrl: row.callback_url, callbackEvents: row.callback_events, recipient: row.recipient } : null;
+  async callbackTarget(
+    messageId: string,
+  ): Promise<{ accountId: string; callbackUrl: string | null; callbackEvents: string[]; recipient: string } | null> {
+    const [row] = await this.db.query(
+      `SELECT account_id, callback_url, callback_events, recipient FROM messages WHERE id = $1`,
+      [messageId],
+    );
+    return row
+      ? {
+          accountId: String(row.account_id),
+          callbackUrl: row.callback_url,
+          callbackEvents: row.callback_events,
+          recipient: row.recipient,
+        }
+      : null;
   }
 
   /** An inbound message stored earlier (a redelivered webhook), by its wamid. */
   async storedInbound(wamid: string): Promise<{ messageId: string; accountId: string } | null> {
-    const [row] = await this.db.query(`SELECT id, account_id FROM messages WHERE wamid = $1 AND direction = 'inbound'`, [wamid]);
+    const [row] = await this.db.query(
+      `SELECT id, account_id FROM messages WHERE wamid = $1 AND direction = 'inbound'`,
+      [wamid],
+    );
     return row ? { messageId: row.id, accountId: String(row.account_id) } : null;
   }
 
   /** Links a stored inbound message to the account's contact (created when new). */
   async linkContact(messageId: string, contactId: string): Promise<void> {
-    await this.db.query(`UPDATE messages SET contact_id = $2 WHERE id = $1 AND contact_id IS NULL`, [messageId, contactId]);
+    await this.db.query(`UPDATE messages SET contact_id = $2 WHERE id = $1 AND contact_id IS NULL`, [
+      messageId,
+      contactId,
+    ]);
   }
 
   /**
@@ -201,12 +247,32 @@ export class MessageEventsService {
          VALUES ($1, $2, 'inbound', $3, $4, $5, $6, 'received', $7, $8, COALESCE($9::timestamptz, now()))
          ON CONFLICT (wamid) DO NOTHING RETURNING id`,
         // created_at: when our webhook receiver got it (millisecond order among our own messages); the platform's time is in payload
-        [phone.account_id, phone.id, event.from, event.interactiveType ?? event.type, text, JSON.stringify(event), event.wamid, event.contextWamid ?? null, receivedAt ?? null],
+        [
+          phone.account_id,
+          phone.id,
+          event.from,
+          event.interactiveType ?? event.type,
+          text,
+          JSON.stringify(event),
+          event.wamid,
+          event.contextWamid ?? null,
+          receivedAt ?? null,
+        ],
       );
       if (!inserted) return null;
-      await recordWebhookEvent(tx, { accountId: phone.account_id, type: 'message.received', data: messageReceivedData(event, inserted.id) });
+      await recordWebhookEvent(tx, {
+        accountId: phone.account_id,
+        type: 'message.received',
+        data: messageReceivedData(event, inserted.id),
+      });
 
-      if (event.informational) return { messageId: inserted.id, accountId: String(phone.account_id), phoneNumberId: String(phone.id), repliedMessageId: null };
+      if (event.informational)
+        return {
+          messageId: inserted.id,
+          accountId: String(phone.account_id),
+          phoneNumberId: String(phone.id),
+          repliedMessageId: null,
+        };
 
       await tx.query(
         `INSERT INTO customer_windows (phone_number_id, customer, last_inbound_at) VALUES ($1, $2, to_timestamp($3))
@@ -225,7 +291,12 @@ export class MessageEventsService {
         [phone.id, event.from, event.contextWamid ?? null, event.timestamp],
       )) as [Array<{ id: string }>, number];
 
-      return { messageId: inserted.id, accountId: String(phone.account_id), phoneNumberId: String(phone.id), repliedMessageId: replied?.id ?? null };
+      return {
+        messageId: inserted.id,
+        accountId: String(phone.account_id),
+        phoneNumberId: String(phone.id),
+        repliedMessageId: replied?.id ?? null,
+      };
     });
   }
 }

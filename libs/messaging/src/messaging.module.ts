@@ -21,9 +21,22 @@ import { SendActivitiesService } from './sending/send-activities.service';
 import { BulkSendProcessor, SendExecutor, SendProcessor } from './sending/send.processor';
 import { SendQueueService } from './sending/send-queue.service';
 
-const services = [MessageEventsService, PlatformWebhooksService, SendQueueService, CallbacksService, MessagesService, SendActivitiesService, InboundMessages];
+const services = [
+  MessageEventsService,
+  PlatformWebhooksService,
+  SendQueueService,
+  CallbacksService,
+  MessagesService,
+  SendActivitiesService,
+  InboundMessages,
+];
 const entities = TypeOrmModule.forFeature([Message, PlatformWebhookEvent]);
-const queues = BullModule.registerQueue({ name: QUEUES.platformWebhooks }, { name: QUEUES.sends }, { name: QUEUES.bulkSends }, { name: QUEUES.callbacks });
+const queues = BullModule.registerQueue(
+  { name: QUEUES.platformWebhooks },
+  { name: QUEUES.sends },
+  { name: QUEUES.bulkSends },
+  { name: QUEUES.callbacks },
+);
 
 /**
  * The message store and the door to the send pipeline, without controllers or processors: what other modules import

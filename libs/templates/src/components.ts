@@ -56,7 +56,19 @@ const isText = (v: unknown): v is string => typeof v === 'string' && v.trim().le
 export const VARIABLE_NAME = /^[a-z_][a-z0-9_]*$/;
 const PLACEHOLDER = /\{\{(.*?)\}\}/g;
 const MEDIA_TYPES = ['image', 'video', 'document'] as const;
-const LIMITS = { header: 60, body: 1024, footer: 60, buttonText: 25, url: 2000, buttons: 10, urlButtons: 2, phoneButtons: 1, cards: 10, cardBody: 160, cardButtons: 2 };
+const LIMITS = {
+  header: 60,
+  body: 1024,
+  footer: 60,
+  buttonText: 25,
+  url: 2000,
+  buttons: 10,
+  urlButtons: 2,
+  phoneButtons: 1,
+  cards: 10,
+  cardBody: 160,
+  cardButtons: 2,
+};
 
 /** Placeholders in order of first appearance; `bad` lists the ones that are not valid variable names. */
 export function placeholdersOf(text: string): { names: string[]; bad: string[] } {
@@ -104,7 +116,11 @@ function textParameter(c: Json, at: string, label: string, max: number, errors: 
   return p.text;
 }
 
-function mediaHeader(c: Json, at: string, errors: Collector): { format: 'IMAGE' | 'VIDEO' | 'DOCUMENT'; link: string } | undefined {
+function mediaHeader(
+  c: Json,
+  at: string,
+  errors: Collector,
+): { format: 'IMAGE' | 'VIDEO' | 'DOCUMENT'; link: string } | undefined {
   const type = c.type as (typeof MEDIA_TYPES)[number];
   const media = c[type];
   if (!isObj(media) || !isText(media.link) || !isHttpUrl(media.link)) {
@@ -114,13 +130,22 @@ function mediaHeader(c: Json, at: string, errors: Collector): { format: 'IMAGE' 
   return { format: type.toUpperCase() as 'IMAGE' | 'VIDEO' | 'DOCUMENT', link: media.link };
 }
 
-function body(c: Json, at: string, errors: Collector, opts: { variablesAllowed: boolean; max: number }): { component: TemplateComponent; variables: string[]; text: string } | undefined {
+function body(
+  c: Json,
+  at: string,
+  errors: Collector,
+  opts: { variablesAllowed: boolean; max: number },
+): { component: TemplateComponent; variables: string[]; text: string } | undefined {
   const text = textParameter(c, at, 'body', opts.max, errors);
   if (text === undefined) return undefined;
   const params = c.parameters as unknown[];
   const { names, bad } = placeholdersOf(text);
   const before = errors.errors.length;
-  for (const b of bad) errors.add(`${at}.parameters[0].text`, `${b} is not a valid variable: use {{name}} with lowercase letters, digits and underscores`);
+  for (const b of bad)
+    errors.add(
+      `${at}.parameters[0].text`,
+      `${b} is not a valid variable: use {{name}} with lowercase letters, digits and underscores`,
+    );
   if (!opts.variablesAllowed && (names.length || params.length > 1)) {
     errors.add(`${at}.parameters`, 'variables are not supported here: use static text');
     return undefined;
@@ -129,12 +154,18 @@ function body(c: Json, at: string, errors: Collector, opts: { variablesAllowed: 
   params.slice(1).forEach((p, k) => {
     const i = k + 1;
     if (!isObj(p) || p.type !== 'variable' || !isObj(p.variable)) {
-      errors.add(`${at}.parameters[${i}]`, 'after the text, each parameter must be {type: "variable", variable: {text: name, value: example}}');
+      errors.add(
+        `${at}.parameters[${i}]`,
+        'after the text, each parameter must be {type: "variable", variable: {text: name, value: example}}',
+      );
       return;
     }
     const name = p.variable.text;
     if (typeof name !== 'string' || !VARIABLE_NAME.test(name)) {
-      errors.add(`${at}.parameters[${i}].variable.text`, 'variable name must be lowercase letters, digits and underscores, not starting with a digit');
+      errors.add(
+        `${at}.parameters[${i}].variable.text`,
+        'variable name must be lowercase letters, digits and underscores, not starting with a digit',
+      );
       return;
     }
     if (examples.has(name)) {
@@ -153,7 +184,11 @@ function body(c: Json, at: string, errors: Collector, opts: { variablesAllowed: 
     examples.set(name, p.variable.value);
   });
   for (const name of names) {
-    if (!examples.has(name)) errors.add(`${at}.parameters`, `{{${name}}} in the body text needs a variable entry {type: "variable", variable: {text: "${name}", value: <example>}}`);
+    if (!examples.has(name))
+      errors.add(
+        `${at}.parameters`,
+        `{{${name}}} in the body text needs a variable entry {type: "variable", variable: {text: "${name}", value: <example>}}`,
+      );
   }
   const trimmed = text.trim();
   if (names.length && (/^\{\{[^}]*\}\}/.test(trimmed) || /\{\{[^}]*\}\}$/.test(trimmed))) {
@@ -161,12 +196,21 @@ function body(c: Json, at: string, errors: Collector, opts: { variablesAllowed: 
   }
   if (errors.errors.length > before) return undefined;
   const component: TemplateComponent = names.length
-    ? { type: 'BODY', text, example: { body_text_named_params: names.map((n) => ({ param_name: n, example: examples.get(n)! })) } }
+    ? {
+        type: 'BODY',
+        text,
+        example: { body_text_named_params: names.map((n) => ({ param_name: n, example: examples.get(n)! })) },
+      }
     : { type: 'BODY', text };
   return { component, variables: names, text };
 }
 
-function buttons(c: Json, at: string, errors: Collector, maxButtons: number): { component: TemplateComponent; info: ButtonInfo[] } | undefined {
+function buttons(
+  c: Json,
+  at: string,
+  errors: Collector,
+  maxButtons: number,
+): { component: TemplateComponent; info: ButtonInfo[] } | undefined {
   if (!Array.isArray(c.parameters) || c.parameters.length === 0) {
     errors.add(`${at}.parameters`, 'button needs parameters: a non-empty list of buttons');
     return undefined;
@@ -239,7 +283,10 @@ function buttons(c: Json, at: string, errors: Collector, maxButtons: number): { 
       if (dynamic) {
         const example = b.cta.example === undefined ? `${base}example` : b.cta.example;
         if (typeof example !== 'string' || !example.startsWith(base) || !isHttpUrl(example)) {
-          errors.add(`${bat}.cta.example`, 'the example of a dynamic URL must be a full url starting with the fixed part');
+          errors.add(
+            `${bat}.cta.example`,
+            'the example of a dynamic URL must be a full url starting with the fixed part',
+          );
           return;
         }
         out.push({ type: 'URL', text, url: `${base}{{1}}`, example: [example] });
@@ -250,22 +297,34 @@ function buttons(c: Json, at: string, errors: Collector, maxButtons: number): { 
       }
       return;
     }
-    errors.add(`${bat}.type`, 'each button must be {type: "quick_reply", quick_reply: {value}} or {type: "cta", cta: {text: "URL"|"Phone", value, url}}');
+    errors.add(
+      `${bat}.type`,
+      'each button must be {type: "quick_reply", quick_reply: {value}} or {type: "cta", cta: {text: "URL"|"Phone", value, url}}',
+    );
   });
   if (errors.errors.length > before) return undefined;
   const urls = info.filter((b) => b.type === 'url').length;
   const phones = info.filter((b) => b.type === 'phone').length;
-  if (urls > LIMITS.urlButtons) errors.add(`${at}.parameters`, `at most ${LIMITS.urlButtons} URL buttons are allowed (got ${urls})`);
-  if (phones > LIMITS.phoneButtons) errors.add(`${at}.parameters`, `at most ${LIMITS.phoneButtons} Phone button is allowed (got ${phones})`);
+  if (urls > LIMITS.urlButtons)
+    errors.add(`${at}.parameters`, `at most ${LIMITS.urlButtons} URL buttons are allowed (got ${urls})`);
+  if (phones > LIMITS.phoneButtons)
+    errors.add(`${at}.parameters`, `at most ${LIMITS.phoneButtons} Phone button is allowed (got ${phones})`);
   const qr = info.map((b, i) => (b.type === 'quick_reply' ? i : -1)).filter((i) => i >= 0);
   if (qr.length && qr[qr.length - 1] - qr[0] !== qr.length - 1) {
-    errors.add(`${at}.parameters`, 'quick reply buttons must be grouped together (not mixed between URL/Phone buttons)');
+    errors.add(
+      `${at}.parameters`,
+      'quick reply buttons must be grouped together (not mixed between URL/Phone buttons)',
+    );
   }
   if (errors.errors.length > before) return undefined;
   return { component: { type: 'BUTTONS', buttons: out }, info };
 }
 
-function carousel(c: Json, at: string, errors: Collector): { component: TemplateComponent; cards: CarouselCardInfo[] } | undefined {
+function carousel(
+  c: Json,
+  at: string,
+  errors: Collector,
+): { component: TemplateComponent; cards: CarouselCardInfo[] } | undefined {
   if (!Array.isArray(c.components) || c.components.length === 0 || c.components.length > LIMITS.cards) {
     errors.add(`${at}.components`, `carousel needs components: 1 to ${LIMITS.cards} cards {header, body, buttons}`);
     return undefined;
@@ -281,17 +340,31 @@ function carousel(c: Json, at: string, errors: Collector): { component: Template
     }
     const h = card.header;
     let header: { format: 'IMAGE' | 'VIDEO' | 'DOCUMENT'; link: string } | undefined;
-    if (!isObj(h) || (h.type !== 'image' && h.type !== 'video')) errors.add(`${cat}.header`, 'a card needs header {type: "image"|"video", image|video: {link}}');
+    if (!isObj(h) || (h.type !== 'image' && h.type !== 'video'))
+      errors.add(`${cat}.header`, 'a card needs header {type: "image"|"video", image|video: {link}}');
     else header = mediaHeader(h, `${cat}.header`, errors);
-    const bodyC = isObj(card.body) ? body(card.body, `${cat}.body`, errors, { variablesAllowed: false, max: LIMITS.cardBody }) : undefined;
-    if (!isObj(card.body)) errors.add(`${cat}.body`, 'a card needs body {type: "body", parameters: [{type: "text", text}]}');
+    const bodyC = isObj(card.body)
+      ? body(card.body, `${cat}.body`, errors, { variablesAllowed: false, max: LIMITS.cardBody })
+      : undefined;
+    if (!isObj(card.body))
+      errors.add(`${cat}.body`, 'a card needs body {type: "body", parameters: [{type: "text", text}]}');
     const btn = isObj(card.buttons) ? buttons(card.buttons, `${cat}.buttons`, errors, LIMITS.cardButtons) : undefined;
-    if (!isObj(card.buttons)) errors.add(`${cat}.buttons`, 'a card needs buttons {type: "button", parameters: [1 or 2 buttons]}');
+    if (!isObj(card.buttons))
+      errors.add(`${cat}.buttons`, 'a card needs buttons {type: "button", parameters: [1 or 2 buttons]}');
     if (!header || !bodyC || !btn) return;
     cards.push({
-      components: [{ type: 'HEADER', format: header.format, example: { header_handle: [header.link] } }, bodyC.component, btn.component],
+      components: [
+        { type: 'HEADER', format: header.format, example: { header_handle: [header.link] } },
+        bodyC.component,
+        btn.component,
+      ],
     });
-    infos.push({ header_type: header.format.toLowerCase() as 'image' | 'video', media_link: header.link, body: bodyC.text, buttons: btn.info });
+    infos.push({
+      header_type: header.format.toLowerCase() as 'image' | 'video',
+      media_link: header.link,
+      body: bodyC.text,
+      buttons: btn.info,
+    });
   });
   if (errors.errors.length > before) return undefined;
   const shape = (x: CarouselCardInfo) => `${x.header_type}:${x.buttons.map((b) => b.type).join(',')}`;
@@ -303,7 +376,10 @@ function carousel(c: Json, at: string, errors: Collector): { component: Template
 }
 
 /** Validates the client's components (SPEC §4) and compiles them to Meta's. Errors name the field, e.g. `components[1].parameters[2].variable.value`. */
-export function compileComponents(components: unknown, field = 'components'): { ok: true; value: CompiledTemplate } | { ok: false; errors: FieldError[] } {
+export function compileComponents(
+  components: unknown,
+  field = 'components',
+): { ok: true; value: CompiledTemplate } | { ok: false; errors: FieldError[] } {
   const errors = new Collector();
   if (!Array.isArray(components) || components.length === 0) {
     return { ok: false, errors: [{ field, message: `${field} must be a non-empty array` }] };
@@ -319,7 +395,10 @@ export function compileComponents(components: unknown, field = 'components'): { 
   components.forEach((c, i) => {
     const at = `${field}[${i}]`;
     if (!isObj(c) || typeof c.type !== 'string') {
-      errors.add(`${at}.type`, 'each component needs a type: header, image, video, document, body, footer, button or carousel');
+      errors.add(
+        `${at}.type`,
+        'each component needs a type: header, image, video, document, body, footer, button or carousel',
+      );
       return;
     }
     const slot = (MEDIA_TYPES as readonly string[]).includes(c.type) ? 'header' : c.type;
@@ -369,14 +448,21 @@ export function compileComponents(components: unknown, field = 'components'): { 
         carouselR = carousel(c, at, errors);
         return;
       default:
-        errors.add(`${at}.type`, `unknown component type "${c.type}": use header, image, video, document, body, footer, button or carousel`);
+        errors.add(
+          `${at}.type`,
+          `unknown component type "${c.type}": use header, image, video, document, body, footer, button or carousel`,
+        );
     }
   });
 
   if (!seen.has('body')) errors.add(field, 'a body component is required');
   if (seen.has('carousel')) {
     for (const other of ['header', 'footer', 'button']) {
-      if (seen.has(other)) errors.add(`${field}[${seen.get(other)}].type`, `a carousel template has only a body and the carousel: remove the ${other}`);
+      if (seen.has(other))
+        errors.add(
+          `${field}[${seen.get(other)}].type`,
+          `a carousel template has only a body and the carousel: remove the ${other}`,
+        );
     }
   }
   if (errors.errors.length) return { ok: false, errors: errors.errors };

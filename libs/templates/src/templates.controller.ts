@@ -7,14 +7,21 @@ import { TemplatesService } from './templates.service';
 
 /** GET /v2/templates item (SPEC §4) */
 export function templateSummary(t: Template) {
-  return { template_name: t.name, category: t.category, language: t.language, status: t.status, variables: t.variables };
+  return {
+    template_name: t.name,
+    category: t.category,
+    language: t.language,
+    status: t.status,
+    variables: t.variables,
+  };
 }
 
 /** The template as the detail, create, update and get-templates endpoints answer it. */
 export function templateDetail(t: Template, messagingPhoneId: string | undefined) {
   return {
     ...templateSummary(t),
-    rejected_reason: t.status === 'REJECTED' || t.status === 'PAUSED' || t.status === 'DISABLED' ? t.rejectedReason : null,
+    rejected_reason:
+      t.status === 'REJECTED' || t.status === 'PAUSED' || t.status === 'DISABLED' ? t.rejectedReason : null,
     ...(t.platformStatus ? { platform_status: t.platformStatus } : {}),
     ...(t.previousCategory ? { previous_category: t.previousCategory } : {}),
     messagingPhoneId: messagingPhoneId ?? null,
@@ -36,7 +43,10 @@ export class TemplatesController {
 
   @Post('templates/create')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Create a template and submit it for review (PENDING). data is a string when the name is taken or the number unknown' })
+  @ApiOperation({
+    summary:
+      'Create a template and submit it for review (PENDING). data is a string when the name is taken or the number unknown',
+  })
   @ApiBody({ type: CreateTemplateBody })
   async create(@AccountId() accountId: string, @Body() body: CreateTemplateBody) {
     const result = await this.templates.create(accountId, body);
@@ -54,7 +64,10 @@ export class TemplatesController {
   @Get('templates/get-templates')
   @ApiOperation({ summary: 'All APPROVED templates, no pagination (older endpoint)' })
   async approved(@AccountId() accountId: string) {
-    const [rows, phones] = await Promise.all([this.templates.listApproved(accountId), this.templates.phoneIds(accountId)]);
+    const [rows, phones] = await Promise.all([
+      this.templates.listApproved(accountId),
+      this.templates.phoneIds(accountId),
+    ]);
     return { success: true, data: rows.map((t) => templateDetail(t, phones.get(t.phoneNumberId))) };
   }
 
@@ -68,7 +81,9 @@ export class TemplatesController {
         template_name: t.name,
         language: t.language,
         status: t.status,
-        ...(t.status === 'REJECTED' || t.status === 'PAUSED' || t.status === 'DISABLED' ? { rejected_reason: t.rejectedReason } : {}),
+        ...(t.status === 'REJECTED' || t.status === 'PAUSED' || t.status === 'DISABLED'
+          ? { rejected_reason: t.rejectedReason }
+          : {}),
         ...(t.platformStatus ? { platform_status: t.platformStatus } : {}),
       },
     };
@@ -76,7 +91,9 @@ export class TemplatesController {
 
   @Post('v2/templates/sync')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Pull the latest status of every template from the platform; updated[] lists the changed ones' })
+  @ApiOperation({
+    summary: 'Pull the latest status of every template from the platform; updated[] lists the changed ones',
+  })
   async sync(@AccountId() accountId: string) {
     return { success: true, data: await this.templates.sync(accountId) };
   }

@@ -13,7 +13,10 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE = 1_000_000_000;
 
 export class CreateTemplateBody {
-  @ApiProperty({ example: 'order_update', description: 'lowercase letters, digits and underscores; unique within the account' })
+  @ApiProperty({
+    example: 'order_update',
+    description: 'lowercase letters, digits and underscores; unique within the account',
+  })
   @IsString({ message: 'template_name is required (string)' })
   @Matches(TEMPLATE_NAME, { message: 'template_name must be 1 to 512 lowercase letters, digits or underscores' })
   template_name: string;
@@ -32,7 +35,11 @@ export class CreateTemplateBody {
   @IsNotEmpty({ message: 'messagingPhoneId is required (string)' })
   messagingPhoneId: string;
 
-  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'header, body, footer, button, carousel (docs/templates.md)' })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object' },
+    description: 'header, body, footer, button, carousel (docs/templates.md)',
+  })
   @IsArray({ message: 'components must be a non-empty array' })
   components: unknown[];
 

@@ -1,8 +1,22 @@
-import { BadGatewayException, BadRequestException, ConflictException, HttpException, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import {
+  BadGatewayException,
+  BadRequestException,
+  ConflictException,
+  HttpException,
+  Injectable,
+  Logger,
+  NotFoundException,
+} from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
 import { validationException } from '@switchboard/core';
-import { CloudApiClient, CloudApiError, MessageTemplate, TemplateCategoryEvent, TemplateStatusEvent } from '@switchboard/whatsapp';
+import {
+  CloudApiClient,
+  CloudApiError,
+  MessageTemplate,
+  TemplateCategoryEvent,
+  TemplateStatusEvent,
+} from '@switchboard/whatsapp';
 import { recordWebhookEvent } from '@switchboard/webhooks';
 import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -22,10 +36,16 @@ export const TEMPLATE_STATUS_UPDATE = 'template_status_update';
 export const TEMPLATE_CATEGORY_UPDATE = 'template_category_update';
 
 /** What the webhook processor passes for `template_category_update`. */
-export type PlatformCategoryEvent = Pick<TemplateCategoryEvent, 'templateId' | 'templateName' | 'language' | 'previousCategory' | 'newCategory' | 'correctCategory'> & { wabaId?: string };
+export type PlatformCategoryEvent = Pick<
+  TemplateCategoryEvent,
+  'templateId' | 'templateName' | 'language' | 'previousCategory' | 'newCategory' | 'correctCategory'
+> & { wabaId?: string };
 
 /** What the webhook processor passes: libs/whatsapp's parsed `message_template_status_update`. */
-export type PlatformStatusEvent = Pick<TemplateStatusEvent, 'templateId' | 'templateName' | 'language' | 'event' | 'reason'> & { wabaId?: string };
+export type PlatformStatusEvent = Pick<
+  TemplateStatusEvent,
+  'templateId' | 'templateName' | 'language' | 'event' | 'reason'
+> & { wabaId?: string };
 
 export interface StatusChange {
   accountId: string;
@@ -109,11 +129,33 @@ function platformMessage(err: unknown): string {
 /** A platform failure as our HTTP answer: 400 when Meta rejected the template itself, 502 when the platform failed us. */
 function platformFailure(err: unknown): HttpException {
   const platform_error =
-    err instanceof CloudApiError ? { code: err.code, ...(err.subcode ? { subcode: err.subcode } : {}), message: err.message, ...(err.details ? { details: err.details } : {}) } : undefined;
-  if (err instanceof CloudApiError && err.kind === 'api' && err.httpStatus >= 400 && err.httpStatus < 500 && !err.retryable && err.code !== 190) {
-    return new BadRequestException({ statusCode: 400, message: `The platform rejected the template: ${platformMessage(err)}`, platform_error });
+    err instanceof CloudApiError
+      ? {
+          code: err.code,
+          ...(err.subcode ? { subcode: err.subcode } : {}),
+          message: err.message,
+          ...(err.details ? { details: err.details } : {}),
+        }
+      : undefined;
+  if (
+    err instanceof CloudApiError &&
+    err.kind === 'api' &&
+    err.httpStatus >= 400 &&
+    err.httpStatus < 500 &&
+    !err.retryable &&
+    err.code !== 190
+  ) {
+    return new BadRequestException({
+      statusCode: 400,
+      message: `The platform rejected the template: ${platformMessage(err)}`,
+      platform_error,
+    });
   }
-  return new BadGatewayException({ statusCode: 502, message: `The platform did not accept the request: ${platformMessage(err)}`, platform_error });
+  return new BadGatewayException({
+    statusCode: 502,
+    message: `The platform did not accept the request: ${platformMessage(err)}`,
+    platform_error,
+  });
 }
 
 @Injectable()
@@ -131,7 +173,10 @@ export class TemplatesService {
   // ------------------------------------------------------------------ create
 
   /** SPEC §4 POST /templates/create: the stored template (PENDING), or a string message (name taken / unknown number). */
-  async create(accountId: string, body: CreateTemplateBody): Promise<{ template: Template; phone: PhoneNumber } | string> {
+  async create(
+    accountId: string,
+    body: CreateTemplateBody,
+  ): Promise<{ template: Template; phone: PhoneNumber } | string> {
     const compiled = this.compile(body.components);
     const phone = await this.accounts.findPhoneNumber(accountId, body.messagingPhoneId);
     if (!phone) return PHONE_NUMBER_NOT_FOUND;
@@ -176,10 +221,19 @@ export class TemplatesService {
     } catch (err) {
       await this.templates.delete({ id: row.id });
       if (err instanceof CloudApiError && err.subcode === 2388024) return TEMPLATE_NAME_TAKEN; // exists on the WABA already
-      this.logger.warn({ msg: 'template create refused by the platform', accountId, name: row.name, err: platformMessage(err) });
+      this.logger.warn({
+        msg: 'template create refused by the platform',
+        accountId,
+        name: row.name,
+        err: platformMessage(err),
+      });
       throw platformFailure(err);
     }
-    const mapped = mapPlatformStatus(created.status) ?? { status: 'PENDING' as const, rejectedReason: null, platformStatus: null };
+    const mapped = mapPlatformStatus(created.status) ?? {
+      status: 'PENDING' as const,
+      rejectedReason: null,
+      platformStatus: null,
+    };
     row.platformTemplateId = String(created.id);
     row.status = mapped.status;
     row.rejectedReason = mapped.rejectedReason;
@@ -236,7 +290,12 @@ export class TemplatesService {
       if (mapped) await this.transition(row.id, mapped, 'status');
       return (await this.templates.findOneBy({ id: row.id })) ?? row;
     } catch (err) {
-      this.logger.warn({ msg: 'status refresh failed; answering the stored status', accountId, name, err: platformMessage(err) });
+      this.logger.warn({
+        msg: 'status refresh failed; answering the stored status',
+        accountId,
+        name,
+        err: platformMessage(err),
+      });
       return row;
     }
   }
@@ -264,13 +323,23 @@ export class TemplatesService {
           // a create that crashed between the platform's answer and our save: find it by name
           const found = await client.listTemplates({ name: row.name, limit: 100 });
           remote = found.data.find((t) => t.name === row.name && t.language === row.language);
-          if (!remote) return { error: { name: row.name, language: row.language, message: 'Template not found on the platform' } };
+          if (!remote)
+            return { error: { name: row.name, language: row.language, message: 'Template not found on the platform' } };
           await this.templates.update({ id: row.id }, { platformTemplateId: String(remote.id) });
         }
         const mapped = mapPlatformStatus(remote.status, remote.rejected_reason);
         if (!mapped) return {};
         const change = await this.transition(row.id, mapped, 'sync');
-        return change ? { updated: { name: row.name, language: row.language, status: change.status, rejected_reason: change.rejectedReason } } : {};
+        return change
+          ? {
+              updated: {
+                name: row.name,
+                language: row.language,
+                status: change.status,
+                rejected_reason: change.rejectedReason,
+              },
+            }
+          : {};
       } catch (err) {
         return { error: { name: row.name, language: row.language, message: platformMessage(err) } };
       }
@@ -291,7 +360,10 @@ export class TemplatesService {
     const compiled = body.components !== undefined ? this.compile(body.components) : undefined;
     const row = await this.getByName(accountId, name);
     if (!row.platformTemplateId) {
-      throw new ConflictException({ statusCode: 409, message: 'The template is not on the platform yet: run POST /v2/templates/sync first' });
+      throw new ConflictException({
+        statusCode: 409,
+        message: 'The template is not on the platform yet: run POST /v2/templates/sync first',
+      });
     }
     const client = await this.clientFor(row.phoneNumberId);
     try {
@@ -326,12 +398,15 @@ export class TemplatesService {
     if (rows.length === 0 && event.wabaId) {
       const numbers = await this.accounts.phoneNumbersOfBusinessAccount(String(event.wabaId));
       rows = numbers.length
-        ? await this.templates.find({ where: { phoneNumberId: In(numbers.map((p) => p.id)), name: event.templateName, language: event.language } })
+        ? await this.templates.find({
+            where: { phoneNumberId: In(numbers.map((p) => p.id)), name: event.templateName, language: event.language },
+          })
         : [];
     }
     const changes: StatusChange[] = [];
     for (const row of rows) {
-      if (!row.platformTemplateId && event.templateId) await this.templates.update({ id: row.id }, { platformTemplateId: String(event.templateId) });
+      if (!row.platformTemplateId && event.templateId)
+        await this.templates.update({ id: row.id }, { platformTemplateId: String(event.templateId) });
       const change = await this.transition(row.id, mapped, 'webhook');
       if (change) changes.push(change);
     }
@@ -345,12 +420,16 @@ export class TemplatesService {
    */
   async unusableTemplates(accountId: string, names: string[]): Promise<Array<{ name: string; status: string | null }>> {
     if (names.length === 0) return [];
-    const rows = await this.templates.find({ select: { name: true, status: true, platformStatus: true }, where: { accountId, name: In(names) } });
+    const rows = await this.templates.find({
+      select: { name: true, status: true, platformStatus: true },
+      where: { accountId, name: In(names) },
+    });
     const best = new Map<string, string>();
     for (const r of rows) {
       const status = r.status === 'APPROVED' ? 'APPROVED' : (r.platformStatus ?? r.status);
       const prev = best.get(r.name);
-      if (prev !== 'APPROVED' && (prev === undefined || status === 'APPROVED' || status < prev)) best.set(r.name, status);
+      if (prev !== 'APPROVED' && (prev === undefined || status === 'APPROVED' || status < prev))
+        best.set(r.name, status);
     }
     return names.filter((n) => best.get(n) !== 'APPROVED').map((name) => ({ name, status: best.get(name) ?? null }));
   }
@@ -365,7 +444,9 @@ export class TemplatesService {
     const rows = await this.templatesOfPlatformEvent(event);
     let changed = 0;
     for (const row of rows) {
-      const next = TEMPLATE_CATEGORIES.includes(event.newCategory as TemplateCategoryValue) ? (event.newCategory as TemplateCategoryValue) : null;
+      const next = TEMPLATE_CATEGORIES.includes(event.newCategory as TemplateCategoryValue)
+        ? (event.newCategory as TemplateCategoryValue)
+        : null;
       await this.dataSource.transaction(async (m: EntityManager) => {
         const [updated] = next
           ? ((await m.query(
@@ -389,35 +470,71 @@ export class TemplatesService {
     return changed;
   }
 
-  private async templatesOfPlatformEvent(event: { templateId: string; wabaId?: string; templateName: string; language: string }): Promise<Template[]> {
-    const rows = event.templateId ? await this.templates.find({ where: { platformTemplateId: String(event.templateId) } }) : [];
+  private async templatesOfPlatformEvent(event: {
+    templateId: string;
+    wabaId?: string;
+    templateName: string;
+    language: string;
+  }): Promise<Template[]> {
+    const rows = event.templateId
+      ? await this.templates.find({ where: { platformTemplateId: String(event.templateId) } })
+      : [];
     if (rows.length > 0 || !event.wabaId) return rows;
     const numbers = await this.accounts.phoneNumbersOfBusinessAccount(String(event.wabaId));
     if (numbers.length === 0) return [];
     return this.templates.find({
-      where: { phoneNumberId: In(numbers.map((p) => p.id)), name: event.templateName, ...(event.language ? { language: event.language } : {}) },
+      where: {
+        phoneNumberId: In(numbers.map((p) => p.id)),
+        name: event.templateName,
+        ...(event.language ? { language: event.language } : {}),
+      },
     });
   }
 
   /** For sends: the APPROVED template (with variables, header type, buttons, carousel), or the reason it cannot be sent. */
   async findApprovedForSend(accountId: string, name: string, language?: string): Promise<FindForSendResult> {
-    const rows = await this.templates.find({ where: { accountId, name, ...(language ? { language } : {}) }, order: { id: 'ASC' } });
+    const rows = await this.templates.find({
+      where: { accountId, name, ...(language ? { language } : {}) },
+      order: { id: 'ASC' },
+    });
     if (rows.length === 0) return { ok: false, reason: NO_TEMPLATE_FOUND };
     const approved = rows.find((r) => r.status === 'APPROVED');
     if (approved) return { ok: true, template: approved };
     const r = rows[0];
-    return { ok: false, reason: `Template is not approved (status ${r.status}${r.rejectedReason ? `: ${r.rejectedReason}` : ''})` };
+    return {
+      ok: false,
+      reason: `Template is not approved (status ${r.status}${r.rejectedReason ? `: ${r.rejectedReason}` : ''})`,
+    };
   }
 
   // ------------------------------------------------------------------ plumbing
 
   /** Moves one template to `mapped` and records the account event, atomically; null when nothing changed. */
-  private async transition(id: string, mapped: MappedStatus, source: 'webhook' | 'sync' | 'status'): Promise<StatusChange | null> {
+  private async transition(
+    id: string,
+    mapped: MappedStatus,
+    source: 'webhook' | 'sync' | 'status',
+  ): Promise<StatusChange | null> {
     return this.dataSource.transaction(async (m: EntityManager) => {
-      const row = await m.getRepository(Template).createQueryBuilder('t').setLock('pessimistic_write').where('t.id = :id', { id }).getOne();
+      const row = await m
+        .getRepository(Template)
+        .createQueryBuilder('t')
+        .setLock('pessimistic_write')
+        .where('t.id = :id', { id })
+        .getOne();
       if (!row) return null;
-      if (row.status === mapped.status && row.rejectedReason === mapped.rejectedReason && row.platformStatus === mapped.platformStatus) return null;
-      await m.getRepository(Template).update({ id }, { status: mapped.status, rejectedReason: mapped.rejectedReason, platformStatus: mapped.platformStatus });
+      if (
+        row.status === mapped.status &&
+        row.rejectedReason === mapped.rejectedReason &&
+        row.platformStatus === mapped.platformStatus
+      )
+        return null;
+      await m
+        .getRepository(Template)
+        .update(
+          { id },
+          { status: mapped.status, rejectedReason: mapped.rejectedReason, platformStatus: mapped.platformStatus },
+        );
       const change: StatusChange = {
         accountId: row.accountId,
         templateId: row.id,

@@ -1,7 +1,28 @@
-import { Body, Controller, Delete, ForbiddenException, Get, Headers, HttpCode, Post, Put, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  ForbiddenException,
+  Get,
+  Headers,
+  HttpCode,
+  Post,
+  Put,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountsService } from '@switchboard/accounts';
-import { CSRF_HEADER, CSRF_REFUSED, CurrentClient, Public, readCookie, RequireSignedIn, SESSION_COOKIE, type ConsolePrincipal } from '@switchboard/auth';
+import {
+  CSRF_HEADER,
+  CSRF_REFUSED,
+  CurrentClient,
+  Public,
+  readCookie,
+  RequireSignedIn,
+  SESSION_COOKIE,
+  type ConsolePrincipal,
+} from '@switchboard/auth';
 import { AppConfig } from '@switchboard/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ChangePasswordDto, SignInDto } from './users.dto';
@@ -23,8 +44,14 @@ export class ConsoleSessionController {
   @Public()
   @Post('session')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Sign in with email and password: sets the session cookie; send the header X-Switchboard-CSRF: 1' })
-  async signIn(@Body() body: SignInDto, @Headers(CSRF_HEADER) csrf: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+  @ApiOperation({
+    summary: 'Sign in with email and password: sets the session cookie; send the header X-Switchboard-CSRF: 1',
+  })
+  async signIn(
+    @Body() body: SignInDto,
+    @Headers(CSRF_HEADER) csrf: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     if (!csrf) throw new ForbiddenException(CSRF_REFUSED);
     const { cookieValue, principal } = await this.users.signIn(body.email, body.password);
     reply.header('set-cookie', this.cookie(cookieValue, SESSION_TTL_SECONDS));
@@ -52,7 +79,11 @@ export class ConsoleSessionController {
   @RequireSignedIn()
   @Put('password')
   @ApiOperation({ summary: 'Change the password: every session of the person ends (sign in again)' })
-  async changePassword(@CurrentClient() principal: ConsolePrincipal, @Body() body: ChangePasswordDto, @Res({ passthrough: true }) reply: FastifyReply) {
+  async changePassword(
+    @CurrentClient() principal: ConsolePrincipal,
+    @Body() body: ChangePasswordDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     if (!principal.userId) throw new ForbiddenException({ message: 'Only for console sessions' });
     await this.users.changePassword(principal.userId, body.currentPassword, body.newPassword);
     reply.header('set-cookie', this.cookie('', 0));

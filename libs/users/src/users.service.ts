@@ -1,4 +1,12 @@
-import { BadRequestException, ConflictException, HttpException, HttpStatus, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  HttpException,
+  HttpStatus,
+  Inject,
+  Injectable,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { accountExists } from '@switchboard/accounts';
 import type { ConsolePrincipal, ConsoleSessionResolver } from '@switchboard/auth';
 import { AppConfig, REDIS } from '@switchboard/core';
@@ -36,19 +44,29 @@ interface UserRow {
 }
 
 /** Creates a person of an account (the admin CLI and `npm run dev` use this without the Nest app). */
-export async function createUser(db: DataSource | EntityManager, input: NewUser): Promise<{ userId: string; accountId: string; email: string; role: Role; password: string }> {
+export async function createUser(
+  db: DataSource | EntityManager,
+  input: NewUser,
+): Promise<{ userId: string; accountId: string; email: string; role: Role; password: string }> {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email)) throw new BadRequestException({ message: 'email must be an email address', field: 'email' });
-  if (!isRole(input.role)) throw new BadRequestException({ message: `role must be one of: ${ROLES.join(', ')}`, field: 'role' });
+  if (!isRole(input.role))
+    throw new BadRequestException({ message: `role must be one of: ${ROLES.join(', ')}`, field: 'role' });
   const password = input.password ?? generatePassword();
-  if (password.length < MIN_PASSWORD_LENGTH) throw new BadRequestException({ message: `password must be at least ${MIN_PASSWORD_LENGTH} characters`, field: 'password' });
-  if (!(await accountExists(db, String(input.accountId)))) throw new BadRequestException({ message: `No account with id ${input.accountId}`, field: 'account' });
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw new BadRequestException({
+      message: `password must be at least ${MIN_PASSWORD_LENGTH} characters`,
+      field: 'password',
+    });
+  if (!(await accountExists(db, String(input.accountId))))
+    throw new BadRequestException({ message: `No account with id ${input.accountId}`, field: 'account' });
   const hash = await hashPassword(password);
   const rows: Array<{ id: string }> = await db.query(
     `INSERT INTO users (account_id, email, password_hash, role) VALUES ($1, $2, $3, $4) ON CONFLICT (lower(email)) DO NOTHING RETURNING id`,
     [input.accountId, email, hash, input.role],
   );
-  if (!rows.length) throw new ConflictException({ message: `A user with email ${email} already exists`, field: 'email' });
+  if (!rows.length)
+    throw new ConflictException({ message: `A user with email ${email} already exists`, field: 'email' });
   return { userId: String(rows[0].id), accountId: String(input.accountId), email, role: input.role, password };
 }
 
@@ -70,19 +88,27 @@ export class UsersService implements ConsoleSessionResolver {
    * time); after MAX_FAILED_SIGN_INS failures for an email, it is locked for LOCKOUT_SECONDS (429), known or not.
    */
   async signIn(emailInput: unknown, password: unknown): Promise<{ cookieValue: string; principal: ConsolePrincipal }> {
-    if (typeof emailInput !== 'string' || emailInput.trim() === '') throw new BadRequestException({ message: 'email is required', field: 'email' });
-    if (typeof password !== 'string' || password === '') throw new BadRequestException({ message: 'password is required', field: 'password' });
+    if (typeof emailInput !== 'string' || emailInput.trim() === '')
+      throw new BadRequestException({ message: 'email is required', field: 'email' });
+    if (typeof password !== 'string' || password === '')
+      throw new BadRequestException({ message: 'password is required', field: 'password' });
     const email = emailInput.trim().toLowerCase();
     const failKey = `${this.config.REDIS_PREFIX}:signin-fail:${sha256(email)}`;
     const failures = Number(await this.redis.get(failKey)) || 0;
     if (failures >= MAX_FAILED_SIGN_INS) {
       const ttl = Math.max(1, await this.redis.ttl(failKey));
       throw new HttpException(
-        { message: `Too many failed sign-ins for this email. Try again in ${Math.ceil(ttl / 60)} minute(s).`, retryAfterSeconds: ttl },
+        {
+          message: `Too many failed sign-ins for this email. Try again in ${Math.ceil(ttl / 60)} minute(s).`,
+          retryAfterSeconds: ttl,
+        },
         HttpStatus.TOO_MANY_REQUESTS,
       );
     }
-    const [user]: UserRow[] = await this.db.query(`SELECT id, account_id, email, role, password_hash FROM users WHERE lower(email) = $1`, [email]);
+    const [user]: UserRow[] = await this.db.query(
+      `SELECT id, account_id, email, role, password_hash FROM users WHERE lower(email) = $1`,
+      [email],
+    );
     const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !ok) {
       await this.redis.multi().incr(failKey).expire(failKey, LOCKOUT_SECONDS).exec();
@@ -91,12 +117,10 @@ export class UsersService implements ConsoleSessionResolver {
     await this.redis.del(failKey);
     const cookieValue = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(24).toString('base64url');
-    await this.db.query(`INSERT INTO console_sessions (id, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`, [
-      sha256(cookieValue),
-      user.id,
-      csrfToken,
-      SESSION_TTL_SECONDS,
-    ]);
+    await this.db.query(
+      `INSERT INTO console_sessions (id, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
+      [sha256(cookieValue), user.id, csrfToken, SESSION_TTL_SECONDS],
+    );
     return { cookieValue, principal: this.principal(user, csrfToken) };
   }
 
@@ -116,7 +140,10 @@ export class UsersService implements ConsoleSessionResolver {
   /** Sets a new password and ends every session of the user (the caller signs in again). */
   async changePassword(userId: string, currentPassword: unknown, newPassword: unknown): Promise<void> {
     if (typeof newPassword !== 'string' || newPassword.length < MIN_PASSWORD_LENGTH)
-      throw new BadRequestException({ message: `newPassword must be at least ${MIN_PASSWORD_LENGTH} characters`, field: 'newPassword' });
+      throw new BadRequestException({
+        message: `newPassword must be at least ${MIN_PASSWORD_LENGTH} characters`,
+        field: 'newPassword',
+      });
     const [user]: UserRow[] = await this.db.query(`SELECT password_hash FROM users WHERE id = $1`, [userId]);
     if (!user || typeof currentPassword !== 'string' || !(await verifyPassword(currentPassword, user.password_hash)))
       throw new BadRequestException({ message: 'currentPassword is wrong', field: 'currentPassword' });

@@ -16,7 +16,10 @@ export function messageReceivedData(event: MessageEvent, messageId: string): Rec
     type: event.type,
     interactiveType: event.interactiveType ?? null,
     text: event.text ?? null,
-    button: event.buttonPayload !== undefined || event.buttonText !== undefined ? { payload: event.buttonPayload ?? null, text: event.buttonText ?? null } : null,
+    button:
+      event.buttonPayload !== undefined || event.buttonText !== undefined
+        ? { payload: event.buttonPayload ?? null, text: event.buttonText ?? null }
+        : null,
     media: event.media ?? null,
     location: event.location ?? null,
     reaction: event.reaction ?? null,
@@ -26,7 +29,10 @@ export function messageReceivedData(event: MessageEvent, messageId: string): Rec
 }
 
 /** message.status: one of our messages reached sent, delivered, read or failed (each at most once per message). */
-export function messageStatusData(event: StatusEvent, message: { messageId: string; recipient: string }): Record<string, unknown> {
+export function messageStatusData(
+  event: StatusEvent,
+  message: { messageId: string; recipient: string },
+): Record<string, unknown> {
   const error = event.status === 'failed' ? event.errors?.[0] : undefined;
   return {
     messageId: message.messageId,
@@ -35,7 +41,14 @@ export function messageStatusData(event: StatusEvent, message: { messageId: stri
     recipient: message.recipient,
     status: event.status,
     timestamp: new Date(event.timestamp * 1000).toISOString(),
-    error: error ? { code: error.code ?? null, title: error.title ?? null, message: error.message ?? null, details: error.details ?? null } : null,
+    error: error
+      ? {
+          code: error.code ?? null,
+          title: error.title ?? null,
+          message: error.message ?? null,
+          details: error.details ?? null,
+        }
+      : null,
   };
 }
 

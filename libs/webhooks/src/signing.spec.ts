@@ -2,7 +2,13 @@ import { Webhook } from 'standardwebhooks';
 import { newSigningSecret, signedHeaders } from './signing';
 
 describe('Standard Webhooks signing', () => {
-  const payload = JSON.stringify({ id: 'evt_1', type: 'message.status', createdAt: '2026-11-23T10:00:00.000Z', accountId: '1', data: { status: 'read' } });
+  const payload = JSON.stringify({
+    id: 'evt_1',
+    type: 'message.status',
+    createdAt: '2026-11-23T10:00:00.000Z',
+    accountId: '1',
+    data: { status: 'read' },
+  });
 
   it('new secrets are whsec_ + 32 random bytes, different each time', () => {
     const a = newSigningSecret();
@@ -25,7 +31,9 @@ describe('Standard Webhooks signing', () => {
     const secret = newSigningSecret();
     const headers = signedHeaders([secret], 'evt_1', new Date(), payload);
     expect(() => new Webhook(secret).verify(payload.replace('read', 'sent'), headers)).toThrow(/No matching signature/);
-    expect(() => new Webhook(secret).verify(payload, { ...headers, 'webhook-id': 'evt_2' })).toThrow(/No matching signature/);
+    expect(() => new Webhook(secret).verify(payload, { ...headers, 'webhook-id': 'evt_2' })).toThrow(
+      /No matching signature/,
+    );
     const old = signedHeaders([secret], 'evt_1', new Date(Date.now() - 6 * 60_000), payload);
     expect(() => new Webhook(secret).verify(payload, old)).toThrow(/too old/);
   });

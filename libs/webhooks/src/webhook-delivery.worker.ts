@@ -61,7 +61,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private readonly attempts = new Set<Promise<void>>();
   /** outcome writes not yet committed (awaited at shutdown) */
   private readonly writes = new Set<Promise<void>>();
-  private readonly outcomes = new MicroBatcher((items: AttemptOutcome[]) => this.recordOutcomes(items), { maxItems: 500, maxConcurrent: 2 });
+  private readonly outcomes = new MicroBatcher((items: AttemptOutcome[]) => this.recordOutcomes(items), {
+    maxItems: 500,
+    maxConcurrent: 2,
+  });
   private running = false;
   private loopDone: Promise<void> = Promise.resolve();
   private wake: (() => void) | null = null;
@@ -174,7 +177,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         RETURNING d.id, d.attempts, d.endpoint_id, w.url, w.secret_sealed, w.previous_secret_sealed,
                   COALESCE(w.previous_secret_expires_at > now(), false) AS previous_valid,
                   e.id AS event_id, e.type, e.created_at, e.account_id, e.data`,
-      [busy.map(([id]) => id), busy.map(([, n]) => n), perEndpoint, free * 4, free, this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS],
+      [
+        busy.map(([id]) => id),
+        busy.map(([, n]) => n),
+        perEndpoint,
+        free * 4,
+        free,
+        this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+      ],
     );
     for (const delivery of claimed) this.start(delivery);
     return claimed.length;
@@ -187,11 +197,23 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       .then((outcome) => {
         const write = this.outcomes
           .add(outcome)
-          .catch((error) => this.logger.error({ msg: 'webhook attempt not recorded (retried after its lease)', delivery: delivery.id, error: (error as Error).message }))
+          .catch((error) =>
+            this.logger.error({
+              msg: 'webhook attempt not recorded (retried after its lease)',
+              delivery: delivery.id,
+              error: (error as Error).message,
+            }),
+          )
           .finally(() => this.writes.delete(write));
         this.writes.add(write);
       })
-      .catch((error) => this.logger.error({ msg: 'webhook attempt failed unexpectedly (retried after its lease)', delivery: delivery.id, error: (error as Error).message }))
+      .catch((error) =>
+        this.logger.error({
+          msg: 'webhook attempt failed unexpectedly (retried after its lease)',
+          delivery: delivery.id,
+          error: (error as Error).message,
+        }),
+      )
       .finally(() => {
         const n = (this.inFlight.get(delivery.endpoint_id) ?? 1) - 1;
         if (n <= 0) this.inFlight.delete(delivery.endpoint_id);
@@ -205,7 +227,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private async attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
     const payload = JSON.stringify(envelopeOf({ ...delivery, id: delivery.event_id }));
     const secrets = [this.secretBox.decrypt(delivery.secret_sealed)];
-    if (delivery.previous_valid && delivery.previous_secret_sealed) secrets.push(this.secretBox.decrypt(delivery.previous_secret_sealed));
+    if (delivery.previous_valid && delivery.previous_secret_sealed)
+      secrets.push(this.secretBox.decrypt(delivery.previous_secret_sealed));
     const attemptedAt = new Date();
     const started = performance.now();
     let statusCode: number | null = null;
@@ -226,8 +249,13 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         allowPrivate: this.config.ALLOW_PRIVATE_NETWORK_TARGETS,
       });
       statusCode = res.status;
-      excerpt = res.body.subarray(0, RESPONSE_EXCERPT_CHARS * 4).toString('utf8').slice(0, RESPONSE_EXCERPT_CHARS) || null;
-      if (statusCode >= 300 && statusCode < 400) error = `redirect to ${res.headers.location ?? '(no location)'} not followed`;
+      excerpt =
+        res.body
+          .subarray(0, RESPONSE_EXCERPT_CHARS * 4)
+          .toString('utf8')
+          .slice(0, RESPONSE_EXCERPT_CHARS) || null;
+      if (statusCode >= 300 && statusCode < 400)
+        error = `redirect to ${res.headers.location ?? '(no location)'} not followed`;
     } catch (e) {
       const err = e as OutboundHttpError;
       error = err.code === 'blocked_target' ? privateTargetMessage(err.message) : err.message;
@@ -248,7 +276,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       const delay = o.statusCode === 410 ? null : nextAttemptDelay(this.schedule, o.delivery.attempts);
       return delay === null ? { status: 'failed', next: null } : { status: 'pending', next: new Date(now + delay) };
     });
-    const succeeded = [...new Set(items.filter((_, i) => states[i].status === 'delivered').map((o) => o.delivery.endpoint_id))];
+    const succeeded = [
+      ...new Set(items.filter((_, i) => states[i].status === 'delivered').map((o) => o.delivery.endpoint_id)),
+    ];
     await this.db.query(
       `WITH x AS (SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::text[])
                     AS x(id, status, next, at, code, error, latency, excerpt)),
@@ -277,7 +307,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   /** A 410 disables its endpoint at once; other failures disable it once failing for WEBHOOK_DISABLE_AFTER_MS (unless it also succeeded in this batch). */
-  private async updateFailingEndpoints(tx: EntityManager, failures: AttemptOutcome[], succeeded: Set<string>): Promise<void> {
+  private async updateFailingEndpoints(
+    tx: EntityManager,
+    failures: AttemptOutcome[],
+    succeeded: Set<string>,
+  ): Promise<void> {
     const byEndpoint = new Map<string, { accountId: string; gone: boolean }>();
     for (const o of failures) {
       const e = byEndpoint.get(o.delivery.endpoint_id) ?? { accountId: o.delivery.account_id, gone: false };
@@ -309,7 +343,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         await recordWebhookEvent(tx, {
           accountId: e.accountId,
           type: 'webhook_endpoint.disabled',
-          data: { endpointId, url: row.url, reason: row.disabled_reason, disabledAt: new Date(row.disabled_at).toISOString() },
+          data: {
+            endpointId,
+            url: row.url,
+            reason: row.disabled_reason,
+            disabledAt: new Date(row.disabled_at).toISOString(),
+          },
         });
       }
     }

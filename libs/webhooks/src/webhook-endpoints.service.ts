@@ -4,7 +4,13 @@ import { AppConfig, assertPublicTarget, pageMeta, pageOffset, SecretBox, validat
 import { DataSource } from 'typeorm';
 import { TEST_EVENT_TYPE, WebhookEnvelope } from './event-types';
 import { newSigningSecret } from './signing';
-import type { CreateWebhookEndpointDto, ListDeliveriesQuery, ListEventsQuery, ReplayDto, UpdateWebhookEndpointDto } from './webhooks.dto';
+import type {
+  CreateWebhookEndpointDto,
+  ListDeliveriesQuery,
+  ListEventsQuery,
+  ReplayDto,
+  UpdateWebhookEndpointDto,
+} from './webhooks.dto';
 
 const ENDPOINT_NOT_FOUND = 'Webhook endpoint not found';
 const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled_reason, disabled_at, failing_since, created_at, updated_at, previous_secret_expires_at`;
@@ -36,15 +42,30 @@ function view(row: any): WebhookEndpointView {
     disabled_reason: row.disabled_reason,
     disabled_at: iso(row.disabled_at),
     failing_since: iso(row.failing_since),
-    previous_secret_expires_at: row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > new Date() ? iso(row.previous_secret_expires_at) : null,
+    previous_secret_expires_at:
+      row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > new Date()
+        ? iso(row.previous_secret_expires_at)
+        : null,
     created_at: iso(row.created_at)!,
     updated_at: iso(row.updated_at)!,
   };
 }
 
 /** The envelope of a stored event row (the body every delivery of it carries). */
-export function envelopeOf(row: { id: string; type: string; created_at: Date | string; account_id: string | number; data: Record<string, unknown> }): WebhookEnvelope {
-  return { id: row.id, type: row.type, createdAt: new Date(row.created_at).toISOString(), accountId: String(row.account_id), data: row.data };
+export function envelopeOf(row: {
+  id: string;
+  type: string;
+  created_at: Date | string;
+  account_id: string | number;
+  data: Record<string, unknown>;
+}): WebhookEnvelope {
+  return {
+    id: row.id,
+    type: row.type,
+    createdAt: new Date(row.created_at).toISOString(),
+    accountId: String(row.account_id),
+    data: row.data,
+  };
 }
 
 /**
@@ -74,7 +95,10 @@ export class WebhookEndpointsService {
   }
 
   async list(accountId: string): Promise<WebhookEndpointView[]> {
-    const rows = await this.db.query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY created_at, id`, [accountId]);
+    const rows = await this.db.query(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY created_at, id`,
+      [accountId],
+    );
     return rows.map(view);
   }
 
@@ -101,7 +125,10 @@ export class WebhookEndpointsService {
   }
 
   async remove(accountId: string, id: string): Promise<void> {
-    const [, count] = await this.db.query(`DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, [id, accountId]);
+    const [, count] = await this.db.query(`DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, [
+      id,
+      accountId,
+    ]);
     if (!count) throw new NotFoundException({ statusCode: 404, message: ENDPOINT_NOT_FOUND });
   }
 
@@ -124,7 +151,11 @@ export class WebhookEndpointsService {
     return this.db.transaction(async (tx) => {
       const [event] = await tx.query(
         `INSERT INTO webhook_events (account_id, type, data, dispatched_at) VALUES ($1, $2, $3, now()) RETURNING id`,
-        [accountId, TEST_EVENT_TYPE, JSON.stringify({ endpointId: endpoint.id, message: 'This is a test event from Switchboard.' })],
+        [
+          accountId,
+          TEST_EVENT_TYPE,
+          JSON.stringify({ endpointId: endpoint.id, message: 'This is a test event from Switchboard.' }),
+        ],
       );
       const [delivery] = await tx.query(
         `INSERT INTO webhook_deliveries (account_id, endpoint_id, event_id, trigger) VALUES ($1, $2, $3, 'test') RETURNING id`,
@@ -142,7 +173,10 @@ export class WebhookEndpointsService {
       params.push(query.status);
       filter = ` AND d.status = $${params.length}`;
     }
-    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM webhook_deliveries d WHERE d.endpoint_id = $1 AND d.account_id = $2${filter}`, params);
+    const [{ total }] = await this.db.query(
+      `SELECT count(*)::int AS total FROM webhook_deliveries d WHERE d.endpoint_id = $1 AND d.account_id = $2${filter}`,
+      params,
+    );
     const rows = await this.db.query(
       `SELECT d.*, e.type AS event_type FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
         WHERE d.endpoint_id = $1 AND d.account_id = $2${filter}
@@ -150,10 +184,17 @@ export class WebhookEndpointsService {
       params,
     );
     const attempts: any[] = rows.length
-      ? await this.db.query(`SELECT * FROM webhook_delivery_attempts WHERE delivery_id = ANY($1) ORDER BY id`, [rows.map((r: any) => r.id)])
+      ? await this.db.query(`SELECT * FROM webhook_delivery_attempts WHERE delivery_id = ANY($1) ORDER BY id`, [
+          rows.map((r: any) => r.id),
+        ])
       : [];
     return {
-      deliveries: rows.map((d: any) => this.deliveryView(d, attempts.filter((a) => a.delivery_id === d.id))),
+      deliveries: rows.map((d: any) =>
+        this.deliveryView(
+          d,
+          attempts.filter((a) => a.delivery_id === d.id),
+        ),
+      ),
       ...pageMeta(query, total),
     };
   }
@@ -192,7 +233,8 @@ export class WebhookEndpointsService {
     let after: { at: string; id: string } | null = null;
     if (query.cursor) {
       const [at, id] = Buffer.from(query.cursor, 'base64url').toString('utf8').split('|');
-      if (!at || !id || Number.isNaN(Date.parse(at))) throw validationException([{ field: 'cursor', message: 'cursor must be a next_cursor from a previous page' }]);
+      if (!at || !id || Number.isNaN(Date.parse(at)))
+        throw validationException([{ field: 'cursor', message: 'cursor must be a next_cursor from a previous page' }]);
       after = { at, id };
     }
     const rows = await this.db.query(
@@ -202,7 +244,15 @@ export class WebhookEndpointsService {
           AND ($4::text[] IS NULL OR type = ANY($4))
           AND ($5::timestamptz IS NULL OR (created_at, id) > ($5::timestamptz, $6::text))
         ORDER BY created_at, id LIMIT ${query.limit + 1}`,
-      [accountId, new Date(query.since), query.until ? new Date(query.until) : null, query.types ?? null, after?.at ?? null, after?.id ?? null, TEST_EVENT_TYPE],
+      [
+        accountId,
+        new Date(query.since),
+        query.until ? new Date(query.until) : null,
+        query.types ?? null,
+        after?.at ?? null,
+        after?.id ?? null,
+        TEST_EVENT_TYPE,
+      ],
     );
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
@@ -238,7 +288,10 @@ export class WebhookEndpointsService {
   }
 
   private async row(accountId: string, id: string): Promise<any> {
-    const [row] = await this.db.query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, [id, accountId]);
+    const [row] = await this.db.query(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2`,
+      [id, accountId],
+    );
     if (!row) throw new NotFoundException({ statusCode: 404, message: ENDPOINT_NOT_FOUND });
     return row;
   }
@@ -260,5 +313,7 @@ export class WebhookEndpointsService {
 
 /** The SSRF guard's refusal, with the setting that lifts it for development (only for address refusals). */
 export function privateTargetMessage(reason: string): string {
-  return /address\)$/.test(reason) ? `${reason}; private network targets are refused unless ALLOW_PRIVATE_NETWORK_TARGETS=true (development and tests only)` : reason;
+  return /address\)$/.test(reason)
+    ? `${reason}; private network targets are refused unless ALLOW_PRIVATE_NETWORK_TARGETS=true (development and tests only)`
+    : reason;
 }

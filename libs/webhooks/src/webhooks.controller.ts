@@ -2,7 +2,13 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
-import { CreateWebhookEndpointDto, ListDeliveriesQuery, ListEventsQuery, ReplayDto, UpdateWebhookEndpointDto } from './webhooks.dto';
+import {
+  CreateWebhookEndpointDto,
+  ListDeliveriesQuery,
+  ListEventsQuery,
+  ReplayDto,
+  UpdateWebhookEndpointDto,
+} from './webhooks.dto';
 
 /** Account webhooks (docs/webhooks.md), grant /account. */
 @ApiTags('Webhooks')
@@ -13,7 +19,9 @@ export class WebhooksController {
   constructor(private readonly endpoints: WebhookEndpointsService) {}
 
   @Post('webhook-endpoints')
-  @ApiOperation({ summary: 'Create a webhook endpoint; the answer carries its signing secret (whsec_…), shown only this once' })
+  @ApiOperation({
+    summary: 'Create a webhook endpoint; the answer carries its signing secret (whsec_…), shown only this once',
+  })
   async create(@AccountId() accountId: string, @Body() body: CreateWebhookEndpointDto) {
     return { success: true, data: await this.endpoints.create(accountId, body) };
   }
@@ -58,14 +66,18 @@ export class WebhooksController {
   }
 
   @Get('webhook-endpoints/:id/deliveries')
-  @ApiOperation({ summary: 'Delivery log, newest first: status, attempts (time, status code, latency, response excerpt), next retry' })
+  @ApiOperation({
+    summary: 'Delivery log, newest first: status, attempts (time, status code, latency, response excerpt), next retry',
+  })
   async deliveries(@AccountId() accountId: string, @Param('id') id: string, @Query() query: ListDeliveriesQuery) {
     return { success: true, data: await this.endpoints.listDeliveries(accountId, id, query) };
   }
 
   @Post('webhook-endpoints/:id/replay')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Sends again the events created in [since, until) (optionally of some types), with their original ids' })
+  @ApiOperation({
+    summary: 'Sends again the events created in [since, until) (optionally of some types), with their original ids',
+  })
   async replay(@AccountId() accountId: string, @Param('id') id: string, @Body() body: ReplayDto) {
     return { success: true, data: await this.endpoints.replay(accountId, id, body) };
   }
@@ -78,7 +90,9 @@ export class WebhooksController {
   }
 
   @Get('events')
-  @ApiOperation({ summary: "The account's events from `since`, oldest first (cursor-paged): reconcile what a receiver missed" })
+  @ApiOperation({
+    summary: "The account's events from `since`, oldest first (cursor-paged): reconcile what a receiver missed",
+  })
   async events(@AccountId() accountId: string, @Query() query: ListEventsQuery) {
     return { success: true, data: await this.endpoints.listEvents(accountId, query) };
   }

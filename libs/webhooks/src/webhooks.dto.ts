@@ -1,6 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsISO8601, IsOptional, IsString, MaxLength, ValidateBy, ValidationOptions } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  MaxLength,
+  ValidateBy,
+  ValidationOptions,
+} from 'class-validator';
 import { IsIntInRange, PaginationQuery, toStrictInt } from '@switchboard/core';
 import { WEBHOOK_EVENT_TYPES } from './event-types';
 
@@ -14,22 +26,35 @@ function IsEventSubscription(options?: ValidationOptions): PropertyDecorator {
       name: 'isEventSubscription',
       validator: {
         validate: (value: unknown) =>
-          Array.isArray(value) && value.length >= 1 && value.length <= 50 && value.every((v) => typeof v === 'string' && SUBSCRIBABLE.includes(v)) && (!value.includes('*') || value.length === 1),
+          Array.isArray(value) &&
+          value.length >= 1 &&
+          value.length <= 50 &&
+          value.every((v) => typeof v === 'string' && SUBSCRIBABLE.includes(v)) &&
+          (!value.includes('*') || value.length === 1),
         defaultMessage: () => EVENTS_MESSAGE,
       },
     },
     options,
   );
 }
-const toList = ({ value }: { value: unknown }) => (value === '*' ? ['*'] : Array.isArray(value) ? [...new Set(value)] : value);
+const toList = ({ value }: { value: unknown }) =>
+  value === '*' ? ['*'] : Array.isArray(value) ? [...new Set(value)] : value;
 
 export class CreateWebhookEndpointDto {
-  @ApiProperty({ description: 'http(s) URL receiving the events (public address; see ALLOW_PRIVATE_NETWORK_TARGETS)', maxLength: 2048 })
+  @ApiProperty({
+    description: 'http(s) URL receiving the events (public address; see ALLOW_PRIVATE_NETWORK_TARGETS)',
+    maxLength: 2048,
+  })
   @IsString({ message: 'url must be a string (an http or https URL)' })
   @MaxLength(2048, { message: 'url must be at most 2048 characters' })
   url: string;
 
-  @ApiProperty({ description: 'event types to receive, or ["*"] for all', example: ['message.received', 'message.status'], type: [String], enum: SUBSCRIBABLE })
+  @ApiProperty({
+    description: 'event types to receive, or ["*"] for all',
+    example: ['message.received', 'message.status'],
+    type: [String],
+    enum: SUBSCRIBABLE,
+  })
   @Transform(toList)
   @IsEventSubscription()
   events: string[];
@@ -81,7 +106,11 @@ export class ReplayDto {
   @IsISO8601({ strict: true }, { message: 'until must be an ISO 8601 date-time' })
   until?: string;
 
-  @ApiPropertyOptional({ type: [String], enum: WEBHOOK_EVENT_TYPES, description: 'only these types (default: every type the endpoint subscribes to)' })
+  @ApiPropertyOptional({
+    type: [String],
+    enum: WEBHOOK_EVENT_TYPES,
+    description: 'only these types (default: every type the endpoint subscribes to)',
+  })
   @IsOptional()
   @IsArray({ message: `types must be a list of: ${WEBHOOK_EVENT_TYPES.join(', ')}` })
   @ArrayMinSize(1, { message: 'types must not be empty' })
@@ -112,7 +141,10 @@ export class ListEventsQuery {
   @ApiPropertyOptional({ description: 'comma-separated event types', example: 'message.received,message.status' })
   @IsOptional()
   @Transform(({ value }) => (typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value))
-  @IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: `types must be a comma-separated list of: ${WEBHOOK_EVENT_TYPES.join(', ')}` })
+  @IsIn(WEBHOOK_EVENT_TYPES, {
+    each: true,
+    message: `types must be a comma-separated list of: ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+  })
   types?: string[];
 
   @ApiPropertyOptional({ description: 'next_cursor of the previous page' })

@@ -85,7 +85,13 @@ beforeEach(async () => {
     phoneNumbers: { [PHONE]: { wabaId: WABA, displayPhoneNumber: '15550001111' } },
   });
   baseUrl = await sandbox.listen(0);
-  client = new CloudApiClient({ baseUrl, apiVersion: 'v21.0', accessToken: 'test-token', phoneNumberId: PHONE, businessAccountId: WABA });
+  client = new CloudApiClient({
+    baseUrl,
+    apiVersion: 'v21.0',
+    accessToken: 'test-token',
+    phoneNumberId: PHONE,
+    businessAccountId: WABA,
+  });
 });
 
 afterEach(async () => {
@@ -110,20 +116,43 @@ describe('messages', () => {
     await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'hi' });
     await client.sendMedia(CUSTOMER, 'image', 'https://example.com/a.png', { caption: 'look' });
     await client.sendMedia(CUSTOMER, 'video', 'https://example.com/a.mp4');
-    await client.sendMedia(CUSTOMER, 'document', 'https://example.com/a.pdf', { caption: 'invoice', filename: 'invoice.pdf' });
+    await client.sendMedia(CUSTOMER, 'document', 'https://example.com/a.pdf', {
+      caption: 'invoice',
+      filename: 'invoice.pdf',
+    });
     const log = await control(`messages?to=${CUSTOMER}`);
     expect(log.data.map((m: any) => m.type)).toEqual(['image', 'video', 'document']);
-    expect(log.data[2].payload.document).toEqual({ link: 'https://example.com/a.pdf', caption: 'invoice', filename: 'invoice.pdf' });
+    expect(log.data[2].payload.document).toEqual({
+      link: 'https://example.com/a.pdf',
+      caption: 'invoice',
+      filename: 'invoice.pdf',
+    });
   });
 
   it('sends interactive button, cta_url and flow messages', async () => {
     await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'hi' });
-    await client.sendButtons(CUSTOMER, { body: 'Pick one', footer: 'f', buttons: [{ id: 'yes', title: 'Yes' }, { id: 'no', title: 'No' }] });
+    await client.sendButtons(CUSTOMER, {
+      body: 'Pick one',
+      footer: 'f',
+      buttons: [
+        { id: 'yes', title: 'Yes' },
+        { id: 'no', title: 'No' },
+      ],
+    });
     await client.sendCtaUrl(CUSTOMER, { body: 'See the offer', displayText: 'Open', url: 'https://example.com/offer' });
     const flow = await client.createFlow({ name: 'signup', categories: ['SIGN_UP'] });
-    await client.uploadFlowJson(flow.id, { version: '6.0', screens: [{ id: 'WELCOME', layout: { type: 'SingleColumnLayout', children: [] } }] });
+    await client.uploadFlowJson(flow.id, {
+      version: '6.0',
+      screens: [{ id: 'WELCOME', layout: { type: 'SingleColumnLayout', children: [] } }],
+    });
     await client.publishFlow(flow.id);
-    await client.sendFlow(CUSTOMER, { body: 'Sign up', flowId: flow.id, flowCta: 'Start', flowToken: 'tok-1', screen: 'WELCOME' });
+    await client.sendFlow(CUSTOMER, {
+      body: 'Sign up',
+      flowId: flow.id,
+      flowCta: 'Start',
+      flowToken: 'tok-1',
+      screen: 'WELCOME',
+    });
     const log = await control(`messages?to=${CUSTOMER}`);
     expect(log.data.map((m: any) => m.payload.interactive.type)).toEqual(['button', 'cta_url', 'flow']);
     expect(log.data[2].payload.interactive.action.parameters).toMatchObject({
@@ -138,7 +167,13 @@ describe('messages', () => {
     await approvedTemplate();
     const res = await client.sendTemplate(CUSTOMER, 'order_update', 'en_US', [
       { type: 'header', parameters: [{ type: 'text', text: 'A-7' }] },
-      { type: 'body', parameters: [{ type: 'text', text: 'Ann' }, { type: 'text', text: 'A-7' }] },
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: 'Ann' },
+          { type: 'text', text: 'A-7' },
+        ],
+      },
     ]);
     expect(res.messages[0].id).toMatch(/^wamid\./);
   });
@@ -157,7 +192,10 @@ describe('messages', () => {
     for (const h of hooks) {
       expect(verifySignature(h.rawBody, h.headers['x-hub-signature-256'] as string, APP_SECRET)).toBe(true);
       expect(h.body.entry[0].id).toBe(WABA);
-      expect(h.body.entry[0].changes[0].value.metadata).toEqual({ display_phone_number: '15550001111', phone_number_id: PHONE });
+      expect(h.body.entry[0].changes[0].value.metadata).toEqual({
+        display_phone_number: '15550001111',
+        phone_number_id: PHONE,
+      });
     }
     const events = hooks.flatMap((h) => parseWebhook(h.body));
     expect(events.map((e) => e.kind === 'status' && e.status)).toEqual(['sent', 'delivered', 'read']);
@@ -169,11 +207,23 @@ describe('messages', () => {
     const to = '4915100000000';
     const { messages } = await client.sendTemplate(to, 'order_update', 'en_US', [
       { type: 'header', parameters: [{ type: 'text', text: 'A-7' }] },
-      { type: 'body', parameters: [{ type: 'text', text: 'Ann' }, { type: 'text', text: 'A-7' }] },
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: 'Ann' },
+          { type: 'text', text: 'A-7' },
+        ],
+      },
     ]);
-    const [failed] = await receiver.waitFor((w) => statusesOf(w).some((s) => s.id === messages[0].id && s.status === 'failed'));
+    const [failed] = await receiver.waitFor((w) =>
+      statusesOf(w).some((s) => s.id === messages[0].id && s.status === 'failed'),
+    );
     const [ev] = parseWebhook(failed.body);
-    expect(ev).toMatchObject({ kind: 'status', status: 'failed', errors: [{ code: CloudApiErrorCode.MessageUndeliverable }] });
+    expect(ev).toMatchObject({
+      kind: 'status',
+      status: 'failed',
+      errors: [{ code: CloudApiErrorCode.MessageUndeliverable }],
+    });
     const all = receiver.received.flatMap(statusesOf).filter((s) => s.id === messages[0].id);
     expect(all.map((s) => s.status)).toEqual(['sent', 'failed']);
   });
@@ -187,7 +237,13 @@ describe('errors', () => {
     expect(statuses.map((s) => s.status)).toEqual(['failed']);
     expect(statusesOf(hook).find((s) => s.id === wamid)).toMatchObject({
       status: 'failed',
-      errors: [{ code: CloudApiErrorCode.ReEngagement, title: 'Re-engagement message', error_data: { details: expect.stringContaining('24 hours') } }],
+      errors: [
+        {
+          code: CloudApiErrorCode.ReEngagement,
+          title: 'Re-engagement message',
+          error_data: { details: expect.stringContaining('24 hours') },
+        },
+      ],
     });
   }
 
@@ -198,17 +254,29 @@ describe('errors', () => {
   });
 
   it('131047 when the last inbound message is older than 24 hours', async () => {
-    await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'old', timestamp: Math.floor(Date.now() / 1000) - 25 * 3600 });
+    await control('inbound', {
+      from: CUSTOMER,
+      phone_number_id: PHONE,
+      text: 'old',
+      timestamp: Math.floor(Date.now() / 1000) - 25 * 3600,
+    });
     const res = await client.sendText(CUSTOMER, 'late');
     await failedForClosedWindow(res.messages[0].id);
   });
 
   it('130429 when the per-number rate is exceeded (2/s, 5 quick sends)', async () => {
     await control('config', { messagesPerSecond: { [PHONE]: 2 } });
-    await approvedTemplate({ name: 'ping', language: 'en', category: 'UTILITY', components: [{ type: 'BODY', text: 'ping' }] });
+    await approvedTemplate({
+      name: 'ping',
+      language: 'en',
+      category: 'UTILITY',
+      components: [{ type: 'BODY', text: 'ping' }],
+    });
     const results = await Promise.allSettled([1, 2, 3, 4, 5].map(() => client.sendTemplate(CUSTOMER, 'ping', 'en')));
     const ok = results.filter((r) => r.status === 'fulfilled');
-    const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as CloudApiError);
+    const rejected = results
+      .filter((r): r is PromiseRejectedResult => r.status === 'rejected')
+      .map((r) => r.reason as CloudApiError);
     expect(ok).toHaveLength(2);
     expect(rejected).toHaveLength(3);
     for (const err of rejected) {
@@ -229,7 +297,8 @@ describe('errors', () => {
 
   it('sends refused for other reasons do not use up the throughput', async () => {
     await control('config', { messagesPerSecond: { [PHONE]: 2 } });
-    for (let i = 0; i < 4; i++) expect((await expectCloudError(client.sendTemplate(CUSTOMER, 'no_such_template', 'en'))).code).toBe(132001);
+    for (let i = 0; i < 4; i++)
+      expect((await expectCloudError(client.sendTemplate(CUSTOMER, 'no_such_template', 'en'))).code).toBe(132001);
     await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'hi' });
     await client.sendText(CUSTOMER, 'one');
     await client.sendText(CUSTOMER, 'two');
@@ -264,7 +333,12 @@ describe('errors', () => {
     let err = await expectCloudError(client.sendTemplate(CUSTOMER, 'nope', 'en_US'));
     expect(err.code).toBe(CloudApiErrorCode.TemplateMissing);
     expect(err.httpStatus).toBe(404);
-    await client.createTemplate({ name: 'manual_pending', language: 'en', category: 'UTILITY', components: [{ type: 'BODY', text: 'x' }] });
+    await client.createTemplate({
+      name: 'manual_pending',
+      language: 'en',
+      category: 'UTILITY',
+      components: [{ type: 'BODY', text: 'x' }],
+    });
     err = await expectCloudError(client.sendTemplate(CUSTOMER, 'manual_pending', 'en'));
     expect(err.code).toBe(132001);
     expect(err.details).toContain('PENDING');
@@ -281,7 +355,9 @@ describe('errors', () => {
     expect(err.type).toBe('OAuthException');
     expect(classifyCloudApiError(err)).toEqual({ class: 'auth', retryable: false, retryAfterMs: undefined });
     await control('config', { invalidTokens: ['expired-token'] });
-    err = await expectCloudError(new CloudApiClient({ ...client.connection, accessToken: 'expired-token' }).listTemplates());
+    err = await expectCloudError(
+      new CloudApiClient({ ...client.connection, accessToken: 'expired-token' }).listTemplates(),
+    );
     expect(err.code).toBe(190);
     expect(err.subcode).toBe(463);
   });
@@ -289,7 +365,10 @@ describe('errors', () => {
   it('100 Invalid parameter with details for a malformed message', async () => {
     await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'hi' });
     const err = await expectCloudError(
-      client.sendButtons(CUSTOMER, { body: 'too many', buttons: [1, 2, 3, 4].map((i) => ({ id: `b${i}`, title: `B${i}` })) }),
+      client.sendButtons(CUSTOMER, {
+        body: 'too many',
+        buttons: [1, 2, 3, 4].map((i) => ({ id: `b${i}`, title: `B${i}` })),
+      }),
     );
     expect(err.code).toBe(CloudApiErrorCode.InvalidParameter);
     expect(err.details).toContain('1 to 3 buttons');
@@ -310,7 +389,10 @@ describe('errors', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = silent.address() as AddressInfo;
-      const slow = new CloudApiClient({ ...client.connection, baseUrl: `http://127.0.0.1:${port}` }, { timeoutMs: 200 });
+      const slow = new CloudApiClient(
+        { ...client.connection, baseUrl: `http://127.0.0.1:${port}` },
+        { timeoutMs: 200 },
+      );
       const started = Date.now();
       const err = await expectCloudError(slow.sendText(CUSTOMER, 'x'));
       expect(err.kind).toBe('timeout');
@@ -351,7 +433,9 @@ describe('templates', () => {
   it('create -> automatic review -> signed message_template_status_update webhook', async () => {
     const created = await client.createTemplate(greeting);
     expect(created).toEqual({ id: expect.any(String), status: 'PENDING', category: 'UTILITY' });
-    const [hook] = await receiver.waitFor((w) => w.body?.entry?.[0]?.changes?.[0]?.field === 'message_template_status_update');
+    const [hook] = await receiver.waitFor(
+      (w) => w.body?.entry?.[0]?.changes?.[0]?.field === 'message_template_status_update',
+    );
     expect(verifySignature(hook.rawBody, hook.headers['x-hub-signature-256'] as string, APP_SECRET)).toBe(true);
     expect(verifySignature(hook.rawBody, hook.headers['x-hub-signature-256'] as string, 'other-secret')).toBe(false);
     expect(hook.body.entry[0].id).toBe(WABA);
@@ -362,19 +446,29 @@ describe('templates', () => {
       message_template_language: 'en_US',
     });
     expect(parseWebhook(hook.body)).toEqual([
-      expect.objectContaining({ kind: 'template_status', templateId: created.id, templateName: 'order_update', event: 'APPROVED' }),
+      expect.objectContaining({
+        kind: 'template_status',
+        templateId: created.id,
+        templateName: 'order_update',
+        event: 'APPROVED',
+      }),
     ]);
     await expect(client.getTemplate(created.id)).resolves.toMatchObject({ status: 'APPROVED', name: 'order_update' });
   });
 
   it('names starting with reject_ are REJECTED with a reason', async () => {
     const created = await client.createTemplate({ ...greeting, name: 'reject_me' });
-    const [hook] = await receiver.waitFor((w) => w.body?.entry?.[0]?.changes?.[0]?.value?.message_template_name === 'reject_me');
+    const [hook] = await receiver.waitFor(
+      (w) => w.body?.entry?.[0]?.changes?.[0]?.value?.message_template_name === 'reject_me',
+    );
     expect(hook.body.entry[0].changes[0].value).toMatchObject({ event: 'REJECTED', reason: 'INVALID_FORMAT' });
-    await expect(client.getTemplate(created.id)).resolves.toMatchObject({ status: 'REJECTED', rejected_reason: 'INVALID_FORMAT' });
+    await expect(client.getTemplate(created.id)).resolves.toMatchObject({
+      status: 'REJECTED',
+      rejected_reason: 'INVALID_FORMAT',
+    });
   });
 
-  it('rejects a duplicate name + language with Meta\'s error', async () => {
+  it("rejects a duplicate name + language with Meta's error", async () => {
     await client.createTemplate(greeting);
     const err = await expectCloudError(client.createTemplate(greeting));
     expect(err.code).toBe(100);
@@ -385,7 +479,12 @@ describe('templates', () => {
 
   it('validates the create shape (100 with details)', async () => {
     const err = await expectCloudError(
-      client.createTemplate({ name: 'vars', language: 'en', category: 'MARKETING', components: [{ type: 'BODY', text: 'Hi {{1}}' }] }),
+      client.createTemplate({
+        name: 'vars',
+        language: 'en',
+        category: 'MARKETING',
+        components: [{ type: 'BODY', text: 'Hi {{1}}' }],
+      }),
     );
     expect(err.code).toBe(100);
     expect(err.details).toContain('example');
@@ -393,7 +492,12 @@ describe('templates', () => {
 
   it('lists with name filter and paging, edits (back to PENDING) and deletes', async () => {
     for (const n of ['alpha_one', 'alpha_two', 'alpha_three', 'beta_one']) {
-      await client.createTemplate({ name: n, language: 'en', category: 'MARKETING', components: [{ type: 'BODY', text: n }] });
+      await client.createTemplate({
+        name: n,
+        language: 'en',
+        category: 'MARKETING',
+        components: [{ type: 'BODY', text: n }],
+      });
     }
     const page1 = await client.listTemplates({ name: 'alpha', limit: 2 });
     expect(page1.data.map((t) => t.name)).toEqual(['alpha_one', 'alpha_two']);
@@ -401,13 +505,23 @@ describe('templates', () => {
     const page2 = await client.listTemplates({ name: 'alpha', limit: 2, after: page1.paging!.cursors!.after });
     expect(page2.data.map((t) => t.name)).toEqual(['alpha_three']);
     expect(page2.paging?.next).toBeUndefined();
-    expect((await client.listAllTemplates()).map((t) => t.name).sort()).toEqual(['alpha_one', 'alpha_three', 'alpha_two', 'beta_one']);
+    expect((await client.listAllTemplates()).map((t) => t.name).sort()).toEqual([
+      'alpha_one',
+      'alpha_three',
+      'alpha_two',
+      'beta_one',
+    ]);
 
     await control('templates/review', { name: 'beta_one', status: 'APPROVED' });
     const beta = (await client.listTemplates({ name: 'beta_one' })).data[0];
     expect(beta.status).toBe('APPROVED');
-    await expect(client.editTemplate(beta.id, { components: [{ type: 'BODY', text: 'beta, edited' }] })).resolves.toEqual({ success: true });
-    expect(await client.getTemplate(beta.id)).toMatchObject({ status: 'PENDING', components: [{ type: 'BODY', text: 'beta, edited' }] });
+    await expect(
+      client.editTemplate(beta.id, { components: [{ type: 'BODY', text: 'beta, edited' }] }),
+    ).resolves.toEqual({ success: true });
+    expect(await client.getTemplate(beta.id)).toMatchObject({
+      status: 'PENDING',
+      components: [{ type: 'BODY', text: 'beta, edited' }],
+    });
     await receiver.waitFor((w) => w.body?.entry?.[0]?.changes?.[0]?.value?.message_template_name === 'beta_one', 2);
 
     await expect(client.deleteTemplate('beta_one')).resolves.toEqual({ success: true });
@@ -419,11 +533,20 @@ describe('templates', () => {
 });
 
 describe('flows', () => {
-  const goodFlow = { version: '6.0', screens: [{ id: 'WELCOME', terminal: true, layout: { type: 'SingleColumnLayout', children: [] } }] };
+  const goodFlow = {
+    version: '6.0',
+    screens: [{ id: 'WELCOME', terminal: true, layout: { type: 'SingleColumnLayout', children: [] } }],
+  };
 
-  it('create -> upload -> publish -> deprecate, with Meta\'s state rules', async () => {
+  it("create -> upload -> publish -> deprecate, with Meta's state rules", async () => {
     const { id } = await client.createFlow({ name: 'lead_form', categories: ['LEAD_GENERATION'] });
-    expect(await client.getFlow(id)).toMatchObject({ id, name: 'lead_form', status: 'DRAFT', categories: ['LEAD_GENERATION'], validation_errors: [] });
+    expect(await client.getFlow(id)).toMatchObject({
+      id,
+      name: 'lead_form',
+      status: 'DRAFT',
+      categories: ['LEAD_GENERATION'],
+      validation_errors: [],
+    });
 
     // publishing without flow.json is refused
     expect((await expectCloudError(client.publishFlow(id))).code).toBe(CloudApiErrorCode.FlowPublishInvalidState);
@@ -434,7 +557,9 @@ describe('flows', () => {
 
     // published flows cannot be deleted, updated or published again
     expect((await expectCloudError(client.deleteFlow(id))).code).toBe(CloudApiErrorCode.FlowCantBeDeleted);
-    expect((await expectCloudError(client.uploadFlowJson(id, goodFlow))).code).toBe(CloudApiErrorCode.FlowCantBeUpdated);
+    expect((await expectCloudError(client.uploadFlowJson(id, goodFlow))).code).toBe(
+      CloudApiErrorCode.FlowCantBeUpdated,
+    );
     expect((await expectCloudError(client.publishFlow(id))).code).toBe(139002);
 
     await expect(client.deprecateFlow(id)).resolves.toEqual({ success: true });
@@ -476,19 +601,54 @@ describe('inbound via the control API', () => {
   it('delivers text, button, interactive and nfm_reply messages as signed webhooks', async () => {
     const text = await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'hello', name: 'Ann' });
     expect(text.webhook).toEqual({ statusCode: 200, error: null });
-    await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, button: { payload: 'STOP', text: 'Stop' }, context_message_id: 'wamid.ctx1' });
-    await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, interactive: { button_reply: { id: 'yes', title: 'Yes' } } });
     await control('inbound', {
       from: CUSTOMER,
       phone_number_id: PHONE,
-      interactive: { type: 'nfm_reply', nfm_reply: { response_json: { flow_token: 'tok-1', email: 'a@b.c' }, body: 'Sent', name: 'flow' } },
+      button: { payload: 'STOP', text: 'Stop' },
+      context_message_id: 'wamid.ctx1',
+    });
+    await control('inbound', {
+      from: CUSTOMER,
+      phone_number_id: PHONE,
+      interactive: { button_reply: { id: 'yes', title: 'Yes' } },
+    });
+    await control('inbound', {
+      from: CUSTOMER,
+      phone_number_id: PHONE,
+      interactive: {
+        type: 'nfm_reply',
+        nfm_reply: { response_json: { flow_token: 'tok-1', email: 'a@b.c' }, body: 'Sent', name: 'flow' },
+      },
     });
     const hooks = await receiver.waitFor((w) => Boolean(w.body?.entry?.[0]?.changes?.[0]?.value?.messages), 4);
-    for (const h of hooks) expect(verifySignature(h.rawBody, h.headers['x-hub-signature-256'] as string, APP_SECRET)).toBe(true);
+    for (const h of hooks)
+      expect(verifySignature(h.rawBody, h.headers['x-hub-signature-256'] as string, APP_SECRET)).toBe(true);
     const events = hooks.flatMap((h) => parseWebhook(h.body));
-    expect(events[0]).toMatchObject({ kind: 'message', wamid: text.wamid, from: CUSTOMER, type: 'text', text: 'hello', profileName: 'Ann', phoneNumberId: PHONE });
-    expect(events[1]).toMatchObject({ type: 'button', buttonPayload: 'STOP', buttonText: 'Stop', contextWamid: 'wamid.ctx1' });
-    expect(events[2]).toMatchObject({ type: 'interactive', interactiveType: 'button_reply', buttonPayload: 'yes', buttonText: 'Yes' });
-    expect(events[3]).toMatchObject({ type: 'interactive', interactiveType: 'nfm_reply', flowResponse: { flow_token: 'tok-1', email: 'a@b.c' } });
+    expect(events[0]).toMatchObject({
+      kind: 'message',
+      wamid: text.wamid,
+      from: CUSTOMER,
+      type: 'text',
+      text: 'hello',
+      profileName: 'Ann',
+      phoneNumberId: PHONE,
+    });
+    expect(events[1]).toMatchObject({
+      type: 'button',
+      buttonPayload: 'STOP',
+      buttonText: 'Stop',
+      contextWamid: 'wamid.ctx1',
+    });
+    expect(events[2]).toMatchObject({
+      type: 'interactive',
+      interactiveType: 'button_reply',
+      buttonPayload: 'yes',
+      buttonText: 'Yes',
+    });
+    expect(events[3]).toMatchObject({
+      type: 'interactive',
+      interactiveType: 'nfm_reply',
+      flowResponse: { flow_token: 'tok-1', email: 'a@b.c' },
+    });
   });
 });

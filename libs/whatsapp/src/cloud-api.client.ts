@@ -37,7 +37,6 @@ export interface CloudApiClientOptions {
   timeoutMs?: number;
 }
 
-
 type Query = Record<string, string | number | boolean | undefined>;
 
 /**
@@ -53,7 +52,8 @@ export class CloudApiClient {
     options: CloudApiClientOptions = {},
   ) {
     if (!connection.baseUrl) throw new Error('CloudApiClient: baseUrl is required');
-    if (!/^v\d+\.\d+$/.test(connection.apiVersion)) throw new Error(`CloudApiClient: bad apiVersion ${connection.apiVersion}`);
+    if (!/^v\d+\.\d+$/.test(connection.apiVersion))
+      throw new Error(`CloudApiClient: bad apiVersion ${connection.apiVersion}`);
     this.base = `${connection.baseUrl.replace(/\/+$/, '')}/${connection.apiVersion}`;
     this.timeoutMs = options.timeoutMs ?? 15_000;
   }
@@ -65,19 +65,37 @@ export class CloudApiClient {
   }
 
   // Helpers over the one builder (message-builders.ts): what the send pipeline stores, sent directly.
-  sendText(to: string, body: string, opts: MessageOptions & { previewUrl?: boolean } = {}): Promise<SendMessageResponse> {
+  sendText(
+    to: string,
+    body: string,
+    opts: MessageOptions & { previewUrl?: boolean } = {},
+  ): Promise<SendMessageResponse> {
     return this.sendMessage(textMessage(to, body, opts));
   }
 
-  sendMedia(to: string, type: MediaType, link: string, opts: MessageOptions & { caption?: string; filename?: string } = {}): Promise<SendMessageResponse> {
+  sendMedia(
+    to: string,
+    type: MediaType,
+    link: string,
+    opts: MessageOptions & { caption?: string; filename?: string } = {},
+  ): Promise<SendMessageResponse> {
     return this.sendMessage(mediaMessage(to, type, link, opts));
   }
 
-  sendTemplate(to: string, name: string, languageCode: string, components?: TemplateSendComponent[], opts: MessageOptions = {}): Promise<SendMessageResponse> {
+  sendTemplate(
+    to: string,
+    name: string,
+    languageCode: string,
+    components?: TemplateSendComponent[],
+    opts: MessageOptions = {},
+  ): Promise<SendMessageResponse> {
     return this.sendMessage(templateMessage(to, name, languageCode, components, opts));
   }
 
-  sendButtons(to: string, args: InteractiveParts & { buttons: Array<{ id: string; title: string }> }): Promise<SendMessageResponse> {
+  sendButtons(
+    to: string,
+    args: InteractiveParts & { buttons: Array<{ id: string; title: string }> },
+  ): Promise<SendMessageResponse> {
     return this.sendMessage(buttonsMessage(to, args));
   }
 
@@ -101,7 +119,10 @@ export class CloudApiClient {
   /** The connected number's details (display number, verified name, quality, throughput level). */
   getPhoneNumber(): Promise<PhoneNumberDetails> {
     return this.request('GET', encodeURIComponent(this.connection.phoneNumberId), {
-      query: { fields: 'id,display_phone_number,verified_name,quality_rating,code_verification_status,platform_type,throughput,messaging_limit_tier' },
+      query: {
+        fields:
+          'id,display_phone_number,verified_name,quality_rating,code_verification_status,platform_type,throughput,messaging_limit_tier',
+      },
     });
   }
 
@@ -161,7 +182,10 @@ export class CloudApiClient {
   }
 
   /** Update a DRAFT flow's metadata (name, categories, endpoint_uri). */
-  updateFlowMetadata(flowId: string, update: { name?: string; categories?: FlowCategory[]; endpoint_uri?: string }): Promise<SuccessResponse> {
+  updateFlowMetadata(
+    flowId: string,
+    update: { name?: string; categories?: FlowCategory[]; endpoint_uri?: string },
+  ): Promise<SuccessResponse> {
     return this.request('POST', encodeURIComponent(flowId), { json: update });
   }
 
@@ -208,10 +232,15 @@ export class CloudApiClient {
 
     let res: { status: number; text: () => Promise<string>; retryAfter: string | null };
     try {
-      res = body instanceof FormData ? await this.viaFetch(url, method, headers, body) : await this.viaUndici(url, method, headers, body);
+      res =
+        body instanceof FormData
+          ? await this.viaFetch(url, method, headers, body)
+          : await this.viaUndici(url, method, headers, body);
     } catch (err) {
       const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
-      const timeout = ['TimeoutError', 'AbortError'].includes((err as Error)?.name) || ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'].includes(code ?? '');
+      const timeout =
+        ['TimeoutError', 'AbortError'].includes((err as Error)?.name) ||
+        ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'].includes(code ?? '');
       throw new CloudApiError({
         kind: timeout ? 'timeout' : 'network',
         code: 0,
@@ -245,9 +274,19 @@ export class CloudApiClient {
 
   /** JSON and bodiless requests: undici's request() (a fraction of fetch's cost per call; keep-alive pool per origin). */
   private async viaUndici(url: string, method: string, headers: Record<string, string>, body: string | undefined) {
-    const res = await request(url, { method: method as 'GET' | 'POST' | 'DELETE', headers, body, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
+    const res = await request(url, {
+      method: method as 'GET' | 'POST' | 'DELETE',
+      headers,
+      body,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
     const retryAfter = res.headers['retry-after'];
-    return { status: res.statusCode, text: () => res.body.text(), retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null };
+    return {
+      status: res.statusCode,
+      text: () => res.body.text(),
+      retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
+    };
   }
 
   /** Multipart uploads (Flow JSON): fetch builds the body and its boundary. */

@@ -40,16 +40,31 @@ async function failure(p: Promise<unknown>): Promise<CloudApiError> {
   throw new Error('expected failure');
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) => (res: import('node:http').ServerResponse) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  (res: import('node:http').ServerResponse) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
 
 describe('CloudApiError mapping', () => {
   it('HTTP 429 is retryable and honours Retry-After (seconds)', async () => {
-    respond = json(429, { error: { message: '(#4) Application request limit reached', type: 'OAuthException', code: 4, fbtrace_id: 'x' } }, { 'retry-after': '7' });
+    respond = json(
+      429,
+      {
+        error: { message: '(#4) Application request limit reached', type: 'OAuthException', code: 4, fbtrace_id: 'x' },
+      },
+      { 'retry-after': '7' },
+    );
     const err = await failure(client().sendText('49111', 'x'));
-    expect(err).toMatchObject({ kind: 'api', code: 4, httpStatus: 429, retryable: true, retryAfterMs: 7000, fbtraceId: 'x' });
+    expect(err).toMatchObject({
+      kind: 'api',
+      code: 4,
+      httpStatus: 429,
+      retryable: true,
+      retryAfterMs: 7000,
+      fbtraceId: 'x',
+    });
     expect(classifyCloudApiError(err).class).toBe('throughput');
   });
 
@@ -64,23 +79,55 @@ describe('CloudApiError mapping', () => {
   });
 
   it('is_transient marks a Graph error retryable', async () => {
-    respond = json(500, { error: { message: 'An unexpected error has occurred.', type: 'OAuthException', code: 2, is_transient: true } });
+    respond = json(500, {
+      error: { message: 'An unexpected error has occurred.', type: 'OAuthException', code: 2, is_transient: true },
+    });
     expect((await failure(client().listTemplates())).retryable).toBe(true);
   });
 
   it('131056 pair rate limit: retryable, 6 s default wait', async () => {
     respond = json(400, {
-      error: { message: '(#131056) (Business Account, Consumer Account) pair rate limit hit', type: 'OAuthException', code: 131056, error_data: { messaging_product: 'whatsapp', details: 'Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time.' } },
+      error: {
+        message: '(#131056) (Business Account, Consumer Account) pair rate limit hit',
+        type: 'OAuthException',
+        code: 131056,
+        error_data: {
+          messaging_product: 'whatsapp',
+          details:
+            'Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time.',
+        },
+      },
     });
     const err = await failure(client().sendText('49111', 'x'));
-    expect(err).toMatchObject({ code: 131056, title: '(Business Account, Consumer Account) pair rate limit hit', retryable: true, retryAfterMs: 6000 });
+    expect(err).toMatchObject({
+      code: 131056,
+      title: '(Business Account, Consumer Account) pair rate limit hit',
+      retryable: true,
+      retryAfterMs: 6000,
+    });
     expect(classifyCloudApiError(err).class).toBe('pair_rate');
   });
 
   it('template API errors whose error_data is a string keep it as details', async () => {
-    respond = json(400, { error: { message: 'Invalid parameter', type: 'OAuthException', code: 100, error_subcode: 2388042, error_data: 'Body text too long' } });
-    const err = await failure(client().createTemplate({ name: 'x', language: 'en', category: 'UTILITY', components: [] }));
-    expect(err).toMatchObject({ code: 100, subcode: 2388042, details: 'Body text too long', retryable: false, retryAfterMs: undefined });
+    respond = json(400, {
+      error: {
+        message: 'Invalid parameter',
+        type: 'OAuthException',
+        code: 100,
+        error_subcode: 2388042,
+        error_data: 'Body text too long',
+      },
+    });
+    const err = await failure(
+      client().createTemplate({ name: 'x', language: 'en', category: 'UTILITY', components: [] }),
+    );
+    expect(err).toMatchObject({
+      code: 100,
+      subcode: 2388042,
+      details: 'Body text too long',
+      retryable: false,
+      retryAfterMs: undefined,
+    });
     expect(classifyCloudApiError(err).class).toBe('invalid_request');
   });
 

@@ -37,7 +37,14 @@ export const CloudApiErrorCode = {
 export type CloudApiErrorKind = 'api' | 'network' | 'timeout' | 'invalid_response';
 
 const RETRYABLE_CODES = new Set<number>([
-  1, 2, 4, 17, 32, 341, 613, 80007,
+  1,
+  2,
+  4,
+  17,
+  32,
+  341,
+  613,
+  80007,
   CloudApiErrorCode.Throughput,
   CloudApiErrorCode.SomethingWentWrong,
   CloudApiErrorCode.ServiceUnavailable,
@@ -113,7 +120,7 @@ export class CloudApiError extends Error {
       this.httpStatus >= 500 ||
       init.isTransient === true ||
       RETRYABLE_CODES.has(init.code);
-    this.retryAfterMs = this.retryable ? init.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS[init.code] : undefined;
+    this.retryAfterMs = this.retryable ? (init.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS[init.code]) : undefined;
   }
 
   is(code: number): boolean {
@@ -184,12 +191,20 @@ export function classifyCloudApiError(err: unknown): ErrorClassification {
   if (!(err instanceof CloudApiError)) return { class: 'unknown', retryable: false };
   const c = CloudApiErrorCode;
   const cls: CloudApiErrorClass = (() => {
-    if (err.code === c.Throughput || err.code === 4 || err.code === 80007 || err.httpStatus === 429) return 'throughput';
+    if (err.code === c.Throughput || err.code === 4 || err.code === 80007 || err.httpStatus === 429)
+      return 'throughput';
     if (err.code === c.PairRateLimit) return 'pair_rate';
     if (err.code === c.AccessToken) return 'auth';
     if (err.code === c.ReEngagement) return 'window_closed';
-    if (err.code === c.ParameterMismatch || err.code === c.TemplateMissing || err.code === c.ParameterFormatMismatch) return 'template';
-    if (err.code === c.MessageUndeliverable || err.code === c.SpamRateLimit || err.code === 131049 || err.code === 131050) return 'recipient';
+    if (err.code === c.ParameterMismatch || err.code === c.TemplateMissing || err.code === c.ParameterFormatMismatch)
+      return 'template';
+    if (
+      err.code === c.MessageUndeliverable ||
+      err.code === c.SpamRateLimit ||
+      err.code === 131049 ||
+      err.code === 131050
+    )
+      return 'recipient';
     if (err.retryable) return 'transient';
     if (err.kind === 'api') return 'invalid_request';
     return 'unknown';

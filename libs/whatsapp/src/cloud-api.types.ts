@@ -52,7 +52,12 @@ export type TemplateParameter =
 export type TemplateSendComponent =
   | { type: 'header'; parameters: TemplateParameter[] }
   | { type: 'body'; parameters: TemplateParameter[] }
-  | { type: 'button'; sub_type: 'quick_reply' | 'url' | 'flow' | 'copy_code' | 'catalog'; index: string | number; parameters: TemplateParameter[] }
+  | {
+      type: 'button';
+      sub_type: 'quick_reply' | 'url' | 'flow' | 'copy_code' | 'catalog';
+      index: string | number;
+      parameters: TemplateParameter[];
+    }
   | { type: 'carousel'; cards: Array<{ card_index: number; components: TemplateSendComponent[] }> };
 
 export interface TemplateMessageObject {
@@ -169,13 +174,29 @@ export interface PhoneNumberDetails {
 // ------------------------------------------------------------------ templates
 
 export type TemplateCategory = 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
-export type TemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED' | 'IN_APPEAL' | 'PENDING_DELETION' | 'DELETED' | 'LIMIT_EXCEEDED';
+export type TemplateStatus =
+  | 'PENDING'
+  | 'APPROVED'
+  | 'REJECTED'
+  | 'PAUSED'
+  | 'DISABLED'
+  | 'IN_APPEAL'
+  | 'PENDING_DELETION'
+  | 'DELETED'
+  | 'LIMIT_EXCEEDED';
 
 export type TemplateButton =
   | { type: 'QUICK_REPLY'; text: string }
   | { type: 'URL'; text: string; url: string; example?: string[] }
   | { type: 'PHONE_NUMBER'; text: string; phone_number: string }
-  | { type: 'FLOW'; text: string; flow_id?: string; flow_name?: string; flow_action?: 'navigate' | 'data_exchange'; navigate_screen?: string }
+  | {
+      type: 'FLOW';
+      text: string;
+      flow_id?: string;
+      flow_name?: string;
+      flow_action?: 'navigate' | 'data_exchange';
+      navigate_screen?: string;
+    }
   | { type: 'COPY_CODE'; example: string }
   | { type: 'OTP'; otp_type: 'COPY_CODE' | 'ONE_TAP' | 'ZERO_TAP'; text?: string };
 
@@ -188,7 +209,12 @@ export interface TemplateExample {
 }
 
 export type TemplateComponent =
-  | { type: 'HEADER'; format: 'TEXT' | 'IMAGE' | 'VIDEO' | 'DOCUMENT' | 'LOCATION'; text?: string; example?: TemplateExample }
+  | {
+      type: 'HEADER';
+      format: 'TEXT' | 'IMAGE' | 'VIDEO' | 'DOCUMENT' | 'LOCATION';
+      text?: string;
+      example?: TemplateExample;
+    }
   | { type: 'BODY'; text: string; example?: TemplateExample; add_security_recommendation?: boolean }
   | { type: 'FOOTER'; text: string; code_expiration_minutes?: number }
   | { type: 'BUTTONS'; buttons: TemplateButton[] }

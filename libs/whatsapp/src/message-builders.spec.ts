@@ -1,4 +1,11 @@
-import { buttonsMessage, ctaUrlMessage, flowMessage, mediaMessage, templateMessage, textMessage } from './message-builders';
+import {
+  buttonsMessage,
+  ctaUrlMessage,
+  flowMessage,
+  mediaMessage,
+  templateMessage,
+  textMessage,
+} from './message-builders';
 
 /** The request bodies every sender stores and sends (Meta's shapes for POST /{phone-number-id}/messages). */
 describe('message builders', () => {
@@ -14,16 +21,26 @@ describe('message builders', () => {
   });
 
   it('media by link: caption, and filename for documents', () => {
-    expect(mediaMessage('4915112345678', 'document', 'https://x.y/a.pdf', { caption: 'invoice', filename: 'a.pdf' })).toEqual({
+    expect(
+      mediaMessage('4915112345678', 'document', 'https://x.y/a.pdf', { caption: 'invoice', filename: 'a.pdf' }),
+    ).toEqual({
       ...base,
       type: 'document',
       document: { link: 'https://x.y/a.pdf', caption: 'invoice', filename: 'a.pdf' },
     });
-    expect(mediaMessage('4915112345678', 'image', 'https://x.y/a.png')).toEqual({ ...base, type: 'image', image: { link: 'https://x.y/a.png' } });
+    expect(mediaMessage('4915112345678', 'image', 'https://x.y/a.png')).toEqual({
+      ...base,
+      type: 'image',
+      image: { link: 'https://x.y/a.png' },
+    });
   });
 
   it('template: components only when there are some', () => {
-    expect(templateMessage('4915112345678', 'hello', 'en')).toEqual({ ...base, type: 'template', template: { name: 'hello', language: { code: 'en' } } });
+    expect(templateMessage('4915112345678', 'hello', 'en')).toEqual({
+      ...base,
+      type: 'template',
+      template: { name: 'hello', language: { code: 'en' } },
+    });
     const components = [{ type: 'body' as const, parameters: [{ type: 'text' as const, text: 'Ann' }] }];
     expect(templateMessage('4915112345678', 'order', 'en_US', components)).toEqual({
       ...base,
@@ -33,7 +50,14 @@ describe('message builders', () => {
   });
 
   it('interactive buttons and call-to-action URL, with header and footer', () => {
-    expect(buttonsMessage('4915112345678', { body: 'Pick', header: { type: 'text', text: 'Hi' }, footer: 'f', buttons: [{ id: 'y', title: 'Yes' }] })).toEqual({
+    expect(
+      buttonsMessage('4915112345678', {
+        body: 'Pick',
+        header: { type: 'text', text: 'Hi' },
+        footer: 'f',
+        buttons: [{ id: 'y', title: 'Yes' }],
+      }),
+    ).toEqual({
       ...base,
       type: 'interactive',
       interactive: {
@@ -47,12 +71,25 @@ describe('message builders', () => {
     expect(ctaUrlMessage('4915112345678', { body: 'Offer', displayText: 'Open', url: 'https://x.y' })).toEqual({
       ...base,
       type: 'interactive',
-      interactive: { type: 'cta_url', body: { text: 'Offer' }, action: { name: 'cta_url', parameters: { display_text: 'Open', url: 'https://x.y' } } },
+      interactive: {
+        type: 'cta_url',
+        body: { text: 'Offer' },
+        action: { name: 'cta_url', parameters: { display_text: 'Open', url: 'https://x.y' } },
+      },
     });
   });
 
   it('flow: version 3, token, first screen; a flow id or name is required', () => {
-    expect(flowMessage('4915112345678', { body: 'Sign up', flowId: '123', flowCta: 'Start', flowToken: 't1', flowAction: 'navigate', screen: 'WELCOME' })).toEqual({
+    expect(
+      flowMessage('4915112345678', {
+        body: 'Sign up',
+        flowId: '123',
+        flowCta: 'Start',
+        flowToken: 't1',
+        flowAction: 'navigate',
+        screen: 'WELCOME',
+      }),
+    ).toEqual({
       ...base,
       type: 'interactive',
       interactive: {
@@ -60,10 +97,19 @@ describe('message builders', () => {
         body: { text: 'Sign up' },
         action: {
           name: 'flow',
-          parameters: { flow_message_version: '3', flow_cta: 'Start', flow_id: '123', flow_token: 't1', flow_action: 'navigate', flow_action_payload: { screen: 'WELCOME' } },
+          parameters: {
+            flow_message_version: '3',
+            flow_cta: 'Start',
+            flow_id: '123',
+            flow_token: 't1',
+            flow_action: 'navigate',
+            flow_action_payload: { screen: 'WELCOME' },
+          },
         },
       },
     });
-    expect(() => flowMessage('4915112345678', { body: 'x', flowCta: 'Go' })).toThrow('flowMessage: flowId or flowName is required');
+    expect(() => flowMessage('4915112345678', { body: 'x', flowCta: 'Go' })).toThrow(
+      'flowMessage: flowId or flowName is required',
+    );
   });
 });

@@ -44,24 +44,50 @@ function interactiveParts(args: InteractiveParts) {
   };
 }
 
-export function textMessage(to: string, body: string, opts: MessageOptions & { previewUrl?: boolean } = {}): SendMessageRequest {
-  return { ...envelope(to, opts), type: 'text', text: { body, ...(opts.previewUrl !== undefined ? { preview_url: opts.previewUrl } : {}) } };
+export function textMessage(
+  to: string,
+  body: string,
+  opts: MessageOptions & { previewUrl?: boolean } = {},
+): SendMessageRequest {
+  return {
+    ...envelope(to, opts),
+    type: 'text',
+    text: { body, ...(opts.previewUrl !== undefined ? { preview_url: opts.previewUrl } : {}) },
+  };
 }
 
 /** Media by public URL (`link`). `filename` applies to documents; audio has no caption. */
-export function mediaMessage(to: string, type: MediaType, link: string, opts: MessageOptions & { caption?: string; filename?: string } = {}): SendMessageRequest {
+export function mediaMessage(
+  to: string,
+  type: MediaType,
+  link: string,
+  opts: MessageOptions & { caption?: string; filename?: string } = {},
+): SendMessageRequest {
   const media: { link: string; caption?: string; filename?: string } = { link };
   if (opts.caption !== undefined) media.caption = opts.caption;
   if (opts.filename !== undefined) media.filename = opts.filename;
   return { ...envelope(to, opts), type, [type]: media } as SendMessageRequest;
 }
 
-export function templateMessage(to: string, name: string, languageCode: string, components?: TemplateSendComponent[], opts: MessageOptions = {}): SendMessageRequest {
-  return { ...envelope(to, opts), type: 'template', template: { name, language: { code: languageCode }, ...(components?.length ? { components } : {}) } };
+export function templateMessage(
+  to: string,
+  name: string,
+  languageCode: string,
+  components?: TemplateSendComponent[],
+  opts: MessageOptions = {},
+): SendMessageRequest {
+  return {
+    ...envelope(to, opts),
+    type: 'template',
+    template: { name, language: { code: languageCode }, ...(components?.length ? { components } : {}) },
+  };
 }
 
 /** Reply buttons (1 to 3, titles up to 20 characters). */
-export function buttonsMessage(to: string, args: InteractiveParts & { buttons: Array<{ id: string; title: string }> }): SendMessageRequest {
+export function buttonsMessage(
+  to: string,
+  args: InteractiveParts & { buttons: Array<{ id: string; title: string }> },
+): SendMessageRequest {
   return {
     ...envelope(to, args),
     type: 'interactive',
@@ -73,11 +99,18 @@ export function buttonsMessage(to: string, args: InteractiveParts & { buttons: A
   };
 }
 
-export function ctaUrlMessage(to: string, args: InteractiveParts & { displayText: string; url: string }): SendMessageRequest {
+export function ctaUrlMessage(
+  to: string,
+  args: InteractiveParts & { displayText: string; url: string },
+): SendMessageRequest {
   return {
     ...envelope(to, args),
     type: 'interactive',
-    interactive: { type: 'cta_url', ...interactiveParts(args), action: { name: 'cta_url', parameters: { display_text: args.displayText, url: args.url } } },
+    interactive: {
+      type: 'cta_url',
+      ...interactiveParts(args),
+      action: { name: 'cta_url', parameters: { display_text: args.displayText, url: args.url } },
+    },
   };
 }
 
@@ -102,7 +135,14 @@ export function flowMessage(to: string, args: FlowMessageArgs): SendMessageReque
   if (args.mode) parameters.mode = args.mode;
   if (args.flowAction) parameters.flow_action = args.flowAction;
   if (args.screen || args.data) {
-    parameters.flow_action_payload = { ...(args.screen ? { screen: args.screen } : {}), ...(args.data ? { data: args.data } : {}) };
+    parameters.flow_action_payload = {
+      ...(args.screen ? { screen: args.screen } : {}),
+      ...(args.data ? { data: args.data } : {}),
+    };
   }
-  return { ...envelope(to, args), type: 'interactive', interactive: { type: 'flow', ...interactiveParts(args), action: { name: 'flow', parameters } } };
+  return {
+    ...envelope(to, args),
+    type: 'interactive',
+    interactive: { type: 'flow', ...interactiveParts(args), action: { name: 'flow', parameters } },
+  };
 }

@@ -28,20 +28,32 @@ export async function automationLatency(ctx: BenchContext) {
   } else {
     try {
       const address = process.env.TEMPORAL_ADDRESS ?? (server as TemporalDevServer).address;
-      temporal = await measureDriver(ctx, 'temporal', { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: `bench-${process.pid}` });
+      temporal = await measureDriver(ctx, 'temporal', {
+        TEMPORAL_ADDRESS: address,
+        TEMPORAL_TASK_QUEUE: `bench-${process.pid}`,
+      });
     } finally {
       await (server as TemporalDevServer | undefined)?.stop?.();
     }
   }
   if (!temporal) return;
   const ratio = (t: number, e: number) => (e > 0 ? `${(t / e).toFixed(1)}x` : 'n/a');
-  const row = (label: string, e: number, t: number, unit: string) => [label.padEnd(42), `${e.toFixed(0)} ${unit} | ${t.toFixed(0)} ${unit} | ${ratio(t, e)}`] as const;
-  ctx.record('automations: embedded | Temporal | Temporal/embedded', Object.fromEntries([
-    row(`webhook → run started p99 (${embedded.webhookRate}/s)`, embedded.webhookP99, temporal.webhookP99, 'ms'),
-    row('accepted → first wait p99 (closed loop, runs that started)', embedded.firstWaitP99, temporal.firstWaitP99, 'ms'),
-    row(`reply → next step p99 (${embedded.replyRate}/s)`, embedded.replyP99, temporal.replyP99, 'ms'),
-    row('runs/s (webhook, closed loop, 20 conns)', embedded.runsPerSecond, temporal.runsPerSecond, 'runs/s'),
-  ]));
+  const row = (label: string, e: number, t: number, unit: string) =>
+    [label.padEnd(42), `${e.toFixed(0)} ${unit} | ${t.toFixed(0)} ${unit} | ${ratio(t, e)}`] as const;
+  ctx.record(
+    'automations: embedded | Temporal | Temporal/embedded',
+    Object.fromEntries([
+      row(`webhook → run started p99 (${embedded.webhookRate}/s)`, embedded.webhookP99, temporal.webhookP99, 'ms'),
+      row(
+        'accepted → first wait p99 (closed loop, runs that started)',
+        embedded.firstWaitP99,
+        temporal.firstWaitP99,
+        'ms',
+      ),
+      row(`reply → next step p99 (${embedded.replyRate}/s)`, embedded.replyP99, temporal.replyP99, 'ms'),
+      row('runs/s (webhook, closed loop, 20 conns)', embedded.runsPerSecond, temporal.runsPerSecond, 'runs/s'),
+    ]),
+  );
 }
 
 interface DriverFigures {
@@ -53,29 +65,55 @@ interface DriverFigures {
   runsPerSecond: number;
 }
 
-async function measureDriver(ctx: BenchContext, driver: 'embedded' | 'temporal', driverEnv: Record<string, string>): Promise<DriverFigures> {
+async function measureDriver(
+  ctx: BenchContext,
+  driver: 'embedded' | 'temporal',
+  driverEnv: Record<string, string>,
+): Promise<DriverFigures> {
   const apiPort = await freePort();
   const base = `http://127.0.0.1:${apiPort}`;
   const env = { WHATSAPP_APP_SECRET: APP_SECRET, TEMPORAL_ADDRESS: '', ...driverEnv };
   const processes: ChildProcess[] = [];
-  processes.push(await ctx.startProcess(`api (${driver})`, join(DIST, 'apps/api/src/main.js'), { ...env, PORT: String(apiPort) }, `${base}/health`));
+  processes.push(
+    await ctx.startProcess(
+      `api (${driver})`,
+      join(DIST, 'apps/api/src/main.js'),
+      { ...env, PORT: String(apiPort) },
+      `${base}/health`,
+    ),
+  );
   processes.push(await ctx.startProcess(`worker (${driver})`, join(DIST, 'apps/worker/src/main.js'), env));
   await new Promise((r) => setTimeout(r, driver === 'temporal' ? 5000 : 3000)); // the worker boots
 
   const account = await ctx.createAccount();
-  const auth = await fetch(`${base}/v1/authenticate`, { method: 'POST', headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+  const auth = await fetch(`${base}/v1/authenticate`, {
+    method: 'POST',
+    headers: { clientid: account.clientId, clientsecret: account.clientSecret },
+  });
   const { token } = (await auth.json()) as { token: string };
   const create = async (name: string, nodes: unknown[]) => {
     const res = await fetch(`${base}/v1/workflows`, {
       method: 'POST',
       headers: { authorization: token, 'content-type': 'application/json' },
-      body: JSON.stringify({ mode: 'create', name, trigger: { type: 'webhook' }, startNodeId: nodes.length ? (nodes[0] as { id: string }).id : 'done', nodes }),
+      body: JSON.stringify({
+        mode: 'create',
+        name,
+        trigger: { type: 'webhook' },
+        startNodeId: nodes.length ? (nodes[0] as { id: string }).id : 'done',
+        nodes,
+      }),
     });
     const body = (await res.json()) as { data: { id: number; identifier: string } };
     return body.data;
   };
   const waitNodes = [
-    { id: 'wait', type: 'wait_for_reply', timeout: '1h', branches: [{ match: { type: 'any' }, next: 'done' }], onTimeout: 'done' },
+    {
+      id: 'wait',
+      type: 'wait_for_reply',
+      timeout: '1h',
+      branches: [{ match: { type: 'any' }, next: 'done' }],
+      onTimeout: 'done',
+    },
     { id: 'done', type: 'end' },
   ];
 
@@ -86,7 +124,11 @@ async function measureDriver(ctx: BenchContext, driver: 'embedded' | 'temporal',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ phone: '+4915100000001', order: { id: 'A-1' } }),
   };
-  const webhook = await load(`${base}/webhook/workflow/${started.identifier}`, { connections: 20, seconds: 10, ...webhookRequest });
+  const webhook = await load(`${base}/webhook/workflow/${started.identifier}`, {
+    connections: 20,
+    seconds: 10,
+    ...webhookRequest,
+  });
   await new Promise((r) => setTimeout(r, 3000)); // let the worker drain what was accepted (the backlog, if any, shows in p99)
   const [pickup] = await ctx.db.query(
     `SELECT count(*)::int AS runs,
@@ -97,7 +139,12 @@ async function measureDriver(ctx: BenchContext, driver: 'embedded' | 'temporal',
     [started.id],
   );
   const webhookRate = Number(process.env.BENCH_WEBHOOK_RATE ?? 200);
-  const paced = await load(`${base}/webhook/workflow/${started.identifier}`, { connections: 20, seconds: 10, rate: webhookRate, ...webhookRequest });
+  const paced = await load(`${base}/webhook/workflow/${started.identifier}`, {
+    connections: 20,
+    seconds: 10,
+    rate: webhookRate,
+    ...webhookRequest,
+  });
   await new Promise((r) => setTimeout(r, 3000));
 
   // Part 2: reply → next step, for replies arriving at a steady rate, then for all of them at once
@@ -108,10 +155,17 @@ async function measureDriver(ctx: BenchContext, driver: 'embedded' | 'temporal',
     const wf = await create(name, waitNodes);
     const phones = Array.from({ length: replyRuns }, (_, i) => `${prefix}${String(i).padStart(8, '0')}`);
     for (const phone of phones) {
-      await fetch(`${base}/webhook/workflow/${wf.identifier}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phone }) });
+      await fetch(`${base}/webhook/workflow/${wf.identifier}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ phone }),
+      });
     }
     await waitUntil(async () => {
-      const [{ n }] = await ctx.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'waiting'`, [wf.id]);
+      const [{ n }] = await ctx.db.query(
+        `SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'waiting'`,
+        [wf.id],
+      );
       return n === replyRuns;
     }, 300_000); // Temporal: the backlog of the webhook loads drains first
     return { wf, phones };
@@ -121,20 +175,29 @@ async function measureDriver(ctx: BenchContext, driver: 'embedded' | 'temporal',
     sentAt.set(phone, Date.now());
     await fetch(`${base}/webhooks/whatsapp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-hub-signature-256': computeSignature(Buffer.from(body), APP_SECRET) },
+      headers: {
+        'content-type': 'application/json',
+        'x-hub-signature-256': computeSignature(Buffer.from(body), APP_SECRET),
+      },
       body,
     });
   };
   const replyLatencies = async (workflowId: number, sentAt: Map<string, number>) => {
     await waitUntil(async () => {
-      const [{ n }] = await ctx.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'completed'`, [workflowId]);
+      const [{ n }] = await ctx.db.query(
+        `SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'completed'`,
+        [workflowId],
+      );
       return n === replyRuns;
     }, 300_000);
     const finished: Array<{ contact_phone: string; finished: number }> = await ctx.db.query(
       `SELECT contact_phone, extract(epoch FROM finished_at) * 1000 AS finished FROM workflow_runs WHERE workflow_id = $1`,
       [workflowId],
     );
-    const ms = finished.map((r) => Number(r.finished) - (sentAt.get(r.contact_phone) ?? NaN)).filter((n) => Number.isFinite(n)).sort((a, b) => a - b);
+    const ms = finished
+      .map((r) => Number(r.finished) - (sentAt.get(r.contact_phone) ?? NaN))
+      .filter((n) => Number.isFinite(n))
+      .sort((a, b) => a - b);
     return { count: ms.length, p50: percentile(ms, 0.5), p99: percentile(ms, 0.99) };
   };
 
@@ -151,9 +214,11 @@ async function measureDriver(ctx: BenchContext, driver: 'embedded' | 'temporal',
 
   const burst = await waitingRuns('Bench replies (burst)', '49153');
   const burstSentAt = new Map<string, number>();
-  await Promise.all(chunks(burst.phones, Math.ceil(burst.phones.length / 10)).map(async (group) => {
-    for (const phone of group) await reply(phone, burstSentAt);
-  }));
+  await Promise.all(
+    chunks(burst.phones, Math.ceil(burst.phones.length / 10)).map(async (group) => {
+      for (const phone of group) await reply(phone, burstSentAt);
+    }),
+  );
   const burstReplies = await replyLatencies(burst.wf.id, burstSentAt);
 
   ctx.record(`automations (${driver} driver)`, {
@@ -167,7 +232,11 @@ async function measureDriver(ctx: BenchContext, driver: 'embedded' | 'temporal',
     [`reply → next step, ${replyRuns} at once: p50 / p99 ms`]: `${burstReplies.p50} / ${burstReplies.p99} ${Number(burstReplies.p99) < 100 ? 'OK' : 'ABOVE TARGET'} (10 senders back to back)`,
   });
   // This driver's processes stop before the next driver is measured (they would compete for the CPU).
-  await Promise.all(processes.map((p) => (p.exitCode !== null ? undefined : new Promise((resolve) => (p.once('exit', resolve), p.kill('SIGTERM'))))));
+  await Promise.all(
+    processes.map((p) =>
+      p.exitCode !== null ? undefined : new Promise((resolve) => (p.once('exit', resolve), p.kill('SIGTERM'))),
+    ),
+  );
   return {
     webhookRate,
     replyRate,
@@ -178,7 +247,8 @@ async function measureDriver(ctx: BenchContext, driver: 'embedded' | 'temporal',
   };
 }
 
-const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]?.toFixed(0);
+const percentile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]?.toFixed(0);
 
 function inboundWebhook(phoneNumberId: string, from: string): string {
   return JSON.stringify({
@@ -193,7 +263,15 @@ function inboundWebhook(phoneNumberId: string, from: string): string {
               messaging_product: 'whatsapp',
               metadata: { display_phone_number: '15550000000', phone_number_id: phoneNumberId },
               contacts: [{ profile: { name: 'Bench' }, wa_id: from }],
-              messages: [{ from, id: `wamid.bench-${from}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: 'yes' } }],
+              messages: [
+                {
+                  from,
+                  id: `wamid.bench-${from}`,
+                  timestamp: String(Math.floor(Date.now() / 1000)),
+                  type: 'text',
+                  text: { body: 'yes' },
+                },
+              ],
             },
           },
         ],

@@ -21,7 +21,6 @@ function peakRssMb(pid: number | undefined): number | null {
   }
 }
 
-
 /** CPU seconds (user + system) a process has used so far; null once it has exited. */
 function cpuSeconds(pid: number | undefined): number | null {
   if (!pid) return null;
@@ -78,12 +77,22 @@ export async function campaignFanout(ctx: BenchContext) {
   const sandboxProcess = await ctx.startProcess(
     'sandbox',
     join(DIST, 'apps/sandbox/src/main.js'),
-    { SANDBOX_PORT: sandboxPort, SANDBOX_WEBHOOK_URL: `${api}/webhooks/whatsapp`, WHATSAPP_APP_SECRET: config.WHATSAPP_APP_SECRET },
+    {
+      SANDBOX_PORT: sandboxPort,
+      SANDBOX_WEBHOOK_URL: `${api}/webhooks/whatsapp`,
+      WHATSAPP_APP_SECRET: config.WHATSAPP_APP_SECRET,
+    },
     `${sandboxUrl}/_sandbox/health`,
   );
-  const apiProcess = await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: apiPort }, `${api}/health`);
+  const apiProcess = await ctx.startProcess(
+    'api',
+    join(DIST, 'apps/api/src/main.js'),
+    { ...env, PORT: apiPort },
+    `${api}/health`,
+  );
   const workers = [];
-  for (let i = 0; i < WORKERS; i++) workers.push(await ctx.startProcess(`worker ${i + 1}`, join(DIST, 'apps/worker/src/main.js'), env));
+  for (let i = 0; i < WORKERS; i++)
+    workers.push(await ctx.startProcess(`worker ${i + 1}`, join(DIST, 'apps/worker/src/main.js'), env));
 
   const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
     name: 'Bench campaign',
@@ -109,7 +118,10 @@ export async function campaignFanout(ctx: BenchContext) {
     webhookLogLimit: 1000,
     autoReview: false,
   });
-  const auth = await fetch(`${api}/v1/authenticate`, { method: 'POST', headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+  const auth = await fetch(`${api}/v1/authenticate`, {
+    method: 'POST',
+    headers: { clientid: account.clientId, clientsecret: account.clientSecret },
+  });
   const { token } = (await auth.json()) as { token: string };
   const authz = { authorization: token };
 
@@ -122,11 +134,20 @@ export async function campaignFanout(ctx: BenchContext) {
       category: 'MARKETING',
       language: 'en_US',
       messagingPhoneId: phoneId,
-      components: [{ type: 'body', parameters: [{ type: 'text', text: 'Hi {{first}}, the sale starts today.' }, { type: 'variable', variable: { text: 'first', value: 'Ann' } }] }],
+      components: [
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', text: 'Hi {{first}}, the sale starts today.' },
+            { type: 'variable', variable: { text: 'first', value: 'Ann' } },
+          ],
+        },
+      ],
     },
     authz,
   );
-  if (created.status !== 200 || typeof created.body.data !== 'object') throw new Error(`template create failed: ${JSON.stringify(created.body)}`);
+  if (created.status !== 200 || typeof created.body.data !== 'object')
+    throw new Error(`template create failed: ${JSON.stringify(created.body)}`);
   await post(`${sandboxUrl}/_sandbox/templates/review`, { name, status: 'APPROVED' });
   for (let i = 0; ; i++) {
     const s = (await (await fetch(`${api}/templates/status?template_name=${name}`, { headers: authz })).json()) as any;
@@ -137,7 +158,9 @@ export async function campaignFanout(ctx: BenchContext) {
 
   // the audience: RECIPIENTS contacts in one group, seeded in one statement
   const seedStarted = Date.now();
-  const [g] = await ctx.db.query(`INSERT INTO contact_groups (account_id, name) VALUES ($1, 'bench') RETURNING id`, [account.accountId]);
+  const [g] = await ctx.db.query(`INSERT INTO contact_groups (account_id, name) VALUES ($1, 'bench') RETURNING id`, [
+    account.accountId,
+  ]);
   await ctx.db.query(
     `WITH c AS (INSERT INTO contacts (account_id, contact_number, name)
                 SELECT $1, '4915' || lpad(i::text, 8, '0') || '1', 'Member ' || i FROM generate_series(1, $2::int) i RETURNING id)
@@ -149,7 +172,13 @@ export async function campaignFanout(ctx: BenchContext) {
 
   const campaign = await post(
     `${api}/v2/campaigns`,
-    { name: 'bench', messagingPhoneId: phoneId, templateName: name, variables: { name: 'friend' }, group_ids: [Number(g.id)] },
+    {
+      name: 'bench',
+      messagingPhoneId: phoneId,
+      templateName: name,
+      variables: { name: 'friend' },
+      group_ids: [Number(g.id)],
+    },
     authz,
   );
   if (campaign.status !== 201) throw new Error(`campaign create failed: ${JSON.stringify(campaign.body)}`);
@@ -171,17 +200,25 @@ export async function campaignFanout(ctx: BenchContext) {
       console.error(`[campaign] ${((Date.now() - started) / 1000).toFixed(0)} s: ${JSON.stringify(progress)}`);
     }
     if (res.data.status === 'completed') break;
-    if (Date.now() - started > 600_000) throw new Error(`campaign not completed after 600 s: ${JSON.stringify(progress)}`);
+    if (Date.now() - started > 600_000)
+      throw new Error(`campaign not completed after 600 s: ${JSON.stringify(progress)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
   const totalMs = Date.now() - started;
   const workerPeak = workers.map((w) => peakRssMb(w.pid) ?? 'n/a').join(' / ');
   const cpu = processes.map((p, i) => ((cpuSeconds(p.pid) ?? 0) - cpuAtStart[i]).toFixed(1));
-  const services = [cpuSecondsOf('postgres') - servicesAtStart[0], cpuSecondsOf('redis-server') - servicesAtStart[1]].map((s) => s.toFixed(1));
-  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
+  const services = [
+    cpuSecondsOf('postgres') - servicesAtStart[0],
+    cpuSecondsOf('redis-server') - servicesAtStart[1],
+  ].map((s) => s.toFixed(1));
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
   const stats = (await (await fetch(`${sandboxUrl}/_sandbox/stats`)).json()) as any;
-  const log = (await (await fetch(`${sandboxUrl}/_sandbox/messages?phone_number_id=${phoneId}`)).json()) as { data: Array<{ to: string; acceptedAt: string }> };
+  const log = (await (await fetch(`${sandboxUrl}/_sandbox/messages?phone_number_id=${phoneId}`)).json()) as {
+    data: Array<{ to: string; acceptedAt: string }>;
+  };
   const times = log.data.map((m) => Date.parse(m.acceptedAt));
   const first = Math.min(...times);
   const last = Math.max(...times);
@@ -190,7 +227,10 @@ export async function campaignFanout(ctx: BenchContext) {
   for (const m of log.data) perRecipient.set(m.to, (perRecipient.get(m.to) ?? 0) + 1);
   const duplicates = [...perRecipient.values()].filter((n) => n > 1).length;
   const sendSeconds = (last - first) / 1000;
-  const rejected = Object.entries(stats.rejected ?? {}).map(([code, n]) => `${code}: ${n}`).join(', ') || '0';
+  const rejected =
+    Object.entries(stats.rejected ?? {})
+      .map(([code, n]) => `${code}: ${n}`)
+      .join(', ') || '0';
 
   ctx.record('campaign fan-out', {
     recipients: RECIPIENTS,
@@ -208,7 +248,10 @@ export async function campaignFanout(ctx: BenchContext) {
     'worker processes': WORKERS,
     'worker peak RSS MB': workerPeak,
     [`CPU s during the run: worker${WORKERS > 1 ? 's' : ''} / api / sandbox / postgres / redis`]: `${[...cpu, ...services].join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
-    'CPU ms per recipient, all processes': (([...cpu, ...services].reduce((a, b) => a + Number(b), 0) * 1000) / RECIPIENTS).toFixed(2),
+    'CPU ms per recipient, all processes': (
+      ([...cpu, ...services].reduce((a, b) => a + Number(b), 0) * 1000) /
+      RECIPIENTS
+    ).toFixed(2),
     'load average at the end (1/5/15 min)': load,
   });
 }

@@ -13,15 +13,20 @@ function bigWorkflow() {
   const kinds = ['delay', 'http_request', 'update_contact', 'wait_for_reply'] as const;
   const id = (i: number) => (i === NODES - 1 ? 'done' : `n_${i}`);
   const nodes: Array<Record<string, unknown>> = [];
-  const layout: { nodes: Record<string, { x: number; y: number }>; trigger: { x: number; y: number } } = { nodes: {}, trigger: { x: -300, y: 0 } };
+  const layout: { nodes: Record<string, { x: number; y: number }>; trigger: { x: number; y: number } } = {
+    nodes: {},
+    trigger: { x: -300, y: 0 },
+  };
   for (let i = 0; i < NODES; i++) {
     const next = id(i + 1);
     const kind = i === NODES - 1 ? 'end' : kinds[i % kinds.length];
     const node: Record<string, unknown> = { id: id(i), type: kind };
     if (kind === 'delay') Object.assign(node, { duration: '1m', next });
-    if (kind === 'http_request') Object.assign(node, { method: 'POST', url: 'https://crm.example.com/hook', body: { step: i }, next });
+    if (kind === 'http_request')
+      Object.assign(node, { method: 'POST', url: 'https://crm.example.com/hook', body: { step: i }, next });
     if (kind === 'update_contact') Object.assign(node, { fields: { name: '{{payload.name}}' }, next });
-    if (kind === 'wait_for_reply') Object.assign(node, { timeout: '1d', branches: [{ match: { type: 'any' }, next }], onTimeout: next });
+    if (kind === 'wait_for_reply')
+      Object.assign(node, { timeout: '1d', branches: [{ match: { type: 'any' }, next }], onTimeout: next });
     nodes.push(node);
     layout.nodes[id(i)] = { x: (i % 20) * 280, y: Math.floor(i / 20) * 180 };
   }
@@ -35,8 +40,13 @@ function initialJsGzip(): { initial: number; builder: number; elk: number } {
   const initial = [...html.matchAll(/(?:src|href)="\/app\/(assets\/[^"]+\.js)"/g)].map((m) => m[1]);
   const size = (file: string) => gzipSync(readFileSync(join(dir, file))).length;
   const assets = readdirSync(join(dir, 'assets'));
-  const sum = (prefix: string) => assets.filter((f) => f.startsWith(prefix) && f.endsWith('.js')).reduce((n, f) => n + size(join('assets', f)), 0);
-  return { initial: initial.reduce((n, f) => n + size(f), 0), builder: sum('WorkflowBuilder-'), elk: sum('elk.bundled-') };
+  const sum = (prefix: string) =>
+    assets.filter((f) => f.startsWith(prefix) && f.endsWith('.js')).reduce((n, f) => n + size(join('assets', f)), 0);
+  return {
+    initial: initial.reduce((n, f) => n + size(f), 0),
+    builder: sum('WorkflowBuilder-'),
+    elk: sum('elk.bundled-'),
+  };
 }
 
 /**
@@ -46,10 +56,22 @@ function initialJsGzip(): { initial: number; builder: number; elk: number } {
 export async function consoleBuilder(ctx: BenchContext) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const api = await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { PORT: String(port), APP_URL: base, CONSOLE_SECURE_COOKIE: 'false' }, `${base}/health`);
+  const api = await ctx.startProcess(
+    'api',
+    join(DIST, 'apps/api/src/main.js'),
+    { PORT: String(port), APP_URL: base, CONSOLE_SECURE_COOKIE: 'false' },
+    `${base}/health`,
+  );
   const account = await ctx.createAccount();
-  const user = await createUser(ctx.db, { accountId: account.accountId, email: `bench-${process.pid}@example.com`, role: 'marketer' });
-  const auth = await fetch(`${base}/v1/authenticate`, { method: 'POST', headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+  const user = await createUser(ctx.db, {
+    accountId: account.accountId,
+    email: `bench-${process.pid}@example.com`,
+    role: 'marketer',
+  });
+  const auth = await fetch(`${base}/v1/authenticate`, {
+    method: 'POST',
+    headers: { clientid: account.clientId, clientsecret: account.clientSecret },
+  });
   const { token } = (await auth.json()) as { token: string };
   const created = await fetch(`${base}/v1/workflows`, {
     method: 'POST',

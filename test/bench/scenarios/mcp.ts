@@ -27,8 +27,17 @@ export async function mcpThroughput(ctx: BenchContext) {
   const env = { WHATSAPP_APP_SECRET: 'bench-app-secret', MCP_RATE_LIMIT_PER_MINUTE: '100000000' };
 
   const processes: ChildProcess[] = [];
-  processes.push(await ctx.startProcess('sandbox', join(DIST, 'apps/sandbox/src/main.js'), { ...env, SANDBOX_PORT: sandboxPort, SANDBOX_WEBHOOK_URL: `${api}/webhooks/whatsapp` }, `${sandboxUrl}/_sandbox/health`));
-  processes.push(await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: apiPort }, `${api}/health`));
+  processes.push(
+    await ctx.startProcess(
+      'sandbox',
+      join(DIST, 'apps/sandbox/src/main.js'),
+      { ...env, SANDBOX_PORT: sandboxPort, SANDBOX_WEBHOOK_URL: `${api}/webhooks/whatsapp` },
+      `${sandboxUrl}/_sandbox/health`,
+    ),
+  );
+  processes.push(
+    await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: apiPort }, `${api}/health`),
+  );
   processes.push(await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'), env));
 
   const config = loadConfig({ ...ctx.env, ...env });
@@ -42,9 +51,17 @@ export async function mcpThroughput(ctx: BenchContext) {
   await fetch(`${sandboxUrl}/_sandbox/config`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ messagesPerSecond: { [phoneId]: 1000 }, templateReviewDelayMs: 100, statusDelaysMs: { sent: 200, delivered: 600, read: null }, messageLogLimit: 200_000 }),
+    body: JSON.stringify({
+      messagesPerSecond: { [phoneId]: 1000 },
+      templateReviewDelayMs: 100,
+      statusDelaysMs: { sent: 200, delivered: 600, read: null },
+      messageLogLimit: 200_000,
+    }),
   });
-  const auth = await fetch(`${api}/v1/authenticate`, { method: 'POST', headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+  const auth = await fetch(`${api}/v1/authenticate`, {
+    method: 'POST',
+    headers: { clientid: account.clientId, clientsecret: account.clientSecret },
+  });
   const { token } = (await auth.json()) as { token: string };
   const json = { authorization: token, 'content-type': 'application/json' };
 
@@ -58,13 +75,23 @@ export async function mcpThroughput(ctx: BenchContext) {
         category: 'UTILITY',
         language: 'en_US',
         messagingPhoneId: phoneId,
-        components: [{ type: 'body', parameters: [{ type: 'text', text: `Hi {{name}}, update ${i} on your order.` }, { type: 'variable', variable: { text: 'name', value: 'Ann' } }] }],
+        components: [
+          {
+            type: 'body',
+            parameters: [
+              { type: 'text', text: `Hi {{name}}, update ${i} on your order.` },
+              { type: 'variable', variable: { text: 'name', value: 'Ann' } },
+            ],
+          },
+        ],
       }),
     });
     if (res.status !== 200) throw new Error(`template create failed: ${res.status} ${await res.text()}`);
   }
   for (let i = 0; ; i++) {
-    const res = (await (await fetch(`${api}/templates/status?template_name=bench_0`, { headers: json })).json()) as { data?: { status: string } };
+    const res = (await (await fetch(`${api}/templates/status?template_name=bench_0`, { headers: json })).json()) as {
+      data?: { status: string };
+    };
     if (res.data?.status === 'APPROVED') break;
     if (i > 100) throw new Error('template bench_0 was not approved');
     await new Promise((r) => setTimeout(r, 100));
@@ -72,21 +99,46 @@ export async function mcpThroughput(ctx: BenchContext) {
   await new Promise((r) => setTimeout(r, 2000)); // the worker boots
 
   const mcpHeaders = { ...json, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-  const toolCall = (name: string, args: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+  const toolCall = (name: string, args: Record<string, unknown>) =>
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 
   // One call each first: both paths answer as expected (not an error page measured fast).
-  const probe = (await (await fetch(`${api}/mcp`, { method: 'POST', headers: mcpHeaders, body: toolCall('list_templates', {}) })).json()) as any;
-  if (probe.result?.isError || probe.result?.structuredContent?.total !== 10) throw new Error(`list_templates through MCP: ${JSON.stringify(probe)}`);
+  const probe = (await (
+    await fetch(`${api}/mcp`, { method: 'POST', headers: mcpHeaders, body: toolCall('list_templates', {}) })
+  ).json()) as any;
+  if (probe.result?.isError || probe.result?.structuredContent?.total !== 10)
+    throw new Error(`list_templates through MCP: ${JSON.stringify(probe)}`);
 
   const send = { to: '+4915112341234', variables: { name: 'Ann' } };
   const operations = {
     list_templates: {
       rest: () => load(`${api}/v2/templates`, { connections, seconds, headers: json }),
-      mcp: () => load(`${api}/mcp`, { connections, seconds, method: 'POST', headers: mcpHeaders, body: toolCall('list_templates', {}) }),
+      mcp: () =>
+        load(`${api}/mcp`, {
+          connections,
+          seconds,
+          method: 'POST',
+          headers: mcpHeaders,
+          body: toolCall('list_templates', {}),
+        }),
     },
     send_template_message: {
-      rest: () => load(`${api}/send-message/${phoneId}`, { connections, seconds, method: 'POST', headers: json, body: JSON.stringify({ templateName: 'bench_0', ...send }) }),
-      mcp: () => load(`${api}/mcp`, { connections, seconds, method: 'POST', headers: mcpHeaders, body: toolCall('send_template_message', { template: 'bench_0', ...send }) }),
+      rest: () =>
+        load(`${api}/send-message/${phoneId}`, {
+          connections,
+          seconds,
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ templateName: 'bench_0', ...send }),
+        }),
+      mcp: () =>
+        load(`${api}/mcp`, {
+          connections,
+          seconds,
+          method: 'POST',
+          headers: mcpHeaders,
+          body: toolCall('send_template_message', { template: 'bench_0', ...send }),
+        }),
     },
   };
   // REST and MCP runs alternate, BENCH_MCP_ROUNDS times, so that load from elsewhere on the machine hits both alike.
@@ -113,20 +165,31 @@ export async function mcpThroughput(ctx: BenchContext) {
   await new Promise((r) => setTimeout(r, 5000)); // the last sends settle before the processes stop
 
   const mean = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
-  const cpu = (runs: Measured[]) => runs.reduce((a, r) => a + r.cpuMsPerRequest * r.rps, 0) / Math.max(1, runs.reduce((a, r) => a + r.rps, 0));
+  const cpu = (runs: Measured[]) =>
+    runs.reduce((a, r) => a + r.cpuMsPerRequest * r.rps, 0) /
+    Math.max(
+      1,
+      runs.reduce((a, r) => a + r.rps, 0),
+    );
   const summary = (runs: Measured[]) =>
     `${mean(runs.map((r) => r.rps))}, ${Math.max(...runs.map((r) => r.p99))} (per round: ${runs.map((r) => r.rps).join(' / ')}; CPU ${cpu(runs).toFixed(2)} ms/request; errors ${runs.reduce((a, r) => a + r.errors, 0)}, non-2xx ${runs.reduce((a, r) => a + r.non2xx, 0)})`;
-  const figures: Record<string, string | number> = { 'connections / seconds per run / rounds': `${connections} / ${seconds} / ${rounds}` };
+  const figures: Record<string, string | number> = {
+    'connections / seconds per run / rounds': `${connections} / ${seconds} / ${rounds}`,
+  };
   for (const [name, { rest, mcp }] of Object.entries(results)) {
     const ratio = mean(mcp.map((r) => r.rps)) / mean(rest.map((r) => r.rps));
     figures[`${name}: REST req/s, worst p99 ms`] = summary(rest);
     figures[`${name}: MCP calls/s, worst p99 ms`] = summary(mcp);
     const cpuRatio = cpu(rest) / cpu(mcp);
     figures[`${name}: MCP / REST (target >= 0.5)`] = `${ratio.toFixed(2)} ${ratio >= 0.5 ? 'OK' : 'BELOW TARGET'}`;
-    figures[`${name}: REST / MCP CPU per request`] = `${cpuRatio.toFixed(2)} ${cpuRatio >= 0.5 ? 'OK' : 'BELOW TARGET'}`;
+    figures[`${name}: REST / MCP CPU per request`] =
+      `${cpuRatio.toFixed(2)} ${cpuRatio >= 0.5 ? 'OK' : 'BELOW TARGET'}`;
   }
   // Every send call answered 200 through both paths; how many of them were refused inside the tool result:
-  const [{ failed }] = await ctx.db.query(`SELECT count(*) FILTER (WHERE status = 'failed')::int AS failed FROM messages WHERE account_id = $1`, [account.accountId]);
+  const [{ failed }] = await ctx.db.query(
+    `SELECT count(*) FILTER (WHERE status = 'failed')::int AS failed FROM messages WHERE account_id = $1`,
+    [account.accountId],
+  );
   figures['failed messages (all runs)'] = failed;
   ctx.record('mcp (tools/call through POST /mcp beside the same REST call)', figures);
 }

@@ -24,11 +24,22 @@ export async function sends(ctx: BenchContext) {
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const env = { WHATSAPP_APP_SECRET: 'bench-app-secret' };
 
-  await ctx.startProcess('sandbox', join(DIST, 'apps/sandbox/src/main.js'), { ...env, SANDBOX_PORT: sandboxPort, SANDBOX_WEBHOOK_URL: `http://127.0.0.1:${apiPort}/webhooks/whatsapp` }, `${sandboxUrl}/_sandbox/health`);
-  await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: apiPort }, `http://127.0.0.1:${apiPort}/health`);
+  await ctx.startProcess(
+    'sandbox',
+    join(DIST, 'apps/sandbox/src/main.js'),
+    { ...env, SANDBOX_PORT: sandboxPort, SANDBOX_WEBHOOK_URL: `http://127.0.0.1:${apiPort}/webhooks/whatsapp` },
+    `${sandboxUrl}/_sandbox/health`,
+  );
+  await ctx.startProcess(
+    'api',
+    join(DIST, 'apps/api/src/main.js'),
+    { ...env, PORT: apiPort },
+    `http://127.0.0.1:${apiPort}/health`,
+  );
   const workerCount = Math.max(1, Number(process.env.BENCH_WORKERS ?? 1));
   const workers: ChildProcess[] = [];
-  for (let i = 0; i < workerCount; i++) workers.push(await ctx.startProcess(`worker-${i}`, join(DIST, 'apps/worker/src/main.js'), env));
+  for (let i = 0; i < workerCount; i++)
+    workers.push(await ctx.startProcess(`worker-${i}`, join(DIST, 'apps/worker/src/main.js'), env));
 
   const config: AppConfig = loadConfig({ ...ctx.env, ...env });
   const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
@@ -39,7 +50,12 @@ export async function sends(ctx: BenchContext) {
   });
   const phoneId = account.messagingPhoneIds[0];
   const control = (path: string, body?: unknown) =>
-    fetch(`${sandboxUrl}/_sandbox/${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    fetch(
+      `${sandboxUrl}/_sandbox/${path}`,
+      body === undefined
+        ? {}
+        : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+    ).then((r) => r.json() as Promise<any>);
   await control('config', {
     messagesPerSecond: { [phoneId]: rate },
     statusBatchSize: 100,
@@ -97,7 +113,9 @@ export async function sends(ctx: BenchContext) {
 
   const stats = await control('stats');
   const log = await control(`messages?phone_number_id=${phoneId}`);
-  const times = (log.data as Array<{ acceptedAt: string }>).map((m) => new Date(m.acceptedAt).getTime()).sort((a, b) => a - b);
+  const times = (log.data as Array<{ acceptedAt: string }>)
+    .map((m) => new Date(m.acceptedAt).getTime())
+    .sort((a, b) => a - b);
   let maxWindow = 0;
   for (let i = 0, j = 0; i < times.length; i++) {
     while (times[i] - times[j] >= 1000) j++;
@@ -108,13 +126,16 @@ export async function sends(ctx: BenchContext) {
   // the worker records each answer right after it: give the last UPDATEs a moment
   let queued = total;
   for (let i = 0; i < 40 && queued > 0; i++) {
-    [{ queued }] = await ctx.db.query(`SELECT count(*) FILTER (WHERE wamid IS NULL)::int AS queued FROM messages WHERE account_id = $1`, [account.accountId]);
+    [{ queued }] = await ctx.db.query(
+      `SELECT count(*) FILTER (WHERE wamid IS NULL)::int AS queued FROM messages WHERE account_id = $1`,
+      [account.accountId],
+    );
     if (queued > 0) await new Promise((r) => setTimeout(r, 250));
   }
   const per100k = (100_000 / achieved).toFixed(0);
 
   ctx.record('sends (enqueueBulk → worker → sandbox)', {
-    'messages': total,
+    messages: total,
     'configured rate msg/s': rate,
     'enqueue (insert + addBulk) ms': enqueuedMs,
     'accepted by the platform': `${stats.accepted}${stats.accepted >= total ? '' : ' (INCOMPLETE)'}`,
@@ -134,4 +155,3 @@ export async function sends(ctx: BenchContext) {
   await bulkQueue.close();
   connection.disconnect();
 }
-

@@ -18,8 +18,17 @@ export async function webhookDeliveries(ctx: BenchContext) {
   const rate = Number(process.env.BENCH_WEBHOOK_EVENT_RATE ?? 300);
   const apiPort = await freePort();
   const base = `http://127.0.0.1:${apiPort}`;
-  const env = { WHATSAPP_APP_SECRET: APP_SECRET, ALLOW_PRIVATE_NETWORK_TARGETS: 'true', WEBHOOK_POLL_INTERVAL_MS: process.env.WEBHOOK_POLL_INTERVAL_MS ?? '50' };
-  await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: String(apiPort) }, `${base}/health`);
+  const env = {
+    WHATSAPP_APP_SECRET: APP_SECRET,
+    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    WEBHOOK_POLL_INTERVAL_MS: process.env.WEBHOOK_POLL_INTERVAL_MS ?? '50',
+  };
+  await ctx.startProcess(
+    'api',
+    join(DIST, 'apps/api/src/main.js'),
+    { ...env, PORT: String(apiPort) },
+    `${base}/health`,
+  );
   await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'), env);
   await new Promise((r) => setTimeout(r, 3000)); // the worker boots
 
@@ -56,7 +65,10 @@ export async function webhookDeliveries(ctx: BenchContext) {
   }
 
   const account = await ctx.createAccount();
-  const auth = await fetch(`${base}/v1/authenticate`, { method: 'POST', headers: { clientid: account.clientId, clientsecret: account.clientSecret } });
+  const auth = await fetch(`${base}/v1/authenticate`, {
+    method: 'POST',
+    headers: { clientid: account.clientId, clientsecret: account.clientSecret },
+  });
   const { token } = (await auth.json()) as { token: string };
   for (const url of urls) {
     const res = await fetch(`${base}/v1/webhook-endpoints`, {
@@ -82,7 +94,15 @@ export async function webhookDeliveries(ctx: BenchContext) {
                 messaging_product: 'whatsapp',
                 metadata: { display_phone_number: '15550000000', phone_number_id: phoneId },
                 contacts: [{ profile: { name: `Customer ${n}` }, wa_id: from }],
-                messages: [{ from, id: `wamid.bench.${process.pid}.${n}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `bench ${n}` } }],
+                messages: [
+                  {
+                    from,
+                    id: `wamid.bench.${process.pid}.${n}`,
+                    timestamp: String(Math.floor(Date.now() / 1000)),
+                    type: 'text',
+                    text: { body: `bench ${n}` },
+                  },
+                ],
               },
             },
           ],
@@ -106,10 +126,16 @@ export async function webhookDeliveries(ctx: BenchContext) {
         postedAt[n] = performance.now();
         fetch(`${base}/webhooks/whatsapp`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-hub-signature-256': computeSignature(Buffer.from(body), APP_SECRET) },
+          headers: {
+            'content-type': 'application/json',
+            'x-hub-signature-256': computeSignature(Buffer.from(body), APP_SECRET),
+          },
           body,
         })
-          .then((r) => (r.ok ? r.arrayBuffer() : (rejected++, r.arrayBuffer())), () => rejected++)
+          .then(
+            (r) => (r.ok ? r.arrayBuffer() : (rejected++, r.arrayBuffer())),
+            () => rejected++,
+          )
           .finally(() => inFlight--);
       }
       if (next >= total) {
@@ -158,18 +184,21 @@ export async function webhookDeliveries(ctx: BenchContext) {
   if (process.env.BENCH_WEBHOOK_DIRECT !== 'false') {
     const second = await ctx.createAccount();
     for (const url of urls) {
-      await ctx.db.query(`INSERT INTO webhook_endpoints (account_id, url, events, secret_sealed) SELECT $1, $2, ARRAY['*'], secret_sealed FROM webhook_endpoints WHERE account_id = $3 LIMIT 1`, [
-        second.accountId,
-        url,
-        account.accountId,
-      ]);
+      await ctx.db.query(
+        `INSERT INTO webhook_endpoints (account_id, url, events, secret_sealed) SELECT $1, $2, ARRAY['*'], secret_sealed FROM webhook_endpoints WHERE account_id = $3 LIMIT 1`,
+        [second.accountId, url, account.accountId],
+      );
     }
     received = 0;
     const directDone = new Promise<void>((resolve) => (done = resolve));
     const t0 = performance.now();
     await recordWebhookEvents(
       ctx.db,
-      Array.from({ length: total }, (_, n) => ({ accountId: second.accountId, type: 'campaign.completed' as const, data: { campaignId: n } })),
+      Array.from({ length: total }, (_, n) => ({
+        accountId: second.accountId,
+        type: 'campaign.completed' as const,
+        data: { campaignId: n },
+      })),
     );
     await Promise.race([directDone, new Promise((r) => setTimeout(r, 300_000))]);
     const directS = (lastReceivedAt - t0) / 1000;

@@ -46,7 +46,9 @@ export class HealthController {
         const engine = this.indicators.check('workflowEngine');
         // Temporal also reports `workers`: how many worker processes poll the task queue.
         const { driver, status, message, workers } = await this.automations.health();
-        return status === 'up' ? engine.up({ driver, ...(workers === undefined ? {} : { workers }) }) : engine.down({ driver, message });
+        return status === 'up'
+          ? engine.up({ driver, ...(workers === undefined ? {} : { workers }) })
+          : engine.down({ driver, message });
       },
     ]);
   }

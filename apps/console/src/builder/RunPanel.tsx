@@ -28,7 +28,14 @@ function effectLine(entry: RunEntry): string {
   return parts.join(' · ');
 }
 
-export function RunPanel(props: { workflowId: number; me: Me; run: RunData | null; definition: Definition; onOpen: (runId: string) => void; draftUnpublished: boolean }) {
+export function RunPanel(props: {
+  workflowId: number;
+  me: Me;
+  run: RunData | null;
+  definition: Definition;
+  onOpen: (runId: string) => void;
+  draftUnpublished: boolean;
+}) {
   const { workflowId, me, run, onOpen } = props;
   const [runs, setRuns] = useState<RunSummary[] | null>(null);
   const [status, setStatus] = useState('');
@@ -36,7 +43,10 @@ export function RunPanel(props: { workflowId: number; me: Me; run: RunData | nul
   const [reply, setReply] = useState('yes');
   const [message, setMessage] = useState('');
 
-  const refresh = useCallback(() => workflowsApi.runs(workflowId, status).then(setRuns, (e) => setMessage(e.message)), [workflowId, status]);
+  const refresh = useCallback(
+    () => workflowsApi.runs(workflowId, status).then(setRuns, (e) => setMessage(e.message)),
+    [workflowId, status],
+  );
   useEffect(() => {
     void refresh();
   }, [refresh, run?.status]);
@@ -74,17 +84,27 @@ export function RunPanel(props: { workflowId: number; me: Me; run: RunData | nul
     <div className="runs">
       <details open={!run}>
         <summary>Test run</summary>
-        <p className="hint">Starts the live version{props.draftUnpublished ? ' (your draft is not published yet)' : ''} with this payload, as if posted to the webhook.</p>
+        <p className="hint">
+          Starts the live version{props.draftUnpublished ? ' (your draft is not published yet)' : ''} with this payload,
+          as if posted to the webhook.
+        </p>
         <textarea name="test-payload" rows={6} value={payload} onChange={(e) => setPayload(e.target.value)} />
         <button className="primary" onClick={testRun} data-testid="start-test-run">
           Start test run
         </button>
       </details>
-      {message && <p className="hint" data-testid="run-message">{message}</p>}
+      {message && (
+        <p className="hint" data-testid="run-message">
+          {message}
+        </p>
+      )}
       {run && (
         <div className="run-detail" data-testid="run-detail">
           <h3>
-            Run <span className={`run-badge ${run.status}`} data-testid="run-status">{run.status}</span>
+            Run{' '}
+            <span className={`run-badge ${run.status}`} data-testid="run-status">
+              {run.status}
+            </span>
           </h3>
           <p>
             <small>
@@ -93,7 +113,12 @@ export function RunPanel(props: { workflowId: number; me: Me; run: RunData | nul
           </p>
           {run.waitingFor && (
             <p className="waiting" data-testid="run-waiting">
-              Waiting at <strong>{run.waitingFor.nodeId}</strong> for {run.waitingFor.kind === 'reply' ? 'a reply' : run.waitingFor.kind === 'timer' ? 'the timer' : run.waitingFor.effect}
+              Waiting at <strong>{run.waitingFor.nodeId}</strong> for{' '}
+              {run.waitingFor.kind === 'reply'
+                ? 'a reply'
+                : run.waitingFor.kind === 'timer'
+                  ? 'the timer'
+                  : run.waitingFor.effect}
               {run.waitingFor.until && ` until ${new Date(run.waitingFor.until).toLocaleString()}`}
             </p>
           )}
@@ -109,7 +134,8 @@ export function RunPanel(props: { workflowId: number; me: Me; run: RunData | nul
           <ol className="steps">
             {run.history.map((h, i) => (
               <li key={h.seq} data-testid="run-step">
-                <strong>{h.nodeId}</strong> <span className={`outcome ${h.outcome === 'failed' ? 'bad' : ''}`}>{h.outcome}</span>
+                <strong>{h.nodeId}</strong>{' '}
+                <span className={`outcome ${h.outcome === 'failed' ? 'bad' : ''}`}>{h.outcome}</span>
                 <br />
                 <small>
                   {time(h.at)} {ms(spans[i])}

@@ -20,20 +20,42 @@ import { ApiError, templatesApi, workflowsApi, type Me, type TemplateInfo, type 
 import { navigate } from '../router';
 import { autoLayout } from './auto-layout';
 import { NodeForm, TriggerForm } from './forms';
-import { addNode, connect, disconnect, edgesOf, KINDS, sourceHandles, moveNode, PALETTE, removeNodes, renameNode, TRIGGER_ID, unplaced, updateNode, type Definition, type Model } from './graph';
+import {
+  addNode,
+  connect,
+  disconnect,
+  edgesOf,
+  KINDS,
+  sourceHandles,
+  moveNode,
+  PALETTE,
+  removeNodes,
+  renameNode,
+  TRIGGER_ID,
+  unplaced,
+  updateNode,
+  type Definition,
+  type Model,
+} from './graph';
 import { commit, commitGesture, createHistory, redo, replace, undo, type History } from './history';
 import { NODE_TYPES } from './nodes';
 import { RunPanel } from './RunPanel';
 import { nodeStatuses, pathEdges, type RunData } from './run-view';
 
-type Mode = { kind: 'edit' } | { kind: 'version'; version: number; model: Model } | { kind: 'run'; runId: string; model: Model; run: RunData | null };
+type Mode =
+  | { kind: 'edit' }
+  | { kind: 'version'; version: number; model: Model }
+  | { kind: 'run'; runId: string; model: Model; run: RunData | null };
 type SaveState = 'saved' | 'dirty' | 'saving' | 'conflict' | 'error';
 type Side = 'node' | 'versions' | 'runs';
 
 const NODE_DRAG_TYPE = 'application/x-switchboard-node';
 
 function modelOf(definition: Definition, layout: Model['layout'] | null): Model {
-  return { definition: { trigger: definition.trigger, startNodeId: definition.startNodeId, nodes: definition.nodes }, layout: layout ?? { nodes: {} } };
+  return {
+    definition: { trigger: definition.trigger, startNodeId: definition.startNodeId, nodes: definition.nodes },
+    layout: layout ?? { nodes: {} },
+  };
 }
 
 async function placed(model: Model): Promise<Model> {
@@ -79,7 +101,11 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     try {
       const [wf, draft] = await Promise.all([workflowsApi.get(workflowId), workflowsApi.draft(workflowId)]);
       const empty: Definition = { trigger: { type: 'webhook' }, startNodeId: '', nodes: [] };
-      const model = await placed(draft ? modelOf(draft.definition as Definition, draft.layout) : modelOf(wf.version > 0 ? (wf as unknown as Definition) : empty, wf.layout));
+      const model = await placed(
+        draft
+          ? modelOf(draft.definition as Definition, draft.layout)
+          : modelOf(wf.version > 0 ? (wf as unknown as Definition) : empty, wf.layout),
+      );
       revision.current = draft?.revision ?? 0;
       saved.current = model;
       setHasDraft(!!draft);
@@ -126,7 +152,12 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
       while (current && current !== saved.current && saveStateRef.current !== 'conflict') {
         setSaveState('saving');
         try {
-          const draft = await workflowsApi.saveDraft(workflowId, { revision: revision.current, name: workflowRef.current?.name ?? '', definition: current.definition, layout: current.layout });
+          const draft = await workflowsApi.saveDraft(workflowId, {
+            revision: revision.current,
+            name: workflowRef.current?.name ?? '',
+            definition: current.definition,
+            layout: current.layout,
+          });
           revision.current = draft.revision;
           saved.current = current;
           setHasDraft(true);
@@ -134,7 +165,11 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
           if (e instanceof ApiError && e.status === 409) {
             saveStateRef.current = 'conflict';
             setSaveState('conflict');
-            setNotice({ kind: 'error', testId: 'conflict', text: `${e.message}. Another tab or person saved this draft; reload to continue from their version.` });
+            setNotice({
+              kind: 'error',
+              testId: 'conflict',
+              text: `${e.message}. Another tab or person saved this draft; reload to continue from their version.`,
+            });
           } else {
             setSaveState('error');
             setNotice({ kind: 'error', text: `Not saved: ${(e as Error).message}` });
@@ -200,7 +235,11 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
         id: TRIGGER_ID,
         type: 'trigger',
         position: model.layout.trigger ?? { x: -300, y: 0 },
-        data: { trigger: d.trigger, webhookUrl: workflow.webhookUrl, run: run && run.history.length ? { status: 'completed' } : undefined },
+        data: {
+          trigger: d.trigger,
+          webhookUrl: workflow.webhookUrl,
+          run: run && run.history.length ? { status: 'completed' } : undefined,
+        },
         deletable: false,
         selected: selected === TRIGGER_ID,
         measured: measuredRef.current[TRIGGER_ID],
@@ -241,7 +280,9 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     if (!model) return;
     const changed: string[] = [];
     for (const n of model.definition.nodes) {
-      const signature = sourceHandles(n).map((h) => h.id).join(',');
+      const signature = sourceHandles(n)
+        .map((h) => h.id)
+        .join(',');
       if (handleSignatures.current.get(n.id) !== signature) changed.push(n.id);
       handleSignatures.current.set(n.id, signature);
     }
@@ -277,14 +318,19 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
           return next;
         });
   }, []);
-  const onConnect = useCallback((c: Connection) => c.source && c.target && apply((m) => connect(m, c.source, c.sourceHandle ?? 'next', c.target)), [apply]);
+  const onConnect = useCallback(
+    (c: Connection) => c.source && c.target && apply((m) => connect(m, c.source, c.sourceHandle ?? 'next', c.target)),
+    [apply],
+  );
   const onDelete = useCallback(
     ({ nodes: gone, edges: cut }: { nodes: FlowNode[]; edges: FlowEdge[] }) => {
       if (mode.kind !== 'edit') return;
       const goneIds = new Set(gone.map((n) => n.id));
       apply((m) => {
         let next = removeNodes(m, [...goneIds]);
-        for (const e of cut) if (!goneIds.has(e.source) && !goneIds.has(e.target)) next = disconnect(next, e.source, e.sourceHandle ?? 'next');
+        for (const e of cut)
+          if (!goneIds.has(e.source) && !goneIds.has(e.target))
+            next = disconnect(next, e.source, e.sourceHandle ?? 'next');
         return next;
       });
       setSelected(null);
@@ -293,19 +339,16 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     [apply, mode.kind],
   );
 
-  const addAt = useCallback(
-    (type: NodeType, position: { x: number; y: number }) => {
-      let created = '';
-      setHistory((h) => {
-        if (!h) return h;
-        const { model: next, id } = addNode(h.present, type, position);
-        created = id;
-        return commit(h, next);
-      });
-      setTimeout(() => created && (setSelected(created), setSide('node')));
-    },
-    [],
-  );
+  const addAt = useCallback((type: NodeType, position: { x: number; y: number }) => {
+    let created = '';
+    setHistory((h) => {
+      if (!h) return h;
+      const { model: next, id } = addNode(h.present, type, position);
+      created = id;
+      return commit(h, next);
+    });
+    setTimeout(() => created && (setSelected(created), setSide('node')));
+  }, []);
   const onDrop = useCallback(
     (e: DragEvent) => {
       e.preventDefault();
@@ -323,10 +366,15 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     if (saveStateRef.current === 'conflict') return;
     if (errors.length) {
       const e = errors[0];
-      setNotice({ kind: 'error', testId: 'publish-error', text: `Cannot publish: ${e.nodeId !== undefined ? `node "${e.nodeId}": ` : ''}${e.field}: ${e.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}` });
+      setNotice({
+        kind: 'error',
+        testId: 'publish-error',
+        text: `Cannot publish: ${e.nodeId !== undefined ? `node "${e.nodeId}": ` : ''}${e.field}: ${e.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`,
+      });
       return;
     }
-    if (revision.current === 0) return setNotice({ kind: 'info', text: 'Nothing to publish: no changes since the current version.' });
+    if (revision.current === 0)
+      return setNotice({ kind: 'info', text: 'Nothing to publish: no changes since the current version.' });
     try {
       const result = await workflowsApi.publish(workflowId, revision.current);
       revision.current = 0;
@@ -359,7 +407,10 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     setHistory(createHistory(restored));
     setHasDraft(true);
     setMode({ kind: 'edit' });
-    setNotice({ kind: 'info', text: `Version ${version} restored as the draft (revision ${draft.revision}); publish to make it current.` });
+    setNotice({
+      kind: 'info',
+      text: `Version ${version} restored as the draft (revision ${draft.revision}); publish to make it current.`,
+    });
   }
 
   const openRun = useCallback(
@@ -367,7 +418,8 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
       const data = (await workflowsApi.run(runId)) as RunData;
       const wf = workflowRef.current;
       let runModel: Model;
-      if (wf && data.workflowVersion === wf.version) runModel = await placed(modelOf(wf as unknown as Definition, wf.layout));
+      if (wf && data.workflowVersion === wf.version)
+        runModel = await placed(modelOf(wf as unknown as Definition, wf.layout));
       else {
         const v = await workflowsApi.version(workflowId, data.workflowVersion);
         runModel = await placed(modelOf(v.definition as Definition, v.layout));
@@ -403,7 +455,8 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
   if (loadError) return <div className="page error">{loadError}</div>;
   if (!history || !workflow || !model) return <div className="loading">Loading the workflow…</div>;
 
-  const selectedNode = selected && selected !== TRIGGER_ID ? model.definition.nodes.find((n) => n.id === selected) : undefined;
+  const selectedNode =
+    selected && selected !== TRIGGER_ID ? model.definition.nodes.find((n) => n.id === selected) : undefined;
 
   return (
     <div className="builder" data-testid="builder">
@@ -417,7 +470,15 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
         </span>
         {editing && (
           <span className={`save-state ${saveState}`} data-testid="save-state">
-            {hasDraft || saveState !== 'saved' ? { saved: 'Draft saved', dirty: 'Unsaved changes', saving: 'Saving…', conflict: 'Conflict', error: 'Not saved' }[saveState] : 'No draft'}
+            {hasDraft || saveState !== 'saved'
+              ? {
+                  saved: 'Draft saved',
+                  dirty: 'Unsaved changes',
+                  saving: 'Saving…',
+                  conflict: 'Conflict',
+                  error: 'Not saved',
+                }[saveState]
+              : 'No draft'}
           </span>
         )}
         <div className="spacer" />
@@ -426,7 +487,11 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
             <button onClick={() => setHistory((h) => (h ? undo(h) : h))} disabled={!history.past.length} title="Ctrl+Z">
               Undo
             </button>
-            <button onClick={() => setHistory((h) => (h ? redo(h) : h))} disabled={!history.future.length} title="Ctrl+Shift+Z">
+            <button
+              onClick={() => setHistory((h) => (h ? redo(h) : h))}
+              disabled={!history.future.length}
+              title="Ctrl+Shift+Z"
+            >
               Redo
             </button>
             <button onClick={discard} disabled={!hasDraft}>
@@ -493,12 +558,21 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
                 {KINDS[type].label}
               </div>
             ))}
-            <p className="hint">Drag a step onto the canvas, then drag from a handle on its right to the next step. Delete: select and press Delete. Undo: Ctrl+Z.</p>
+            <p className="hint">
+              Drag a step onto the canvas, then drag from a handle on its right to the next step. Delete: select and
+              press Delete. Undo: Ctrl+Z.
+            </p>
           </aside>
         )}
-        <div className="canvas" onDrop={onDrop} onDragOver={(e) => (e.preventDefault(), (e.dataTransfer.dropEffect = 'move'))}>
+        <div
+          className="canvas"
+          onDrop={onDrop}
+          onDragOver={(e) => (e.preventDefault(), (e.dataTransfer.dropEffect = 'move'))}
+        >
           <ReactFlow
-            key={mode.kind === 'run' ? `run:${mode.runId}` : mode.kind === 'version' ? `version:${mode.version}` : 'edit'}
+            key={
+              mode.kind === 'run' ? `run:${mode.runId}` : mode.kind === 'version' ? `version:${mode.version}` : 'edit'
+            }
             nodes={nodes}
             edges={edges}
             nodeTypes={NODE_TYPES}
@@ -532,7 +606,12 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
         <aside className="side">
           <div className="tabs">
             {(['node', 'versions', 'runs'] as Side[]).map((s) => (
-              <button key={s} className={side === s ? 'active' : ''} onClick={() => setSide(s)} data-testid={`tab-${s}`}>
+              <button
+                key={s}
+                className={side === s ? 'active' : ''}
+                onClick={() => setSide(s)}
+                data-testid={`tab-${s}`}
+              >
                 {s === 'node' ? 'Step' : s === 'versions' ? 'Versions' : 'Runs'}
               </button>
             ))}
@@ -553,7 +632,9 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
                 errors={errorsByNode[selectedNode.id] ?? []}
                 templates={templates}
                 readOnly={!editing}
-                onChange={(patch, field) => apply((m) => updateNode(m, selectedNode.id, patch), `${selectedNode.id}:${field}`)}
+                onChange={(patch, field) =>
+                  apply((m) => updateNode(m, selectedNode.id, patch), `${selectedNode.id}:${field}`)
+                }
                 onRename={(id) => {
                   apply((m) => renameNode(m, selectedNode.id, id));
                   setSelected(id);
@@ -563,7 +644,9 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
             ) : (
               <p className="hint">Select a step (or the trigger) to edit it.</p>
             ))}
-          {side === 'versions' && <VersionsPanel workflowId={workflowId} onView={viewVersion} onRestore={restoreVersion} />}
+          {side === 'versions' && (
+            <VersionsPanel workflowId={workflowId} onView={viewVersion} onRestore={restoreVersion} />
+          )}
           {side === 'runs' && (
             <RunPanel
               workflowId={workflowId}
@@ -580,8 +663,21 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
   );
 }
 
-function VersionsPanel({ workflowId, onView, onRestore }: { workflowId: number; onView: (v: number) => void; onRestore: (v: number) => void }) {
-  const [versions, setVersions] = useState<Array<{ version: number; current: boolean; nodeCount: number; createdAt: string }> | null>(null);
+function VersionsPanel({
+  workflowId,
+  onView,
+  onRestore,
+}: {
+  workflowId: number;
+  onView: (v: number) => void;
+  onRestore: (v: number) => void;
+}) {
+  const [versions, setVersions] = useState<Array<{
+    version: number;
+    current: boolean;
+    nodeCount: number;
+    createdAt: string;
+  }> | null>(null);
   useEffect(() => {
     workflowsApi.versions(workflowId).then(setVersions, () => setVersions([]));
   }, [workflowId]);

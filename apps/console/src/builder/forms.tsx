@@ -20,7 +20,17 @@ function errorsFor(errors: FieldError[], field: string) {
   return errors.filter((e) => e.field === field || e.field.startsWith(`${field}.`) || e.field.startsWith(`${field}[`));
 }
 
-function Field({ label, field, errors, children }: { label: string; field: string; errors: FieldError[]; children: ReactNode }) {
+function Field({
+  label,
+  field,
+  errors,
+  children,
+}: {
+  label: string;
+  field: string;
+  errors: FieldError[];
+  children: ReactNode;
+}) {
   const mine = errorsFor(errors, field);
   return (
     <label className={`field${mine.length ? ' has-error' : ''}`} data-field={field}>
@@ -35,11 +45,41 @@ function Field({ label, field, errors, children }: { label: string; field: strin
   );
 }
 
-function Text({ value, onChange, readOnly, placeholder, name }: { value: unknown; onChange: (v: string) => void; readOnly: boolean; placeholder?: string; name?: string }) {
-  return <input name={name} value={value === undefined || value === null ? '' : String(value)} placeholder={placeholder} readOnly={readOnly} onChange={(e) => onChange(e.target.value)} />;
+function Text({
+  value,
+  onChange,
+  readOnly,
+  placeholder,
+  name,
+}: {
+  value: unknown;
+  onChange: (v: string) => void;
+  readOnly: boolean;
+  placeholder?: string;
+  name?: string;
+}) {
+  return (
+    <input
+      name={name}
+      value={value === undefined || value === null ? '' : String(value)}
+      placeholder={placeholder}
+      readOnly={readOnly}
+      onChange={(e) => onChange(e.target.value)}
+    />
+  );
 }
 
-function JsonText({ value, onChange, readOnly, name }: { value: unknown; onChange: (v: unknown) => void; readOnly: boolean; name: string }) {
+function JsonText({
+  value,
+  onChange,
+  readOnly,
+  name,
+}: {
+  value: unknown;
+  onChange: (v: unknown) => void;
+  readOnly: boolean;
+  name: string;
+}) {
   const [text, setText] = useState(() => (value === undefined ? '' : JSON.stringify(value, null, 2)));
   const [bad, setBad] = useState(false);
   return (
@@ -66,15 +106,37 @@ function JsonText({ value, onChange, readOnly, name }: { value: unknown; onChang
 }
 
 /** key → value pairs (template variables, contact fields, headers); key order is kept (it fills body variables). */
-function Pairs({ value, onChange, readOnly, keyLabel, fixedKeys }: { value: Record<string, string> | undefined; onChange: (v: Record<string, string>) => void; readOnly: boolean; keyLabel: string; fixedKeys?: string[] }) {
+function Pairs({
+  value,
+  onChange,
+  readOnly,
+  keyLabel,
+  fixedKeys,
+}: {
+  value: Record<string, string> | undefined;
+  onChange: (v: Record<string, string>) => void;
+  readOnly: boolean;
+  keyLabel: string;
+  fixedKeys?: string[];
+}) {
   const entries = Object.entries(value ?? {});
   const set = (list: Array<[string, string]>) => onChange(Object.fromEntries(list));
   return (
     <div className="pairs">
       {entries.map(([k, v], i) => (
         <div key={i} className="pair">
-          <input value={k} placeholder={keyLabel} readOnly={readOnly || fixedKeys?.includes(k)} onChange={(e) => set(entries.map((p, j) => (j === i ? [e.target.value, p[1]] : p)))} />
-          <input value={v} placeholder="value or {{path}}" readOnly={readOnly} onChange={(e) => set(entries.map((p, j) => (j === i ? [p[0], e.target.value] : p)))} />
+          <input
+            value={k}
+            placeholder={keyLabel}
+            readOnly={readOnly || fixedKeys?.includes(k)}
+            onChange={(e) => set(entries.map((p, j) => (j === i ? [e.target.value, p[1]] : p)))}
+          />
+          <input
+            value={v}
+            placeholder="value or {{path}}"
+            readOnly={readOnly}
+            onChange={(e) => set(entries.map((p, j) => (j === i ? [p[0], e.target.value] : p)))}
+          />
           {!readOnly && (
             <button className="link" onClick={() => set(entries.filter((_, j) => j !== i))}>
               ×
@@ -92,11 +154,17 @@ function Pairs({ value, onChange, readOnly, keyLabel, fixedKeys }: { value: Reco
 }
 
 export function NodeForm({ node, errors, templates, readOnly, onChange, onRename, onDelete }: FormProps) {
-  const set = (field: string) => (value: unknown) => onChange({ [field]: value === '' && field !== 'text' ? undefined : value }, field);
+  const set = (field: string) => (value: unknown) =>
+    onChange({ [field]: value === '' && field !== 'text' ? undefined : value }, field);
   const common = (
     <>
       <Field label="Node id" field="id" errors={errors}>
-        <input key={node.id} defaultValue={node.id} readOnly={readOnly} onBlur={(e) => e.target.value !== node.id && onRename(e.target.value.trim())} />
+        <input
+          key={node.id}
+          defaultValue={node.id}
+          readOnly={readOnly}
+          onBlur={(e) => e.target.value !== node.id && onRename(e.target.value.trim())}
+        />
       </Field>
       <Field label="Label" field="label" errors={errors}>
         <Text name="label" value={node.label} onChange={set('label')} readOnly={readOnly} />
@@ -116,7 +184,9 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
               disabled={readOnly}
               onChange={(e) => {
                 const t = templates?.find((x) => x.template_name === e.target.value);
-                const variables = Object.fromEntries((t?.variables ?? []).map((v) => [v, (node.variables ?? {})[v] ?? `{{payload.${v}}}`]));
+                const variables = Object.fromEntries(
+                  (t?.variables ?? []).map((v) => [v, (node.variables ?? {})[v] ?? `{{payload.${v}}}`]),
+                );
                 onChange({ templateName: e.target.value, variables }, 'templateName');
               }}
             >
@@ -126,12 +196,24 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
                   {t.template_name} ({t.language})
                 </option>
               ))}
-              {node.templateName && !chosen && <option value={node.templateName}>{node.templateName} (not approved)</option>}
+              {node.templateName && !chosen && (
+                <option value={node.templateName}>{node.templateName} (not approved)</option>
+              )}
             </select>
           </Field>
-          {chosen && <p className="hint" data-testid="template-variables">Variables: {chosen.variables.length ? chosen.variables.join(', ') : 'none'}</p>}
+          {chosen && (
+            <p className="hint" data-testid="template-variables">
+              Variables: {chosen.variables.length ? chosen.variables.join(', ') : 'none'}
+            </p>
+          )}
           <Field label="Variables" field="variables" errors={errors}>
-            <Pairs value={node.variables} onChange={set('variables')} readOnly={readOnly} keyLabel="variable" fixedKeys={chosen?.variables} />
+            <Pairs
+              value={node.variables}
+              onChange={set('variables')}
+              readOnly={readOnly}
+              keyLabel="variable"
+              fixedKeys={chosen?.variables}
+            />
           </Field>
           <Field label="To (default {{contact.phone}})" field="to" errors={errors}>
             <Text value={node.to} onChange={set('to')} readOnly={readOnly} placeholder="{{contact.phone}}" />
@@ -147,16 +229,45 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
       body = (
         <>
           <Field label="Text" field="text" errors={errors}>
-            <textarea name="text" rows={3} value={node.text ?? ''} readOnly={readOnly} onChange={(e) => onChange({ text: e.target.value }, 'text')} />
+            <textarea
+              name="text"
+              rows={3}
+              value={node.text ?? ''}
+              readOnly={readOnly}
+              onChange={(e) => onChange({ text: e.target.value }, 'text')}
+            />
           </Field>
           <Field label="Quick-reply buttons (up to 3)" field="buttons" errors={errors}>
             <div className="pairs">
               {(node.buttons ?? []).map((b: any, i: number) => (
                 <div key={i} className="pair">
-                  <input value={b.text ?? ''} placeholder="label" readOnly={readOnly} onChange={(e) => set('buttons')(node.buttons.map((x: any, j: number) => (j === i ? { ...x, text: e.target.value } : x)))} />
-                  <input value={b.payload ?? ''} placeholder="payload" readOnly={readOnly} onChange={(e) => set('buttons')(node.buttons.map((x: any, j: number) => (j === i ? { ...x, payload: e.target.value || undefined } : x)))} />
+                  <input
+                    value={b.text ?? ''}
+                    placeholder="label"
+                    readOnly={readOnly}
+                    onChange={(e) =>
+                      set('buttons')(
+                        node.buttons.map((x: any, j: number) => (j === i ? { ...x, text: e.target.value } : x)),
+                      )
+                    }
+                  />
+                  <input
+                    value={b.payload ?? ''}
+                    placeholder="payload"
+                    readOnly={readOnly}
+                    onChange={(e) =>
+                      set('buttons')(
+                        node.buttons.map((x: any, j: number) =>
+                          j === i ? { ...x, payload: e.target.value || undefined } : x,
+                        ),
+                      )
+                    }
+                  />
                   {!readOnly && (
-                    <button className="link" onClick={() => set('buttons')(node.buttons.filter((_: any, j: number) => j !== i))}>
+                    <button
+                      className="link"
+                      onClick={() => set('buttons')(node.buttons.filter((_: any, j: number) => j !== i))}
+                    >
                       ×
                     </button>
                   )}
@@ -191,21 +302,63 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
           <Field label="Branches (first match wins)" field="branches" errors={errors}>
             <div className="pairs">
               {(node.branches ?? []).map((b: any, i: number) => {
-                const update = (match: any) => onChange({ branches: node.branches.map((x: any, j: number) => (j === i ? { ...x, match } : x)) }, `branches[${i}]`);
+                const update = (match: any) =>
+                  onChange(
+                    { branches: node.branches.map((x: any, j: number) => (j === i ? { ...x, match } : x)) },
+                    `branches[${i}]`,
+                  );
                 const m = b.match ?? { type: 'any' };
                 return (
                   <div key={i} className="pair" data-testid={`branch-${i}`}>
-                    <select value={m.type} disabled={readOnly} onChange={(e) => update(e.target.value === 'any' ? { type: 'any' } : e.target.value === 'button' ? { type: 'button', payload: '' } : { type: 'keyword', keywords: [] })}>
+                    <select
+                      value={m.type}
+                      disabled={readOnly}
+                      onChange={(e) =>
+                        update(
+                          e.target.value === 'any'
+                            ? { type: 'any' }
+                            : e.target.value === 'button'
+                              ? { type: 'button', payload: '' }
+                              : { type: 'keyword', keywords: [] },
+                        )
+                      }
+                    >
                       <option value="any">any reply</option>
                       <option value="keyword">keywords</option>
                       <option value="button">button payload</option>
                     </select>
                     {m.type === 'keyword' && (
-                      <input name={`branch-${i}-keywords`} placeholder="yes, y" value={(m.keywords ?? []).join(', ')} readOnly={readOnly} onChange={(e) => update({ type: 'keyword', keywords: e.target.value.split(',').map((k) => k.trim()).filter(Boolean) })} />
+                      <input
+                        name={`branch-${i}-keywords`}
+                        placeholder="yes, y"
+                        value={(m.keywords ?? []).join(', ')}
+                        readOnly={readOnly}
+                        onChange={(e) =>
+                          update({
+                            type: 'keyword',
+                            keywords: e.target.value
+                              .split(',')
+                              .map((k) => k.trim())
+                              .filter(Boolean),
+                          })
+                        }
+                      />
                     )}
-                    {m.type === 'button' && <input placeholder="payload" value={m.payload ?? ''} readOnly={readOnly} onChange={(e) => update({ type: 'button', payload: e.target.value })} />}
+                    {m.type === 'button' && (
+                      <input
+                        placeholder="payload"
+                        value={m.payload ?? ''}
+                        readOnly={readOnly}
+                        onChange={(e) => update({ type: 'button', payload: e.target.value })}
+                      />
+                    )}
                     {!readOnly && (
-                      <button className="link" onClick={() => onChange({ branches: node.branches.filter((_: any, j: number) => j !== i) }, 'branches')}>
+                      <button
+                        className="link"
+                        onClick={() =>
+                          onChange({ branches: node.branches.filter((_: any, j: number) => j !== i) }, 'branches')
+                        }
+                      >
                         ×
                       </button>
                     )}
@@ -213,7 +366,15 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
                 );
               })}
               {!readOnly && (
-                <button className="link" onClick={() => onChange({ branches: [...(node.branches ?? []), { match: { type: 'keyword', keywords: [] } }] }, 'branches')}>
+                <button
+                  className="link"
+                  onClick={() =>
+                    onChange(
+                      { branches: [...(node.branches ?? []), { match: { type: 'keyword', keywords: [] } }] },
+                      'branches',
+                    )
+                  }
+                >
                   + branch
                 </button>
               )}
@@ -227,18 +388,41 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
         <Field label="Rules (first that holds wins; else otherwise)" field="rules" errors={errors}>
           <div className="pairs">
             {(node.rules ?? []).map((r: any, i: number) => {
-              const update = (patch: any) => onChange({ rules: node.rules.map((x: any, j: number) => (j === i ? { ...x, ...patch } : x)) }, `rules[${i}]`);
+              const update = (patch: any) =>
+                onChange(
+                  { rules: node.rules.map((x: any, j: number) => (j === i ? { ...x, ...patch } : x)) },
+                  `rules[${i}]`,
+                );
               return (
                 <div key={i} className="rule">
-                  <input placeholder="{{payload.total}}" value={r.left ?? ''} readOnly={readOnly} onChange={(e) => update({ left: e.target.value })} />
+                  <input
+                    placeholder="{{payload.total}}"
+                    value={r.left ?? ''}
+                    readOnly={readOnly}
+                    onChange={(e) => update({ left: e.target.value })}
+                  />
                   <select value={r.operator} disabled={readOnly} onChange={(e) => update({ operator: e.target.value })}>
                     {CONDITION_OPERATORS.map((o) => (
                       <option key={o}>{o}</option>
                     ))}
                   </select>
-                  {r.operator !== 'exists' && r.operator !== 'not_exists' && <input placeholder="value" value={Array.isArray(r.right) ? r.right.join(', ') : (r.right ?? '')} readOnly={readOnly} onChange={(e) => update({ right: r.operator === 'in' ? e.target.value.split(',').map((x) => x.trim()) : e.target.value })} />}
+                  {r.operator !== 'exists' && r.operator !== 'not_exists' && (
+                    <input
+                      placeholder="value"
+                      value={Array.isArray(r.right) ? r.right.join(', ') : (r.right ?? '')}
+                      readOnly={readOnly}
+                      onChange={(e) =>
+                        update({
+                          right: r.operator === 'in' ? e.target.value.split(',').map((x) => x.trim()) : e.target.value,
+                        })
+                      }
+                    />
+                  )}
                   {!readOnly && (
-                    <button className="link" onClick={() => onChange({ rules: node.rules.filter((_: any, j: number) => j !== i) }, 'rules')}>
+                    <button
+                      className="link"
+                      onClick={() => onChange({ rules: node.rules.filter((_: any, j: number) => j !== i) }, 'rules')}
+                    >
                       ×
                     </button>
                   )}
@@ -246,7 +430,12 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
               );
             })}
             {!readOnly && (
-              <button className="link" onClick={() => onChange({ rules: [...(node.rules ?? []), { left: '', operator: 'equals', right: '' }] }, 'rules')}>
+              <button
+                className="link"
+                onClick={() =>
+                  onChange({ rules: [...(node.rules ?? []), { left: '', operator: 'equals', right: '' }] }, 'rules')
+                }
+              >
                 + rule
               </button>
             )}
@@ -261,7 +450,11 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
             <Text value={node.campaignId} onChange={set('campaignId')} readOnly={readOnly} />
           </Field>
           <Field label="Contact phone (default {{contact.phone}})" field="contact" errors={errors}>
-            <Text value={node.contact?.phoneNumber} onChange={(v) => set('contact')(v ? { ...(node.contact ?? {}), phoneNumber: v } : undefined)} readOnly={readOnly} />
+            <Text
+              value={node.contact?.phoneNumber}
+              onChange={(v) => set('contact')(v ? { ...(node.contact ?? {}), phoneNumber: v } : undefined)}
+              readOnly={readOnly}
+            />
           </Field>
         </>
       );
@@ -299,7 +492,31 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
       );
       break;
   }
-  const general = errors.filter((e) => !['id', 'label', 'templateName', 'variables', 'to', 'mediaUrl', 'text', 'buttons', 'duration', 'timeout', 'branches', 'rules', 'campaignId', 'contact', 'method', 'url', 'headers', 'body', 'saveAs', 'fields'].some((f) => e.field === f || e.field.startsWith(`${f}.`) || e.field.startsWith(`${f}[`)));
+  const general = errors.filter(
+    (e) =>
+      ![
+        'id',
+        'label',
+        'templateName',
+        'variables',
+        'to',
+        'mediaUrl',
+        'text',
+        'buttons',
+        'duration',
+        'timeout',
+        'branches',
+        'rules',
+        'campaignId',
+        'contact',
+        'method',
+        'url',
+        'headers',
+        'body',
+        'saveAs',
+        'fields',
+      ].some((f) => e.field === f || e.field.startsWith(`${f}.`) || e.field.startsWith(`${f}[`)),
+  );
   return (
     <div className="form" data-testid="node-form">
       <h2>{KINDS[node.type]?.label ?? node.type}</h2>
@@ -323,13 +540,31 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
   );
 }
 
-export function TriggerForm({ trigger, webhookUrl, readOnly, errors, onChange }: { trigger: Definition['trigger']; webhookUrl: string; readOnly: boolean; errors: FieldError[]; onChange: (t: Definition['trigger']) => void }) {
+export function TriggerForm({
+  trigger,
+  webhookUrl,
+  readOnly,
+  errors,
+  onChange,
+}: {
+  trigger: Definition['trigger'];
+  webhookUrl: string;
+  readOnly: boolean;
+  errors: FieldError[];
+  onChange: (t: Definition['trigger']) => void;
+}) {
   const [copied, setCopied] = useState(false);
   return (
     <div className="form" data-testid="trigger-form">
       <h2>Trigger</h2>
       <Field label="Started by" field="trigger" errors={errors}>
-        <select value={trigger.type} disabled={readOnly} onChange={(e) => onChange(e.target.value === 'webhook' ? { type: 'webhook' } : { type: 'keyword', keywords: [] })}>
+        <select
+          value={trigger.type}
+          disabled={readOnly}
+          onChange={(e) =>
+            onChange(e.target.value === 'webhook' ? { type: 'webhook' } : { type: 'keyword', keywords: [] })
+          }
+        >
           <option value="webhook">a POST to the webhook URL</option>
           <option value="keyword">an inbound message with a keyword</option>
         </select>
@@ -349,11 +584,25 @@ export function TriggerForm({ trigger, webhookUrl, readOnly, errors, onChange }:
               {copied ? 'Copied' : 'Copy'}
             </button>
           </div>
-          <small className="hint">Any JSON body becomes {'{{payload.…}}'}; the contact is taken from payload.phone.</small>
+          <small className="hint">
+            Any JSON body becomes {'{{payload.…}}'}; the contact is taken from payload.phone.
+          </small>
         </div>
       ) : (
         <Field label="Keywords (comma separated)" field="trigger.keywords" errors={errors}>
-          <input value={(trigger.keywords ?? []).join(', ')} readOnly={readOnly} onChange={(e) => onChange({ type: 'keyword', keywords: e.target.value.split(',').map((k) => k.trim()).filter(Boolean) })} />
+          <input
+            value={(trigger.keywords ?? []).join(', ')}
+            readOnly={readOnly}
+            onChange={(e) =>
+              onChange({
+                type: 'keyword',
+                keywords: e.target.value
+                  .split(',')
+                  .map((k) => k.trim())
+                  .filter(Boolean),
+              })
+            }
+          />
         </Field>
       )}
     </div>

@@ -1,13 +1,28 @@
 import { validateDefinition } from '@switchboard/engine';
-import { addNode, connect, disconnect, edgesOf, removeNodes, renameNode, moveNode, sourceHandles, TRIGGER_ID, type Model } from './graph';
+import {
+  addNode,
+  connect,
+  disconnect,
+  edgesOf,
+  removeNodes,
+  renameNode,
+  moveNode,
+  sourceHandles,
+  TRIGGER_ID,
+  type Model,
+} from './graph';
 
-const empty = (): Model => ({ definition: { trigger: { type: 'webhook' }, startNodeId: '', nodes: [] }, layout: { nodes: {}, trigger: { x: 0, y: 0 } } });
+const empty = (): Model => ({
+  definition: { trigger: { type: 'webhook' }, startNodeId: '', nodes: [] },
+  layout: { nodes: {}, trigger: { x: 0, y: 0 } },
+});
 
 /** The builder's edits produce engine definitions: built by hand here, then checked by the engine's own validation. */
 describe('builder graph model', () => {
   function built() {
     let m = empty();
-    for (const type of ['send_template', 'wait_for_reply', 'send_session_message', 'end'] as const) m = addNode(m, type, { x: 10.4, y: 20.6 }).model;
+    for (const type of ['send_template', 'wait_for_reply', 'send_session_message', 'end'] as const)
+      m = addNode(m, type, { x: 10.4, y: 20.6 }).model;
     m = connect(m, 'send_template_1', 'next', 'wait_for_reply_1');
     m = connect(m, 'wait_for_reply_1', 'branches[0].next', 'send_session_message_1');
     m = connect(m, 'wait_for_reply_1', 'onTimeout', 'end_1');
@@ -19,7 +34,13 @@ describe('builder graph model', () => {
     const m = built();
     expect(m.definition.startNodeId).toBe('send_template_1');
     expect(m.layout.nodes.end_1).toEqual({ x: 10, y: 21 });
-    expect(m.definition.nodes[1]).toEqual({ id: 'wait_for_reply_1', type: 'wait_for_reply', timeout: '1d', branches: [{ match: { type: 'any' }, next: 'send_session_message_1' }], onTimeout: 'end_1' });
+    expect(m.definition.nodes[1]).toEqual({
+      id: 'wait_for_reply_1',
+      type: 'wait_for_reply',
+      timeout: '1d',
+      branches: [{ match: { type: 'any' }, next: 'send_session_message_1' }],
+      onTimeout: 'end_1',
+    });
     expect(edgesOf(m.definition).map((e) => e.id)).toEqual([
       `${TRIGGER_ID}:start`,
       'send_template_1:next',
@@ -29,14 +50,19 @@ describe('builder graph model', () => {
     ]);
     const result = validateDefinition(m.definition);
     // only the forms are still empty: the graph itself is complete
-    expect(result.ok ? [] : result.errors.map((e) => `${e.nodeId}.${e.field}`)).toEqual(['send_template_1.templateName', 'send_session_message_1.text']);
+    expect(result.ok ? [] : result.errors.map((e) => `${e.nodeId}.${e.field}`)).toEqual([
+      'send_template_1.templateName',
+      'send_session_message_1.text',
+    ]);
   });
 
   it('a dangling node is reported by the engine on the node and field', () => {
     const m = disconnect(built(), 'send_session_message_1', 'next');
     const result = validateDefinition(m.definition);
     expect(result.ok).toBe(false);
-    expect(!result.ok && result.errors.some((e) => e.nodeId === 'send_session_message_1' && e.field === 'next')).toBe(true);
+    expect(!result.ok && result.errors.some((e) => e.nodeId === 'send_session_message_1' && e.field === 'next')).toBe(
+      true,
+    );
   });
 
   it('removing a node removes its edges in both directions and its position', () => {

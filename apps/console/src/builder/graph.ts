@@ -38,11 +38,23 @@ export const KINDS: Record<NodeType, KindInfo> = {
   send_template: { label: 'Send template', color: '#2563eb', create: () => ({ templateName: '', variables: {} }) },
   send_session_message: { label: 'Send message', color: '#0891b2', create: () => ({ text: '' }) },
   delay: { label: 'Delay', color: '#7c3aed', create: () => ({ duration: '1h' }) },
-  wait_for_reply: { label: 'Wait for reply', color: '#d97706', create: () => ({ timeout: '1d', branches: [{ match: { type: 'any' } }] }) },
-  condition: { label: 'Condition', color: '#db2777', create: () => ({ rules: [{ left: '{{payload.value}}', operator: 'equals', right: '' }] }) },
+  wait_for_reply: {
+    label: 'Wait for reply',
+    color: '#d97706',
+    create: () => ({ timeout: '1d', branches: [{ match: { type: 'any' } }] }),
+  },
+  condition: {
+    label: 'Condition',
+    color: '#db2777',
+    create: () => ({ rules: [{ left: '{{payload.value}}', operator: 'equals', right: '' }] }),
+  },
   trigger_campaign: { label: 'Trigger campaign', color: '#059669', create: () => ({ campaignId: '' }) },
   http_request: { label: 'HTTP request', color: '#475569', create: () => ({ method: 'POST', url: 'https://' }) },
-  update_contact: { label: 'Update contact', color: '#65a30d', create: () => ({ fields: { name: '{{payload.name}}' } }) },
+  update_contact: {
+    label: 'Update contact',
+    color: '#65a30d',
+    create: () => ({ fields: { name: '{{payload.name}}' } }),
+  },
   end: { label: 'End', color: '#111827', create: () => ({}) },
 };
 export const PALETTE = Object.keys(KINDS) as NodeType[];
@@ -63,12 +75,20 @@ export function sourceHandles(node: Definition['nodes'][number]): HandleInfo[] {
       return [{ id: 'next', label: 'next', kind: 'next' }];
     case 'wait_for_reply':
       return [
-        ...(Array.isArray(node.branches) ? node.branches : []).map((b: any, i: number) => ({ id: `branches[${i}].next`, label: branchLabel(b), kind: 'branch' as const })),
+        ...(Array.isArray(node.branches) ? node.branches : []).map((b: any, i: number) => ({
+          id: `branches[${i}].next`,
+          label: branchLabel(b),
+          kind: 'branch' as const,
+        })),
         { id: 'onTimeout', label: 'timeout', kind: 'timeout' },
       ];
     case 'condition':
       return [
-        ...(Array.isArray(node.rules) ? node.rules : []).map((r: any, i: number) => ({ id: `rules[${i}].next`, label: `rule ${i + 1}`, kind: 'branch' as const })),
+        ...(Array.isArray(node.rules) ? node.rules : []).map((r: any, i: number) => ({
+          id: `rules[${i}].next`,
+          label: `rule ${i + 1}`,
+          kind: 'branch' as const,
+        })),
         { id: 'else', label: 'else', kind: 'else' },
       ];
     default:
@@ -101,13 +121,26 @@ export function edgesOf(definition: Definition): GraphEdge[] {
   const ids = new Set(definition.nodes.map((n) => n.id));
   const edges: GraphEdge[] = [];
   if (definition.startNodeId && ids.has(definition.startNodeId))
-    edges.push({ id: `${TRIGGER_ID}:${START_HANDLE}`, source: TRIGGER_ID, sourceHandle: START_HANDLE, target: definition.startNodeId, kind: 'start' });
+    edges.push({
+      id: `${TRIGGER_ID}:${START_HANDLE}`,
+      source: TRIGGER_ID,
+      sourceHandle: START_HANDLE,
+      target: definition.startNodeId,
+      kind: 'start',
+    });
   for (const node of definition.nodes) {
     const handles = new Map(sourceHandles(node).map((h) => [h.id, h]));
     for (const edge of outgoingEdges(node as any)) {
       if (typeof edge.target !== 'string' || !ids.has(edge.target)) continue;
       const handle = handles.get(edge.field);
-      edges.push({ id: `${node.id}:${edge.field}`, source: node.id, sourceHandle: edge.field, target: edge.target, kind: handle?.kind ?? 'next', label: handle && handle.kind !== 'next' ? handle.label : undefined });
+      edges.push({
+        id: `${node.id}:${edge.field}`,
+        source: node.id,
+        sourceHandle: edge.field,
+        target: edge.target,
+        kind: handle?.kind ?? 'next',
+        label: handle && handle.kind !== 'next' ? handle.label : undefined,
+      });
     }
   }
   return edges;
@@ -116,7 +149,11 @@ export function edgesOf(definition: Definition): GraphEdge[] {
 const INDEXED = /^(branches|rules)\[(\d+)\]\.next$/;
 
 /** The node with `field` (a handle id) set to `target`, or unset when target is undefined. */
-function withEdge(node: Definition['nodes'][number], field: string, target: string | undefined): Definition['nodes'][number] {
+function withEdge(
+  node: Definition['nodes'][number],
+  field: string,
+  target: string | undefined,
+): Definition['nodes'][number] {
   const indexed = INDEXED.exec(field);
   if (indexed) {
     const list = [...(node[indexed[1]] ?? [])];
@@ -136,12 +173,24 @@ function withEdge(node: Definition['nodes'][number], field: string, target: stri
 export function connect(model: Model, source: string, handle: string, target: string): Model {
   if (target === TRIGGER_ID || source === target) return model;
   if (source === TRIGGER_ID) return { ...model, definition: { ...model.definition, startNodeId: target } };
-  return { ...model, definition: { ...model.definition, nodes: model.definition.nodes.map((n) => (n.id === source ? withEdge(n, handle, target) : n)) } };
+  return {
+    ...model,
+    definition: {
+      ...model.definition,
+      nodes: model.definition.nodes.map((n) => (n.id === source ? withEdge(n, handle, target) : n)),
+    },
+  };
 }
 
 export function disconnect(model: Model, source: string, handle: string): Model {
   if (source === TRIGGER_ID) return { ...model, definition: { ...model.definition, startNodeId: '' } };
-  return { ...model, definition: { ...model.definition, nodes: model.definition.nodes.map((n) => (n.id === source ? withEdge(n, handle, undefined) : n)) } };
+  return {
+    ...model,
+    definition: {
+      ...model.definition,
+      nodes: model.definition.nodes.map((n) => (n.id === source ? withEdge(n, handle, undefined) : n)),
+    },
+  };
 }
 
 export function newNodeId(definition: Definition, type: NodeType): string {
@@ -154,8 +203,12 @@ export function addNode(model: Model, type: NodeType, position: Point): { model:
   const node = { id, type, ...KINDS[type].create() } as Definition['nodes'][number];
   const definition = { ...model.definition, nodes: [...model.definition.nodes, node] };
   // The first node becomes the start node.
-  if (!definition.startNodeId || !model.definition.nodes.some((n) => n.id === definition.startNodeId)) definition.startNodeId = id;
-  return { id, model: { definition, layout: { ...model.layout, nodes: { ...model.layout.nodes, [id]: rounded(position) } } } };
+  if (!definition.startNodeId || !model.definition.nodes.some((n) => n.id === definition.startNodeId))
+    definition.startNodeId = id;
+  return {
+    id,
+    model: { definition, layout: { ...model.layout, nodes: { ...model.layout.nodes, [id]: rounded(position) } } },
+  };
 }
 
 /** Removes the node and every edge into or out of it. */
@@ -165,13 +218,18 @@ export function removeNodes(model: Model, ids: string[]): Model {
   let nodes = model.definition.nodes.filter((n) => !gone.has(n.id));
   nodes = nodes.map((n) => {
     let out = n;
-    for (const edge of outgoingEdges(n as any)) if (typeof edge.target === 'string' && gone.has(edge.target)) out = withEdge(out, edge.field, undefined);
+    for (const edge of outgoingEdges(n as any))
+      if (typeof edge.target === 'string' && gone.has(edge.target)) out = withEdge(out, edge.field, undefined);
     return out;
   });
   const layoutNodes = { ...model.layout.nodes };
   for (const id of gone) delete layoutNodes[id];
   return {
-    definition: { ...model.definition, nodes, startNodeId: gone.has(model.definition.startNodeId) ? '' : model.definition.startNodeId },
+    definition: {
+      ...model.definition,
+      nodes,
+      startNodeId: gone.has(model.definition.startNodeId) ? '' : model.definition.startNodeId,
+    },
     layout: { ...model.layout, nodes: layoutNodes },
   };
 }
@@ -202,7 +260,11 @@ export function renameNode(model: Model, from: string, to: string): Model {
   const layoutNodes: Record<string, Point> = {};
   for (const [k, v] of Object.entries(model.layout.nodes)) layoutNodes[k === from ? to : k] = v;
   return {
-    definition: { ...model.definition, nodes, startNodeId: model.definition.startNodeId === from ? to : model.definition.startNodeId },
+    definition: {
+      ...model.definition,
+      nodes,
+      startNodeId: model.definition.startNodeId === from ? to : model.definition.startNodeId,
+    },
     layout: { ...model.layout, nodes: layoutNodes },
   };
 }

@@ -19,7 +19,8 @@ export function createHistory<T>(present: T): History<T> {
 
 export function commit<T>(h: History<T>, next: T, coalesce?: string, now = Date.now(), windowMs = 1000): History<T> {
   if (next === h.present) return h;
-  if (coalesce && coalesce === h.lastKey && h.lastAt !== undefined && now - h.lastAt < windowMs) return { ...h, present: next, future: [], lastAt: now };
+  if (coalesce && coalesce === h.lastKey && h.lastAt !== undefined && now - h.lastAt < windowMs)
+    return { ...h, present: next, future: [], lastAt: now };
   return { past: [...h.past, h.present].slice(-LIMIT), present: next, future: [], lastKey: coalesce, lastAt: now };
 }
 
@@ -30,7 +31,12 @@ export function replace<T>(h: History<T>, next: T): History<T> {
 
 export function undo<T>(h: History<T>): History<T> {
   if (h.past.length === 0) return h;
-  return { past: h.past.slice(0, -1), present: h.past[h.past.length - 1], future: [h.present, ...h.future], lastKey: undefined };
+  return {
+    past: h.past.slice(0, -1),
+    present: h.past[h.past.length - 1],
+    future: [h.present, ...h.future],
+    lastKey: undefined,
+  };
 }
 
 export function redo<T>(h: History<T>): History<T> {

@@ -56,11 +56,19 @@ export const StepNode = memo(function StepNode({ data, selected }: NodeProps & {
         </span>
         {data.isStart && <span className="pill">start</span>}
         {errors.length > 0 && (
-          <span className="error-badge" data-testid="error-badge" title={errors.map((e) => `${e.field}: ${e.message}`).join('\n')}>
+          <span
+            className="error-badge"
+            data-testid="error-badge"
+            title={errors.map((e) => `${e.field}: ${e.message}`).join('\n')}
+          >
             {errors.length}
           </span>
         )}
-        {run && <span className={`run-badge ${run.status}`} data-testid="run-badge">{run.status}</span>}
+        {run && (
+          <span className={`run-badge ${run.status}`} data-testid="run-badge">
+            {run.status}
+          </span>
+        )}
       </div>
       <div className="step-title">{(node.label as string) || node.id}</div>
       <div className="step-summary">{summary(node)}</div>
@@ -79,12 +87,17 @@ export const StepNode = memo(function StepNode({ data, selected }: NodeProps & {
 export const TriggerNode = memo(function TriggerNode({ data, selected }: NodeProps & { data: TriggerData }) {
   const t = data.trigger;
   return (
-    <div className={`step trigger${selected ? ' selected' : ''}${data.run ? ' run-completed' : ''}`} data-testid="node-trigger">
+    <div
+      className={`step trigger${selected ? ' selected' : ''}${data.run ? ' run-completed' : ''}`}
+      data-testid="node-trigger"
+    >
       <div className="step-head">
         <span className="step-kind">Trigger</span>
       </div>
       <div className="step-title">{t.type === 'webhook' ? 'Webhook' : 'Keyword'}</div>
-      <div className="step-summary">{t.type === 'keyword' ? (t.keywords ?? []).join(', ') || 'no keywords' : 'POST to the webhook URL'}</div>
+      <div className="step-summary">
+        {t.type === 'keyword' ? (t.keywords ?? []).join(', ') || 'no keywords' : 'POST to the webhook URL'}
+      </div>
       <div className="step-handles">
         <div className="handle-row next">
           <span>start</span>

@@ -28,10 +28,19 @@ export type NodeRunStatus = { status: 'completed' | 'failed' | 'waiting' | 'runn
 /** Each node's status in a run: the last thing that happened to it, or what the run waits on there. */
 export function nodeStatuses(run: RunData): Record<string, NodeRunStatus> {
   const out: Record<string, NodeRunStatus> = {};
-  for (const entry of run.history) out[entry.nodeId] = { status: entry.outcome === 'failed' ? 'failed' : 'completed', outcome: entry.outcome, at: entry.at };
+  for (const entry of run.history)
+    out[entry.nodeId] = {
+      status: entry.outcome === 'failed' ? 'failed' : 'completed',
+      outcome: entry.outcome,
+      at: entry.at,
+    };
   if (run.waitingFor && (run.status === 'waiting' || run.status === 'running'))
-    out[run.waitingFor.nodeId] = { status: run.status === 'running' ? 'running' : 'waiting', outcome: run.waitingFor.kind };
-  if (run.status === 'failed' && run.currentNodeId && !out[run.currentNodeId]) out[run.currentNodeId] = { status: 'failed' };
+    out[run.waitingFor.nodeId] = {
+      status: run.status === 'running' ? 'running' : 'waiting',
+      outcome: run.waitingFor.kind,
+    };
+  if (run.status === 'failed' && run.currentNodeId && !out[run.currentNodeId])
+    out[run.currentNodeId] = { status: 'failed' };
   return out;
 }
 

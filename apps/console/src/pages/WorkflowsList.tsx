@@ -38,7 +38,12 @@ export function WorkflowsList() {
         <h1>Workflows</h1>
         <input placeholder="Search by name" value={search} onChange={(e) => (setPage(1), setSearch(e.target.value))} />
         <form className="inline" onSubmit={(e) => (e.preventDefault(), void create())}>
-          <input name="new-workflow-name" placeholder="New workflow name" value={newName} onChange={(e) => setNewName(e.target.value)} />
+          <input
+            name="new-workflow-name"
+            placeholder="New workflow name"
+            value={newName}
+            onChange={(e) => setNewName(e.target.value)}
+          />
           <button type="submit" className="primary" data-testid="new-workflow">
             New workflow
           </button>
@@ -66,7 +71,10 @@ export function WorkflowsList() {
             {rows.map((w) => (
               <tr key={w.id}>
                 <td>
-                  <a href={`/app/workflows/${w.id}`} onClick={(e) => (e.preventDefault(), navigate(`/workflows/${w.id}`))}>
+                  <a
+                    href={`/app/workflows/${w.id}`}
+                    onClick={(e) => (e.preventDefault(), navigate(`/workflows/${w.id}`))}
+                  >
                     {w.name}
                   </a>
                   {w.hasDraft && <span className="pill">draft</span>}

@@ -19,7 +19,9 @@ export class WebhookReceiver {
   /** Per-request answer, before `status`: a status code, `{ status, headers }`, or 'hang' (never answer). */
   /** Answer this long after the request arrived (a slow receiver). */
   delayMs = 0;
-  answer: ((w: ReceivedWebhook) => number | { status: number; headers?: Record<string, string> } | 'hang' | undefined) | null = null;
+  answer:
+    | ((w: ReceivedWebhook) => number | { status: number; headers?: Record<string, string> } | 'hang' | undefined)
+    | null = null;
   url = '';
   private server: Server | null = null;
   private waiters: Array<() => void> = [];
@@ -58,18 +60,16 @@ export class WebhookReceiver {
   }
 
   /** Resolves with the first `count` webhooks matching `predicate` (waits for them, up to timeoutMs). */
-  async waitFor(
-    predicate: (w: ReceivedWebhook) => boolean,
-    count = 1,
-    timeoutMs = 5000,
-  ): Promise<ReceivedWebhook[]> {
+  async waitFor(predicate: (w: ReceivedWebhook) => boolean, count = 1, timeoutMs = 5000): Promise<ReceivedWebhook[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const matching = this.received.filter(predicate);
       if (matching.length >= count) return matching.slice(0, count);
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw new Error(`timed out waiting for ${count} webhook(s); got ${matching.length} matching of ${this.received.length}`);
+        throw new Error(
+          `timed out waiting for ${count} webhook(s); got ${matching.length} matching of ${this.received.length}`,
+        );
       }
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
@@ -96,6 +96,7 @@ export class WebhookReceiver {
 /** Every status object in a received `messages` webhook. */
 export function statusesOf(w: ReceivedWebhook): Array<{ id: string; status: string; [k: string]: unknown }> {
   const out = [];
-  for (const entry of w.body?.entry ?? []) for (const ch of entry.changes ?? []) out.push(...(ch.value?.statuses ?? []));
+  for (const entry of w.body?.entry ?? [])
+    for (const ch of entry.changes ?? []) out.push(...(ch.value?.statuses ?? []));
   return out;
 }

@@ -13,7 +13,10 @@ const KEPT_RESPONSE_HEADERS = ['content-type', 'location', 'etag'];
  * sets that header itself.
  */
 export async function performHttpRequest(
-  config: Pick<AppConfig, 'AUTOMATION_HTTP_TIMEOUT_MS' | 'AUTOMATION_HTTP_MAX_RESPONSE_BYTES' | 'ALLOW_PRIVATE_NETWORK_TARGETS'>,
+  config: Pick<
+    AppConfig,
+    'AUTOMATION_HTTP_TIMEOUT_MS' | 'AUTOMATION_HTTP_MAX_RESPONSE_BYTES' | 'ALLOW_PRIVATE_NETWORK_TARGETS'
+  >,
   input: HttpRequestInput,
 ): Promise<HttpResult> {
   const headers: Record<string, string> = {};
@@ -46,6 +49,7 @@ export async function performHttpRequest(
     parsed = null;
   }
   const kept: Record<string, string> = {};
-  for (const name of KEPT_RESPONSE_HEADERS) if (response.headers[name] !== undefined) kept[name] = response.headers[name];
+  for (const name of KEPT_RESPONSE_HEADERS)
+    if (response.headers[name] !== undefined) kept[name] = response.headers[name];
   return { status: response.status, body: parsed, headers: kept };
 }

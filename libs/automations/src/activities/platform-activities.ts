@@ -39,7 +39,13 @@ export class PlatformAutomationActivities implements AutomationActivities {
 
   async triggerCampaign(input: TriggerCampaignInput) {
     // includeExisting: the step names this contact, so it is sent even when already in the campaign's audience.
-    return this.campaigns.trigger(input.accountId, String(input.campaignId), { contacts: [input.contact] }, true, input.idempotencyKey);
+    return this.campaigns.trigger(
+      input.accountId,
+      String(input.campaignId),
+      { contacts: [input.contact] },
+      true,
+      input.idempotencyKey,
+    );
   }
 
   httpRequest(input: HttpRequestInput): Promise<HttpResult> {
@@ -50,8 +56,15 @@ export class PlatformAutomationActivities implements AutomationActivities {
   async updateContact(input: UpdateContactInput): Promise<unknown> {
     const phone = digitsOnly(input.phone ?? '');
     const contactId = input.contactId && /^\d+$/.test(input.contactId) ? input.contactId : null;
-    const updated = await this.contacts.updateFromAutomation(input.accountId, { contactId, contactNumber: phone }, input.fields);
-    if (!updated) throw new Error(phone ? `no contact with phone number ${phone} in this account` : 'the run has no contact to update');
+    const updated = await this.contacts.updateFromAutomation(
+      input.accountId,
+      { contactId, contactNumber: phone },
+      input.fields,
+    );
+    if (!updated)
+      throw new Error(
+        phone ? `no contact with phone number ${phone} in this account` : 'the run has no contact to update',
+      );
     return updated;
   }
 }

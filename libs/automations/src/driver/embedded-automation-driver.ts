@@ -20,7 +20,11 @@ export class EmbeddedAutomationDriver implements AutomationDriver {
     try {
       await this.queue.start(run.id);
     } catch (error) {
-      this.logger.error({ msg: 'could not enqueue run start; the recovery sweep will start it', runId: run.id, error: (error as Error).message });
+      this.logger.error({
+        msg: 'could not enqueue run start; the recovery sweep will start it',
+        runId: run.id,
+        error: (error as Error).message,
+      });
     }
   }
 

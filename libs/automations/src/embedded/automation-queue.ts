@@ -48,18 +48,30 @@ export class AutomationQueue {
 
   async startMany(runIds: string[]): Promise<void> {
     if (runIds.length === 0) return;
-    await this.queue.addBulk(runIds.map((runId) => ({ name: JOB_START_RUN, data: { runId }, opts: { ...JOB_OPTIONS, jobId: `${runId}:0:start` } })));
+    await this.queue.addBulk(
+      runIds.map((runId) => ({
+        name: JOB_START_RUN,
+        data: { runId },
+        opts: { ...JOB_OPTIONS, jobId: `${runId}:0:start` },
+      })),
+    );
   }
 
   /** Re-performs the pending effect of step `seq` (after a crash). */
   async resume(runId: string, seq: number): Promise<void> {
-    await this.queue.add(JOB_RESUME_RUN, { runId } satisfies ResumeRunJob, { ...JOB_OPTIONS, jobId: `${runId}:${seq}:resume` });
+    await this.queue.add(JOB_RESUME_RUN, { runId } satisfies ResumeRunJob, {
+      ...JOB_OPTIONS,
+      jobId: `${runId}:${seq}:resume`,
+    });
   }
 
   /** A customer reply for the wait of step `seq`; one job per (run, step, message). */
   async reply(runId: string, seq: number, event: EngineEvent, messageId?: string): Promise<void> {
     const key = messageId ? createHash('sha256').update(messageId).digest('hex').slice(0, 32) : randomUUID();
-    await this.queue.add(JOB_RESUME_RUN, { runId, event } satisfies ResumeRunJob, { ...JOB_OPTIONS, jobId: `${runId}:${seq}:reply-${key}` });
+    await this.queue.add(JOB_RESUME_RUN, { runId, event } satisfies ResumeRunJob, {
+      ...JOB_OPTIONS,
+      jobId: `${runId}:${seq}:reply-${key}`,
+    });
   }
 
   /** The delay or reply timeout of step `seq`, fired after `delayMs`. */

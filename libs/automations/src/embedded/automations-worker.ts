@@ -1,7 +1,14 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig, PeriodicSweeps, QUEUES } from '@switchboard/core';
 import { Worker, type Job } from 'bullmq';
-import { JOB_RESUME_RUN, JOB_START_RUN, JOB_TIMER_FIRED, type ResumeRunJob, type StartRunJob, type TimerFiredJob } from './automation-queue';
+import {
+  JOB_RESUME_RUN,
+  JOB_START_RUN,
+  JOB_TIMER_FIRED,
+  type ResumeRunJob,
+  type StartRunJob,
+  type TimerFiredJob,
+} from './automation-queue';
 import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
 import { EmbeddedDriver } from './embedded-driver';
 
@@ -35,7 +42,14 @@ export class AutomationsWorker implements OnApplicationBootstrap, OnApplicationS
       prefix: `${this.config.REDIS_PREFIX}:bull`,
       concurrency: this.config.AUTOMATION_WORKER_CONCURRENCY,
     });
-    this.worker.on('failed', (job, error) => this.logger.error({ msg: 'automation job failed', job: job?.id, attempt: job?.attemptsMade, error: error.message }));
+    this.worker.on('failed', (job, error) =>
+      this.logger.error({
+        msg: 'automation job failed',
+        job: job?.id,
+        attempt: job?.attemptsMade,
+        error: error.message,
+      }),
+    );
     this.worker.on('error', (error) => this.logger.error({ msg: 'automation worker error', error: error.message }));
     await this.sweep(true);
     await this.sweeps.register('automation-recovery', RECOVERY_INTERVAL_MS, () => this.sweep(false));
@@ -48,7 +62,8 @@ export class AutomationsWorker implements OnApplicationBootstrap, OnApplicationS
   async sweep(full: boolean): Promise<void> {
     try {
       const counts = await this.driver.recover({ full });
-      if (counts.started + counts.resumed + counts.timers > 0) this.logger.log({ msg: 'automation recovery sweep', ...counts });
+      if (counts.started + counts.resumed + counts.timers > 0)
+        this.logger.log({ msg: 'automation recovery sweep', ...counts });
     } catch (error) {
       this.logger.error({ msg: 'automation recovery sweep failed', error: (error as Error).message });
     }

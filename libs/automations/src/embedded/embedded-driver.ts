@@ -11,7 +11,12 @@ import {
   type WorkflowDefinition,
 } from '@switchboard/engine';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ACTIVITY_METHOD, AUTOMATION_ACTIVITIES, type ActivityContext, type AutomationActivities } from '../activities/activities';
+import {
+  ACTIVITY_METHOD,
+  AUTOMATION_ACTIVITIES,
+  type ActivityContext,
+  type AutomationActivities,
+} from '../activities/activities';
 import { startContactOf } from '../contact-binding';
 import { RunEvents } from '../run-events';
 import { annotateHistory } from '../run-history';
@@ -105,12 +110,16 @@ export class EmbeddedDriver {
         if (!run.state || isFinished(run.state) || !waiting) return null;
         if (waiting.kind === 'effect') return { run, action: waiting.effect };
         // Waiting on a timer or a reply: the step that scheduled its timer may have failed before enqueueing it.
-        timers.push({ seq: waiting.seq, delayMs: Math.max(0, new Date(run.wake_at ?? Date.now()).getTime() - Date.now()) });
+        timers.push({
+          seq: waiting.seq,
+          delayMs: Math.max(0, new Date(run.wake_at ?? Date.now()).getTime() - Date.now()),
+        });
         return null;
       }
 
       await this.persist(tx, run.id, result.state);
-      if (result.state.status === 'failed' && run.status !== 'failed') await recordRunFailedEvent(tx, run, result.state);
+      if (result.state.status === 'failed' && run.status !== 'failed')
+        await recordRunFailedEvent(tx, run, result.state);
       let action: ActionEffect | undefined;
       for (const effect of result.effects) {
         if (effect.type === 'start_timer') timers.push({ seq: effect.seq, delayMs: effect.durationMs });
@@ -148,12 +157,20 @@ export class EmbeddedDriver {
     try {
       const method = this.activities[ACTIVITY_METHOD[effect.type]] as (input: unknown) => Promise<unknown>;
       const result = await method.call(this.activities, { ...context, ...fields });
-      return { type: 'effect_completed', seq: effect.seq, result: result === undefined ? undefined : JSON.parse(JSON.stringify(result)) };
+      return {
+        type: 'effect_completed',
+        seq: effect.seq,
+        result: result === undefined ? undefined : JSON.parse(JSON.stringify(result)),
+      };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const code = (error as { code?: unknown })?.code;
       this.logger.log({ msg: 'step failed', runId: run.id, seq: effect.seq, effect: effect.type, error: message });
-      return { type: 'effect_failed', seq: effect.seq, error: typeof code === 'string' ? { message, code } : { message } };
+      return {
+        type: 'effect_failed',
+        seq: effect.seq,
+        error: typeof code === 'string' ? { message, code } : { message },
+      };
     }
   }
 
@@ -166,7 +183,9 @@ export class EmbeddedDriver {
    * `full` (at worker start) re-adds the timer of every waiting run; the periodic sweep only looks at runs that
    * are overdue by more than OVERDUE_MS (their job is lost) and pending runs older than that.
    */
-  async recover(options: { full?: boolean; staleRunningMs?: number } = {}): Promise<{ started: number; resumed: number; timers: number }> {
+  async recover(
+    options: { full?: boolean; staleRunningMs?: number } = {},
+  ): Promise<{ started: number; resumed: number; timers: number }> {
     const full = options.full ?? true;
     const staleRunningMs = options.staleRunningMs ?? STALE_RUNNING_MS;
     const counts = { started: 0, resumed: 0, timers: 0 };
@@ -177,16 +196,22 @@ export class EmbeddedDriver {
           OR (status = 'waiting' AND wake_at < clock_timestamp() - interval '${OVERDUE_MS} milliseconds'))`;
     let after = '00000000-0000-0000-0000-000000000000';
     for (;;) {
-      const rows: Array<{ id: string; status: string; waiting_kind: string | null; waiting_seq: number | null; wake_in_ms: string | null; stale: boolean }> =
-        await this.dataSource.query(
-          `SELECT id, status, waiting_kind, waiting_seq,
+      const rows: Array<{
+        id: string;
+        status: string;
+        waiting_kind: string | null;
+        waiting_seq: number | null;
+        wake_in_ms: string | null;
+        stale: boolean;
+      }> = await this.dataSource.query(
+        `SELECT id, status, waiting_kind, waiting_seq,
                   (EXTRACT(EPOCH FROM (wake_at - clock_timestamp())) * 1000)::bigint AS wake_in_ms,
                   updated_at < now() - make_interval(secs => $2 / 1000.0) AS stale
              FROM workflow_runs
             WHERE ${scope} AND id > $1
             ORDER BY id LIMIT ${SWEEP_BATCH}`,
-          [after, staleRunningMs],
-        );
+        [after, staleRunningMs],
+      );
       if (rows.length === 0) break;
       after = rows[rows.length - 1].id;
       const pending = rows.filter((r) => r.status === 'pending').map((r) => r.id);

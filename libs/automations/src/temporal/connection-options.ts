@@ -16,14 +16,22 @@ export interface TemporalConnectionOptions {
 
 type TemporalSettings = Pick<
   AppConfig,
-  'TEMPORAL_ADDRESS' | 'TEMPORAL_TLS' | 'TEMPORAL_TLS_CERT_PATH' | 'TEMPORAL_TLS_KEY_PATH' | 'TEMPORAL_TLS_CA_PATH' | 'TEMPORAL_TLS_SERVER_NAME' | 'TEMPORAL_API_KEY'
+  | 'TEMPORAL_ADDRESS'
+  | 'TEMPORAL_TLS'
+  | 'TEMPORAL_TLS_CERT_PATH'
+  | 'TEMPORAL_TLS_KEY_PATH'
+  | 'TEMPORAL_TLS_CA_PATH'
+  | 'TEMPORAL_TLS_SERVER_NAME'
+  | 'TEMPORAL_API_KEY'
 >;
 
 const read = (path: string, name: string): Buffer => {
   try {
     return readFileSync(path);
   } catch (error) {
-    throw new Error(`${name}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new Error(
+      `${name}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
 };
 
@@ -41,9 +49,13 @@ export function temporalConnectionOptions(config: TemporalSettings): TemporalCon
   }
   const tls: TemporalTlsOptions = {};
   if (config.TEMPORAL_TLS_CERT_PATH && config.TEMPORAL_TLS_KEY_PATH) {
-    tls.clientCertPair = { crt: read(config.TEMPORAL_TLS_CERT_PATH, 'TEMPORAL_TLS_CERT_PATH'), key: read(config.TEMPORAL_TLS_KEY_PATH, 'TEMPORAL_TLS_KEY_PATH') };
+    tls.clientCertPair = {
+      crt: read(config.TEMPORAL_TLS_CERT_PATH, 'TEMPORAL_TLS_CERT_PATH'),
+      key: read(config.TEMPORAL_TLS_KEY_PATH, 'TEMPORAL_TLS_KEY_PATH'),
+    };
   }
-  if (config.TEMPORAL_TLS_CA_PATH) tls.serverRootCACertificate = read(config.TEMPORAL_TLS_CA_PATH, 'TEMPORAL_TLS_CA_PATH');
+  if (config.TEMPORAL_TLS_CA_PATH)
+    tls.serverRootCACertificate = read(config.TEMPORAL_TLS_CA_PATH, 'TEMPORAL_TLS_CA_PATH');
   if (config.TEMPORAL_TLS_SERVER_NAME) tls.serverNameOverride = config.TEMPORAL_TLS_SERVER_NAME;
   const useTls = config.TEMPORAL_TLS || Object.keys(tls).length > 0 || Boolean(config.TEMPORAL_API_KEY);
   if (useTls) options.tls = Object.keys(tls).length > 0 ? tls : true;

@@ -8,7 +8,12 @@ import type {
   PerformEffectResult,
   RecordRunStateInput,
 } from '../../../../workflows/activities';
-import { ACTIVITY_METHOD, ActivityNotAvailableError, AUTOMATION_ACTIVITIES, type AutomationActivities } from '../activities/activities';
+import {
+  ACTIVITY_METHOD,
+  ActivityNotAvailableError,
+  AUTOMATION_ACTIVITIES,
+  type AutomationActivities,
+} from '../activities/activities';
 import { recordRunFailedEvent, RUN_ROW_SET, runRowValues } from '../run-row';
 import { RunEvents } from '../run-events';
 
@@ -18,14 +23,26 @@ import { RunEvents } from '../run-events';
  */
 export class TransientActivityError extends Error {
   readonly transient = true;
-  constructor(message: string, readonly code?: string) {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
     super(message);
     this.name = 'TransientActivityError';
   }
 }
 
 /** Node/network error codes of infrastructure the worker depends on (database, Redis, the platform API). */
-const TRANSIENT_SYSTEM_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const TRANSIENT_SYSTEM_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 /** PostgreSQL SQLSTATEs that go away by themselves: connection exceptions, serialization/deadlock, resources, shutdown. */
 function isTransientSqlState(code: string): boolean {
@@ -41,10 +58,23 @@ function isTransientSqlState(code: string): boolean {
  */
 export function isTransientActivityError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  if (error instanceof ActivityNotAvailableError || error instanceof BlockedTargetError || error instanceof OutboundHttpError) return false;
-  const e = error as Error & { transient?: unknown; retryable?: unknown; code?: unknown; status?: unknown; statusCode?: unknown; driverError?: { code?: unknown } };
+  if (
+    error instanceof ActivityNotAvailableError ||
+    error instanceof BlockedTargetError ||
+    error instanceof OutboundHttpError
+  )
+    return false;
+  const e = error as Error & {
+    transient?: unknown;
+    retryable?: unknown;
+    code?: unknown;
+    status?: unknown;
+    statusCode?: unknown;
+    driverError?: { code?: unknown };
+  };
   if (e.transient === true || e.retryable === true) return true;
-  const code = typeof e.code === 'string' ? e.code : typeof e.driverError?.code === 'string' ? e.driverError.code : undefined;
+  const code =
+    typeof e.code === 'string' ? e.code : typeof e.driverError?.code === 'string' ? e.driverError.code : undefined;
   if (code && (TRANSIENT_SYSTEM_CODES.has(code) || isTransientSqlState(code))) return true;
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status !== undefined && (status === 429 || status >= 500)) return true;
@@ -95,7 +125,13 @@ export class TemporalActivities implements WorkflowActivities {
       return result === undefined ? { ok: true } : { ok: true, result: JSON.parse(JSON.stringify(result)) };
     } catch (error) {
       if (isTransientActivityError(error)) {
-        this.logger.warn({ msg: 'effect failed, will be retried', runId: input.runId, seq: input.seq, effect: type, error: (error as Error).message });
+        this.logger.warn({
+          msg: 'effect failed, will be retried',
+          runId: input.runId,
+          seq: input.seq,
+          effect: type,
+          error: (error as Error).message,
+        });
         throw error;
       }
       const message = error instanceof Error ? error.message : String(error);
@@ -116,7 +152,16 @@ export class TemporalActivities implements WorkflowActivities {
    */
   async record(runId: string, accountId: string, state: RunState): Promise<boolean> {
     const written = await this.dataSource.transaction(async (tx) => {
-      const [rows]: [Array<{ id: string; account_id: string; workflow_id: string; workflow_version: number; contact_phone: string | null }>, number] = await tx.query(
+      const [rows]: [
+        Array<{
+          id: string;
+          account_id: string;
+          workflow_id: string;
+          workflow_version: number;
+          contact_phone: string | null;
+        }>,
+        number,
+      ] = await tx.query(
         `UPDATE workflow_runs SET ${RUN_ROW_SET}
           WHERE id = $1 AND account_id = $12
             AND status NOT IN ('completed', 'failed')
@@ -128,7 +173,8 @@ export class TemporalActivities implements WorkflowActivities {
       return rows.length > 0;
     });
     if (written && this.events) await this.events.publish(runId); // the console's live run view
-    if (!written) this.logger.debug?.({ msg: 'run state not recorded (row ahead, finished or missing)', runId, seq: state.seq });
+    if (!written)
+      this.logger.debug?.({ msg: 'run state not recorded (row ahead, finished or missing)', runId, seq: state.seq });
     return written;
   }
 }

@@ -50,14 +50,21 @@ export class TemporalClientService implements OnApplicationShutdown {
 
   /** Readiness: connects if needed and asks the frontend for its system info, within TEMPORAL_HEALTH_TIMEOUT_MS. */
   async check(): Promise<void> {
-    const { client, connection } = await withTimeout(this.connected(), TEMPORAL_HEALTH_TIMEOUT_MS, 'connecting to Temporal');
+    const { client, connection } = await withTimeout(
+      this.connected(),
+      TEMPORAL_HEALTH_TIMEOUT_MS,
+      'connecting to Temporal',
+    );
     if (!connection) {
       // An injected client: ask through whatever connection it carries.
       const injected = (client as { connection?: { ensureConnected?: () => Promise<void> } }).connection;
-      if (injected?.ensureConnected) await withTimeout(injected.ensureConnected(), TEMPORAL_HEALTH_TIMEOUT_MS, 'Temporal health check');
+      if (injected?.ensureConnected)
+        await withTimeout(injected.ensureConnected(), TEMPORAL_HEALTH_TIMEOUT_MS, 'Temporal health check');
       return;
     }
-    await connection.withDeadline(Date.now() + TEMPORAL_HEALTH_TIMEOUT_MS, () => connection.workflowService.getSystemInfo({}));
+    await connection.withDeadline(Date.now() + TEMPORAL_HEALTH_TIMEOUT_MS, () =>
+      connection.workflowService.getSystemInfo({}),
+    );
   }
 
   /**
@@ -68,7 +75,11 @@ export class TemporalClientService implements OnApplicationShutdown {
     const { connection } = await withTimeout(this.connected(), TEMPORAL_HEALTH_TIMEOUT_MS, 'connecting to Temporal');
     if (!connection) return undefined;
     const res = await connection.withDeadline(Date.now() + TEMPORAL_HEALTH_TIMEOUT_MS, () =>
-      connection.workflowService.describeTaskQueue({ namespace: this.config.TEMPORAL_NAMESPACE, taskQueue: { name: taskQueue }, taskQueueType: 1 /* WORKFLOW */ }),
+      connection.workflowService.describeTaskQueue({
+        namespace: this.config.TEMPORAL_NAMESPACE,
+        taskQueue: { name: taskQueue },
+        taskQueueType: 1 /* WORKFLOW */,
+      }),
     );
     return res.pollers?.length ?? 0;
   }
@@ -82,7 +93,10 @@ export class TemporalClientService implements OnApplicationShutdown {
       // eslint-disable-next-line prefer-const -- the promise refers to itself below
       attempt = (async () => {
         // lazy + ensureConnected (not Connection.connect) so a failed attempt's channel can be closed.
-        const connection = Connection.lazy({ ...temporalConnectionOptions(this.config), connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS });
+        const connection = Connection.lazy({
+          ...temporalConnectionOptions(this.config),
+          connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS,
+        });
         try {
           await connection.ensureConnected();
         } catch (error) {
@@ -114,6 +128,10 @@ export class TemporalClientService implements OnApplicationShutdown {
     this.connecting = undefined;
     await Promise.all([...this.attempts]);
     const connected = await current?.catch(() => undefined);
-    await connected?.connection?.close().catch((error: Error) => this.logger.warn({ msg: 'closing the Temporal connection failed', error: error.message }));
+    await connected?.connection
+      ?.close()
+      .catch((error: Error) =>
+        this.logger.warn({ msg: 'closing the Temporal connection failed', error: error.message }),
+      );
   }
 }

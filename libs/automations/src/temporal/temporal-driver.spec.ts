@@ -15,14 +15,17 @@ const base = { NODE_ENV: 'test', JWT_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: 'a'
 
 async function selected(env: Record<string, string>, driver?: 'embedded' | 'temporal'): Promise<AutomationDriver> {
   const module = await Test.createTestingModule({
-    providers: [{ provide: AppConfig, useValue: loadConfig({ ...base, ...env }) }, { provide: DataSource, useValue: {} }, ...automationDriverProviders(driver)],
+    providers: [
+      { provide: AppConfig, useValue: loadConfig({ ...base, ...env }) },
+      { provide: DataSource, useValue: {} },
+      ...automationDriverProviders(driver),
+    ],
   })
     .overrideProvider(AutomationQueue)
     .useValue({})
     .compile();
   return module.get(AUTOMATION_DRIVER);
 }
-
 
 // The adapters log every failure they classify; the assertions say what matters here.
 beforeAll(() => Logger.overrideLogger(false));
@@ -32,7 +35,9 @@ describe('driver selection', () => {
   it('embedded by default, Temporal when TEMPORAL_ADDRESS is set, forced by the module option', async () => {
     expect(automationDriverKind(loadConfig(base))).toBe('embedded');
     expect(automationDriverKind(loadConfig({ ...base, TEMPORAL_ADDRESS: 'localhost:7233' }))).toBe('temporal');
-    expect(automationDriverKind(loadConfig({ ...base, TEMPORAL_ADDRESS: 'localhost:7233' }), 'embedded')).toBe('embedded');
+    expect(automationDriverKind(loadConfig({ ...base, TEMPORAL_ADDRESS: 'localhost:7233' }), 'embedded')).toBe(
+      'embedded',
+    );
 
     const embedded = await selected({});
     expect(embedded).toBeInstanceOf(EmbeddedAutomationDriver);
@@ -50,9 +55,20 @@ describe('driver selection', () => {
     const config = loadConfig(base);
     expect(config.TEMPORAL_NAMESPACE).toBe('default');
     expect(config.TEMPORAL_TASK_QUEUE).toBe('switchboard-automations');
-    const custom = loadConfig({ ...base, TEMPORAL_ADDRESS: '[::1]:7233', TEMPORAL_NAMESPACE: 'prod.switchboard', TEMPORAL_TASK_QUEUE: 'automations-eu' });
-    expect([custom.TEMPORAL_ADDRESS, custom.TEMPORAL_NAMESPACE, custom.TEMPORAL_TASK_QUEUE]).toEqual(['[::1]:7233', 'prod.switchboard', 'automations-eu']);
-    expect(() => loadConfig({ ...base, TEMPORAL_ADDRESS: 'http://localhost' })).toThrow(/TEMPORAL_ADDRESS must be host:port/);
+    const custom = loadConfig({
+      ...base,
+      TEMPORAL_ADDRESS: '[::1]:7233',
+      TEMPORAL_NAMESPACE: 'prod.switchboard',
+      TEMPORAL_TASK_QUEUE: 'automations-eu',
+    });
+    expect([custom.TEMPORAL_ADDRESS, custom.TEMPORAL_NAMESPACE, custom.TEMPORAL_TASK_QUEUE]).toEqual([
+      '[::1]:7233',
+      'prod.switchboard',
+      'automations-eu',
+    ]);
+    expect(() => loadConfig({ ...base, TEMPORAL_ADDRESS: 'http://localhost' })).toThrow(
+      /TEMPORAL_ADDRESS must be host:port/,
+    );
     expect(() => loadConfig({ ...base, TEMPORAL_NAMESPACE: 'no spaces please' })).toThrow(/TEMPORAL_NAMESPACE/);
     expect(() => loadConfig({ ...base, TEMPORAL_TASK_QUEUE: 'a b' })).toThrow(/TEMPORAL_TASK_QUEUE/);
   });
@@ -80,8 +96,15 @@ describe('TemporalClientService', () => {
 });
 
 describe('TemporalAutomationWorker', () => {
-  const config = loadConfig({ ...base, TEMPORAL_ADDRESS: '127.0.0.1:7233', TEMPORAL_NAMESPACE: 'ns1', TEMPORAL_TASK_QUEUE: 'q1' });
-  const activities = { forWorker: () => ({ performEffect: jest.fn(), recordRunState: jest.fn() }) } as unknown as TemporalActivities;
+  const config = loadConfig({
+    ...base,
+    TEMPORAL_ADDRESS: '127.0.0.1:7233',
+    TEMPORAL_NAMESPACE: 'ns1',
+    TEMPORAL_TASK_QUEUE: 'q1',
+  });
+  const activities = {
+    forWorker: () => ({ performEffect: jest.fn(), recordRunState: jest.fn() }),
+  } as unknown as TemporalActivities;
   const sweeps = { register: jest.fn(async () => undefined) } as unknown as PeriodicSweeps;
   const temporalDriver = (recoverPending = jest.fn(async () => ({ started: 0, failed: 0 }))) =>
     ({ kind: 'temporal', recoverPending }) as unknown as TemporalAutomationDriver;
@@ -106,11 +129,15 @@ describe('TemporalAutomationWorker', () => {
     const driver = temporalDriver();
     const service = new TemporalAutomationWorker(config, activities, driver, driver, sweeps);
     const created = fakeWorker();
-    const factory = jest.fn<ReturnType<TemporalWorkerFactory>, Parameters<TemporalWorkerFactory>>(async () => created as never);
+    const factory = jest.fn<ReturnType<TemporalWorkerFactory>, Parameters<TemporalWorkerFactory>>(
+      async () => created as never,
+    );
     service.factory = factory;
     await service.onApplicationBootstrap();
     await new Promise((r) => setImmediate(r));
-    expect(factory).toHaveBeenCalledWith(expect.objectContaining({ address: '127.0.0.1:7233', namespace: 'ns1', taskQueue: 'q1' }));
+    expect(factory).toHaveBeenCalledWith(
+      expect.objectContaining({ address: '127.0.0.1:7233', namespace: 'ns1', taskQueue: 'q1' }),
+    );
     expect(Object.keys(factory.mock.calls[0][0].activities).sort()).toEqual(['performEffect', 'recordRunState']);
     expect(created.worker.run).toHaveBeenCalled();
     expect(service.isRunning).toBe(true);
@@ -146,7 +173,13 @@ describe('TemporalAutomationWorker', () => {
 
   it('stays off with the embedded driver', async () => {
     const factory = jest.fn();
-    const service = new TemporalAutomationWorker(loadConfig(base), activities, temporalDriver(), { kind: 'embedded' } as AutomationDriver, sweeps);
+    const service = new TemporalAutomationWorker(
+      loadConfig(base),
+      activities,
+      temporalDriver(),
+      { kind: 'embedded' } as AutomationDriver,
+      sweeps,
+    );
     service.factory = factory as never;
     await service.onApplicationBootstrap();
     await service.onApplicationShutdown();
@@ -157,6 +190,8 @@ describe('TemporalAutomationWorker', () => {
 describe('createTemporalWorker (the real factory)', () => {
   it('loads the worker SDK and the workflow bundle options, and rejects at once when no server answers', async () => {
     const activities = { performEffect: async () => ({ ok: true as const }), recordRunState: async () => undefined };
-    await expect(createTemporalWorker({ address: '127.0.0.1:1', namespace: 'default', taskQueue: 'q', activities })).rejects.toThrow(/refused|connect/i);
+    await expect(
+      createTemporalWorker({ address: '127.0.0.1:1', namespace: 'default', taskQueue: 'q', activities }),
+    ).rejects.toThrow(/refused|connect/i);
   }, 20_000);
 });

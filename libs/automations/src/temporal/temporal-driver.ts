@@ -60,7 +60,11 @@ export class TemporalAutomationDriver implements AutomationDriver {
         [runId],
       );
     } catch (error) {
-      this.logger.error({ msg: 'could not read the run to start it on Temporal; the recovery sweep will retry', runId, error: (error as Error).message });
+      this.logger.error({
+        msg: 'could not read the run to start it on Temporal; the recovery sweep will retry',
+        runId,
+        error: (error as Error).message,
+      });
       return false;
     }
     if (!row) return false;
@@ -97,7 +101,11 @@ export class TemporalAutomationDriver implements AutomationDriver {
     try {
       return await signalReply(await this.clients.getClient(), run.id, { reply });
     } catch (error) {
-      this.logger.error({ msg: 'could not signal the reply to the run on Temporal', runId: run.id, error: (error as Error).message });
+      this.logger.error({
+        msg: 'could not signal the reply to the run on Temporal',
+        runId: run.id,
+        error: (error as Error).message,
+      });
       return false;
     }
   }
@@ -106,7 +114,9 @@ export class TemporalAutomationDriver implements AutomationDriver {
     try {
       await this.clients.check();
       const workers = await this.clients.workflowPollers(this.config.TEMPORAL_TASK_QUEUE);
-      return workers === undefined ? { driver: 'temporal', status: 'up' } : { driver: 'temporal', status: 'up', workers };
+      return workers === undefined
+        ? { driver: 'temporal', status: 'up' }
+        : { driver: 'temporal', status: 'up', workers };
     } catch (error) {
       return { driver: 'temporal', status: 'down', message: (error as Error).message };
     }

@@ -24,7 +24,14 @@ export type TemporalWorkerFactory = (options: {
   workflowBundlePath?: string;
 }) => Promise<{ worker: Pick<Worker, 'run' | 'shutdown' | 'getState'>; connection: Pick<NativeConnection, 'close'> }>;
 
-export const createTemporalWorker: TemporalWorkerFactory = async ({ address, namespace, taskQueue, activities, connection: connectionOptions, workflowBundlePath }) => {
+export const createTemporalWorker: TemporalWorkerFactory = async ({
+  address,
+  namespace,
+  taskQueue,
+  activities,
+  connection: connectionOptions,
+  workflowBundlePath,
+}) => {
   const { NativeConnection, Worker, Runtime, DefaultLogger } = await import('@temporalio/worker');
   try {
     // The SDK's own logger (worker state changes are INFO): warnings and errors only. Once per process.
@@ -81,7 +88,9 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
     void this.sweep();
     await this.sweeps
       .register('temporal-recovery', TEMPORAL_RECOVERY_INTERVAL_MS, () => this.sweep())
-      .catch((error: Error) => this.logger.error({ msg: 'could not schedule the Temporal recovery sweep', error: error.message }));
+      .catch((error: Error) =>
+        this.logger.error({ msg: 'could not schedule the Temporal recovery sweep', error: error.message }),
+      );
   }
 
   private async start(retryMs: number): Promise<void> {
@@ -99,10 +108,23 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
       this.worker = worker;
       this.connection = connection;
       if (this.stopped) return this.stop();
-      this.running = worker.run().catch((error: Error) => this.logger.error({ msg: 'Temporal worker stopped with an error', error: error.message }));
-      this.logger.log({ msg: 'Temporal worker running', address, namespace: this.config.TEMPORAL_NAMESPACE, taskQueue: this.config.TEMPORAL_TASK_QUEUE });
+      this.running = worker
+        .run()
+        .catch((error: Error) =>
+          this.logger.error({ msg: 'Temporal worker stopped with an error', error: error.message }),
+        );
+      this.logger.log({
+        msg: 'Temporal worker running',
+        address,
+        namespace: this.config.TEMPORAL_NAMESPACE,
+        taskQueue: this.config.TEMPORAL_TASK_QUEUE,
+      });
     } catch (error) {
-      this.logger.error({ msg: `could not start the Temporal worker; retrying in ${retryMs} ms`, address, error: (error as Error).message });
+      this.logger.error({
+        msg: `could not start the Temporal worker; retrying in ${retryMs} ms`,
+        address,
+        error: (error as Error).message,
+      });
       if (this.stopped) return;
       this.retryTimer = setTimeout(() => {
         this.starting = this.start(Math.min(retryMs * 2, CONNECT_RETRY_MAX_MS));
@@ -123,7 +145,11 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
   private async stop(): Promise<void> {
     if (this.worker && this.worker.getState() === 'RUNNING') this.worker.shutdown();
     await this.running;
-    await this.connection?.close().catch((error: Error) => this.logger.warn({ msg: 'closing the Temporal worker connection failed', error: error.message }));
+    await this.connection
+      ?.close()
+      .catch((error: Error) =>
+        this.logger.warn({ msg: 'closing the Temporal worker connection failed', error: error.message }),
+      );
     this.worker = undefined;
     this.connection = undefined;
   }

@@ -6,14 +6,24 @@ import { IsIdList, IsText } from './validators';
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
 export class CreateContactGroupBody {
-  @ApiProperty({ example: 'VIP customers', minLength: 1, maxLength: 200, description: 'unique within the account (case-insensitive)' })
+  @ApiProperty({
+    example: 'VIP customers',
+    minLength: 1,
+    maxLength: 200,
+    description: 'unique within the account (case-insensitive)',
+  })
   @Transform(trim)
   @IsText(200, 1)
   name: string;
 }
 
 export class GroupMembersBody {
-  @ApiProperty({ type: 'integer', isArray: true, example: [42, 43], description: "ids of this account's contacts (1 to 1000)" })
+  @ApiProperty({
+    type: 'integer',
+    isArray: true,
+    example: [42, 43],
+    description: "ids of this account's contacts (1 to 1000)",
+  })
   @IsIdList(1, 1000, 'contact')
   contact_ids: number[];
 }
@@ -53,7 +63,8 @@ export class ContactGroupListResponse {
 export class GroupMembersChangeData {
   @ApiProperty() group_id: number;
   @ApiPropertyOptional({ type: 'integer', description: 'memberships created by this request (POST)' }) added?: number;
-  @ApiPropertyOptional({ type: 'integer', description: 'memberships removed by this request (DELETE)' }) removed?: number;
+  @ApiPropertyOptional({ type: 'integer', description: 'memberships removed by this request (DELETE)' })
+  removed?: number;
   @ApiProperty() member_count: number;
 }
 

@@ -55,13 +55,19 @@ class ContactProfileFields {
 export class CreateContactBody extends ContactProfileFields {
   @ApiProperty({
     example: '+1 (555) 010-2030',
-    description: 'with country code; `+` or `00` optional; spaces, dashes, dots and parentheses are ignored. Stored as digits.',
+    description:
+      'with country code; `+` or `00` optional; spaces, dashes, dots and parentheses are ignored. Stored as digits.',
   })
   @Transform(numberToString)
   @IsPhone()
   contact_number: string;
 
-  @ApiPropertyOptional({ type: 'integer', isArray: true, example: [3, 7], description: "ids of this account's contact groups to add the contact to (at most 100)" })
+  @ApiPropertyOptional({
+    type: 'integer',
+    isArray: true,
+    example: [3, 7],
+    description: "ids of this account's contact groups to add the contact to (at most 100)",
+  })
   @IsOptional()
   @IsIdList(0, 100, 'group')
   group_ids?: number[];
@@ -69,22 +75,41 @@ export class CreateContactBody extends ContactProfileFields {
 
 /** PATCH: every field optional; `null` (or an empty string) clears a profile field. */
 export class UpdateContactBody extends ContactProfileFields {
-  @ApiPropertyOptional({ type: Boolean, description: 'true: the contact opted out; nothing is sent to a blocked contact' })
+  @ApiPropertyOptional({
+    type: Boolean,
+    description: 'true: the contact opted out; nothing is sent to a blocked contact',
+  })
   @ValidateIf((o) => o.isBlocked !== undefined)
   @IsBoolean({ message: 'isBlocked must be true or false' })
   isBlocked?: boolean;
 }
 
-export const UPDATABLE_CONTACT_FIELDS = ['name', 'email', 'isBlocked', 'dateOfBirth', 'gender', 'instagramUrl', 'facebookUrl', 'linkedinUrl'] as const;
+export const UPDATABLE_CONTACT_FIELDS = [
+  'name',
+  'email',
+  'isBlocked',
+  'dateOfBirth',
+  'gender',
+  'instagramUrl',
+  'facebookUrl',
+  'linkedinUrl',
+] as const;
 
 export class ListContactsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {
-  @ApiPropertyOptional({ type: String, description: 'case-insensitive substring of the name, number or email', maxLength: 100 })
+  @ApiPropertyOptional({
+    type: String,
+    description: 'case-insensitive substring of the name, number or email',
+    maxLength: 100,
+  })
   @Transform(trimToNull)
   @IsOptional()
   @IsText(100)
   search?: string | null;
 
-  @ApiPropertyOptional({ description: 'exact number with country code; `+`, `00` and formatting optional', example: '15550102030' })
+  @ApiPropertyOptional({
+    description: 'exact number with country code; `+`, `00` and formatting optional',
+    example: '15550102030',
+  })
   @Transform(trimToNull)
   @IsOptional()
   @IsPhone()

@@ -38,7 +38,12 @@ export function IsDateOfBirth(options?: ValidationOptions): PropertyDecorator {
         validate: (value: unknown) => {
           if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
           const date = new Date(`${value}T00:00:00Z`);
-          return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value && value >= '1900-01-01' && date.getTime() <= Date.now();
+          return (
+            !Number.isNaN(date.getTime()) &&
+            date.toISOString().slice(0, 10) === value &&
+            value >= '1900-01-01' &&
+            date.getTime() <= Date.now()
+          );
         },
         defaultMessage: (args) => `${args?.property} must be a date YYYY-MM-DD between 1900-01-01 and today`,
       },
@@ -67,7 +72,8 @@ export function IsText(max: number, min = 0, options?: ValidationOptions): Prope
       name: 'isText',
       validator: {
         validate: (value: unknown) => typeof value === 'string' && value.length >= min && value.length <= max,
-        defaultMessage: (args) => `${args?.property} must be a string of ${min ? `${min} to ${max}` : `at most ${max}`} characters`,
+        defaultMessage: (args) =>
+          `${args?.property} must be a string of ${min ? `${min} to ${max}` : `at most ${max}`} characters`,
       },
     },
     options,
@@ -94,7 +100,10 @@ export function IsWebUrl(options?: ValidationOptions): PropertyDecorator {
     {
       name: 'isWebUrl',
       validator: {
-        validate: (value: unknown) => typeof value === 'string' && value.length <= 2048 && isURL(value, { protocols: ['http', 'https'], require_protocol: false }),
+        validate: (value: unknown) =>
+          typeof value === 'string' &&
+          value.length <= 2048 &&
+          isURL(value, { protocols: ['http', 'https'], require_protocol: false }),
         defaultMessage: (args) => `${args?.property} must be an http(s) URL`,
       },
     },
@@ -109,8 +118,12 @@ export function IsIdList(min: number, max: number, noun: string, options?: Valid
       name: 'isIdList',
       validator: {
         validate: (value: unknown) =>
-          Array.isArray(value) && value.length >= min && value.length <= max && value.every((id) => Number.isInteger(id) && id >= 1 && id <= MAX_ID),
-        defaultMessage: (args) => `${args?.property} must be an array of ${min} to ${max} ${noun} ids (positive integers)`,
+          Array.isArray(value) &&
+          value.length >= min &&
+          value.length <= max &&
+          value.every((id) => Number.isInteger(id) && id >= 1 && id <= MAX_ID),
+        defaultMessage: (args) =>
+          `${args?.property} must be an array of ${min} to ${max} ${noun} ids (positive integers)`,
       },
     },
     options,

@@ -12,7 +12,9 @@ describe('loadConfig', () => {
   });
 
   it('names each bad variable', () => {
-    expect(() => loadConfig({ ...base, PORT: 'abc', DATABASE_URL: 'mysql://x', RATE_LIMIT_PER_MINUTE: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, PORT: 'abc', DATABASE_URL: 'mysql://x', RATE_LIMIT_PER_MINUTE: '0' })).toThrow(
+      ConfigError,
+    );
     try {
       loadConfig({ ...base, PORT: 'abc', DATABASE_URL: 'mysql://x' });
     } catch (error) {
@@ -26,7 +28,11 @@ describe('loadConfig', () => {
   });
 
   it('uses APP_URL and INBOUND_WEBHOOK_URL when given', () => {
-    const config = loadConfig({ ...base, APP_URL: 'https://api.example.com/', INBOUND_WEBHOOK_URL: 'https://hooks.example.com' });
+    const config = loadConfig({
+      ...base,
+      APP_URL: 'https://api.example.com/',
+      INBOUND_WEBHOOK_URL: 'https://hooks.example.com',
+    });
     expect(config.baseUrl).toBe('https://api.example.com');
     expect(config.inboundWebhookUrl).toBe('https://hooks.example.com');
   });
@@ -34,7 +40,12 @@ describe('loadConfig', () => {
     expect(loadConfig(base).trustProxy).toBe(false);
     expect(loadConfig({ ...base, TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(loadConfig({ ...base, TRUST_PROXY: '2' }).trustProxy).toBe(2);
-    expect(loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1,loopback' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1', '::1', 'loopback']);
+    expect(loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1,loopback' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+      '::1',
+      'loopback',
+    ]);
     for (const bad of ['true', 'everyone', '10.0.0.0/8;rm', '*']) {
       expect(() => loadConfig({ ...base, TRUST_PROXY: bad })).toThrow(/TRUST_PROXY must be false, a hop count/);
     }

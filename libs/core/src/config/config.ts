@@ -1,12 +1,33 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
 import { loadOrCreateDevSecrets } from './dev-secrets';
 
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
 const toBool = ({ value }: { value: unknown }) =>
-  value === undefined || value === '' ? undefined : typeof value === 'boolean' ? value : /^(true|1|yes)$/i.test(String(value)) ? true : /^(false|0|no)$/i.test(String(value)) ? false : value;
+  value === undefined || value === ''
+    ? undefined
+    : typeof value === 'boolean'
+      ? value
+      : /^(true|1|yes)$/i.test(String(value))
+        ? true
+        : /^(false|0|no)$/i.test(String(value))
+          ? false
+          : value;
 const urlOptions = { require_tld: false, require_protocol: true };
-const TRUST_PROXY_PATTERN = /^\s*(false|\d+|(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(\/\d{1,3})?)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(\/\d{1,3})?))*)\s*$/;
+const TRUST_PROXY_PATTERN =
+  /^\s*(false|\d+|(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(\/\d{1,3})?)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(\/\d{1,3})?))*)\s*$/;
 
 /**
  * Every setting of every process, read from the environment once at start-up.
@@ -72,7 +93,9 @@ export class AppConfig {
 
   /** Temporal namespace of the automation workflows (Temporal driver only). */
   @IsString()
-  @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/, { message: 'TEMPORAL_NAMESPACE must be a Temporal namespace name (letters, digits, . _ -)' })
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/, {
+    message: 'TEMPORAL_NAMESPACE must be a Temporal namespace name (letters, digits, . _ -)',
+  })
   TEMPORAL_NAMESPACE = 'default';
 
   /** Task queue the automation worker polls and the API starts runs on (Temporal driver only). */
@@ -235,7 +258,9 @@ export class AppConfig {
    * and CIDRs (`10.0.0.0/8,127.0.0.1`, also `loopback`, `linklocal`, `uniquelocal`). Per-IP rate limits use the result.
    */
   @IsOptional()
-  @Matches(TRUST_PROXY_PATTERN, { message: 'TRUST_PROXY must be false, a hop count, or a comma-separated list of proxy addresses/CIDRs' })
+  @Matches(TRUST_PROXY_PATTERN, {
+    message: 'TRUST_PROXY must be false, a hop count, or a comma-separated list of proxy addresses/CIDRs',
+  })
   TRUST_PROXY?: string;
 
   /** TRUST_PROXY as Fastify takes it. */
@@ -243,14 +268,19 @@ export class AppConfig {
     const value = this.TRUST_PROXY?.trim();
     if (!value || value === 'false') return false;
     if (/^\d+$/.test(value)) return Number(value);
-    return value.split(',').map((entry) => entry.trim()).filter(Boolean);
+    return value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
   }
   /**
    * Account webhooks (docs/webhooks.md): delays before each attempt of a delivery, comma-separated durations
    * (`ms`, `s`, `m`, `h`, `d`); the first is the first attempt's. After the last one fails the delivery is failed.
    */
   @IsString()
-  @Matches(/^\s*\d+(ms|s|m|h|d)?\s*(,\s*\d+(ms|s|m|h|d)?\s*)*$/, { message: 'WEBHOOK_RETRY_SCHEDULE must be comma-separated durations such as 0,5s,5m,30m,2h' })
+  @Matches(/^\s*\d+(ms|s|m|h|d)?\s*(,\s*\d+(ms|s|m|h|d)?\s*)*$/, {
+    message: 'WEBHOOK_RETRY_SCHEDULE must be comma-separated durations such as 0,5s,5m,30m,2h',
+  })
   WEBHOOK_RETRY_SCHEDULE = '0,5s,5m,30m,2h,5h,10h,10h';
 
   /** An account webhook attempt counts as delivered on a 2xx within this time. */

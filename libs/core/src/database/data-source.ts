@@ -21,7 +21,9 @@ export function dataSourceOptions(databaseUrl: string, overrides: Partial<DataSo
 
 /** Applies pending migrations; returns the names of the ones it ran. */
 export async function runMigrations(databaseUrl: string): Promise<string[]> {
-  const dataSource = new DataSource(dataSourceOptions(databaseUrl, { extra: { max: 2 } } as Partial<DataSourceOptions>));
+  const dataSource = new DataSource(
+    dataSourceOptions(databaseUrl, { extra: { max: 2 } } as Partial<DataSourceOptions>),
+  );
   await dataSource.initialize();
   try {
     const ran = await dataSource.runMigrations({ transaction: 'each' });

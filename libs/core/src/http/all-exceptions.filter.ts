@@ -33,17 +33,38 @@ export class AllExceptionsFilter implements ExceptionFilter {
     // Safety net: PostgreSQL's data exceptions (class 22: out of range, malformed number or date, bad character…) are
     // always caused by a value of the request that validation let through. A 400, logged so the rule can be added.
     if (isDataException(exception)) {
-      this.logger.warn({ msg: 'Input refused by PostgreSQL: add a validation rule', reqId: request?.id, url: request?.url, err: (exception as Error).message });
-      void reply.status(HttpStatus.BAD_REQUEST).send({ statusCode: 400, message: 'A value of the request is out of range or malformed for its field' });
+      this.logger.warn({
+        msg: 'Input refused by PostgreSQL: add a validation rule',
+        reqId: request?.id,
+        url: request?.url,
+        err: (exception as Error).message,
+      });
+      void reply
+        .status(HttpStatus.BAD_REQUEST)
+        .send({ statusCode: 400, message: 'A value of the request is out of range or malformed for its field' });
       return;
     }
 
-    this.logger.error({ msg: 'Unhandled error', reqId: request?.id, url: request?.url, err: exception instanceof Error ? exception.stack : exception });
-    void reply.status(HttpStatus.INTERNAL_SERVER_ERROR).send({ statusCode: 500, message: 'Internal server error', requestId: request?.id });
+    this.logger.error({
+      msg: 'Unhandled error',
+      reqId: request?.id,
+      url: request?.url,
+      err: exception instanceof Error ? exception.stack : exception,
+    });
+    void reply
+      .status(HttpStatus.INTERNAL_SERVER_ERROR)
+      .send({ statusCode: 500, message: 'Internal server error', requestId: request?.id });
   }
 }
 
 function isDataException(exception: unknown): boolean {
-  const code = (exception as { code?: unknown; driverError?: { code?: unknown } } | undefined)?.driverError?.code ?? (exception as { code?: unknown })?.code;
-  return exception instanceof Error && exception.name === 'QueryFailedError' && typeof code === 'string' && code.startsWith('22');
+  const code =
+    (exception as { code?: unknown; driverError?: { code?: unknown } } | undefined)?.driverError?.code ??
+    (exception as { code?: unknown })?.code;
+  return (
+    exception instanceof Error &&
+    exception.name === 'QueryFailedError' &&
+    typeof code === 'string' &&
+    code.startsWith('22')
+  );
 }

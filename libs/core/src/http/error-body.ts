@@ -16,7 +16,14 @@ export interface ErrorBody {
 /** Normalises what an HttpException carries (a string or any object) into the error shape, keeping SPEC members. */
 export function errorBody(status: number, response: unknown): ErrorBody {
   if (typeof response === 'string') return { statusCode: status, message: response };
-  const { statusCode: _ignored, message, error, field, errors, ...members } = (response ?? {}) as Record<string, unknown>;
+  const {
+    statusCode: _ignored,
+    message,
+    error,
+    field,
+    errors,
+    ...members
+  } = (response ?? {}) as Record<string, unknown>;
   const text = Array.isArray(message)
     ? message.join('; ')
     : typeof message === 'string'
@@ -25,7 +32,12 @@ export function errorBody(status: number, response: unknown): ErrorBody {
         ? error
         : (STATUS_CODES[status] ?? 'Error');
   const body: ErrorBody = { statusCode: status, message: text };
-  const firstField = typeof field === 'string' ? field : Array.isArray(errors) && typeof errors[0]?.field === 'string' ? (errors[0].field as string) : undefined;
+  const firstField =
+    typeof field === 'string'
+      ? field
+      : Array.isArray(errors) && typeof errors[0]?.field === 'string'
+        ? (errors[0].field as string)
+        : undefined;
   if (firstField !== undefined) body.field = firstField;
   if (Array.isArray(errors)) body.errors = errors as FieldError[];
   // SPEC §7: authentication failures carry `error` ("Missing credentials" / "Invalid credentials"); Nest's generic
@@ -47,6 +59,11 @@ const CLIENT_ERROR_MESSAGES: Record<string, (error: { message?: string }) => str
 export function fastifyClientError(exception: unknown): ErrorBody | undefined {
   const error = exception as { statusCode?: number; code?: string; message?: string; name?: string } | undefined;
   if (typeof error?.statusCode !== 'number' || error.statusCode < 400 || error.statusCode >= 500) return undefined;
-  const describe = (error.code && CLIENT_ERROR_MESSAGES[error.code]) || (error.name === 'SyntaxError' ? CLIENT_ERROR_MESSAGES.FST_ERR_CTP_INVALID_JSON_BODY : undefined);
-  return { statusCode: error.statusCode, message: describe ? describe(error) : (error.message ?? STATUS_CODES[error.statusCode] ?? 'Bad request') };
+  const describe =
+    (error.code && CLIENT_ERROR_MESSAGES[error.code]) ||
+    (error.name === 'SyntaxError' ? CLIENT_ERROR_MESSAGES.FST_ERR_CTP_INVALID_JSON_BODY : undefined);
+  return {
+    statusCode: error.statusCode,
+    message: describe ? describe(error) : (error.message ?? STATUS_CODES[error.statusCode] ?? 'Bad request'),
+  };
 }

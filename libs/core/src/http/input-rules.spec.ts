@@ -2,11 +2,17 @@ import { forbiddenTextProblem, jsonStructureProblem } from './input-rules';
 
 describe('input rules', () => {
   it('finds NUL and unpaired surrogates in strings and keys, naming the path; surrogate pairs are fine', () => {
-    expect(forbiddenTextProblem({ a: [{ b: 'x\u0000' }] })).toEqual({ field: 'a[0].b', message: 'a[0].b must not contain NUL characters (U+0000)' });
+    expect(forbiddenTextProblem({ a: [{ b: 'x\u0000' }] })).toEqual({
+      field: 'a[0].b',
+      message: 'a[0].b must not contain NUL characters (U+0000)',
+    });
     expect(forbiddenTextProblem({ a: '\ud800' })?.message).toBe('a must not contain unpaired UTF-16 surrogates');
     expect(forbiddenTextProblem({ a: 'x\udc00' })?.field).toBe('a');
     expect(forbiddenTextProblem({ a: '\ud83d\ude00 ok', b: ['\u00e9'] })).toBeUndefined();
-    expect(forbiddenTextProblem({ 'k\u0000': 1 })).toEqual({ field: 'body', message: 'A key of the body must not contain NUL characters (U+0000)' });
+    expect(forbiddenTextProblem({ 'k\u0000': 1 })).toEqual({
+      field: 'body',
+      message: 'A key of the body must not contain NUL characters (U+0000)',
+    });
     expect(forbiddenTextProblem('\u0000', 'search')?.field).toBe('search');
   });
 

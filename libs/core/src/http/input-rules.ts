@@ -11,7 +11,9 @@ const FORBIDDEN_CHARACTER = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD8
 export function forbiddenCharacterReason(text: string): string | undefined {
   const match = FORBIDDEN_CHARACTER.exec(text);
   if (!match) return undefined;
-  return match[0] === '\u0000' ? 'must not contain NUL characters (U+0000)' : 'must not contain unpaired UTF-16 surrogates';
+  return match[0] === '\u0000'
+    ? 'must not contain NUL characters (U+0000)'
+    : 'must not contain unpaired UTF-16 surrogates';
 }
 
 /** `parent.key` / `parent[3]`, the path style of validation errors; long paths are cut (a path is a label, not data). */
@@ -30,10 +32,14 @@ export function jsonStructureProblem(root: unknown, rootPath = '', maxDepth = MA
     const { value, path, depth } = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
     if (depth > maxDepth) {
-      return { field: path || 'body', message: `${path || 'The request body'} is nested too deeply (more than ${maxDepth} levels of objects and arrays)` };
+      return {
+        field: path || 'body',
+        message: `${path || 'The request body'} is nested too deeply (more than ${maxDepth} levels of objects and arrays)`,
+      };
     }
     if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: childPath(path, i), depth: depth + 1 });
+      for (let i = value.length - 1; i >= 0; i--)
+        stack.push({ value: value[i], path: childPath(path, i), depth: depth + 1 });
       continue;
     }
     for (const key of Object.keys(value)) {

@@ -39,7 +39,9 @@ describe('PaginationQuery', () => {
     ['page', '99999999999'],
   ])('rejects %s=%j naming the field, never clamping', (field, value) => {
     const { errors } = parse({ [field]: value });
-    expect(errors).toEqual([{ field, message: `${field} must be an integer from 1 to ${field === 'page' ? 2147483647 : 100}` }]);
+    expect(errors).toEqual([
+      { field, message: `${field} must be an integer from 1 to ${field === 'page' ? 2147483647 : 100}` },
+    ]);
   });
 
   it('each declaration has its own bounds', () => {

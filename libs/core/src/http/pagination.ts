@@ -34,7 +34,8 @@ export function IsIntInRange(min: number, max: number, options?: ValidationOptio
       name: 'isIntInRange',
       constraints: [min, max],
       validator: {
-        validate: (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max,
+        validate: (value: unknown) =>
+          typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max,
         defaultMessage: (args) => `${args?.property} must be an integer from ${min} to ${max}`,
       },
     },
@@ -58,15 +59,28 @@ export interface PaginationOptions {
  * then `.skip(pageOffset(query)).take(query.pageSize)` and answer `{ ...items, ...pageMeta(query, total) }`.
  */
 export function PaginationQuery({ defaultPageSize, maxPageSize }: PaginationOptions) {
-  if (!(defaultPageSize >= 1 && defaultPageSize <= maxPageSize)) throw new Error('PaginationQuery: need 1 ≤ defaultPageSize ≤ maxPageSize');
+  if (!(defaultPageSize >= 1 && defaultPageSize <= maxPageSize))
+    throw new Error('PaginationQuery: need 1 ≤ defaultPageSize ≤ maxPageSize');
 
   class Pagination implements PageRequest {
-    @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1, description: 'page number, from 1' })
+    @ApiPropertyOptional({
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_PAGE,
+      default: 1,
+      description: 'page number, from 1',
+    })
     @Transform(toStrictInt)
     @IsIntInRange(1, MAX_PAGE)
     page: number = 1;
 
-    @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: maxPageSize, default: defaultPageSize, description: `items per page, at most ${maxPageSize}` })
+    @ApiPropertyOptional({
+      type: 'integer',
+      minimum: 1,
+      maximum: maxPageSize,
+      default: defaultPageSize,
+      description: `items per page, at most ${maxPageSize}`,
+    })
     @Transform(toStrictInt)
     @IsIntInRange(1, maxPageSize)
     pageSize: number = defaultPageSize;

@@ -13,20 +13,25 @@ import { validationException } from './validation';
  * Call before the app is initialised (listen/init).
  */
 export function installRequestRules(app: NestFastifyApplication, options: { bodyLimit: number }): void {
-  app.useBodyParser('application/json', { bodyLimit: options.bodyLimit }, (_request: unknown, body: Buffer, done: (error: Error | null, value?: unknown) => void) => {
-    let parsed: unknown;
-    try {
-      parsed = parseJsonBody(body);
-    } catch (error) {
-      done(error as Error);
-      return;
-    }
-    done(null, parsed);
-  });
+  app.useBodyParser(
+    'application/json',
+    { bodyLimit: options.bodyLimit },
+    (_request: unknown, body: Buffer, done: (error: Error | null, value?: unknown) => void) => {
+      let parsed: unknown;
+      try {
+        parsed = parseJsonBody(body);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      done(null, parsed);
+    },
+  );
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
   fastify.addHook('preValidation', async (request: FastifyRequest) => {
-    const problem = forbiddenTextProblem(request.params) ?? forbiddenTextProblem(request.query) ?? forbiddenTextProblem(request.body);
+    const problem =
+      forbiddenTextProblem(request.params) ?? forbiddenTextProblem(request.query) ?? forbiddenTextProblem(request.body);
     if (problem) throw validationException([problem]);
   });
 }

@@ -51,7 +51,10 @@ export function safeHttpRequest(request: SafeHttpRequest): Promise<SafeHttpRespo
       req.destroy();
       reject(error);
     };
-    const timer = setTimeout(() => fail(new OutboundHttpError(`request to ${url.host} timed out after ${request.timeoutMs} ms`, 'timeout')), request.timeoutMs);
+    const timer = setTimeout(
+      () => fail(new OutboundHttpError(`request to ${url.host} timed out after ${request.timeoutMs} ms`, 'timeout')),
+      request.timeoutMs,
+    );
     let req: http.ClientRequest;
     try {
       req = client.request(
@@ -67,18 +70,30 @@ export function safeHttpRequest(request: SafeHttpRequest): Promise<SafeHttpRespo
           let size = 0;
           const declared = Number(res.headers['content-length']);
           if (Number.isFinite(declared) && declared > request.maxResponseBytes) {
-            fail(new OutboundHttpError(`response from ${url.host} is larger than ${request.maxResponseBytes} bytes`, 'response_too_large'));
+            fail(
+              new OutboundHttpError(
+                `response from ${url.host} is larger than ${request.maxResponseBytes} bytes`,
+                'response_too_large',
+              ),
+            );
             return;
           }
           res.on('data', (chunk: Buffer) => {
             size += chunk.length;
             if (size > request.maxResponseBytes) {
-              fail(new OutboundHttpError(`response from ${url.host} is larger than ${request.maxResponseBytes} bytes`, 'response_too_large'));
+              fail(
+                new OutboundHttpError(
+                  `response from ${url.host} is larger than ${request.maxResponseBytes} bytes`,
+                  'response_too_large',
+                ),
+              );
               return;
             }
             chunks.push(chunk);
           });
-          res.on('error', (error) => fail(new OutboundHttpError(`request to ${url.host} failed: ${error.message}`, 'network_error')));
+          res.on('error', (error) =>
+            fail(new OutboundHttpError(`request to ${url.host} failed: ${error.message}`, 'network_error')),
+          );
           res.on('end', () => {
             if (settled) return;
             settled = true;
@@ -100,7 +115,13 @@ export function safeHttpRequest(request: SafeHttpRequest): Promise<SafeHttpRespo
     }
     req.on('error', (error) => {
       if (error instanceof BlockedTargetError) fail(new OutboundHttpError(error.message, 'blocked_target'));
-      else fail(new OutboundHttpError(`request to ${url.host} failed: ${(error as NodeJS.ErrnoException).code ?? error.message}`, 'network_error'));
+      else
+        fail(
+          new OutboundHttpError(
+            `request to ${url.host} failed: ${(error as NodeJS.ErrnoException).code ?? error.message}`,
+            'network_error',
+          ),
+        );
     });
     if (request.body !== undefined) req.write(request.body);
     req.end();

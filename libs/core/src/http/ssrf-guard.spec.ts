@@ -1,7 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { safeHttpRequest } from './safe-http';
-import { assertPublicTarget, blockedAddressReason, BlockedTargetError, checkTargetUrl, isPublicAddress } from './ssrf-guard';
+import {
+  assertPublicTarget,
+  blockedAddressReason,
+  BlockedTargetError,
+  checkTargetUrl,
+  isPublicAddress,
+} from './ssrf-guard';
 
 const deny = { allowPrivate: false };
 
@@ -34,7 +40,15 @@ describe('blockedAddressReason', () => {
     expect(isPublicAddress(ip)).toBe(false);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '172.15.255.255', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (ip) => {
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '172.15.255.255',
+    '100.128.0.1',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+  ])('%s is public', (ip) => {
     expect(blockedAddressReason(ip)).toBeNull();
   });
 });
@@ -65,7 +79,9 @@ describe('checkTargetUrl', () => {
   });
 
   it('resolves host names: localhost is refused', async () => {
-    await expect(assertPublicTarget('http://localhost:1234/', deny)).rejects.toThrow(/localhost resolves to .* not allowed \(loopback address\)/);
+    await expect(assertPublicTarget('http://localhost:1234/', deny)).rejects.toThrow(
+      /localhost resolves to .* not allowed \(loopback address\)/,
+    );
     await expect(assertPublicTarget('http://localhost:1234/', { allowPrivate: true })).resolves.toBeInstanceOf(URL);
   });
 });
@@ -88,10 +104,23 @@ describe('safeHttpRequest', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  afterAll(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
+  afterAll(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  );
 
   const request = (path: string, extra: Partial<Parameters<typeof safeHttpRequest>[0]> = {}) =>
-    safeHttpRequest({ method: 'GET', url: `${base}${path}`, timeoutMs: 1000, maxResponseBytes: 1000, allowPrivate: true, ...extra });
+    safeHttpRequest({
+      method: 'GET',
+      url: `${base}${path}`,
+      timeoutMs: 1000,
+      maxResponseBytes: 1000,
+      allowPrivate: true,
+      ...extra,
+    });
 
   it('calls an allowed target', async () => {
     const res = await request('/');
@@ -111,10 +140,16 @@ describe('safeHttpRequest', () => {
 
   it('caps the response size and times out', async () => {
     await expect(request('/big')).rejects.toMatchObject({ code: 'response_too_large' });
-    await expect(request('/slow', { timeoutMs: 200 })).rejects.toMatchObject({ code: 'timeout', message: expect.stringContaining('timed out after 200 ms') });
+    await expect(request('/slow', { timeoutMs: 200 })).rejects.toMatchObject({
+      code: 'timeout',
+      message: expect.stringContaining('timed out after 200 ms'),
+    });
   });
 
   it('refuses header values with line breaks', async () => {
-    await expect(request('/', { headers: { 'x-a': 'a\r\nx-b: b' } })).rejects.toMatchObject({ code: 'network_error', message: expect.stringContaining('invalid request') });
+    await expect(request('/', { headers: { 'x-a': 'a\r\nx-b: b' } })).rejects.toMatchObject({
+      code: 'network_error',
+      message: expect.stringContaining('invalid request'),
+    });
   });
 });

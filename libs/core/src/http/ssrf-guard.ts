@@ -115,7 +115,8 @@ export function checkTargetUrl(raw: string, options: SsrfOptions): URL {
   } catch {
     throw new BlockedTargetError(`invalid URL "${raw.slice(0, 200)}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BlockedTargetError(`URL scheme "${url.protocol.replace(/:$/, '')}" is not allowed (http or https only)`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new BlockedTargetError(`URL scheme "${url.protocol.replace(/:$/, '')}" is not allowed (http or https only)`);
   if (url.username || url.password) throw new BlockedTargetError('URLs with credentials are not allowed');
   if (!url.hostname) throw new BlockedTargetError('URL has no host');
   if (!options.allowPrivate) {
@@ -140,7 +141,12 @@ export function guardedLookup(options: SsrfOptions): LookupFunction {
       if (!options.allowPrivate) {
         for (const { address } of list) {
           const reason = blockedAddressReason(address);
-          if (reason) return callback(new BlockedTargetError(`target ${hostname} resolves to ${address}, which is not allowed (${reason} address)`));
+          if (reason)
+            return callback(
+              new BlockedTargetError(
+                `target ${hostname} resolves to ${address}, which is not allowed (${reason} address)`,
+              ),
+            );
         }
       }
       if (lookupOptions.all) return callback(null, list);
@@ -162,7 +168,8 @@ export async function assertPublicTarget(raw: string, options: SsrfOptions): Pro
   );
   for (const { address } of addresses) {
     const reason = blockedAddressReason(address);
-    if (reason) throw new BlockedTargetError(`target ${host} resolves to ${address}, which is not allowed (${reason} address)`);
+    if (reason)
+      throw new BlockedTargetError(`target ${host} resolves to ${address}, which is not allowed (${reason} address)`);
   }
   return url;
 }

@@ -9,8 +9,13 @@ export interface FieldError {
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldError[] {
   const out: FieldError[] = [];
   for (const error of errors) {
-    const field = parent ? (/^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`) : error.property;
-    for (const message of Object.values(error.constraints ?? {})) out.push({ field, message: message.replace(error.property, field) });
+    const field = parent
+      ? /^\d+$/.test(error.property)
+        ? `${parent}[${error.property}]`
+        : `${parent}.${error.property}`
+      : error.property;
+    for (const message of Object.values(error.constraints ?? {}))
+      out.push({ field, message: message.replace(error.property, field) });
     if (error.children?.length) out.push(...flattenValidationErrors(error.children, field));
   }
   return out;

@@ -17,7 +17,10 @@ class RedisCloser implements OnApplicationShutdown {
 /** One shared Redis connection for general use (rate limits, locks); BullMQ opens its own. */
 @Global()
 @Module({
-  providers: [{ provide: REDIS, inject: [AppConfig], useFactory: (config: AppConfig) => createRedis(config.REDIS_URL) }, RedisCloser],
+  providers: [
+    { provide: REDIS, inject: [AppConfig], useFactory: (config: AppConfig) => createRedis(config.REDIS_URL) },
+    RedisCloser,
+  ],
   exports: [REDIS],
 })
 export class RedisModule {}

@@ -4,4 +4,3 @@ import Redis, { RedisOptions } from 'ioredis';
 export function createRedis(url: string, options: RedisOptions = {}): Redis {
   return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false, ...options });
 }
-

@@ -33,7 +33,11 @@ export class PeriodicSweeps implements OnApplicationShutdown {
     const prefix = `${this.config.REDIS_PREFIX}:bull`;
     this.queue ??= new Queue(QUEUES.sweeps, { connection, prefix });
     this.worker ??= this.createWorker(connection, prefix);
-    await this.queue.upsertJobScheduler(name, { every: everyMs }, { name, data: {}, opts: { removeOnComplete: true, removeOnFail: 50 } });
+    await this.queue.upsertJobScheduler(
+      name,
+      { every: everyMs },
+      { name, data: {}, opts: { removeOnComplete: true, removeOnFail: 50 } },
+    );
   }
 
   /** The names this process runs (tests). */
@@ -42,7 +46,12 @@ export class PeriodicSweeps implements OnApplicationShutdown {
   }
 
   private createWorker(connection: object, prefix: string): Worker {
-    const worker = new Worker(QUEUES.sweeps, (job) => this.run(job), { connection, prefix, concurrency: 4, lockDuration: 60_000 });
+    const worker = new Worker(QUEUES.sweeps, (job) => this.run(job), {
+      connection,
+      prefix,
+      concurrency: 4,
+      lockDuration: 60_000,
+    });
     worker.on('error', (error) => this.logger.warn({ msg: 'sweeps worker error', error: error.message }));
     return worker;
   }

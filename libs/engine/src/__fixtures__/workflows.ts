@@ -14,7 +14,11 @@ export function orderConfirmationWorkflow(): WorkflowDefinition {
         type: 'send_template',
         templateName: 'order_confirm',
         to: '{{payload.customer.phone}}',
-        variables: { name: '{{payload.customer.name}}', custom_order: '{{payload.order.id}}', cta_link: 'orders/{{payload.order.id}}' },
+        variables: {
+          name: '{{payload.customer.name}}',
+          custom_order: '{{payload.order.id}}',
+          cta_link: 'orders/{{payload.order.id}}',
+        },
         next: 'wait',
       },
       {
@@ -42,8 +46,20 @@ export function orderConfirmationWorkflow(): WorkflowDefinition {
         next: 'done',
       },
       { id: 'thanks', type: 'send_template', templateName: 'thanks', to: '{{payload.customer.phone}}', next: 'done' },
-      { id: 'cancelled', type: 'send_session_message', to: '{{payload.customer.phone}}', text: 'Order {{payload.order.id}} cancelled.', next: 'done' },
-      { id: 'reminder', type: 'send_template', templateName: 'order_reminder', to: '{{payload.customer.phone}}', next: 'done' },
+      {
+        id: 'cancelled',
+        type: 'send_session_message',
+        to: '{{payload.customer.phone}}',
+        text: 'Order {{payload.order.id}} cancelled.',
+        next: 'done',
+      },
+      {
+        id: 'reminder',
+        type: 'send_template',
+        templateName: 'order_reminder',
+        to: '{{payload.customer.phone}}',
+        next: 'done',
+      },
       { id: 'done', type: 'end' },
     ],
   };

@@ -6,8 +6,13 @@ import { defineTool, type ToolDefinition } from '../tool-kit';
 /** The number's quality rating and messaging tier as the platform reports them now; null when it does not answer in time. */
 async function platformQuality(s: McpServices, phoneNumberRowId: string) {
   try {
-    const details = await new CloudApiClient(await s.accounts.connectionFor(phoneNumberRowId), { timeoutMs: 3000 }).getPhoneNumber();
-    return { quality_rating: details.quality_rating ?? null, messaging_limit_tier: details.messaging_limit_tier ?? null };
+    const details = await new CloudApiClient(await s.accounts.connectionFor(phoneNumberRowId), {
+      timeoutMs: 3000,
+    }).getPhoneNumber();
+    return {
+      quality_rating: details.quality_rating ?? null,
+      messaging_limit_tier: details.messaging_limit_tier ?? null,
+    };
   } catch {
     return { quality_rating: null, messaging_limit_tier: null };
   }
@@ -46,9 +51,13 @@ export function accountTools(s: McpServices): ToolDefinition[] {
       async run(_args, client) {
         const account = await accountView(s, client.accountId);
         const numbers = account.phone_numbers.map(
-          (p) => `${p.display_phone_number} (messagingPhoneId ${p.messagingPhoneId}, ${p.status}, ${p.messages_per_second} msg/s, quality ${p.quality_rating ?? 'unknown'})`,
+          (p) =>
+            `${p.display_phone_number} (messagingPhoneId ${p.messagingPhoneId}, ${p.status}, ${p.messages_per_second} msg/s, quality ${p.quality_rating ?? 'unknown'})`,
         );
-        return { data: { account }, text: `${account.name}: ${numbers.length} number(s): ${numbers.join('; ') || 'none'}` };
+        return {
+          data: { account },
+          text: `${account.name}: ${numbers.length} number(s): ${numbers.join('; ') || 'none'}`,
+        };
       },
     }),
   ];

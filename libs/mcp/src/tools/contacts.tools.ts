@@ -1,4 +1,12 @@
-import { CONTACT_CREATED, CONTACT_EXISTS, contactListItem, CreateContactBody, ListContactsQuery, UPDATABLE_CONTACT_FIELDS, UpdateContactBody } from '@switchboard/contacts';
+import {
+  CONTACT_CREATED,
+  CONTACT_EXISTS,
+  contactListItem,
+  CreateContactBody,
+  ListContactsQuery,
+  UPDATABLE_CONTACT_FIELDS,
+  UpdateContactBody,
+} from '@switchboard/contacts';
 import { normalizePhone, pageMeta, validationException } from '@switchboard/core';
 import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
@@ -21,7 +29,8 @@ export function contactTools(s: McpServices): ToolDefinition[] {
     defineTool({
       name: 'search_contacts',
       title: 'Search contacts',
-      description: 'Finds contacts of the account, newest first: `search` matches part of the name, number or email; `phone` is an exact number lookup.',
+      description:
+        'Finds contacts of the account, newest first: `search` matches part of the name, number or email; `phone` is an exact number lookup.',
       grant: '/contacts',
       input: z.object({
         search: z.string().optional().describe('part of the name, number or email (case-insensitive)'),
@@ -34,8 +43,14 @@ export function contactTools(s: McpServices): ToolDefinition[] {
         const query = await validateDto(ListContactsQuery, defined(args));
         const { contacts, total } = await s.contacts.listContacts(client.accountId, query);
         const items = contacts.map(contactListItem);
-        const names = items.map((c) => `${c.name ?? '(no name)'} +${c.contact_number} (id ${c.contact_id}${c.isBlocked ? ', opted out' : ''})`);
-        return { data: { contacts: items, ...pageMeta(query, total) }, text: `${items.length} of ${total} contact(s)${names.length ? `: ${names.join('; ')}` : ''}` };
+        const names = items.map(
+          (c) =>
+            `${c.name ?? '(no name)'} +${c.contact_number} (id ${c.contact_id}${c.isBlocked ? ', opted out' : ''})`,
+        );
+        return {
+          data: { contacts: items, ...pageMeta(query, total) },
+          text: `${items.length} of ${total} contact(s)${names.length ? `: ${names.join('; ')}` : ''}`,
+        };
       },
     }),
     defineTool({
@@ -68,7 +83,10 @@ export function contactTools(s: McpServices): ToolDefinition[] {
           body.group_ids,
         );
         const message = created ? CONTACT_CREATED : CONTACT_EXISTS;
-        return { data: { contact: contactListItem(contact), created, message }, text: `${message}: ${contact.name ?? '(no name)'} +${contact.contactNumber} (contact_id ${contact.id})` };
+        return {
+          data: { contact: contactListItem(contact), created, message },
+          text: `${message}: ${contact.name ?? '(no name)'} +${contact.contactNumber} (contact_id ${contact.id})`,
+        };
       },
     }),
     defineTool({
@@ -78,15 +96,27 @@ export function contactTools(s: McpServices): ToolDefinition[] {
         'Changes the given fields of a contact (others stay); null clears a profile field. isBlocked: true records an opt-out: nothing is sent to ' +
         'a blocked contact. The number cannot be changed.',
       grant: '/contacts',
-      input: z.object({ contact_id: contactId, ...profile, isBlocked: z.boolean().optional().describe('true: the contact opted out of messages') }),
+      input: z.object({
+        contact_id: contactId,
+        ...profile,
+        isBlocked: z.boolean().optional().describe('true: the contact opted out of messages'),
+      }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       async run({ contact_id, ...fields }, client) {
         const sent = Object.keys(defined(fields));
-        if (!sent.length) throw validationException([{ field: 'body', message: `send at least one of: ${UPDATABLE_CONTACT_FIELDS.join(', ')}` }]);
+        if (!sent.length)
+          throw validationException([
+            { field: 'body', message: `send at least one of: ${UPDATABLE_CONTACT_FIELDS.join(', ')}` },
+          ]);
         const body = await validateDto(UpdateContactBody, defined(fields));
-        const changes = Object.fromEntries(UPDATABLE_CONTACT_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
+        const changes = Object.fromEntries(
+          UPDATABLE_CONTACT_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]),
+        );
         const contact = await s.contacts.updateContact(client.accountId, String(contact_id), changes);
-        return { data: { contact: contactListItem(contact) }, text: `Updated contact ${contact.id} (${sent.join(', ')})` };
+        return {
+          data: { contact: contactListItem(contact) },
+          text: `Updated contact ${contact.id} (${sent.join(', ')})`,
+        };
       },
     }),
   ];

@@ -21,19 +21,27 @@ export function conversationTools(s: McpServices): ToolDefinition[] {
         const query = await validateDto(ListConversationsQuery, defined(args));
         const { data } = await s.conversations.list(client.accountId, query);
         const lines = data.conversations.map(
-          (c) => `${c.contact.name ?? '(no name)'} +${c.contact.contact_number} (contact_id ${c.contact.contact_id}, ${c.unread_count} unread, window ${c.window.open ? `open until ${c.window.expires_at}` : 'closed'})`,
+          (c) =>
+            `${c.contact.name ?? '(no name)'} +${c.contact.contact_number} (contact_id ${c.contact.contact_id}, ${c.unread_count} unread, window ${c.window.open ? `open until ${c.window.expires_at}` : 'closed'})`,
         );
-        return { data, text: `${lines.length} of ${data.total} conversation(s)${lines.length ? `: ${lines.join('; ')}` : ''}` };
+        return {
+          data,
+          text: `${lines.length} of ${data.total} conversation(s)${lines.length ? `: ${lines.join('; ')}` : ''}`,
+        };
       },
     }),
     defineTool({
       name: 'get_conversation_messages',
       title: 'Get the messages of a conversation',
-      description: "A contact's messages in both directions, newest first, with their text, type, template and delivery status (sent, delivered, read, failed, replied).",
+      description:
+        "A contact's messages in both directions, newest first, with their text, type, template and delivery status (sent, delivered, read, failed, replied).",
       grant: '/conversations',
       input: z.object({
         contact_id: z.number().int().describe('contact_id (list_conversations or search_contacts)'),
-        direction: z.enum(['inbound', 'outbound']).optional().describe("only the customer's (inbound) or only our (outbound) messages"),
+        direction: z
+          .enum(['inbound', 'outbound'])
+          .optional()
+          .describe("only the customer's (inbound) or only our (outbound) messages"),
         page: z.number().int().optional().describe('page number, from 1 (default 1)'),
         pageSize: z.number().int().optional().describe('messages per page, 1 to 100 (default 50)'),
       }),
@@ -41,8 +49,24 @@ export function conversationTools(s: McpServices): ToolDefinition[] {
       async run({ contact_id, ...args }, client) {
         const query = await validateDto(ListConversationMessagesQuery, defined(args));
         const { data } = await s.conversations.messages(client.accountId, String(contact_id), query);
-        const lines = (data.messages as Array<{ direction: string; text: string | null; type: string; status: string; template_name: string | null }>).slice(0, 10).map((m) => `${m.direction === 'inbound' ? 'customer' : 'us'}: ${m.template_name ? `template ${m.template_name}` : (m.text ?? `(${m.type})`)} [${m.status}]`);
-        return { data, text: `${data.messages.length} of ${data.total} message(s) with +${data.contact.contact_number}${lines.length ? `, newest first: ${lines.join(' | ')}` : ''}` };
+        const lines = (
+          data.messages as Array<{
+            direction: string;
+            text: string | null;
+            type: string;
+            status: string;
+            template_name: string | null;
+          }>
+        )
+          .slice(0, 10)
+          .map(
+            (m) =>
+              `${m.direction === 'inbound' ? 'customer' : 'us'}: ${m.template_name ? `template ${m.template_name}` : (m.text ?? `(${m.type})`)} [${m.status}]`,
+          );
+        return {
+          data,
+          text: `${data.messages.length} of ${data.total} message(s) with +${data.contact.contact_number}${lines.length ? `, newest first: ${lines.join(' | ')}` : ''}`,
+        };
       },
     }),
   ];

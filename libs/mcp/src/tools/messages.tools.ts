@@ -5,13 +5,18 @@ import type { McpServices } from '../mcp-services';
 import { defineTool, renameWords, ToolError, type ToolDefinition } from '../tool-kit';
 
 const to = z.string().describe('recipient phone number with country code, e.g. +4915112345678 (`+` optional)');
-const from = z.string().optional().describe("messagingPhoneId of the account's number to send from (get_account); default: the account's first number");
+const from = z
+  .string()
+  .optional()
+  .describe("messagingPhoneId of the account's number to send from (get_account); default: the account's first number");
 const idempotencyKey = z
   .string()
   .min(1)
   .max(200)
   .optional()
-  .describe('any unique string for this message (e.g. order-81723-shipped): a retry with the same key returns the first message and sends nothing again. Strongly recommended.');
+  .describe(
+    'any unique string for this message (e.g. order-81723-shipped): a retry with the same key returns the first message and sends nothing again. Strongly recommended.',
+  );
 
 export function messageTools(s: McpServices): ToolDefinition[] {
   return [
@@ -27,22 +32,59 @@ export function messageTools(s: McpServices): ToolDefinition[] {
       input: z.object({
         to,
         template: z.string().describe('name of an APPROVED template (list_templates)'),
-        variables: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional().describe('variable name → value, e.g. {"name": "Ann"}'),
+        variables: z
+          .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+          .optional()
+          .describe('variable name → value, e.g. {"name": "Ann"}'),
         recipient_name: z.string().optional().describe('name for the contact when it is created'),
-        media_url: z.string().optional().describe('public http(s) URL of the header image, video or document (templates with a media header)'),
+        media_url: z
+          .string()
+          .optional()
+          .describe('public http(s) URL of the header image, video or document (templates with a media header)'),
         messagingPhoneId: from,
         idempotency_key: idempotencyKey,
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-      renameFields: renameWords({ templateName: 'template', receipentName: 'recipient_name', mediaUrl: 'media_url', 'Idempotency-Key': 'idempotency_key' }),
+      renameFields: renameWords({
+        templateName: 'template',
+        receipentName: 'recipient_name',
+        mediaUrl: 'media_url',
+        'Idempotency-Key': 'idempotency_key',
+      }),
       async run(args, client) {
         const phone = await s.sendingNumber(client.accountId, args.messagingPhoneId);
-        const body = { to: args.to, templateName: args.template, variables: args.variables, receipentName: args.recipient_name, mediaUrl: args.media_url };
-        const { body: result } = await s.messages.sendTemplates(client.accountId, phone.messagingPhoneId, body, args.idempotency_key);
+        const body = {
+          to: args.to,
+          templateName: args.template,
+          variables: args.variables,
+          receipentName: args.recipient_name,
+          mediaUrl: args.media_url,
+        };
+        const { body: result } = await s.messages.sendTemplates(
+          client.accountId,
+          phone.messagingPhoneId,
+          body,
+          args.idempotency_key,
+        );
         const item = result.results[0];
-        if (!item.success) throw new ToolError(item.message, { ...(item.messageId ? { messageId: item.messageId, status: item.status } : {}), to: args.to, template: args.template });
-        const data = { messageId: item.messageId, status: item.status, message: item.message, contact: item.contact, template: args.template, messagingPhoneId: phone.messagingPhoneId };
-        return { data, text: `Template ${args.template} to ${item.contact.contact_number}: ${item.message} (message id ${item.messageId}, status ${item.status})` };
+        if (!item.success)
+          throw new ToolError(item.message, {
+            ...(item.messageId ? { messageId: item.messageId, status: item.status } : {}),
+            to: args.to,
+            template: args.template,
+          });
+        const data = {
+          messageId: item.messageId,
+          status: item.status,
+          message: item.message,
+          contact: item.contact,
+          template: args.template,
+          messagingPhoneId: phone.messagingPhoneId,
+        };
+        return {
+          data,
+          text: `Template ${args.template} to ${item.contact.contact_number}: ${item.message} (message id ${item.messageId}, status ${item.status})`,
+        };
       },
     }),
     defineTool({
@@ -56,19 +98,29 @@ export function messageTools(s: McpServices): ToolDefinition[] {
       input: z.object({
         to,
         message: z.string().describe('the text (at most 4096 characters; 1024 with quick replies)'),
-        quick_replies: z.array(z.string()).optional().describe('up to 3 button titles (at most 20 characters each) the customer can tap'),
+        quick_replies: z
+          .array(z.string())
+          .optional()
+          .describe('up to 3 button titles (at most 20 characters each) the customer can tap'),
         messagingPhoneId: from,
         idempotency_key: idempotencyKey,
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       renameFields: (text) =>
         renameWords({ receipentPhone: 'to', buttons: 'quick_replies' })(
-          text.replace(/buttons\[(\d+)\]\.text/g, 'quick_replies[$1]').replace(/quick_reply allows at most (\d+) buttons/, 'quick_replies must have at most $1 items'),
+          text
+            .replace(/buttons\[(\d+)\]\.text/g, 'quick_replies[$1]')
+            .replace(/quick_reply allows at most (\d+) buttons/, 'quick_replies must have at most $1 items'),
         ),
       async run(args, client) {
         const replies = args.quick_replies ?? [];
         const body = replies.length
-          ? { typOfmsg: 'quick_reply', receipentPhone: args.to, message: args.message, buttons: replies.map((text) => ({ text })) }
+          ? {
+              typOfmsg: 'quick_reply',
+              receipentPhone: args.to,
+              message: args.message,
+              buttons: replies.map((text) => ({ text })),
+            }
           : { typOfmsg: 'normal_message', receipentPhone: args.to, message: args.message };
         const checked = validateSessionBody(body);
         if (!checked.value) throw validationException(checked.errors);
@@ -77,19 +129,47 @@ export function messageTools(s: McpServices): ToolDefinition[] {
         const window = await s.conversations.window(phone.id, customer);
         if (!window.open) {
           const templates = client.grants.includes('/templates')
-            ? (await s.templates.list(client.accountId, { status: 'APPROVED', page: 1, pageSize: 5 })).templates.map((t) => t.name)
+            ? (await s.templates.list(client.accountId, { status: 'APPROVED', page: 1, pageSize: 5 })).templates.map(
+                (t) => t.name,
+              )
             : [];
-          const since = window.expires_at ? `it closed at ${window.expires_at}` : 'the customer has never written to this number';
+          const since = window.expires_at
+            ? `it closed at ${window.expires_at}`
+            : 'the customer has never written to this number';
           throw new ToolError(
             `Outside the 24-hour customer-care window with ${customer} (${since}): a session message cannot be sent and nothing was sent. ` +
               `Send an approved template with send_template_message instead${templates.length ? ` (e.g. ${templates.join(', ')})` : ''}.`,
-            { code: 'window_closed', window, suggestion: { tool: 'send_template_message', approved_templates: templates } },
+            {
+              code: 'window_closed',
+              window,
+              suggestion: { tool: 'send_template_message', approved_templates: templates },
+            },
           );
         }
-        const { body: result } = await s.messages.sendSession(client.accountId, phone.messagingPhoneId, body, args.idempotency_key);
-        if (!result.success) throw new ToolError(result.message, { messageId: result.messageId, status: result.status, code: result.code ?? null });
-        const data = { messageId: result.messageId, status: result.status, message: result.message, to: customer, messagingPhoneId: phone.messagingPhoneId, window };
-        return { data, text: `${result.message} (message id ${result.messageId}, status ${result.status}; window open until ${window.expires_at})` };
+        const { body: result } = await s.messages.sendSession(
+          client.accountId,
+          phone.messagingPhoneId,
+          body,
+          args.idempotency_key,
+        );
+        if (!result.success)
+          throw new ToolError(result.message, {
+            messageId: result.messageId,
+            status: result.status,
+            code: result.code ?? null,
+          });
+        const data = {
+          messageId: result.messageId,
+          status: result.status,
+          message: result.message,
+          to: customer,
+          messagingPhoneId: phone.messagingPhoneId,
+          window,
+        };
+        return {
+          data,
+          text: `${result.message} (message id ${result.messageId}, status ${result.status}; window open until ${window.expires_at})`,
+        };
       },
     }),
   ];

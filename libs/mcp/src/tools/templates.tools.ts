@@ -1,4 +1,10 @@
-import { ListTemplatesQuery, TEMPLATE_STATUSES, type Template, templateDetail, templateSummary } from '@switchboard/templates';
+import {
+  ListTemplatesQuery,
+  TEMPLATE_STATUSES,
+  type Template,
+  templateDetail,
+  templateSummary,
+} from '@switchboard/templates';
 import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
 import { defineTool, defined, type ToolDefinition, validateDto } from '../tool-kit';
@@ -24,7 +30,10 @@ export function templateTools(s: McpServices): ToolDefinition[] {
         'the variables to pass when sending, and a preview of the text. Use it before send_template_message to pick a template and its variables.',
       grant: '/templates',
       input: z.object({
-        status: z.enum(TEMPLATE_STATUSES).optional().describe('only templates in this review status; APPROVED ones can be sent'),
+        status: z
+          .enum(TEMPLATE_STATUSES)
+          .optional()
+          .describe('only templates in this review status; APPROVED ones can be sent'),
         search: z.string().optional().describe('part of the template name'),
         page,
         pageSize: z.number().int().optional().describe('templates per page, 1 to 100 (default 50)'),
@@ -34,7 +43,10 @@ export function templateTools(s: McpServices): ToolDefinition[] {
         const query = await validateDto(ListTemplatesQuery, defined(args));
         const result = await s.templates.list(client.accountId, query);
         const templates = result.templates.map((t) => ({ ...templateSummary(t), preview: templatePreview(t) }));
-        const names = templates.map((t) => `${t.template_name} (${t.status}, ${t.language}${t.variables.length ? `, variables: ${t.variables.join(', ')}` : ''})`);
+        const names = templates.map(
+          (t) =>
+            `${t.template_name} (${t.status}, ${t.language}${t.variables.length ? `, variables: ${t.variables.join(', ')}` : ''})`,
+        );
         return {
           data: { templates, page: result.page, pageSize: result.pageSize, total: result.total },
           text: `${templates.length} of ${result.total} template(s)${names.length ? `: ${names.join('; ')}` : ''}`,
@@ -44,7 +56,8 @@ export function templateTools(s: McpServices): ToolDefinition[] {
     defineTool({
       name: 'get_template',
       title: 'Get a message template',
-      description: 'One template by name: status (and the rejection reason), category, language, variables, preview text, header type and components.',
+      description:
+        'One template by name: status (and the rejection reason), category, language, variables, preview text, header type and components.',
       grant: '/templates',
       input: z.object({ template_name: z.string().describe('the template name, e.g. order_update') }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -13,7 +13,10 @@ export function workflowTools(s: McpServices): ToolDefinition[] {
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async run(_args, client) {
         const workflows = await s.workflows.listActive(client.accountId);
-        return { data: { workflows }, text: `${workflows.length} active workflow(s)${workflows.length ? `: ${workflows.map((w) => `${w.name} (id ${w.id})`).join('; ')}` : ''}` };
+        return {
+          data: { workflows },
+          text: `${workflows.length} active workflow(s)${workflows.length ? `: ${workflows.map((w) => `${w.name} (id ${w.id})`).join('; ')}` : ''}`,
+        };
       },
     }),
     defineTool({
@@ -26,27 +29,38 @@ export function workflowTools(s: McpServices): ToolDefinition[] {
       grant: '/workflows',
       input: z.object({
         workflow_id: z.number().int().describe('id of an active workflow (list_workflows)'),
-        payload: z.record(z.string(), z.unknown()).optional().describe('the JSON object passed to the workflow (default {})'),
-        idempotency_key: z.string().regex(/^[\x21-\x7e]{1,200}$/, 'idempotency_key must be 1 to 200 visible ASCII characters').optional().describe('a unique string for this start'),
+        payload: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe('the JSON object passed to the workflow (default {})'),
+        idempotency_key: z
+          .string()
+          .regex(/^[\x21-\x7e]{1,200}$/, 'idempotency_key must be 1 to 200 visible ASCII characters')
+          .optional()
+          .describe('a unique string for this start'),
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       async run({ workflow_id, payload = {}, idempotency_key }, client) {
         const workflow = await s.workflows.get(client.accountId, String(workflow_id));
         const limit = s.config.WORKFLOW_WEBHOOK_MAX_BODY_BYTES;
-        if (Buffer.byteLength(JSON.stringify(payload)) > limit) throw new ToolError(`payload is too large (limit ${limit} bytes)`);
+        if (Buffer.byteLength(JSON.stringify(payload)) > limit)
+          throw new ToolError(`payload is too large (limit ${limit} bytes)`);
         if (!workflow.isActive) throw new ToolError(`Workflow ${workflow_id} is not active: it cannot be started`);
         const started = await s.runs.startFromWebhook(workflow.identifier, payload, idempotency_key ?? null);
         if (!started) throw new ToolError('Workflow ID not found'); // deactivated meanwhile: the webhook's answer
         return {
           data: { runId: started.runId, workflowId: workflow_id, created: started.created },
-          text: started.created ? `Workflow ${workflow.name} started: run ${started.runId}` : `Idempotency key already used: the existing run is ${started.runId}`,
+          text: started.created
+            ? `Workflow ${workflow.name} started: run ${started.runId}`
+            : `Idempotency key already used: the existing run is ${started.runId}`,
         };
       },
     }),
     defineTool({
       name: 'get_workflow_run',
       title: 'Get a workflow run',
-      description: 'A workflow run: status (pending, running, waiting, completed, failed), the current step, what it waits for (a reply, a timer), its history and error.',
+      description:
+        'A workflow run: status (pending, running, waiting, completed, failed), the current step, what it waits for (a reply, a timer), its history and error.',
       grant: '/workflows',
       input: z.object({ run_id: z.string().describe('the run id returned by start_workflow') }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

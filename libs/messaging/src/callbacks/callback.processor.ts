@@ -38,7 +38,8 @@ export class CallbackProcessor extends WorkerHost {
         maxResponseBytes: 64 * 1024,
         allowPrivate: this.config.ALLOW_PRIVATE_NETWORK_TARGETS,
       });
-      if (res.status >= 300) this.logger.warn(`Callback ${job.id} to ${new URL(url).host} answered HTTP ${res.status} (not retried)`);
+      if (res.status >= 300)
+        this.logger.warn(`Callback ${job.id} to ${new URL(url).host} answered HTTP ${res.status} (not retried)`);
       return { status: res.status };
     } catch (error) {
       // Once, without retries (SPEC §6): the failure is logged and kept in the job's return value.

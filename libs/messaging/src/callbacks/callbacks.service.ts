@@ -42,18 +42,39 @@ export class CallbacksService {
    * `reply` (for `replied`): the reply's type (text, location, contacts, reaction, order, image, button_reply, ...,
    * `unsupported`) and its content, sent beside SPEC's `message` text.
    */
-  async notify(target: CallbackTarget, event: CallbackEvent, at: Date, replyText?: string | null, reply?: { type: string; content?: unknown }): Promise<boolean> {
+  async notify(
+    target: CallbackTarget,
+    event: CallbackEvent,
+    at: Date,
+    replyText?: string | null,
+    reply?: { type: string; content?: unknown },
+  ): Promise<boolean> {
     if (!target.callbackUrl || !target.callbackEvents.includes(event)) return false;
     const body =
       event === 'replied'
-        ? { message: replyText ?? '', senderPhoneNumber: target.recipient, messageId: target.messageId, timestamp: at.toISOString(), ...(reply ?? {}) }
-        : { status: event, senderPhoneNumber: target.recipient, messageId: target.messageId, timestamp: at.toISOString() };
-    await this.queue.add(CALLBACK_JOB, { url: target.callbackUrl, accountId: target.accountId, body } satisfies CallbackJobData, {
-      jobId: `cb-${target.messageId}-${event}`,
-      attempts: 1, // SPEC §6: once, no retry
-      removeOnComplete: { age: 24 * 3600, count: 100_000 }, // kept a day: a repeated notify stays a no-op
-      removeOnFail: { age: 24 * 3600, count: 100_000 },
-    });
+        ? {
+            message: replyText ?? '',
+            senderPhoneNumber: target.recipient,
+            messageId: target.messageId,
+            timestamp: at.toISOString(),
+            ...(reply ?? {}),
+          }
+        : {
+            status: event,
+            senderPhoneNumber: target.recipient,
+            messageId: target.messageId,
+            timestamp: at.toISOString(),
+          };
+    await this.queue.add(
+      CALLBACK_JOB,
+      { url: target.callbackUrl, accountId: target.accountId, body } satisfies CallbackJobData,
+      {
+        jobId: `cb-${target.messageId}-${event}`,
+        attempts: 1, // SPEC §6: once, no retry
+        removeOnComplete: { age: 24 * 3600, count: 100_000 }, // kept a day: a repeated notify stays a no-op
+        removeOnFail: { age: 24 * 3600, count: 100_000 },
+      },
+    );
     return true;
   }
 }

@@ -29,7 +29,8 @@ function messageView(m: Record<string, any>) {
     text: m.body ?? null,
     status: m.status,
     wamid: m.wamid ?? null,
-    error: m.error_code || m.error_title ? { code: m.error_code, title: m.error_title, details: m.error_message } : null,
+    error:
+      m.error_code || m.error_title ? { code: m.error_code, title: m.error_title, details: m.error_message } : null,
     created_at: iso(m.created_at),
     accepted_at: iso(m.accepted_at),
     sent_at: iso(m.sent_at),
@@ -54,7 +55,9 @@ export class ConversationsService {
   ) {}
 
   async list(accountId: string, query: ListConversationsQuery) {
-    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM conversations WHERE account_id = $1`, [accountId]);
+    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM conversations WHERE account_id = $1`, [
+      accountId,
+    ]);
     const rows: Array<Record<string, any>> = await this.db.query(
       `SELECT c.contact_id, c.phone_number_id, c.last_message_at, c.last_inbound_at, c.last_outbound_at,
               m.id, m.direction, m.kind, m.template_name, m.body, m.status, m.wamid, m.error_code, m.error_title, m.error_message,
@@ -70,10 +73,18 @@ export class ConversationsService {
       [accountId, pageOffset(query), query.pageSize],
     );
     // the contact (libs/contacts), the number (libs/accounts) and the 24-hour window of each conversation
-    const contacts = await this.contacts.findByIds(accountId, rows.map((r) => String(r.contact_id)));
+    const contacts = await this.contacts.findByIds(
+      accountId,
+      rows.map((r) => String(r.contact_id)),
+    );
     const numbers = await this.accounts.phoneNumbersByIds(rows.map((r) => String(r.phone_number_id)));
     const listed = rows.filter((r) => contacts.has(String(r.contact_id)));
-    const windows = await this.windows(listed.map((r) => ({ phoneNumberId: String(r.phone_number_id), customer: customerOf(contacts.get(String(r.contact_id))!) })));
+    const windows = await this.windows(
+      listed.map((r) => ({
+        phoneNumberId: String(r.phone_number_id),
+        customer: customerOf(contacts.get(String(r.contact_id))!),
+      })),
+    );
     const now = Date.now();
     return {
       success: true,
@@ -83,7 +94,12 @@ export class ConversationsService {
           const windowInboundAt = windows.get(`${r.phone_number_id}\u0000${contact.contactNumber}`);
           const expiresAt = windowInboundAt ? new Date(new Date(windowInboundAt).getTime() + WINDOW_MS) : null;
           return {
-            contact: { contact_id: Number(r.contact_id), name: contact.name ?? null, contact_number: contact.contactNumber, isBlocked: contact.isBlocked },
+            contact: {
+              contact_id: Number(r.contact_id),
+              name: contact.name ?? null,
+              contact_number: contact.contactNumber,
+              isBlocked: contact.isBlocked,
+            },
             messagingPhoneId: numbers.get(String(r.phone_number_id))?.messagingPhoneId,
             last_message: r.id ? messageView(r) : null,
             last_activity_at: iso(r.last_message_at),
@@ -112,7 +128,10 @@ export class ConversationsService {
    * within the caller's account, e.g. by MessagesService.phoneOf), as the customer's last inbound message left it.
    */
   async window(phoneNumberId: string, customer: string): Promise<{ open: boolean; expires_at: string | null }> {
-    const [row] = await this.db.query(`SELECT last_inbound_at FROM customer_windows WHERE phone_number_id = $1 AND customer = $2`, [phoneNumberId, customer]);
+    const [row] = await this.db.query(
+      `SELECT last_inbound_at FROM customer_windows WHERE phone_number_id = $1 AND customer = $2`,
+      [phoneNumberId, customer],
+    );
     const expiresAt = row ? new Date(new Date(row.last_inbound_at).getTime() + WINDOW_MS) : null;
     return { open: !!expiresAt && expiresAt.getTime() > Date.now(), expires_at: expiresAt?.toISOString() ?? null };
   }
@@ -128,7 +147,10 @@ export class ConversationsService {
       params.push(query.direction);
       filter = ` AND direction = $${params.length}`;
     }
-    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM messages WHERE account_id = $1 AND contact_id = $2${filter}`, params);
+    const [{ total }] = await this.db.query(
+      `SELECT count(*)::int AS total FROM messages WHERE account_id = $1 AND contact_id = $2${filter}`,
+      params,
+    );
     const rows = await this.db.query(
       `SELECT * FROM messages WHERE account_id = $1 AND contact_id = $2${filter}
        ORDER BY created_at DESC, id DESC OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
@@ -153,14 +175,20 @@ export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Conversations (one per contact), newest activity first: last message, unread count, 24-hour window' })
+  @ApiOperation({
+    summary: 'Conversations (one per contact), newest activity first: last message, unread count, 24-hour window',
+  })
   list(@AccountId() accountId: string, @Query() query: ListConversationsQuery) {
     return this.conversations.list(accountId, query);
   }
 
   @Get(':contactId/messages')
   @ApiOperation({ summary: "A contact's messages, both directions, newest first, with statuses and their times" })
-  messages(@AccountId() accountId: string, @Param('contactId') contactId: string, @Query() query: ListConversationMessagesQuery) {
+  messages(
+    @AccountId() accountId: string,
+    @Param('contactId') contactId: string,
+    @Query() query: ListConversationMessagesQuery,
+  ) {
     return this.conversations.messages(accountId, contactId, query);
   }
 }

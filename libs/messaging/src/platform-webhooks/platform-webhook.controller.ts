@@ -1,4 +1,17 @@
-import { Controller, ForbiddenException, Get, Headers, HttpCode, Logger, Post, Query, RawBodyRequest, Req, Res, UnauthorizedException } from '@nestjs/common';
+import {
+  Controller,
+  ForbiddenException,
+  Get,
+  Headers,
+  HttpCode,
+  Logger,
+  Post,
+  Query,
+  RawBodyRequest,
+  Req,
+  Res,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '@switchboard/auth';
@@ -21,8 +34,14 @@ export class PlatformWebhookController {
   ) {}
 
   @Get()
-  verify(@Query('hub.mode') mode: string, @Query('hub.verify_token') token: string, @Query('hub.challenge') challenge: string, @Res() reply: FastifyReply) {
-    if (mode !== 'subscribe' || token !== this.config.WHATSAPP_VERIFY_TOKEN) throw new ForbiddenException({ message: 'Webhook verification failed' });
+  verify(
+    @Query('hub.mode') mode: string,
+    @Query('hub.verify_token') token: string,
+    @Query('hub.challenge') challenge: string,
+    @Res() reply: FastifyReply,
+  ) {
+    if (mode !== 'subscribe' || token !== this.config.WHATSAPP_VERIFY_TOKEN)
+      throw new ForbiddenException({ message: 'Webhook verification failed' });
     return reply.type('text/plain').send(challenge ?? '');
   }
 
@@ -30,7 +49,11 @@ export class PlatformWebhookController {
   @HttpCode(200)
   async receive(@Req() request: RawBodyRequest<FastifyRequest>, @Headers('x-hub-signature-256') signature?: string) {
     if (!request.rawBody || !verifySignature(request.rawBody, signature, this.config.WHATSAPP_APP_SECRET)) {
-      this.logger.warn({ msg: 'Rejected platform webhook with a bad or missing signature', reqId: request.id, ip: request.ip });
+      this.logger.warn({
+        msg: 'Rejected platform webhook with a bad or missing signature',
+        reqId: request.id,
+        ip: request.ip,
+      });
       throw new UnauthorizedException({ message: 'Invalid signature' });
     }
     const eventId = await this.webhooks.accept(request.body);

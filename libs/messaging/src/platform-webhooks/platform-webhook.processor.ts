@@ -62,12 +62,22 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
         let applied = await this.messages.applyStatus(event);
         // our message id in biz_opaque_callback_data: the send's answer was never recorded; link it now
         if (!applied && (await this.messages.linkByOpaqueData(event))) applied = await this.messages.applyStatus(event);
-        if (!applied && ['sent', 'delivered', 'read', 'failed'].includes(event.status) && (await this.isOurNumber(event.phoneNumberId))) {
+        if (
+          !applied &&
+          ['sent', 'delivered', 'read', 'failed'].includes(event.status) &&
+          (await this.isOurNumber(event.phoneNumberId))
+        ) {
           throw new StatusBeforeMessageError(`No message with wamid ${event.wamid} yet`);
         }
         if (applied?.firstTime) {
           await this.callbacks.notify(
-            { messageId: applied.messageId, accountId: applied.accountId, callbackUrl: applied.callbackUrl ?? null, callbackEvents: applied.callbackEvents ?? [], recipient: applied.recipient ?? event.recipientId },
+            {
+              messageId: applied.messageId,
+              accountId: applied.accountId,
+              callbackUrl: applied.callbackUrl ?? null,
+              callbackEvents: applied.callbackEvents ?? [],
+              recipient: applied.recipient ?? event.recipientId,
+            },
             event.status as CallbackEvent,
             new Date(event.timestamp * 1000),
           );
@@ -81,7 +91,13 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
         // System messages, revoked / edited messages and reaction removals are no replies: runs keep waiting.
         if (event.informational) return;
         const stored = recorded ?? (await this.messages.storedInbound(event.wamid));
-        if (stored) await this.inbound.publish({ accountId: stored.accountId, messagingPhoneId: event.phoneNumberId, messageId: stored.messageId, event });
+        if (stored)
+          await this.inbound.publish({
+            accountId: stored.accountId,
+            messagingPhoneId: event.phoneNumberId,
+            messageId: stored.messageId,
+            event,
+          });
         return;
       }
       case 'template_status':
@@ -100,14 +116,25 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     // a user known by a business-scoped user id is bound by that id (and by the phone when Meta sends it too)
     const phone = event.from !== event.fromUserId ? event.from : null;
     const { contact } = event.fromUserId
-      ? await this.contacts.findOrCreateByWhatsAppUser(recorded.accountId, event.fromUserId, phone, event.profileName ?? null)
+      ? await this.contacts.findOrCreateByWhatsAppUser(
+          recorded.accountId,
+          event.fromUserId,
+          phone,
+          event.profileName ?? null,
+        )
       : await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
     await this.messages.linkContact(recorded.messageId, contact.id);
     if (recorded.repliedMessageId) {
       const target = await this.messages.callbackTarget(recorded.repliedMessageId);
       if (target) {
         const text = event.text ?? event.buttonText ?? event.media?.caption ?? '';
-        await this.callbacks.notify({ messageId: recorded.repliedMessageId, ...target }, 'replied', new Date(event.timestamp * 1000), text, replyContentOf(event));
+        await this.callbacks.notify(
+          { messageId: recorded.repliedMessageId, ...target },
+          'replied',
+          new Date(event.timestamp * 1000),
+          text,
+          replyContentOf(event),
+        );
       }
     }
   }

@@ -18,14 +18,21 @@ export class PlatformWebhooksService {
 
   async accept(payload: unknown): Promise<string> {
     // one statement (Repository.save would wrap it in a transaction: three round trips per webhook)
-    const [{ id }] = await this.events.query(`INSERT INTO platform_webhook_events (payload) VALUES ($1) RETURNING id`, [JSON.stringify(payload ?? {})]);
+    const [{ id }] = await this.events.query(`INSERT INTO platform_webhook_events (payload) VALUES ($1) RETURNING id`, [
+      JSON.stringify(payload ?? {}),
+    ]);
     await this.enqueue(id);
     return id;
   }
 
   /** Queues stored events that were never processed (e.g. Redis was down when they arrived). */
   async requeueUnprocessed(): Promise<number> {
-    const pending = await this.events.find({ select: { id: true }, where: { processedAt: IsNull(), error: IsNull() }, order: { id: 'ASC' }, take: 10_000 });
+    const pending = await this.events.find({
+      select: { id: true },
+      where: { processedAt: IsNull(), error: IsNull() },
+      order: { id: 'ASC' },
+      take: 10_000,
+    });
     for (const { id } of pending) await this.enqueue(id);
     return pending.length;
   }
@@ -35,7 +42,13 @@ export class PlatformWebhooksService {
     return this.queue.add(
       PROCESS_WEBHOOK_JOB,
       { eventId },
-      { jobId: `event-${eventId}`, attempts: 8, backoff: { type: 'exponential', delay: 250 }, removeOnComplete: true, removeOnFail: 1000 },
+      {
+        jobId: `event-${eventId}`,
+        attempts: 8,
+        backoff: { type: 'exponential', delay: 250 },
+        removeOnComplete: true,
+        removeOnFail: 1000,
+      },
     );
   }
 }

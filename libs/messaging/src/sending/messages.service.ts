@@ -8,7 +8,15 @@ import { templateMessage } from '@switchboard/whatsapp';
 type FindForSend = Awaited<ReturnType<TemplatesService['findApprovedForSend']>>;
 import { buildTemplateComponents, TemplateForSend } from './template-payload';
 import { MessageOutcome, OutboundMessage, SendQueueService } from './send-queue.service';
-import { callbackEventsOf, isUserId, SessionMessageBody, sessionPayload, TemplateMessageBody, validateSessionBody, validateTemplateItem } from './send-requests';
+import {
+  callbackEventsOf,
+  isUserId,
+  SessionMessageBody,
+  sessionPayload,
+  TemplateMessageBody,
+  validateSessionBody,
+  validateTemplateItem,
+} from './send-requests';
 
 export const SESSION_SENT = 'Message sent to whatsapp successfully!';
 export const SESSION_QUEUED = 'Message queued: the platform has not answered yet';
@@ -17,15 +25,30 @@ export const SOME_FAILED = 'Some messages failed to send';
 export const TEMPLATE_SENT = 'Message sent successfully';
 export const TEMPLATE_QUEUED = 'Message queued for sending';
 export const CONTACT_OPTED_OUT = 'Contact has opted out (blocked)';
-export const phoneNotFound = (id: string) => `Phone number not found: ${id} is not a connected number of this account (see GET /account/get)`;
+export const phoneNotFound = (id: string) =>
+  `Phone number not found: ${id} is not a connected number of this account (see GET /account/get)`;
 
 export interface SessionResult {
   httpStatus: 200 | 202 | 500;
-  body: { statusCode?: number; success: boolean; message: string; messageId: string; status: string; wamid?: string | null; code?: number | null };
+  body: {
+    statusCode?: number;
+    success: boolean;
+    message: string;
+    messageId: string;
+    status: string;
+    wamid?: string | null;
+    code?: number | null;
+  };
 }
 
 export type TemplateResultItem =
-  | { success: true; message: string; contact: { contact_id: number; contact_number: string }; messageId: string; status: string }
+  | {
+      success: true;
+      message: string;
+      contact: { contact_id: number; contact_number: string };
+      messageId: string;
+      status: string;
+    }
   | { success: false; message: string; contact: unknown; messageId?: string; status?: string; code?: number | null };
 
 export interface TemplateResult {
@@ -54,7 +77,12 @@ export class MessagesService {
     private readonly config: AppConfig,
   ) {}
 
-  async sendSession(accountId: string, messagingPhoneId: string, raw: unknown, idempotencyKey?: string): Promise<SessionResult> {
+  async sendSession(
+    accountId: string,
+    messagingPhoneId: string,
+    raw: unknown,
+    idempotencyKey?: string,
+  ): Promise<SessionResult> {
     const { value, errors } = validateSessionBody(raw);
     if (!value) throw validationException(errors);
     const phone = await this.phoneOf(accountId, messagingPhoneId);
@@ -69,18 +97,45 @@ export class MessagesService {
       outcome = await this.sends.waitForFirstStatus(id);
     }
     if (outcome.status === 'failed') {
-      return { httpStatus: 500, body: { statusCode: 500, success: false, message: failureReason(outcome), messageId: id, status: 'failed', code: outcome.errorCode } };
+      return {
+        httpStatus: 500,
+        body: {
+          statusCode: 500,
+          success: false,
+          message: failureReason(outcome),
+          messageId: id,
+          status: 'failed',
+          code: outcome.errorCode,
+        },
+      };
     }
-    if (outcome.status === 'queued') return { httpStatus: 202, body: { success: true, message: SESSION_QUEUED, messageId: id, status: 'queued' } };
-    return { httpStatus: 200, body: { success: true, message: SESSION_SENT, messageId: id, status: outcome.status, wamid: outcome.wamid } };
+    if (outcome.status === 'queued')
+      return { httpStatus: 202, body: { success: true, message: SESSION_QUEUED, messageId: id, status: 'queued' } };
+    return {
+      httpStatus: 200,
+      body: { success: true, message: SESSION_SENT, messageId: id, status: outcome.status, wamid: outcome.wamid },
+    };
   }
 
-  async sendTemplates(accountId: string, messagingPhoneId: string, raw: unknown, idempotencyKey?: string): Promise<TemplateResult> {
+  async sendTemplates(
+    accountId: string,
+    messagingPhoneId: string,
+    raw: unknown,
+    idempotencyKey?: string,
+  ): Promise<TemplateResult> {
     const bulk = Array.isArray(raw);
     const items: unknown[] = bulk ? (raw as unknown[]) : [raw];
-    if (bulk && items.length === 0) throw validationException([{ field: 'body', message: 'body must be a message object or a non-empty array of them' }]);
+    if (bulk && items.length === 0)
+      throw validationException([
+        { field: 'body', message: 'body must be a message object or a non-empty array of them' },
+      ]);
     if (items.length > this.config.MAX_BULK_SEND) {
-      throw validationException([{ field: 'body', message: `at most ${this.config.MAX_BULK_SEND} messages per request (got ${items.length}); split the array` }]);
+      throw validationException([
+        {
+          field: 'body',
+          message: `at most ${this.config.MAX_BULK_SEND} messages per request (got ${items.length}); split the array`,
+        },
+      ]);
     }
     const errors: FieldError[] = [];
     const values = items.map((item, i) => {
@@ -93,10 +148,20 @@ export class MessagesService {
     await this.checkCallbackTargets(values, bulk ? '[i].' : '');
 
     const results: Array<TemplateResultItem | null> = new Array(values.length).fill(null);
-    const toSend: Array<{ index: number; message: OutboundMessage; contact: { contact_id: number; contact_number: string } }> = [];
+    const toSend: Array<{
+      index: number;
+      message: OutboundMessage;
+      contact: { contact_id: number; contact_number: string };
+    }> = [];
     const templateCache = new Map<string, Promise<FindForSend>>();
     for (const [i, m] of values.entries()) {
-      const prepared = await this.prepareTemplate(accountId, phone, m, idempotencyKey ? (bulk ? `${idempotencyKey}:${i}` : idempotencyKey) : null, templateCache);
+      const prepared = await this.prepareTemplate(
+        accountId,
+        phone,
+        m,
+        idempotencyKey ? (bulk ? `${idempotencyKey}:${i}` : idempotencyKey) : null,
+        templateCache,
+      );
       if (!prepared.ok) results[i] = { success: false, message: prepared.reason, contact: m.to };
       else toSend.push({ index: i, message: prepared.message, contact: prepared.contact });
     }
@@ -112,8 +177,21 @@ export class MessagesService {
         const o = outcomes.get(id)!;
         results[s.index] =
           o.status === 'failed'
-            ? { success: false, message: failureReason(o), contact: values[s.index].to, messageId: id, status: 'failed', code: o.errorCode }
-            : { success: true, message: o.status === 'queued' ? TEMPLATE_QUEUED : TEMPLATE_SENT, contact: s.contact, messageId: id, status: o.status };
+            ? {
+                success: false,
+                message: failureReason(o),
+                contact: values[s.index].to,
+                messageId: id,
+                status: 'failed',
+                code: o.errorCode,
+              }
+            : {
+                success: true,
+                message: o.status === 'queued' ? TEMPLATE_QUEUED : TEMPLATE_SENT,
+                contact: s.contact,
+                messageId: id,
+                status: o.status,
+              };
       });
     }
     const final = results as TemplateResultItem[];
@@ -140,7 +218,15 @@ export class MessagesService {
       : await this.contacts.findOrCreateByNumber(accountId, number, value.receipentName);
     if (contact.isBlocked) return { ok: false, reason: CONTACT_OPTED_OUT };
     const { kind, payload } = sessionPayload(number, value);
-    return { ok: true, message: this.outbound(accountId, phone, contact.id, number, value, { kind, payload, body: value.message || null, idempotencyKey }) };
+    return {
+      ok: true,
+      message: this.outbound(accountId, phone, contact.id, number, value, {
+        kind,
+        payload,
+        body: value.message || null,
+        idempotencyKey,
+      }),
+    };
   }
 
   /**
@@ -154,8 +240,12 @@ export class MessagesService {
     m: TemplateMessageBody,
     idempotencyKey: string | null = null,
     templateCache = new Map<string, Promise<FindForSend>>(),
-  ): Promise<{ ok: true; message: OutboundMessage; contact: { contact_id: number; contact_number: string } } | { ok: false; reason: string }> {
-    if (!templateCache.has(m.templateName)) templateCache.set(m.templateName, this.templates.findApprovedForSend(accountId, m.templateName));
+  ): Promise<
+    | { ok: true; message: OutboundMessage; contact: { contact_id: number; contact_number: string } }
+    | { ok: false; reason: string }
+  > {
+    if (!templateCache.has(m.templateName))
+      templateCache.set(m.templateName, this.templates.findApprovedForSend(accountId, m.templateName));
     const found = await templateCache.get(m.templateName)!;
     if (!found.ok) return { ok: false, reason: found.reason };
     const template = found.template as unknown as TemplateForSend;
@@ -193,9 +283,18 @@ export class MessagesService {
       try {
         await assertPublicTarget(url, { allowPrivate: this.config.ALLOW_PRIVATE_NETWORK_TARGETS });
       } catch (error) {
-        const field = prefix ? `${prefix.replace('[i].', `[${values.findIndex((v) => v.callback_url === url)}].`)}callback_url` : 'callback_url';
-        const reason = (error as NodeJS.ErrnoException).code === 'ENOTFOUND' ? 'its host does not resolve' : (error as Error).message;
-        throw new BadRequestException({ statusCode: 400, message: `${field} is not allowed: ${reason}`, errors: [{ field, message: reason }] });
+        const field = prefix
+          ? `${prefix.replace('[i].', `[${values.findIndex((v) => v.callback_url === url)}].`)}callback_url`
+          : 'callback_url';
+        const reason =
+          (error as NodeJS.ErrnoException).code === 'ENOTFOUND'
+            ? 'its host does not resolve'
+            : (error as Error).message;
+        throw new BadRequestException({
+          statusCode: 400,
+          message: `${field} is not allowed: ${reason}`,
+          errors: [{ field, message: reason }],
+        });
       }
     }
   }

@@ -76,7 +76,12 @@ export class Pacer {
    * Asks for consecutive slots, one per member, in one call: `waitsMs[i]` is the wait for `members[i]`. Bulk sends
    * (`maxAheadMs`) get only the slots that fit the horizon, maybe fewer than asked; none at all: `retryInMs`.
    */
-  async reserveMany(phoneNumberId: string, limit: number, members: string[], maxAheadMs = -1): Promise<{ waitsMs: number[]; retryInMs: number }> {
+  async reserveMany(
+    phoneNumberId: string,
+    limit: number,
+    members: string[],
+    maxAheadMs = -1,
+  ): Promise<{ waitsMs: number[]; retryInMs: number }> {
     const key = this.key(phoneNumberId);
     const args = [String(Math.max(1, limit)), String(this.windowMs), String(maxAheadMs), ...members];
     let result: number[];
@@ -89,7 +94,9 @@ export class Pacer {
       result = (await this.redis.eval(SCRIPT, 1, key, ...args)) as number[];
     }
     const [reserved, ...waits] = result.map(Number);
-    return reserved === 1 ? { waitsMs: waits.map((w) => Math.max(0, w)), retryInMs: 0 } : { waitsMs: [], retryInMs: Math.max(0, waits[0]) };
+    return reserved === 1
+      ? { waitsMs: waits.map((w) => Math.max(0, w)), retryInMs: 0 }
+      : { waitsMs: [], retryInMs: Math.max(0, waits[0]) };
   }
 
   /** Gives a reserved slot back (its holder woke up too late to use it). */
@@ -105,7 +112,13 @@ export class Pacer {
    * Waits until a slot is ours (sleeping through the wait); returns how long it waited. When the wake-up comes more
    * than `lateToleranceMs` after the slot, the slot is released and a new one reserved.
    */
-  async acquire(phoneNumberId: string, limit: number, member: string, maxAheadMs = -1, lateToleranceMs = 20): Promise<number> {
+  async acquire(
+    phoneNumberId: string,
+    limit: number,
+    member: string,
+    maxAheadMs = -1,
+    lateToleranceMs = 20,
+  ): Promise<number> {
     const started = Date.now();
     for (let round = 0; ; round++) {
       const slot = await this.reserve(phoneNumberId, limit, `${member}:${round}`, maxAheadMs);
@@ -131,7 +144,13 @@ export class Pacer {
    * the index of each member when its slot is due, in order. A member woken too late gives its slot back and
    * acquires a fresh one on its own.
    */
-  async *acquireEach(phoneNumberId: string, limit: number, members: string[], maxAheadMs = -1, lateToleranceMs = 20): AsyncGenerator<number> {
+  async *acquireEach(
+    phoneNumberId: string,
+    limit: number,
+    members: string[],
+    maxAheadMs = -1,
+    lateToleranceMs = 20,
+  ): AsyncGenerator<number> {
     let next = 0;
     while (next < members.length) {
       const { waitsMs, retryInMs } = await this.reserveMany(phoneNumberId, limit, members.slice(next), maxAheadMs);

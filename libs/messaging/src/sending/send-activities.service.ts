@@ -31,7 +31,9 @@ export class SendActivitiesService {
     private readonly accounts: AccountsService,
   ) {}
 
-  async sendTemplate(input: StepContext & { to: string; templateName: string; variables?: Record<string, string>; mediaUrl?: string }) {
+  async sendTemplate(
+    input: StepContext & { to: string; templateName: string; variables?: Record<string, string>; mediaUrl?: string },
+  ) {
     const phone = await this.phone(input);
     const prepared = await this.messages.prepareTemplate(
       input.accountId,
@@ -44,7 +46,9 @@ export class SendActivitiesService {
     return { messageId, status: 'queued' };
   }
 
-  async sendSessionMessage(input: StepContext & { to: string; text: string; buttons?: Array<{ text: string; payload?: string }> }) {
+  async sendSessionMessage(
+    input: StepContext & { to: string; text: string; buttons?: Array<{ text: string; payload?: string }> },
+  ) {
     const phone = await this.phone(input);
     if (!normalizePhone(input.to)) throw new SendStepError(`"${input.to}" is not a phone number with country code`);
     const buttons = input.buttons?.length ? input.buttons.slice(0, 3).map((b) => ({ text: b.text })) : undefined;

@@ -122,7 +122,11 @@ export class SendQueueService implements OnModuleDestroy {
       const chunk = messages.slice(i, i + INSERT_CHUNK);
       const { ids: chunkIds, created } = await this.insert(chunk, lane);
       // Freshly created messages carry their payload in the job; a repeated idempotency key gets a bare job (reads the row).
-      const inline = new Map(chunk.map((m, k) => [chunkIds[k], { phoneNumberId: m.phoneNumberId, payload: m.payload }] as const).filter(([id]) => created.has(id)));
+      const inline = new Map(
+        chunk
+          .map((m, k) => [chunkIds[k], { phoneNumberId: m.phoneNumberId, payload: m.payload }] as const)
+          .filter(([id]) => created.has(id)),
+      );
       await this.enqueue(chunkIds, lane, inline);
       ids.push(...chunkIds);
     }
@@ -149,7 +153,10 @@ export class SendQueueService implements OnModuleDestroy {
   }
 
   /** Queues stored batches (campaign chunks) on the bulk queue; each message's `send_job` must be its batch's jobId. */
-  private async enqueueBatches(batches: Array<{ jobId: string; messageIds: string[] }>, options: { inDoubt?: boolean } = {}): Promise<void> {
+  private async enqueueBatches(
+    batches: Array<{ jobId: string; messageIds: string[] }>,
+    options: { inDoubt?: boolean } = {},
+  ): Promise<void> {
     if (!batches.length) return;
     const inDoubtSince = options.inDoubt ? Date.now() : undefined;
     await this.bulkQueue.addBulk(
@@ -174,7 +181,10 @@ export class SendQueueService implements OnModuleDestroy {
       else batches.set(m.send_job, [...(batches.get(m.send_job) ?? []), m.id]);
     }
     await this.enqueue(single, lane, undefined, options);
-    await this.enqueueBatches([...batches].map(([jobId, messageIds]) => ({ jobId, messageIds })), options);
+    await this.enqueueBatches(
+      [...batches].map(([jobId, messageIds]) => ({ jobId, messageIds })),
+      options,
+    );
   }
 
   /**
@@ -182,7 +192,11 @@ export class SendQueueService implements OnModuleDestroy {
    * queue after its commit (`enqueue` / `requeue`): a crash between the two is repaired by the sweep of queued messages.
    * A repeated idempotency key creates nothing and answers the first message's id.
    */
-  async insert(messages: OutboundMessage[], lane: SendLane, db: DataSource | EntityManager = this.db): Promise<{ ids: string[]; created: Set<string> }> {
+  async insert(
+    messages: OutboundMessage[],
+    lane: SendLane,
+    db: DataSource | EntityManager = this.db,
+  ): Promise<{ ids: string[]; created: Set<string> }> {
     const rows = messages.map((m) => ({
       id: m.id ?? randomUUID(),
       account_id: m.accountId,
@@ -219,7 +233,12 @@ export class SendQueueService implements OnModuleDestroy {
       [repeated.map((r) => r.account_id), repeated.map((r) => r.idempotency_key)],
     );
     const byKey = new Map(existing.map((e) => [`${e.account_id}\u0000${e.idempotency_key}`, e.id]));
-    return { ids: rows.map((r) => (created.has(r.id) ? r.id : byKey.get(`${r.account_id}\u0000${r.idempotency_key}`) ?? r.id)), created };
+    return {
+      ids: rows.map((r) =>
+        created.has(r.id) ? r.id : (byKey.get(`${r.account_id}\u0000${r.idempotency_key}`) ?? r.id),
+      ),
+      created,
+    };
   }
 
   // ------------------------------------------------------------------ campaign messages (libs/campaigns)
@@ -227,7 +246,9 @@ export class SendQueueService implements OnModuleDestroy {
   /** Of these messages, the ones still `queued`, with their batch job (a fan-out replay re-queues them). */
   async stillQueued(messageIds: string[]): Promise<QueuedMessageRef[]> {
     if (!messageIds.length) return [];
-    return this.db.query(`SELECT id, send_job FROM messages WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [messageIds]);
+    return this.db.query(`SELECT id, send_job FROM messages WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [
+      messageIds,
+    ]);
   }
 
   /** How many of the campaign's messages wait to be sent, counted up to `limit`. */
@@ -241,27 +262,37 @@ export class SendQueueService implements OnModuleDestroy {
 
   /** Pause: the campaign's messages not yet handed to the platform wait (the send worker skips what is not `queued`). */
   async holdCampaign(tx: EntityManager, campaignId: string): Promise<void> {
-    await tx.query(`UPDATE messages SET status = 'paused', updated_at = now() WHERE campaign_id = $1 AND status = 'queued'`, [campaignId]);
+    await tx.query(
+      `UPDATE messages SET status = 'paused', updated_at = now() WHERE campaign_id = $1 AND status = 'queued'`,
+      [campaignId],
+    );
   }
 
   /** Resume: the paused messages are `queued` again; returns them to re-queue after the commit. */
   async releaseCampaign(tx: EntityManager, campaignId: string): Promise<QueuedMessageRef[]> {
-    const [rows] = (await tx.query(`UPDATE messages SET status = 'queued', updated_at = now() WHERE campaign_id = $1 AND status = 'paused' RETURNING id, send_job`, [
-      campaignId,
-    ])) as [QueuedMessageRef[], number];
+    const [rows] = (await tx.query(
+      `UPDATE messages SET status = 'queued', updated_at = now() WHERE campaign_id = $1 AND status = 'paused' RETURNING id, send_job`,
+      [campaignId],
+    )) as [QueuedMessageRef[], number];
     return rows;
   }
 
   /** Cancel: the campaign's messages not yet sent are never sent. */
   async cancelCampaign(tx: EntityManager, campaignId: string): Promise<void> {
-    await tx.query(`UPDATE messages SET status = 'cancelled', updated_at = now() WHERE campaign_id = $1 AND status IN ('queued', 'paused')`, [campaignId]);
+    await tx.query(
+      `UPDATE messages SET status = 'cancelled', updated_at = now() WHERE campaign_id = $1 AND status IN ('queued', 'paused')`,
+      [campaignId],
+    );
   }
 
   /**
    * Waits (at most `timeoutMs`) until every message has left `queued` (accepted by the platform, or failed), then
    * returns each message's state; messages still queued at the deadline are returned as `queued`.
    */
-  async waitForOutcome(ids: string[], timeoutMs = this.config.SEND_WAIT_TIMEOUT_MS): Promise<Map<string, MessageOutcome>> {
+  async waitForOutcome(
+    ids: string[],
+    timeoutMs = this.config.SEND_WAIT_TIMEOUT_MS,
+  ): Promise<Map<string, MessageOutcome>> {
     const unique = [...new Set(ids)];
     await this.queueEvents();
     const pending = new Set(unique);
@@ -280,9 +311,13 @@ export class SendQueueService implements OnModuleDestroy {
       const deadline = Date.now() + timeoutMs;
       while (pending.size && Date.now() < deadline) {
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(1000, deadline - Date.now()))))]);
+        await Promise.race([
+          done,
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(1000, deadline - Date.now())))),
+        ]);
         clearTimeout(timer);
-        if (pending.size) for (const row of await this.outcomes([...pending])) if (row.status !== 'queued') settle(row.id);
+        if (pending.size)
+          for (const row of await this.outcomes([...pending])) if (row.status !== 'queued') settle(row.id);
       }
     } finally {
       for (const id of unique) this.waiters.delete(id);
@@ -299,7 +334,8 @@ export class SendQueueService implements OnModuleDestroy {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const [outcome] = await this.outcomes([id]);
-      if (!outcome || (outcome.status !== 'queued' && outcome.status !== 'accepted') || Date.now() >= deadline) return outcome;
+      if (!outcome || (outcome.status !== 'queued' && outcome.status !== 'accepted') || Date.now() >= deadline)
+        return outcome;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -318,7 +354,14 @@ export class SendQueueService implements OnModuleDestroy {
       `SELECT id, status, wamid, error_code, error_title, error_message FROM messages WHERE id = ANY($1::uuid[])`,
       [ids],
     );
-    return rows.map((r) => ({ id: r.id, status: r.status, wamid: r.wamid, errorCode: r.error_code, errorTitle: r.error_title, errorMessage: r.error_message }));
+    return rows.map((r) => ({
+      id: r.id,
+      status: r.status,
+      wamid: r.wamid,
+      errorCode: r.error_code,
+      errorTitle: r.error_title,
+      errorMessage: r.error_message,
+    }));
   }
 
   /** One QueueEvents (a blocking Redis stream reader) per process, created on the first wait. */

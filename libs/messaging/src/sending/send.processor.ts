@@ -10,12 +10,20 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { Pacer } from './pacer';
-import { SEND_BATCH_JOB, SEND_JOB, SendBatchJobData, SendJobData, SendLane, SendQueueService } from './send-queue.service';
+import {
+  SEND_BATCH_JOB,
+  SEND_JOB,
+  SendBatchJobData,
+  SendJobData,
+  SendLane,
+  SendQueueService,
+} from './send-queue.service';
 
 /** How long a message whose previous attempt may have reached the platform waits for a status webhook before re-sending. */
 export const IN_DOUBT_WAIT_MS = 10_000;
 /** A batch job reserves about 50 ms of its number's rate per pacer call (1 slot at 20 msg/s or less, at most 20). */
-export const slotsPerReservation = (messagesPerSecond: number) => Math.max(1, Math.min(20, Math.floor(messagesPerSecond / 20)));
+export const slotsPerReservation = (messagesPerSecond: number) =>
+  Math.max(1, Math.min(20, Math.floor(messagesPerSecond / 20)));
 /** A batch job re-reads the status of the messages it has yet to send this often (a pause or cancel takes effect). */
 const BATCH_RECHECK_MS = 1000;
 /** Bulk sends reserve pacer slots at most this far ahead, so API sends never queue behind more than this. */
@@ -46,7 +54,8 @@ interface NumberInfo {
   until: number;
 }
 
-export type SendResult = { outcome: 'accepted'; wamid: string } | { outcome: 'failed'; code: number } | { outcome: 'skipped'; status: string };
+export type SendResult =
+  { outcome: 'accepted'; wamid: string } | { outcome: 'failed'; code: number } | { outcome: 'skipped'; status: string };
 export interface BatchResult {
   accepted: number;
   failed: number;
@@ -92,7 +101,10 @@ export class SendExecutor {
   private readonly pacer: Pacer;
   private sweeping = false;
   private readonly lateToleranceMs: number;
-  private readonly acceptedWriter = new MicroBatcher((items: Array<{ messageId: string; wamid: string }>) => this.writeAccepted(items), { maxItems: 500 });
+  private readonly acceptedWriter = new MicroBatcher(
+    (items: Array<{ messageId: string; wamid: string }>) => this.writeAccepted(items),
+    { maxItems: 500 },
+  );
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -117,10 +129,19 @@ export class SendExecutor {
     }
     // A first attempt of a job created with the insert (payload inline, never run, never stalled) cannot have been
     // sent yet: it skips the read. Everything else reads the row and sends only a message that is still queued.
-    const fresh = job.attemptsMade === 0 && !job.stalledCounter && job.data.payload && job.data.phoneNumberId && job.data.inDoubtSince === undefined;
+    const fresh =
+      job.attemptsMade === 0 &&
+      !job.stalledCounter &&
+      job.data.payload &&
+      job.data.phoneNumberId &&
+      job.data.inDoubtSince === undefined;
     const row: SendRow | undefined = fresh
       ? { id: messageId, phone_number_id: job.data.phoneNumberId!, payload: job.data.payload! }
-      : (await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = $1`, [messageId]))[0];
+      : (
+          await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = $1`, [
+            messageId,
+          ])
+        )[0];
     if (!row) return { outcome: 'skipped', status: 'missing' };
     if (!fresh && !isUnsent(row)) return { outcome: 'skipped', status: row.status! };
     await this.waitWhileInDoubt(job, token, `Message ${messageId}`);
@@ -129,7 +150,8 @@ export class SendExecutor {
     await this.acquireSlot(row, number, job.attemptsMade, lane);
     const result = await this.deliver(row, number, this.isLastAttempt(job));
     if (result.outcome === 'retry') {
-      if (result.timeout) await job.updateData({ ...job.data, inDoubtSince: Date.now(), stallsSeen: job.stalledCounter ?? 0 }); // it may have been accepted
+      if (result.timeout)
+        await job.updateData({ ...job.data, inDoubtSince: Date.now(), stallsSeen: job.stalledCounter ?? 0 }); // it may have been accepted
       throw new RetryableSendError(errorMessage(result.error), result.retryAfterMs);
     }
     if (result.outcome === 'unrecorded') {
@@ -155,7 +177,10 @@ export class SendExecutor {
     await this.waitWhileInDoubt(job, token, `Send batch ${job.id}`);
     // by primary key only, filtered here: a condition on status or wamid can lead the planner to a partial index of
     // every queued message instead
-    const stored: SendRow[] = await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = ANY($1::uuid[])`, [job.data.messageIds]);
+    const stored: SendRow[] = await this.db.query(
+      `SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = ANY($1::uuid[])`,
+      [job.data.messageIds],
+    );
     const rows = stored.filter(isUnsent);
     const { sent, results, interrupted } = await this.sendInSlotOrder(rows, job.attemptsMade, this.isLastAttempt(job));
     const retry = results.filter((r) => r.outcome === 'retry');
@@ -164,13 +189,18 @@ export class SendExecutor {
     if (retry.length || notRecorded.length || interrupted) {
       await job.updateData({
         ...job.data,
-        ...(notRecorded.length ? { acceptedWamids: Object.fromEntries(notRecorded.map(([id, r]) => [id, (r as { wamid: string }).wamid])) } : {}),
+        ...(notRecorded.length
+          ? { acceptedWamids: Object.fromEntries(notRecorded.map(([id, r]) => [id, (r as { wamid: string }).wamid])) }
+          : {}),
         ...(retry.some((r) => r.timeout) ? { inDoubtSince: Date.now(), stallsSeen: job.stalledCounter ?? 0 } : {}),
       });
       if (interrupted) throw interrupted;
       const first = retry[0] ?? notRecorded[0][1];
       const retryAfterMs = Math.max(0, ...retry.map((r) => r.retryAfterMs ?? 0)) || undefined;
-      throw new RetryableSendError(`${retry.length + notRecorded.length} of ${sent.length} messages to retry: ${errorMessage(first.error)}`, retryAfterMs);
+      throw new RetryableSendError(
+        `${retry.length + notRecorded.length} of ${sent.length} messages to retry: ${errorMessage(first.error)}`,
+        retryAfterMs,
+      );
     }
     return { accepted: count('accepted'), failed: count('failed'), skipped: job.data.messageIds.length - sent.length };
   }
@@ -180,7 +210,11 @@ export class SendExecutor {
    * running while the next slot is awaited; re-reads their status every BATCH_RECHECK_MS. Returns once every call made
    * has settled, also when the loop was interrupted (e.g. Redis unreachable): a retry must never overlap them.
    */
-  private async sendInSlotOrder(rows: SendRow[], attempt: number, lastAttempt: boolean): Promise<{ sent: SendRow[]; results: Delivery[]; interrupted?: unknown }> {
+  private async sendInSlotOrder(
+    rows: SendRow[],
+    attempt: number,
+    lastAttempt: boolean,
+  ): Promise<{ sent: SendRow[]; results: Delivery[]; interrupted?: unknown }> {
     const deliveries: Array<Promise<Delivery>> = [];
     const sent: SendRow[] = [];
     let pending = rows;
@@ -198,10 +232,19 @@ export class SendExecutor {
         const phone = String(pending[0].phone_number_id);
         const number = await this.numberInfo(phone);
         const otherNumber = pending.findIndex((r) => String(r.phone_number_id) !== phone);
-        const block = pending.slice(0, Math.min(slotsPerReservation(number.messagesPerSecond), otherNumber === -1 ? pending.length : otherNumber));
+        const block = pending.slice(
+          0,
+          Math.min(slotsPerReservation(number.messagesPerSecond), otherNumber === -1 ? pending.length : otherNumber),
+        );
         pending = pending.slice(block.length);
         const members = block.map((r) => `${r.id}:${attempt}:${Date.now()}`);
-        for await (const i of this.pacer.acquireEach(phone, number.messagesPerSecond, members, BULK_MAX_AHEAD_MS, this.lateToleranceMs)) {
+        for await (const i of this.pacer.acquireEach(
+          phone,
+          number.messagesPerSecond,
+          members,
+          BULK_MAX_AHEAD_MS,
+          this.lateToleranceMs,
+        )) {
           deliveries.push(this.deliver(block[i], number, lastAttempt));
           sent.push(block[i]);
         }
@@ -216,7 +259,10 @@ export class SendExecutor {
   }
 
   private async stillQueued(rows: SendRow[]): Promise<SendRow[]> {
-    const now: Array<Pick<SendRow, 'id' | 'status' | 'wamid'>> = await this.db.query(`SELECT id, status, wamid FROM messages WHERE id = ANY($1::uuid[])`, [rows.map((r) => r.id)]);
+    const now: Array<Pick<SendRow, 'id' | 'status' | 'wamid'>> = await this.db.query(
+      `SELECT id, status, wamid FROM messages WHERE id = ANY($1::uuid[])`,
+      [rows.map((r) => r.id)],
+    );
     const unsent = new Set(now.filter(isUnsent).map((r) => r.id));
     return rows.filter((r) => unsent.has(r.id));
   }
@@ -230,16 +276,23 @@ export class SendExecutor {
    * may have reached the platform: it first waits IN_DOUBT_WAIT_MS (as a delayed job) for the status webhook that
    * links the wamid, then goes on with what is still queued.
    */
-  private async waitWhileInDoubt(job: Job<SendJobData | SendBatchJobData>, token: string | undefined, what: string): Promise<void> {
+  private async waitWhileInDoubt(
+    job: Job<SendJobData | SendBatchJobData>,
+    token: string | undefined,
+    what: string,
+  ): Promise<void> {
     const newStall = (job.stalledCounter ?? 0) > (job.data.stallsSeen ?? 0);
     const inDoubtSince = job.data.inDoubtSince ?? (newStall ? Date.now() : undefined);
     if (inDoubtSince === undefined) return;
-    if (job.data.inDoubtSince === undefined) await job.updateData({ ...job.data, inDoubtSince, stallsSeen: job.stalledCounter ?? 0 });
+    if (job.data.inDoubtSince === undefined)
+      await job.updateData({ ...job.data, inDoubtSince, stallsSeen: job.stalledCounter ?? 0 });
     if (Date.now() - inDoubtSince < IN_DOUBT_WAIT_MS && token) {
       await job.moveToDelayed(inDoubtSince + IN_DOUBT_WAIT_MS, token);
       throw new DelayedError();
     }
-    this.logger.warn(`${what}: no platform answer recorded and no status webhook after ${IN_DOUBT_WAIT_MS} ms; sending again`);
+    this.logger.warn(
+      `${what}: no platform answer recorded and no status webhook after ${IN_DOUBT_WAIT_MS} ms; sending again`,
+    );
     await job.updateData({ ...job.data, inDoubtSince: undefined, stallsSeen: job.stalledCounter ?? 0 });
   }
 
@@ -257,14 +310,27 @@ export class SendExecutor {
   private async deliver(row: SendRow, number: NumberInfo, lastAttempt: boolean): Promise<Delivery> {
     let wamid: string;
     try {
-      const response = await number.client.sendMessage({ ...row.payload, biz_opaque_callback_data: row.id } as SendMessageRequest);
+      const response = await number.client.sendMessage({
+        ...row.payload,
+        biz_opaque_callback_data: row.id,
+      } as SendMessageRequest);
       wamid = response.messages?.[0]?.id;
-      if (!wamid) throw new CloudApiError({ kind: 'invalid_response', code: 0, message: 'the platform answered without a message id' });
+      if (!wamid)
+        throw new CloudApiError({
+          kind: 'invalid_response',
+          code: 0,
+          message: 'the platform answered without a message id',
+        });
     } catch (error) {
       const { retryable, retryAfterMs } = classifyCloudApiError(error);
       if (retryable && !lastAttempt) {
         await this.db.query(`UPDATE messages SET attempts = attempts + 1 WHERE id = $1`, [row.id]);
-        return { outcome: 'retry', error, retryAfterMs, timeout: error instanceof CloudApiError && error.kind === 'timeout' };
+        return {
+          outcome: 'retry',
+          error,
+          retryAfterMs,
+          timeout: error instanceof CloudApiError && error.kind === 'timeout',
+        };
       }
       return this.markFailed(row.id, error);
     }
@@ -309,7 +375,13 @@ export class SendExecutor {
     )) as [Array<Record<string, any>>, number];
     if (failed) {
       await this.callbacks.notify(
-        { messageId: failed.id, accountId: String(failed.account_id), callbackUrl: failed.callback_url, callbackEvents: failed.callback_events, recipient: failed.recipient },
+        {
+          messageId: failed.id,
+          accountId: String(failed.account_id),
+          callbackUrl: failed.callback_url,
+          callbackEvents: failed.callback_events,
+          recipient: failed.recipient,
+        },
         'failed',
         new Date(failed.failed_at),
       );
@@ -323,11 +395,19 @@ export class SendExecutor {
     const loading = (async () => {
       const connection = await this.accounts.connectionFor(phoneRowId);
       const phone = await this.accounts.phoneNumberById(phoneRowId);
-      return { client: new CloudApiClient(connection), messagesPerSecond: Number(phone?.messagesPerSecond ?? 80), until: Date.now() + 30_000 };
+      return {
+        client: new CloudApiClient(connection),
+        messagesPerSecond: Number(phone?.messagesPerSecond ?? 80),
+        until: Date.now() + 30_000,
+      };
     })();
     this.numbers.set(phoneRowId, loading);
     loading.then(
-      (info) => setTimeout(() => this.numbers.get(phoneRowId) === loading && this.numbers.delete(phoneRowId), Math.max(0, info.until - Date.now())).unref(),
+      (info) =>
+        setTimeout(
+          () => this.numbers.get(phoneRowId) === loading && this.numbers.delete(phoneRowId),
+          Math.max(0, info.until - Date.now()),
+        ).unref(),
       () => this.numbers.delete(phoneRowId),
     );
     return loading;
@@ -341,8 +421,16 @@ export class SendExecutor {
     );
     // A queued message without a job may have lost it after reaching the platform (e.g. a job failed after too many
     // stalls): it goes through the in-doubt wait before any platform call.
-    await this.sends.requeue(rows.filter((r) => r.queue !== 'bulk'), 'api', { inDoubt: true });
-    await this.sends.requeue(rows.filter((r) => r.queue === 'bulk'), 'bulk', { inDoubt: true });
+    await this.sends.requeue(
+      rows.filter((r) => r.queue !== 'bulk'),
+      'api',
+      { inDoubt: true },
+    );
+    await this.sends.requeue(
+      rows.filter((r) => r.queue === 'bulk'),
+      'bulk',
+      { inDoubt: true },
+    );
     return rows.length;
   }
 
@@ -357,14 +445,21 @@ export class SendExecutor {
         const utilization = performance.eventLoopUtilization(busy).utilization;
         busy = performance.eventLoopUtilization();
         const ms = (p: number) => (lag.percentile(p) / 1e6).toFixed(0);
-        this.logger.warn(`pacer ${JSON.stringify(this.pacer.stats)}; event loop busy ${(utilization * 100).toFixed(0)}%, lag p50/p90/p99 ${ms(50)}/${ms(90)}/${ms(99)} ms`);
+        this.logger.warn(
+          `pacer ${JSON.stringify(this.pacer.stats)}; event loop busy ${(utilization * 100).toFixed(0)}%, lag p50/p90/p99 ${ms(50)}/${ms(90)}/${ms(99)} ms`,
+        );
         lag.reset();
       }, 5000).unref();
     }
-    const run = () => this.sweep().then((n) => n && this.logger.log(`Re-queued ${n} stored messages`)).catch((e) => this.logger.warn(`send sweep: ${e.message}`));
+    const run = () =>
+      this.sweep()
+        .then((n) => n && this.logger.log(`Re-queued ${n} stored messages`))
+        .catch((e) => this.logger.warn(`send sweep: ${e.message}`));
     // Once here at start, then once per period across all worker processes (a BullMQ job scheduler).
     this.sweeping = true;
-    this.sweeps.register('send-recovery', SWEEP_EVERY_MS, run).catch((e) => this.logger.warn(`send sweep scheduler: ${e.message}`));
+    this.sweeps
+      .register('send-recovery', SWEEP_EVERY_MS, run)
+      .catch((e) => this.logger.warn(`send sweep scheduler: ${e.message}`));
     void run();
   }
 }

@@ -15,7 +15,13 @@ describe('template send components', () => {
   it('body keys and cta_link indexes', () => {
     expect(['name', 'email', 'custom', 'custom_x', 'customer'].every(isBodyKey)).toBe(true);
     expect(['Name', 'code', 'cta_link', 'x_custom'].some(isBodyKey)).toBe(false);
-    expect([ctaLinkIndex('cta_link'), ctaLinkIndex('cta_link_0'), ctaLinkIndex('cta_link1'), ctaLinkIndex('cta_link_2'), ctaLinkIndex('cta_linkx')]).toEqual([0, 0, 1, 2, null]);
+    expect([
+      ctaLinkIndex('cta_link'),
+      ctaLinkIndex('cta_link_0'),
+      ctaLinkIndex('cta_link1'),
+      ctaLinkIndex('cta_link_2'),
+      ctaLinkIndex('cta_linkx'),
+    ]).toEqual([0, 0, 1, 2, null]);
   });
 
   it('fills body variables in key order and names them after the template', () => {
@@ -23,34 +29,83 @@ describe('template send components', () => {
     expect(built).toEqual({
       ok: true,
       bodyText: ['second', 'first'],
-      components: [{ type: 'body', parameters: [{ type: 'text', text: 'second', parameter_name: 'a' }, { type: 'text', text: 'first', parameter_name: 'b' }] }],
+      components: [
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', text: 'second', parameter_name: 'a' },
+            { type: 'text', text: 'first', parameter_name: 'b' },
+          ],
+        },
+      ],
     });
   });
 
   it('refuses a count mismatch, a missing media URL, a missing cta_link, an extra cta_link, a missing code', () => {
-    expect(buildTemplateComponents(template(), { variables: { name: 'x' } })).toMatchObject({ ok: false, reason: expect.stringContaining('expects 2 body variable(s) (a, b), got 1') });
-    expect(buildTemplateComponents(template({ variables: [], headerType: 'video' }), {})).toEqual({ ok: false, reason: 'mediaUrl is required: template t has a video header' });
+    expect(buildTemplateComponents(template(), { variables: { name: 'x' } })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('expects 2 body variable(s) (a, b), got 1'),
+    });
+    expect(buildTemplateComponents(template({ variables: [], headerType: 'video' }), {})).toEqual({
+      ok: false,
+      reason: 'mediaUrl is required: template t has a video header',
+    });
     const buttons = [{ index: 1, type: 'url', text: 'Go', dynamic_suffix: true }];
-    expect(buildTemplateComponents(template({ variables: [], buttons }), {})).toMatchObject({ ok: false, reason: expect.stringContaining('variables.cta_link is required') });
-    expect(buildTemplateComponents(template({ variables: [], buttons }), { variables: { cta_link: 'a', cta_link1: 'b' } })).toMatchObject({ ok: false, reason: expect.stringContaining('cta_link1 has no button') });
-    expect(buildTemplateComponents(template({ variables: ['code'], category: 'AUTHENTICATION' }), {})).toMatchObject({ ok: false, reason: expect.stringContaining('variables.code is required') });
+    expect(buildTemplateComponents(template({ variables: [], buttons }), {})).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('variables.cta_link is required'),
+    });
+    expect(
+      buildTemplateComponents(template({ variables: [], buttons }), { variables: { cta_link: 'a', cta_link1: 'b' } }),
+    ).toMatchObject({ ok: false, reason: expect.stringContaining('cta_link1 has no button') });
+    expect(buildTemplateComponents(template({ variables: ['code'], category: 'AUTHENTICATION' }), {})).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('variables.code is required'),
+    });
   });
 
   it('document header with documentName (default doc), carousel with overrides', () => {
-    const doc = buildTemplateComponents(template({ variables: [], headerType: 'document' }), { mediaUrl: 'https://e.com/a.pdf' });
-    expect(doc.ok && doc.components[0]).toEqual({ type: 'header', parameters: [{ type: 'document', document: { link: 'https://e.com/a.pdf', filename: 'doc' } }] });
+    const doc = buildTemplateComponents(template({ variables: [], headerType: 'document' }), {
+      mediaUrl: 'https://e.com/a.pdf',
+    });
+    expect(doc.ok && doc.components[0]).toEqual({
+      type: 'header',
+      parameters: [{ type: 'document', document: { link: 'https://e.com/a.pdf', filename: 'doc' } }],
+    });
     const carousel = [
-      { header_type: 'image' as const, media_link: 'https://e.com/1.png', buttons: [{ index: 0, type: 'url', dynamic_suffix: true }] },
-      { header_type: 'image' as const, media_link: 'https://e.com/2.png', buttons: [{ index: 0, type: 'url', dynamic_suffix: true }] },
+      {
+        header_type: 'image' as const,
+        media_link: 'https://e.com/1.png',
+        buttons: [{ index: 0, type: 'url', dynamic_suffix: true }],
+      },
+      {
+        header_type: 'image' as const,
+        media_link: 'https://e.com/2.png',
+        buttons: [{ index: 0, type: 'url', dynamic_suffix: true }],
+      },
     ];
-    const built = buildTemplateComponents(template({ variables: [], carousel }), { carouselData: [{ mediaUrl: 'https://e.com/x.png', cta_link: 'p1' }, {}] });
+    const built = buildTemplateComponents(template({ variables: [], carousel }), {
+      carouselData: [{ mediaUrl: 'https://e.com/x.png', cta_link: 'p1' }, {}],
+    });
     expect(built.ok && built.components[0]).toEqual({
       type: 'carousel',
       cards: [
-        { card_index: 0, components: [{ type: 'header', parameters: [{ type: 'image', image: { link: 'https://e.com/x.png' } }] }, { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'p1' }] }] },
-        { card_index: 1, components: [{ type: 'header', parameters: [{ type: 'image', image: { link: 'https://e.com/2.png' } }] }] },
+        {
+          card_index: 0,
+          components: [
+            { type: 'header', parameters: [{ type: 'image', image: { link: 'https://e.com/x.png' } }] },
+            { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'p1' }] },
+          ],
+        },
+        {
+          card_index: 1,
+          components: [{ type: 'header', parameters: [{ type: 'image', image: { link: 'https://e.com/2.png' } }] }],
+        },
       ],
     });
-    expect(buildTemplateComponents(template({ variables: [], carousel }), { carouselData: [{}] })).toMatchObject({ ok: false, reason: 'carouselData must have 2 card(s), like template t' });
+    expect(buildTemplateComponents(template({ variables: [], carousel }), { carouselData: [{}] })).toMatchObject({
+      ok: false,
+      reason: 'carouselData must have 2 card(s), like template t',
+    });
   });
 });

@@ -9,7 +9,11 @@ export interface TemplateForSend {
   variables: string[];
   headerType: 'none' | 'text' | 'image' | 'video' | 'document';
   buttons: Array<{ index: number; type: string; text: string; dynamic_suffix?: boolean }>;
-  carousel: Array<{ header_type: 'image' | 'video'; media_link: string; buttons: Array<{ index: number; type: string; dynamic_suffix?: boolean }> }> | null;
+  carousel: Array<{
+    header_type: 'image' | 'video';
+    media_link: string;
+    buttons: Array<{ index: number; type: string; dynamic_suffix?: boolean }>;
+  }> | null;
 }
 
 export interface TemplateSendInput {
@@ -19,7 +23,8 @@ export interface TemplateSendInput {
   carouselData?: Array<Record<string, unknown>>;
 }
 
-export type TemplateBuild = { ok: true; components: TemplateSendComponent[]; bodyText: string[] } | { ok: false; reason: string };
+export type TemplateBuild =
+  { ok: true; components: TemplateSendComponent[]; bodyText: string[] } | { ok: false; reason: string };
 
 /** Keys that fill body variables, in the order they appear in the object (SPEC §4 variables key rules). */
 export const isBodyKey = (key: string) => key === 'name' || key === 'email' || key.startsWith('custom');
@@ -29,7 +34,8 @@ export function ctaLinkIndex(key: string): number | null {
   return m ? (m[1] === undefined ? 0 : Number(m[1])) : null;
 }
 
-const text = (value: unknown): string => (typeof value === 'string' ? value : value === null || value === undefined ? '' : String(value));
+const text = (value: unknown): string =>
+  typeof value === 'string' ? value : value === null || value === undefined ? '' : String(value);
 
 /**
  * Builds the Cloud API template components for one send, or the reason the send cannot be made (nothing is sent then):
@@ -48,10 +54,17 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
 
   // header
   if (template.headerType === 'image' || template.headerType === 'video' || template.headerType === 'document') {
-    if (!input.mediaUrl) return { ok: false, reason: `mediaUrl is required: template ${template.name} has a ${template.headerType} header` };
+    if (!input.mediaUrl)
+      return {
+        ok: false,
+        reason: `mediaUrl is required: template ${template.name} has a ${template.headerType} header`,
+      };
     const parameter =
       template.headerType === 'document'
-        ? ({ type: 'document', document: { link: input.mediaUrl, filename: input.documentName || 'doc' } } as TemplateParameter)
+        ? ({
+            type: 'document',
+            document: { link: input.mediaUrl, filename: input.documentName || 'doc' },
+          } as TemplateParameter)
         : ({ type: template.headerType, [template.headerType]: { link: input.mediaUrl } } as TemplateParameter);
     components.push({ type: 'header', parameters: [parameter] });
   }
@@ -60,7 +73,11 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
   let bodyValues: string[];
   if (authentication) {
     const code = variables.code;
-    if (code === undefined || code === null || text(code) === '') return { ok: false, reason: `variables.code is required: template ${template.name} is an AUTHENTICATION template` };
+    if (code === undefined || code === null || text(code) === '')
+      return {
+        ok: false,
+        reason: `variables.code is required: template ${template.name} is an AUTHENTICATION template`,
+      };
     bodyValues = template.variables.length ? [text(code)] : [];
   } else {
     bodyValues = keys.filter(isBodyKey).map((k) => text(variables[k]));
@@ -74,13 +91,21 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
   }
   if (bodyValues.some((v) => v === '')) return { ok: false, reason: 'Body variables must not be empty' };
   if (bodyValues.length) {
-    components.push({ type: 'body', parameters: bodyValues.map((value, i) => ({ type: 'text', text: value, parameter_name: template.variables[i] })) });
+    components.push({
+      type: 'body',
+      parameters: bodyValues.map((value, i) => ({ type: 'text', text: value, parameter_name: template.variables[i] })),
+    });
   }
 
   // buttons
   if (authentication) {
     const button = template.buttons.find((b) => b.type !== 'quick_reply' && b.type !== 'phone') ?? template.buttons[0];
-    components.push({ type: 'button', sub_type: 'url', index: String(button?.index ?? 0), parameters: [{ type: 'text', text: text(variables.code) }] });
+    components.push({
+      type: 'button',
+      sub_type: 'url',
+      index: String(button?.index ?? 0),
+      parameters: [{ type: 'text', text: text(variables.code) }],
+    });
   } else {
     const links = new Map<number, string>();
     for (const key of keys) {
@@ -92,28 +117,51 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
       const value = links.get(d);
       if (!value) {
         const name = d === 0 ? 'cta_link' : `cta_link${d}`;
-        return { ok: false, reason: `variables.${name} is required: URL button "${button.text}" of template ${template.name} has a dynamic part` };
+        return {
+          ok: false,
+          reason: `variables.${name} is required: URL button "${button.text}" of template ${template.name} has a dynamic part`,
+        };
       }
-      components.push({ type: 'button', sub_type: 'url', index: String(button.index), parameters: [{ type: 'text', text: value }] });
+      components.push({
+        type: 'button',
+        sub_type: 'url',
+        index: String(button.index),
+        parameters: [{ type: 'text', text: value }],
+      });
     }
     const extra = [...links.keys()].filter((n) => n >= dynamic.length);
-    if (extra.length) return { ok: false, reason: `Template ${template.name} has ${dynamic.length} dynamic URL button(s); cta_link${extra[0]} has no button to fill` };
+    if (extra.length)
+      return {
+        ok: false,
+        reason: `Template ${template.name} has ${dynamic.length} dynamic URL button(s); cta_link${extra[0]} has no button to fill`,
+      };
   }
 
   // carousel
   if (template.carousel?.length) {
     const overrides = input.carouselData;
     if (overrides && overrides.length !== template.carousel.length) {
-      return { ok: false, reason: `carouselData must have ${template.carousel.length} card(s), like template ${template.name}` };
+      return {
+        ok: false,
+        reason: `carouselData must have ${template.carousel.length} card(s), like template ${template.name}`,
+      };
     }
     const cards = template.carousel.map((card, i) => {
       const o = overrides?.[i] ?? {};
       const link = typeof o.mediaUrl === 'string' && o.mediaUrl ? o.mediaUrl : card.media_link;
-      const cardComponents: TemplateSendComponent[] = [{ type: 'header', parameters: [{ type: card.header_type, [card.header_type]: { link } } as TemplateParameter] }];
+      const cardComponents: TemplateSendComponent[] = [
+        { type: 'header', parameters: [{ type: card.header_type, [card.header_type]: { link } } as TemplateParameter] },
+      ];
       const dyn = card.buttons.filter((b) => b.type === 'url' && b.dynamic_suffix);
       for (const [d, b] of dyn.entries()) {
         const value = o[d === 0 ? 'cta_link' : `cta_link${d}`] ?? o[`cta_link_${d}`];
-        if (value) cardComponents.push({ type: 'button', sub_type: 'url', index: String(b.index), parameters: [{ type: 'text', text: text(value) }] });
+        if (value)
+          cardComponents.push({
+            type: 'button',
+            sub_type: 'url',
+            index: String(b.index),
+            parameters: [{ type: 'text', text: text(value) }],
+          });
       }
       return { card_index: i, components: cardComponents };
     });

@@ -1,9 +1,17 @@
-import { KNOWN_MESSAGE_TYPES, MessageEvent, OrderContent, StatusError, StatusEvent, WebhookEvent } from './webhook.types';
+import {
+  KNOWN_MESSAGE_TYPES,
+  MessageEvent,
+  OrderContent,
+  StatusError,
+  StatusEvent,
+  WebhookEvent,
+} from './webhook.types';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
+const str = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
 const num = (v: unknown): number => {
   const n = Number(v);
   return Number.isFinite(n) ? n : 0;
@@ -109,7 +117,12 @@ const MEDIA_TYPES = ['image', 'video', 'document', 'audio', 'sticker'];
 const MEDIA_FIELDS = ['id', 'mime_type', 'caption', 'filename', 'sha256', 'url'] as const;
 
 /** One inbound message: every documented kind keeps its content; an unknown kind becomes `unsupported` with the raw object. */
-function parseMessage(m: unknown, wabaId: string | undefined, phoneNumberId: string, profiles: Map<string, { name?: string; username?: string; userId?: string }>): MessageEvent | null {
+function parseMessage(
+  m: unknown,
+  wabaId: string | undefined,
+  phoneNumberId: string,
+  profiles: Map<string, { name?: string; username?: string; userId?: string }>,
+): MessageEvent | null {
   if (!isObj(m) || !str(m.id)) return null;
   const phone = str(m.from);
   const profile = profiles.get(phone ?? '') ?? profiles.get(str(m.from_user_id) ?? '');
@@ -119,7 +132,15 @@ function parseMessage(m: unknown, wabaId: string | undefined, phoneNumberId: str
   const sentType = str(m.type) ?? 'unknown';
   const known = (KNOWN_MESSAGE_TYPES as readonly string[]).includes(sentType);
   const type = known ? sentType : 'unsupported';
-  const ev: MessageEvent = { kind: 'message', wabaId, phoneNumberId, wamid: str(m.id)!, from, timestamp: num(m.timestamp), type };
+  const ev: MessageEvent = {
+    kind: 'message',
+    wabaId,
+    phoneNumberId,
+    wamid: str(m.id)!,
+    from,
+    timestamp: num(m.timestamp),
+    type,
+  };
   if (userId) ev.fromUserId = userId;
   if (profile?.name) ev.profileName = profile.name;
   if (profile?.username) ev.username = profile.username;
@@ -161,12 +182,17 @@ function parseMessage(m: unknown, wabaId: string | undefined, phoneNumberId: str
           ...(str(body.address) ? { address: str(body.address) } : {}),
           ...(str(body.url) ? { url: str(body.url) } : {}),
         };
-        ev.text = [ev.location.name, ev.location.address].filter(Boolean).join(', ') || `${ev.location.latitude},${ev.location.longitude}`;
+        ev.text =
+          [ev.location.name, ev.location.address].filter(Boolean).join(', ') ||
+          `${ev.location.latitude},${ev.location.longitude}`;
       }
       break;
     case 'contacts':
       ev.contacts = arr(m.contacts).filter(isObj);
-      ev.text = ev.contacts.map((c) => str((c as Json).name?.formatted_name) ?? '').filter(Boolean).join(', ');
+      ev.text = ev.contacts
+        .map((c) => str((c as Json).name?.formatted_name) ?? '')
+        .filter(Boolean)
+        .join(', ');
       break;
     case 'reaction':
       if (body) {
@@ -248,7 +274,12 @@ function toOrder(body: Json): OrderContent {
     ...(str(body.text) ? { text: str(body.text) } : {}),
     productItems: arr(body.product_items)
       .filter(isObj)
-      .map((p) => ({ productRetailerId: str(p.product_retailer_id) ?? '', quantity: num(p.quantity), itemPrice: num(p.item_price), currency: str(p.currency) ?? '' })),
+      .map((p) => ({
+        productRetailerId: str(p.product_retailer_id) ?? '',
+        quantity: num(p.quantity),
+        itemPrice: num(p.item_price),
+        currency: str(p.currency) ?? '',
+      })),
   };
 }
 

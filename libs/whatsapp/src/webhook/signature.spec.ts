@@ -6,7 +6,7 @@ describe('verifySignature (X-Hub-Signature-256)', () => {
   // independently computed: printf '%s' '<raw>' | openssl dgst -sha256 -hmac app-secret
   const known = 'sha256=d3e4f9da0ce6c71ab3dba55929b8eeeee2455349e534924ead19f98d143e904f';
 
-  it('computes Meta\'s header value', () => {
+  it("computes Meta's header value", () => {
     expect(computeSignature(raw, secret)).toBe(known);
     expect(computeSignature(raw.toString('utf8'), secret)).toBe(known);
   });
@@ -20,7 +20,9 @@ describe('verifySignature (X-Hub-Signature-256)', () => {
   it('rejects a tampered body', () => {
     expect(verifySignature(Buffer.from(raw.toString().replace('entry', 'entrx')), known, secret)).toBe(false);
     // re-serialised JSON is not the raw body
-    expect(verifySignature(Buffer.from(JSON.stringify(JSON.parse(raw.toString()), null, 1)), known, secret)).toBe(false);
+    expect(verifySignature(Buffer.from(JSON.stringify(JSON.parse(raw.toString()), null, 1)), known, secret)).toBe(
+      false,
+    );
   });
 
   it('rejects the wrong secret', () => {

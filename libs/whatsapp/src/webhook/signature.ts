@@ -9,7 +9,11 @@ export function computeSignature(rawBody: Buffer | string, appSecret: string): s
  * Verify `X-Hub-Signature-256` over the exact raw request body (not re-serialised JSON).
  * Constant-time comparison; false for a missing or malformed header or an empty secret.
  */
-export function verifySignature(rawBody: Buffer | string, header: string | string[] | undefined | null, appSecret: string): boolean {
+export function verifySignature(
+  rawBody: Buffer | string,
+  header: string | string[] | undefined | null,
+  appSecret: string,
+): boolean {
   if (!appSecret || typeof header !== 'string') return false;
   const m = /^sha256=([0-9a-f]{64})$/i.exec(header.trim());
   if (!m) return false;

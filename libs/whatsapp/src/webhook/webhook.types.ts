@@ -39,8 +39,24 @@ export interface StatusEvent {
 
 /** Message types Meta documents for the `messages` webhook (v24); anything else is stored as `unsupported`. */
 export const KNOWN_MESSAGE_TYPES = [
-  'text', 'image', 'audio', 'video', 'document', 'sticker', 'location', 'contacts', 'interactive', 'button',
-  'reaction', 'order', 'system', 'unsupported', 'unknown', 'request_welcome', 'revoke', 'edit',
+  'text',
+  'image',
+  'audio',
+  'video',
+  'document',
+  'sticker',
+  'location',
+  'contacts',
+  'interactive',
+  'button',
+  'reaction',
+  'order',
+  'system',
+  'unsupported',
+  'unknown',
+  'request_welcome',
+  'revoke',
+  'edit',
 ] as const;
 
 export interface LocationContent {
@@ -101,7 +117,16 @@ export interface MessageEvent {
   /** parsed `nfm_reply.response_json` of a Flow reply (includes flow_token) */
   flowResponse?: Record<string, unknown>;
   profileName?: string;
-  media?: { id?: string; mime_type?: string; caption?: string; filename?: string; sha256?: string; voice?: boolean; animated?: boolean; url?: string };
+  media?: {
+    id?: string;
+    mime_type?: string;
+    caption?: string;
+    filename?: string;
+    sha256?: string;
+    voice?: boolean;
+    animated?: boolean;
+    url?: string;
+  };
   location?: LocationContent;
   /** shared contact cards (vCards), as Meta sends them (name, phones, emails, addresses, org, urls, birthday) */
   contacts?: Array<Record<string, unknown>>;

@@ -42,7 +42,9 @@ export class Contacts1763780100000 implements MigrationInterface {
       )`);
     // Group names are unique per account regardless of case ("VIP" and "vip" are the same group).
     await db.query(`CREATE UNIQUE INDEX contact_groups_account_name_key ON contact_groups (account_id, lower(name))`);
-    await db.query(`CREATE INDEX contact_groups_account_newest_idx ON contact_groups (account_id, created_at DESC, id DESC)`);
+    await db.query(
+      `CREATE INDEX contact_groups_account_newest_idx ON contact_groups (account_id, created_at DESC, id DESC)`,
+    );
 
     await db.query(`
       CREATE TABLE contact_group_members (

@@ -40,7 +40,9 @@ export class MessagesAndPlatformWebhooks1763783000000 implements MigrationInterf
         failed_at        timestamptz,
         replied_at       timestamptz
       )`);
-    await db.query(`CREATE UNIQUE INDEX messages_idempotency_idx ON messages (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL`);
+    await db.query(
+      `CREATE UNIQUE INDEX messages_idempotency_idx ON messages (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL`,
+    );
     await db.query(`CREATE INDEX messages_conversation_idx ON messages (phone_number_id, recipient, created_at DESC)`);
     await db.query(`CREATE INDEX messages_account_idx ON messages (account_id, created_at DESC)`);
 

@@ -29,7 +29,9 @@ export class Templates1763785000000 implements MigrationInterface {
         CONSTRAINT templates_account_name_language_key UNIQUE (account_id, name, language)
       )`);
     await db.query(`CREATE INDEX templates_account_status_idx ON templates (account_id, status, created_at DESC)`);
-    await db.query(`CREATE INDEX templates_platform_id_idx ON templates (platform_template_id) WHERE platform_template_id IS NOT NULL`);
+    await db.query(
+      `CREATE INDEX templates_platform_id_idx ON templates (platform_template_id) WHERE platform_template_id IS NOT NULL`,
+    );
     await db.query(`CREATE INDEX templates_phone_number_idx ON templates (phone_number_id)`);
     await db.query(`
       CREATE TABLE account_events (

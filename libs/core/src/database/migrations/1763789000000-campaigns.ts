@@ -63,8 +63,12 @@ export class Campaigns1763789000000 implements MigrationInterface {
         created_at       timestamptz NOT NULL DEFAULT now(),
         completed_at     timestamptz
       )`);
-    await db.query(`CREATE UNIQUE INDEX campaign_triggers_idempotency_idx ON campaign_triggers (campaign_id, idempotency_key) WHERE idempotency_key IS NOT NULL`);
-    await db.query(`CREATE INDEX campaign_triggers_running_idx ON campaign_triggers (campaign_id) WHERE status = 'running'`);
+    await db.query(
+      `CREATE UNIQUE INDEX campaign_triggers_idempotency_idx ON campaign_triggers (campaign_id, idempotency_key) WHERE idempotency_key IS NOT NULL`,
+    );
+    await db.query(
+      `CREATE INDEX campaign_triggers_running_idx ON campaign_triggers (campaign_id) WHERE status = 'running'`,
+    );
 
     await db.query(`
       CREATE TABLE campaign_recipients (
@@ -85,7 +89,9 @@ export class Campaigns1763789000000 implements MigrationInterface {
     await db.query(`ALTER TABLE messages ADD COLUMN campaign_id bigint REFERENCES campaigns(id) ON DELETE SET NULL`);
     await db.query(`CREATE INDEX messages_campaign_idx ON messages (campaign_id) WHERE campaign_id IS NOT NULL`);
     // the fan-out's backlog check: this campaign's messages not yet handed to the platform
-    await db.query(`CREATE INDEX messages_campaign_queued_idx ON messages (campaign_id) WHERE campaign_id IS NOT NULL AND status = 'queued'`);
+    await db.query(
+      `CREATE INDEX messages_campaign_queued_idx ON messages (campaign_id) WHERE campaign_id IS NOT NULL AND status = 'queued'`,
+    );
   }
 
   async down(db: QueryRunner): Promise<void> {

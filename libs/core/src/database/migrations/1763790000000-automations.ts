@@ -22,7 +22,9 @@ export class Automations1763790000000 implements MigrationInterface {
         updated_at       timestamptz NOT NULL DEFAULT now()
       )`);
     await db.query(`CREATE INDEX workflows_account_idx ON workflows (account_id, id)`);
-    await db.query(`CREATE INDEX workflows_keyword_idx ON workflows (account_id) WHERE is_active AND trigger_type = 'keyword'`);
+    await db.query(
+      `CREATE INDEX workflows_keyword_idx ON workflows (account_id) WHERE is_active AND trigger_type = 'keyword'`,
+    );
     await db.query(`
       CREATE TABLE workflow_versions (
         workflow_id  bigint NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
@@ -53,10 +55,16 @@ export class Automations1763790000000 implements MigrationInterface {
         finished_at         timestamptz,
         FOREIGN KEY (workflow_id, workflow_version) REFERENCES workflow_versions (workflow_id, version) ON DELETE CASCADE
       )`);
-    await db.query(`CREATE UNIQUE INDEX workflow_runs_idempotency_idx ON workflow_runs (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL`);
+    await db.query(
+      `CREATE UNIQUE INDEX workflow_runs_idempotency_idx ON workflow_runs (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL`,
+    );
     await db.query(`CREATE INDEX workflow_runs_workflow_idx ON workflow_runs (workflow_id, created_at DESC, id DESC)`);
-    await db.query(`CREATE INDEX workflow_runs_reply_idx ON workflow_runs (account_id, contact_phone) WHERE waiting_kind = 'reply'`);
-    await db.query(`CREATE INDEX workflow_runs_active_idx ON workflow_runs (status, updated_at) WHERE status IN ('pending', 'running', 'waiting')`);
+    await db.query(
+      `CREATE INDEX workflow_runs_reply_idx ON workflow_runs (account_id, contact_phone) WHERE waiting_kind = 'reply'`,
+    );
+    await db.query(
+      `CREATE INDEX workflow_runs_active_idx ON workflow_runs (status, updated_at) WHERE status IN ('pending', 'running', 'waiting')`,
+    );
   }
 
   async down(db: QueryRunner): Promise<void> {

@@ -13,7 +13,9 @@ export class ContactCounts1763791000000 implements MigrationInterface {
         account_id  bigint PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
         total       bigint NOT NULL DEFAULT 0
       )`);
-    await db.query(`INSERT INTO contact_counts (account_id, total) SELECT account_id, count(*) FROM contacts GROUP BY account_id`);
+    await db.query(
+      `INSERT INTO contact_counts (account_id, total) SELECT account_id, count(*) FROM contacts GROUP BY account_id`,
+    );
     await db.query(`
       CREATE FUNCTION contact_counts_after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
@@ -30,8 +32,12 @@ export class ContactCounts1763791000000 implements MigrationInterface {
          WHERE c.account_id = d.account_id;
         RETURN NULL;
       END $$`);
-    await db.query(`CREATE TRIGGER contacts_counted_on_insert AFTER INSERT ON contacts REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION contact_counts_after_insert()`);
-    await db.query(`CREATE TRIGGER contacts_counted_on_delete AFTER DELETE ON contacts REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION contact_counts_after_delete()`);
+    await db.query(
+      `CREATE TRIGGER contacts_counted_on_insert AFTER INSERT ON contacts REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION contact_counts_after_insert()`,
+    );
+    await db.query(
+      `CREATE TRIGGER contacts_counted_on_delete AFTER DELETE ON contacts REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION contact_counts_after_delete()`,
+    );
   }
 
   async down(db: QueryRunner): Promise<void> {

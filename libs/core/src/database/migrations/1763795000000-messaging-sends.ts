@@ -15,13 +15,17 @@ export class MessagingSends1763795000000 implements MigrationInterface {
     const secret = `replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`;
     await db.query(`ALTER TABLE accounts ADD COLUMN callback_secret text`);
     await db.query(`UPDATE accounts SET callback_secret = ${secret} WHERE callback_secret IS NULL`);
-    await db.query(`ALTER TABLE accounts ALTER COLUMN callback_secret SET DEFAULT ${secret}, ALTER COLUMN callback_secret SET NOT NULL`);
+    await db.query(
+      `ALTER TABLE accounts ALTER COLUMN callback_secret SET DEFAULT ${secret}, ALTER COLUMN callback_secret SET NOT NULL`,
+    );
 
     await db.query(`ALTER TABLE messages ADD COLUMN queue text, ADD COLUMN attempts integer NOT NULL DEFAULT 0`);
     // recovery sweep: outbound messages still queued
     await db.query(`CREATE INDEX messages_queued_idx ON messages (created_at) WHERE status = 'queued'`);
     // conversation reads: a contact's messages, newest first
-    await db.query(`CREATE INDEX messages_contact_idx ON messages (account_id, contact_id, created_at DESC) WHERE contact_id IS NOT NULL`);
+    await db.query(
+      `CREATE INDEX messages_contact_idx ON messages (account_id, contact_id, created_at DESC) WHERE contact_id IS NOT NULL`,
+    );
 
     await db.query(`
       CREATE TABLE conversations (
@@ -34,7 +38,9 @@ export class MessagingSends1763795000000 implements MigrationInterface {
         last_outbound_at  timestamptz,
         PRIMARY KEY (account_id, contact_id)
       )`);
-    await db.query(`CREATE INDEX conversations_activity_idx ON conversations (account_id, last_message_at DESC, contact_id DESC)`);
+    await db.query(
+      `CREATE INDEX conversations_activity_idx ON conversations (account_id, last_message_at DESC, contact_id DESC)`,
+    );
     await db.query(`
       CREATE FUNCTION conversations_touch() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN

@@ -8,7 +8,11 @@ const COUNTERS = {
 };
 
 /** Audience rows are never updated (only added and removed). */
-const OPERATIONS = { messages: ['insert', 'update', 'delete'], campaign_recipients: ['insert', 'update', 'delete'], campaign_audience: ['insert', 'delete'] } as const;
+const OPERATIONS = {
+  messages: ['insert', 'update', 'delete'],
+  campaign_recipients: ['insert', 'update', 'delete'],
+  campaign_audience: ['insert', 'delete'],
+} as const;
 
 /**
  * campaign_counts: a campaign's progress as counters (`audience`, `recipients:<status>`, `messages:<status>`,
@@ -51,7 +55,11 @@ export class CampaignCounts1763797000000 implements MigrationInterface {
             ON CONFLICT (campaign_id, counter) DO UPDATE SET n = campaign_counts.n + EXCLUDED.n;
             RETURN NULL;
           END $fn$`);
-        const transition = { insert: 'NEW TABLE AS new_rows', delete: 'OLD TABLE AS old_rows', update: 'OLD TABLE AS old_rows NEW TABLE AS new_rows' }[op];
+        const transition = {
+          insert: 'NEW TABLE AS new_rows',
+          delete: 'OLD TABLE AS old_rows',
+          update: 'OLD TABLE AS old_rows NEW TABLE AS new_rows',
+        }[op];
         await db.query(
           `CREATE TRIGGER ${table}_counted_${op} AFTER ${op.toUpperCase()} ON ${table} REFERENCING ${transition} FOR EACH STATEMENT EXECUTE FUNCTION ${table}_counted_${op}()`,
         );

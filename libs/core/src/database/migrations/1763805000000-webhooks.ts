@@ -41,7 +41,9 @@ export class Webhooks1763805000000 implements MigrationInterface {
         dispatched_at timestamptz
       )`);
     await db.query(`CREATE INDEX webhook_events_account_idx ON webhook_events (account_id, created_at, id)`);
-    await db.query(`CREATE INDEX webhook_events_undispatched_idx ON webhook_events (created_at) WHERE dispatched_at IS NULL`);
+    await db.query(
+      `CREATE INDEX webhook_events_undispatched_idx ON webhook_events (created_at) WHERE dispatched_at IS NULL`,
+    );
     await db.query(`
       CREATE TABLE webhook_deliveries (
         id               text PRIMARY KEY DEFAULT 'del_' || replace(gen_random_uuid()::text, '-', ''),
@@ -58,7 +60,9 @@ export class Webhooks1763805000000 implements MigrationInterface {
         delivered_at     timestamptz,
         created_at       timestamptz NOT NULL DEFAULT clock_timestamp()
       )`);
-    await db.query(`CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'`);
+    await db.query(
+      `CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'`,
+    );
     await db.query(`CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (endpoint_id, created_at DESC)`);
     await db.query(`CREATE INDEX webhook_deliveries_event_idx ON webhook_deliveries (event_id)`);
     await db.query(`
@@ -71,7 +75,9 @@ export class Webhooks1763805000000 implements MigrationInterface {
         response_excerpt text,
         error            text
       )`);
-    await db.query(`CREATE INDEX webhook_delivery_attempts_delivery_idx ON webhook_delivery_attempts (delivery_id, id)`);
+    await db.query(
+      `CREATE INDEX webhook_delivery_attempts_delivery_idx ON webhook_delivery_attempts (delivery_id, id)`,
+    );
   }
 
   async down(db: QueryRunner): Promise<void> {
