@@ -148,7 +148,7 @@ describe('parseWebhook on Meta sample payloads', () => {
       parseWebhook(message({ type: 'reaction', reaction: { message_id: 'wamid.OURS', emoji: '👍' } }))[0],
     ).toMatchObject({
       type: 'reaction',
-      reaction: { messageWamid: 'wamid.OURS', emoji: '👍' },
+      reaction: { messageId: 'wamid.OURS', emoji: '👍' },
     });
     expect(parseWebhook(message({ type: 'reaction', reaction: { message_id: 'wamid.OURS' } }))[0]).toMatchObject({
       reaction: { messageWamid: 'wamid.OURS', emoji: '' },
