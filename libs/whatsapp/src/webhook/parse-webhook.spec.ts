@@ -151,7 +151,7 @@ describe('parseWebhook on Meta sample payloads', () => {
       reaction: { messageId: 'wamid.OURS', emoji: '👍' },
     });
     expect(parseWebhook(message({ type: 'reaction', reaction: { message_id: 'wamid.OURS' } }))[0]).toMatchObject({
-      reaction: { messageWamid: 'wamid.OURS', emoji: '' },
+      reaction: { messageId: 'wamid.OURS', emoji: null },
     });
   });
 
