@@ -20,7 +20,15 @@ import {
   validationException,
 } from '@switchboard/core';
 import { failureReason, SendQueueService, type OutboundMessage } from '@switchboard/messaging';
-import { CloudApiClient, CloudApiError, flowMessage, FlowValidationError } from '@switchboard/whatsapp';
+import {
+  CloudApiClient,
+  CloudApiError,
+  flowMessage,
+  FlowValidationError,
+  isRequestRefusedByPlatform,
+  platformErrorBody,
+  platformMessage,
+} from '@switchboard/whatsapp';
 import { randomUUID } from 'node:crypto';
 import { DataSource, Repository } from 'typeorm';
 import { FlowCategoryValue, FlowScreen, toFlowJson, validateDefinition } from './definition';
@@ -38,28 +46,9 @@ export const FLOW_DEPRECATED_NOT_SENDABLE = 'Flow is deprecated and can no longe
 /** Meta's Flows error codes for "not in a state that allows this" (139001 update, 139002 publish, 139003 deprecate, 139004 delete). */
 const FLOW_STATE_CODES = new Set([139001, 139002, 139003, 139004]);
 
-function platformMessage(err: unknown): string {
-  if (err instanceof CloudApiError) {
-    const parts = [err.userTitle, err.userMessage ?? err.details ?? err.title ?? err.message].filter(Boolean);
-    return parts.join(': ') || err.message;
-  }
-  return (err as Error)?.message ?? String(err);
-}
-
-function platformError(err: unknown) {
-  return err instanceof CloudApiError
-    ? {
-        code: err.code,
-        ...(err.subcode ? { subcode: err.subcode } : {}),
-        message: err.message,
-        ...(err.details ? { details: err.details } : {}),
-      }
-    : undefined;
-}
-
 /** A platform failure of a flow operation: 409 for Meta's flow-state errors, 400 when Meta refused the request, else 502. */
 function platformFailure(err: unknown): HttpException {
-  const platform_error = platformError(err);
+  const platform_error = platformErrorBody(err);
   if (err instanceof CloudApiError && FLOW_STATE_CODES.has(err.code)) {
     return new ConflictException({
       statusCode: 409,
@@ -67,14 +56,7 @@ function platformFailure(err: unknown): HttpException {
       platform_error,
     });
   }
-  if (
-    err instanceof CloudApiError &&
-    err.kind === 'api' &&
-    err.httpStatus >= 400 &&
-    err.httpStatus < 500 &&
-    !err.retryable &&
-    err.code !== 190
-  ) {
+  if (isRequestRefusedByPlatform(err)) {
     return new BadRequestException({
       statusCode: 400,
       message: `The platform rejected the flow: ${platformMessage(err)}`,

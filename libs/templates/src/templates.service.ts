@@ -13,7 +13,10 @@ import { validationException } from '@switchboard/core';
 import {
   CloudApiClient,
   CloudApiError,
+  isRequestRefusedByPlatform,
   MessageTemplate,
+  platformErrorBody,
+  platformMessage,
   TemplateCategoryEvent,
   TemplateStatusEvent,
 } from '@switchboard/whatsapp';
@@ -118,33 +121,10 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
   return out;
 }
 
-function platformMessage(err: unknown): string {
-  if (err instanceof CloudApiError) {
-    const parts = [err.userTitle, err.userMessage ?? err.details ?? err.title ?? err.message].filter(Boolean);
-    return parts.join(': ') || err.message;
-  }
-  return (err as Error)?.message ?? String(err);
-}
-
 /** A platform failure as our HTTP answer: 400 when Meta rejected the template itself, 502 when the platform failed us. */
 function platformFailure(err: unknown): HttpException {
-  const platform_error =
-    err instanceof CloudApiError
-      ? {
-          code: err.code,
-          ...(err.subcode ? { subcode: err.subcode } : {}),
-          message: err.message,
-          ...(err.details ? { details: err.details } : {}),
-        }
-      : undefined;
-  if (
-    err instanceof CloudApiError &&
-    err.kind === 'api' &&
-    err.httpStatus >= 400 &&
-    err.httpStatus < 500 &&
-    !err.retryable &&
-    err.code !== 190
-  ) {
+  const platform_error = platformErrorBody(err);
+  if (isRequestRefusedByPlatform(err)) {
     return new BadRequestException({
       statusCode: 400,
       message: `The platform rejected the template: ${platformMessage(err)}`,

@@ -215,3 +215,36 @@ export function classifyCloudApiError(err: unknown): ErrorClassification {
 export function isRetryableCloudApiError(err: unknown): boolean {
   return err instanceof CloudApiError && err.retryable;
 }
+
+/** The platform's reason as a person reads it (Meta's user title and message when given), for our error answers and logs. */
+export function platformMessage(err: unknown): string {
+  if (err instanceof CloudApiError) {
+    const parts = [err.userTitle, err.userMessage ?? err.details ?? err.title ?? err.message].filter(Boolean);
+    return parts.join(': ') || err.message;
+  }
+  return (err as Error)?.message ?? String(err);
+}
+
+/** The `platform_error` member of our error answers: Meta's code, subcode, message and details. */
+export function platformErrorBody(err: unknown) {
+  return err instanceof CloudApiError
+    ? {
+        code: err.code,
+        ...(err.subcode ? { subcode: err.subcode } : {}),
+        message: err.message,
+        ...(err.details ? { details: err.details } : {}),
+      }
+    : undefined;
+}
+
+/** Meta refused the request itself (a 4xx that retrying will not change, not an expired token): our 400, not a 502. */
+export function isRequestRefusedByPlatform(err: unknown): err is CloudApiError {
+  return (
+    err instanceof CloudApiError &&
+    err.kind === 'api' &&
+    err.httpStatus >= 400 &&
+    err.httpStatus < 500 &&
+    !err.retryable &&
+    err.code !== 190
+  );
+}
