@@ -10,7 +10,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
-import { normalizePhone, pageMeta, validationException } from '@switchboard/core';
+import { pageMeta, validationException } from '@switchboard/core';
 import type { FastifyRequest } from 'fastify';
 import type { Contact } from './contact.entity';
 import { CONTACT_CREATED, CONTACT_EXISTS, ContactsService, ContactWithGroups } from './contacts.service';
@@ -22,6 +22,7 @@ import {
   ListContactsQuery,
   MessageResponse,
   MissingGroupsResponse,
+  newContactOf,
   UPDATABLE_CONTACT_FIELDS,
   UpdateContactBody,
 } from './dto/contact.dto';
@@ -77,20 +78,7 @@ export class ContactsController {
     description: 'unknown group ids, or a field at fault (statusCode, message, errors[])',
   })
   async create(@AccountId() accountId: string, @Body() body: CreateContactBody) {
-    const { contact, created } = await this.contacts.createContact(
-      accountId,
-      {
-        contactNumber: normalizePhone(body.contact_number)!, // validated by IsPhone
-        name: body.name,
-        email: body.email,
-        dateOfBirth: body.dateOfBirth,
-        gender: body.gender,
-        instagramUrl: body.instagramUrl,
-        facebookUrl: body.facebookUrl,
-        linkedinUrl: body.linkedinUrl,
-      },
-      body.group_ids,
-    );
+    const { contact, created } = await this.contacts.createContact(accountId, newContactOf(body), body.group_ids);
     return {
       success: true,
       data: {

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { PaginationQuery } from '@switchboard/core';
+import { normalizePhone, PaginationQuery } from '@switchboard/core';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsOptional, ValidateIf } from 'class-validator';
+import type { NewContact } from '../contacts.service';
 import { IsDateOfBirth, IsEmailAddress, IsIdList, IsPhone, IsText, IsWebUrl, trimToNull } from './validators';
 
 /** A JSON number of digits is accepted as a phone number (it has no `+` or formatting to lose). */
@@ -71,6 +72,20 @@ export class CreateContactBody extends ContactProfileFields {
   @IsOptional()
   @IsIdList(0, 100, 'group')
   group_ids?: number[];
+}
+
+/** The contact a validated create body describes (the REST endpoint and the MCP tool alike). */
+export function newContactOf(body: CreateContactBody): NewContact {
+  return {
+    contactNumber: normalizePhone(body.contact_number)!, // validated by IsPhone
+    name: body.name,
+    email: body.email,
+    dateOfBirth: body.dateOfBirth,
+    gender: body.gender,
+    instagramUrl: body.instagramUrl,
+    facebookUrl: body.facebookUrl,
+    linkedinUrl: body.linkedinUrl,
+  };
 }
 
 /** PATCH: every field optional; `null` (or an empty string) clears a profile field. */

@@ -4,10 +4,11 @@ import {
   contactListItem,
   CreateContactBody,
   ListContactsQuery,
+  newContactOf,
   UPDATABLE_CONTACT_FIELDS,
   UpdateContactBody,
 } from '@switchboard/contacts';
-import { normalizePhone, pageMeta, validationException } from '@switchboard/core';
+import { pageMeta, validationException } from '@switchboard/core';
 import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
 import { defineTool, defined, type ToolDefinition, validateDto } from '../tool-kit';
@@ -70,16 +71,7 @@ export function contactTools(s: McpServices): ToolDefinition[] {
         const body = await validateDto(CreateContactBody, defined(args));
         const { contact, created } = await s.contacts.createContact(
           client.accountId,
-          {
-            contactNumber: normalizePhone(body.contact_number)!, // validated by IsPhone
-            name: body.name,
-            email: body.email,
-            dateOfBirth: body.dateOfBirth,
-            gender: body.gender,
-            instagramUrl: body.instagramUrl,
-            facebookUrl: body.facebookUrl,
-            linkedinUrl: body.linkedinUrl,
-          },
+          newContactOf(body),
           body.group_ids,
         );
         const message = created ? CONTACT_CREATED : CONTACT_EXISTS;
