@@ -140,6 +140,16 @@ export default tseslint.config(
     },
   },
   {
+    // the template rules are bundled into the console as well as used by the server: they import nothing
+    files: ['libs/templates/src/template-rules.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '.*', message: 'template-rules.ts is shared with the console: it imports nothing.' }] },
+      ],
+    },
+  },
+  {
     // Temporal workflow code runs in the workflow sandbox: only @temporalio/workflow and libs/engine
     files: ['workflows/**/*.ts'],
     ignores: ['**/*.spec.ts', 'workflows/bundle.ts'],

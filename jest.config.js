@@ -14,6 +14,8 @@ const swc = [
 ];
 
 const moduleNameMapper = {
+  // the template rules the console bundles (apps/console/vite.config.mts has the same alias)
+  '^@switchboard/template-rules$': '<rootDir>/libs/templates/src/template-rules.ts',
   '^@switchboard/([a-z-]+)$': '<rootDir>/libs/$1/src',
   '^@switchboard/core/(.*)$': '<rootDir>/libs/core/src/$1',
 };

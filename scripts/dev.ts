@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { provisionAccount } from '@switchboard/accounts';
+import { pointPhoneNumbersAt, provisionAccount } from '@switchboard/accounts';
 import { clientExists } from '@switchboard/auth';
 import { loadConfigOrExit, SecretBox } from '@switchboard/core';
 import { dataSourceOptions, runMigrations } from '@switchboard/core/database';
@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { createUser } from '@switchboard/users';
-import { ensureLocalServices } from './local-services';
+import { ensureDatabase, ensureLocalServices, withDatabase } from './local-services';
 import { startTemporal, type TemporalDevServer } from './temporal-server';
 
 /**
@@ -16,12 +16,31 @@ import { startTemporal, type TemporalDevServer } from './temporal-server';
  * (created once; its credentials kept in .data/demo-account.json), then api, worker and sandbox as child processes.
  * `npm run dev -- --temporal` (or DEV_TEMPORAL=true): automations on the Temporal driver, with a Temporal dev server
  * (scripts/temporal-server.ts; its SQLite in .data/temporal.sqlite) unless TEMPORAL_ADDRESS points at one already.
+ *
+ * Everything derives from the stack's own ports, so two stacks on one machine do not cross (docs/production.md "Two
+ * stacks on one machine"): the sandbox listens on SANDBOX_PORT (default PORT + 100) and sends its webhooks to this
+ * API; the demo number points at this sandbox; with a PORT other than 3000 and no DATABASE_URL / REDIS_PREFIX given,
+ * the stack has its own database (switchboard_<PORT>), Redis prefix (sb<PORT>) and demo account file.
  */
-const DEMO_FILE = join(process.cwd(), '.data', 'demo-account.json');
+const DEFAULT_PORT = 3000;
 const DIST = join(process.cwd(), 'dist');
 
 async function main() {
+  const port = Number(process.env.PORT || DEFAULT_PORT);
+  const ownStack = port !== DEFAULT_PORT;
+  const sandboxPort = Number(process.env.SANDBOX_PORT || port + 100);
+  const explicitDatabase = Boolean(process.env.DATABASE_URL);
+  process.env.SANDBOX_PORT = String(sandboxPort);
+  process.env.WHATSAPP_API_BASE_URL ||= `http://127.0.0.1:${sandboxPort}`;
+  process.env.SANDBOX_WEBHOOK_URL ||= `http://127.0.0.1:${port}/webhooks/whatsapp`;
+  if (ownStack) process.env.REDIS_PREFIX ||= `sb${port}`;
+  const demoFile = join(process.cwd(), '.data', ownStack ? `demo-account-${port}.json` : 'demo-account.json');
+
   const services = await ensureLocalServices();
+  if (ownStack && !explicitDatabase) {
+    process.env.DATABASE_URL = withDatabase(services.databaseUrl, `switchboard_${port}`);
+    await ensureDatabase(process.env.DATABASE_URL);
+  }
   let temporal: TemporalDevServer | undefined;
   const wantsTemporal = process.argv.includes('--temporal') || /^(1|true|yes)$/i.test(process.env.DEV_TEMPORAL ?? '');
   if (wantsTemporal && !process.env.TEMPORAL_ADDRESS) {
@@ -42,7 +61,7 @@ async function main() {
   const config = loadConfigOrExit();
   const ran = await runMigrations(config.DATABASE_URL);
   if (ran.length) console.log(`Applied migrations: ${ran.join(', ')}`);
-  const demo = await demoAccount(config);
+  const demo = await demoAccount(config, demoFile);
 
   const children: ChildProcess[] = [];
   const start = (name: string, entry: string) => {
@@ -58,8 +77,15 @@ async function main() {
   const shutdown = async (code = 0) => {
     if (stopping) return;
     stopping = true;
+    // api and worker stop gracefully (in-flight requests and jobs finish): wait for them before stopping the services
+    const exited = children.map(
+      (child) =>
+        new Promise<void>((resolve) =>
+          child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+        ),
+    );
     for (const child of children) child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
+    await Promise.race([Promise.all(exited), new Promise((r) => setTimeout(r, config.SHUTDOWN_TIMEOUT_MS + 5000))]);
     await temporal?.stop();
     await services.stop();
     process.exit(code);
@@ -71,12 +97,12 @@ async function main() {
   start('api', join(DIST, 'apps/api/src/main.js'));
   start('worker', join(DIST, 'apps/worker/src/main.js'));
 
-  const sandboxPort = process.env.SANDBOX_PORT ?? '3100';
   console.log(`
 Switchboard is starting:
-  REST API          ${config.baseUrl}        (OpenAPI: ${config.baseUrl}/docs)
+  REST API          ${config.baseUrl}        (OpenAPI: ${config.baseUrl}/docs; listening on ${config.HOST}:${config.PORT})
   Inbound webhooks  ${config.inboundWebhookUrl}/webhook/workflow/{identifier}
-  Sandbox (Meta)    http://127.0.0.1:${sandboxPort}   (control API: /_sandbox/)
+  Sandbox (Meta)    http://127.0.0.1:${sandboxPort}   (control API: /_sandbox/; webhooks to ${process.env.SANDBOX_WEBHOOK_URL})
+  Data              ${redactPassword(config.DATABASE_URL)}, Redis prefix ${config.REDIS_PREFIX}
   Automations       ${config.TEMPORAL_ADDRESS ? `Temporal driver: ${config.TEMPORAL_ADDRESS}, namespace ${config.TEMPORAL_NAMESPACE}, task queue ${config.TEMPORAL_TASK_QUEUE}` : 'embedded driver (npm run dev -- --temporal for Temporal)'}${temporal?.uiUrl ? `\n  Temporal UI       ${temporal.uiUrl}` : ''}
   Demo account      id ${demo.accountId}
     Client ID       ${demo.clientId}
@@ -90,17 +116,25 @@ Switchboard is starting:
 `);
 }
 
-async function demoAccount(config: ReturnType<typeof loadConfigOrExit>) {
+function redactPassword(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
+}
+
+async function demoAccount(config: ReturnType<typeof loadConfigOrExit>, demoFile: string) {
   const db = new DataSource(dataSourceOptions(config.DATABASE_URL, { extra: { max: 2 } }));
   await db.initialize();
   try {
-    if (existsSync(DEMO_FILE)) {
-      const saved = JSON.parse(readFileSync(DEMO_FILE, 'utf8'));
+    if (existsSync(demoFile)) {
+      const saved = JSON.parse(readFileSync(demoFile, 'utf8'));
       if (await clientExists(db, saved.clientId)) {
+        // the demo number follows this stack's sandbox (its port may have changed since the account was made)
+        await pointPhoneNumbersAt(db, saved.accountId, config.WHATSAPP_API_BASE_URL);
         // Demo files written before the console existed get their demo user now.
         if (!saved.user) {
           saved.user = await demoUser(db, saved.accountId);
-          writeFileSync(DEMO_FILE, JSON.stringify(saved, null, 2), { mode: 0o600 });
+          writeFileSync(demoFile, JSON.stringify(saved, null, 2), { mode: 0o600 });
         }
         return saved;
       }
@@ -112,7 +146,7 @@ async function demoAccount(config: ReturnType<typeof loadConfigOrExit>) {
     });
     const withUser = { ...demo, user: await demoUser(db, demo.accountId) };
     mkdirSync(join(process.cwd(), '.data'), { recursive: true });
-    writeFileSync(DEMO_FILE, JSON.stringify(withUser, null, 2), { mode: 0o600 });
+    writeFileSync(demoFile, JSON.stringify(withUser, null, 2), { mode: 0o600 });
     return withUser;
   } finally {
     await db.destroy();

@@ -14,8 +14,10 @@
 import type {
   ActionEffect,
   Effect,
+  EngineEvent,
   HttpRequestEffect,
   RunState,
+  WaitingFor,
   SendSessionMessageEffect,
   SendTemplateEffect,
   TriggerCampaignEffect,
@@ -66,6 +68,12 @@ export interface RecordRunStateInput {
   state: RunState;
   /** The effects that step returned (what the run is about to do, or `complete`/`fail`), for progress display. */
   effects?: Effect[];
+  /**
+   * What made the step, for the run's history (the time and what the effect did or which reply resumed it, as the
+   * embedded driver records them): `at` is the workflow clock when the step was taken, `before` what the run waited
+   * for, `event` the engine event it was fed (both null for the first step). Absent in histories recorded before.
+   */
+  step?: { at: string; before: WaitingFor | null; event: EngineEvent | null };
 }
 
 export interface AutomationActivities {

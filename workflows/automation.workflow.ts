@@ -176,13 +176,18 @@ export async function automationWorkflow(input: AutomationWorkflowInput): Promis
   });
   setHandler(getStateQuery, () => state);
 
-  /** Adopts an engine step that changed the state and persists it (before its effect is performed). */
-  const apply = async (next: StepResult): Promise<void> => {
+  /**
+   * Adopts an engine step that changed the state and persists it (before its effect is performed), with what made the
+   * step (`event`, fed while the run waited for `before`) and when (the workflow clock: deterministic on replay).
+   */
+  const apply = async (next: StepResult, event: EngineEvent | null): Promise<void> => {
+    const before = event ? (state?.waitingFor ?? null) : null;
     state = next.state;
-    await recordRunState({ runId, accountId, state, effects: next.effects });
+    const step = { at: new Date(Date.now()).toISOString(), before, event };
+    await recordRunState({ runId, accountId, state, effects: next.effects, step });
   };
 
-  if (first) await apply(first);
+  if (first) await apply(first, null);
 
   for (;;) {
     if (isFinished(state)) return state;
@@ -202,22 +207,25 @@ export async function automationWorkflow(input: AutomationWorkflowInput): Promis
     }
 
     switch (waiting.kind) {
-      case 'effect':
-        await apply(advanceOrThrow(state, await perform(waiting.effect)));
+      case 'effect': {
+        const outcome = await perform(waiting.effect);
+        await apply(advanceOrThrow(state, outcome), outcome);
         break;
+      }
       case 'timer':
         // The engine ignores replies during a delay: drop the ones buffered so far and those that arrive meanwhile.
         inbox.length = 0;
         await sleep(waiting.durationMs);
         inbox.length = 0;
-        await apply(advanceOrThrow(state, { type: 'timer_fired', seq: waiting.seq }));
+        const fired: EngineEvent = { type: 'timer_fired', seq: waiting.seq };
+        await apply(advanceOrThrow(state, fired), fired);
         break;
       case 'reply': {
         if (!replyDeadline || replyDeadline.seq !== waiting.seq) {
           replyDeadline = { seq: waiting.seq, at: Date.now() + waiting.timeoutMs };
         }
         const next = await waitForReply(waiting.seq, replyDeadline.at);
-        if (next) await apply(next);
+        if (next) await apply(next.step, next.event);
         // undefined: only ignored replies so far and history is long: loop to continue as new, deadline kept.
         break;
       }
@@ -266,21 +274,25 @@ export async function automationWorkflow(input: AutomationWorkflowInput): Promis
    * those the engine ignores (no branch matches, messageId already consumed, pinned to another wait) are dropped.
    * Returns undefined when the run should continue as new while still waiting.
    */
-  async function waitForReply(seq: number, deadline: number): Promise<StepResult | undefined> {
+  async function waitForReply(
+    seq: number,
+    deadline: number,
+  ): Promise<{ step: StepResult; event: EngineEvent } | undefined> {
     for (;;) {
       while (inbox.length > 0) {
         const { reply, seq: pinned } = inbox.shift() as ReplyEvent;
         const event: EngineEvent =
           pinned === undefined ? { type: 'reply_received', reply } : { type: 'reply_received', reply, seq: pinned };
         const next = advance(definition, state, event);
-        if (next.state !== state) return next;
+        if (next.state !== state) return { step: next, event };
       }
       if (shouldContinueAsNew(threshold)) return undefined;
       const remaining = deadline - Date.now();
       const replied = remaining > 0 && (await condition(() => inbox.length > 0, remaining));
       if (!replied) {
         inbox.length = 0;
-        return advanceOrThrow(state, { type: 'timer_fired', seq });
+        const event: EngineEvent = { type: 'timer_fired', seq };
+        return { step: advanceOrThrow(state, event), event };
       }
     }
   }

@@ -5,12 +5,18 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 /**
  * The console: built into dist/console, served by the API at /app/ (apps/api/src/console-static.ts).
- * `@switchboard/engine` is the server's own validation code (libs/engine is pure TypeScript).
+ * `@switchboard/engine` is the server's own validation code (libs/engine is pure TypeScript), and so is
+ * `@switchboard/template-rules` (libs/templates/src/template-rules.ts, which imports nothing).
  */
 export default defineConfig({
   root: here('.'),
   base: '/app/',
-  resolve: { alias: { '@switchboard/engine': here('../../libs/engine/src/index.ts') } },
+  resolve: {
+    alias: {
+      '@switchboard/engine': here('../../libs/engine/src/index.ts'),
+      '@switchboard/template-rules': here('../../libs/templates/src/template-rules.ts'),
+    },
+  },
   oxc: { jsx: { runtime: 'automatic' } },
   build: {
     outDir: here('../../dist/console'),
@@ -18,6 +24,8 @@ export default defineConfig({
     reportCompressedSize: false,
     chunkSizeWarningLimit: 2000,
     rolldownOptions: {
+      // two pages: the console, and the embeddable inbox (/embed-chat: its own small bundle, no builder)
+      input: { console: here('index.html'), 'embed-chat': here('embed-chat.html') },
       // React Flow's "use client" means nothing without a server renderer; the timings note is noise here.
       onLog(level, log, handler) {
         if (log.code === 'MODULE_LEVEL_DIRECTIVE' || log.code === 'PLUGIN_TIMINGS') return;

@@ -47,4 +47,9 @@ describe('layers', () => {
       /^(@nestjs\/|typeorm$|typeorm\/|pg$|pg\/|ioredis|bullmq|@temporalio\/|@switchboard\/)|^(\.\.\/)+\.\.\//;
     expect(offending('libs/engine', (spec) => forbidden.test(spec))).toEqual([]);
   });
+
+  it('libs/templates/src/template-rules.ts imports nothing (the console bundles it)', () => {
+    const file = 'libs/templates/src/template-rules.ts';
+    expect(importsOf(readFileSync(join(ROOT, file), 'utf8'))).toEqual([]);
+  });
 });

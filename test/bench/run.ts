@@ -3,6 +3,7 @@ import { createBenchContext } from './bench-context';
 import { authenticatedReads } from './scenarios/authenticated-reads';
 import { automationLatency } from './scenarios/automations';
 import { campaignFanout } from './scenarios/campaign';
+import { contactImport } from './scenarios/import';
 import { mcpThroughput } from './scenarios/mcp';
 import { consoleBuilder } from './scenarios/console';
 import { sends } from './scenarios/sends';
@@ -20,6 +21,7 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   mcp: (ctx) => mcpThroughput(ctx),
   webhooks: (ctx) => webhookDeliveries(ctx),
   console: (ctx) => consoleBuilder(ctx),
+  import: (ctx) => contactImport(ctx),
 };
 
 async function main() {

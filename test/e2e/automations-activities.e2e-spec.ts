@@ -9,7 +9,7 @@ import {
   type SendTemplateInput,
   type TriggerCampaignInput,
 } from '@switchboard/automations';
-import { ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
+import { ConfigModule, LiveEventsModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { createWorkflow, seedTemplate, waitFor, waitForRun } from '../helpers/automations';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -58,6 +58,7 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
         ConfigModule.forRoot(t.config),
         DatabaseModule.forRoot(),
         RedisModule,
+        LiveEventsModule,
         QueueModule.forRoot(),
         AutomationsWorkerModule.forRoot({ activities: RecordingActivities }),
       ],

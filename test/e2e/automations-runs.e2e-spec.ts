@@ -1,3 +1,4 @@
+import { PRIVATE_TARGETS_HINT } from '@switchboard/core';
 import { WorkflowRunsService } from '@switchboard/automations';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -669,10 +670,13 @@ describe('http_request SSRF guard (private targets not allowed)', () => {
   it.each([
     [
       'http://169.254.169.254/latest/meta-data/',
-      'target 169.254.169.254 is not allowed (link-local / metadata address)',
+      `target 169.254.169.254 is not allowed (link-local / metadata address); ${PRIVATE_TARGETS_HINT}`,
     ],
-    ['RECEIVER', 'target 127.0.0.1 is not allowed (loopback address)'],
-    ['http://localhost:9/x', 'target localhost resolves to 127.0.0.1, which is not allowed (loopback address)'],
+    ['RECEIVER', `target 127.0.0.1 is not allowed (loopback address); ${PRIVATE_TARGETS_HINT}`],
+    [
+      'http://localhost:9/x',
+      `target localhost resolves to 127.0.0.1, which is not allowed (loopback address); ${PRIVATE_TARGETS_HINT}`,
+    ],
     ['file:///etc/passwd', 'URL scheme "file" is not allowed (http or https only)'],
   ])('%s fails the run with a clear error', async (url, message) => {
     const wf = await createWorkflow(t, account.token, {

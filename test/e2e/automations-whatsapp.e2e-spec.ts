@@ -97,6 +97,34 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
       })
     ).map((m: any) => m.payload.template?.name);
     expect(names).toEqual([ask, thanks]);
+
+    // the run's history, as the console's run view shows it: the same on both drivers
+    const { history, createdAt, finishedAt } = (
+      await t.http.get(`/v1/workflow-runs/${started.body.runId}`, { token: account.token })
+    ).body.data;
+    expect(history.map((e: any) => `${e.nodeId}:${e.outcome}`)).toEqual([
+      'ask:completed',
+      'wait:branch:0',
+      'check:rule:0',
+      'thanks:completed',
+      'done:end',
+    ]);
+    const times = history.map((e: any) => Date.parse(e.at));
+    for (const at of times) {
+      expect(at).toBeGreaterThanOrEqual(Date.parse(createdAt) - 1000);
+      expect(at).toBeLessThanOrEqual(Date.parse(finishedAt) + 1000);
+    }
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+    const [sent, replied, , secondSent] = history;
+    expect(sent.detail).toMatchObject({
+      input: { templateName: ask, to: `+${phone}` },
+      output: { messageId: expect.any(String) },
+    });
+    expect(replied.detail).toMatchObject({ reply: { text: 'yes' } });
+    expect(secondSent.detail).toMatchObject({
+      input: { templateName: thanks },
+      output: { messageId: expect.any(String) },
+    });
   });
 
   it('a payload phone written with 00 and spaces binds the customer as the platform names them; system, revoke, edit and reaction removals do not resume the run', async () => {

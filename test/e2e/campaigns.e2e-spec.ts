@@ -149,6 +149,8 @@ describe('Campaigns', () => {
           updated_at: expect.any(String),
           started_at: null,
           completed_at: null,
+          scheduledAt: null,
+          schedule_error: null,
           progress: {
             audience: 0,
             recipients: 0,
@@ -589,7 +591,9 @@ describe('Campaigns', () => {
       expect((await act(id, 'start')).status).toBe(200);
       const again = await act(id, 'start');
       expect(again.status).toBe(409);
-      expect(again.body.message).toBe(`Cannot start campaign ${id}: it is running (start is allowed from draft)`);
+      expect(again.body.message).toBe(
+        `Cannot start campaign ${id}: it is running (start is allowed from draft or scheduled)`,
+      );
       const cancelled = await act(id, 'cancel');
       expect(cancelled.status).toBe(200);
       expect(cancelled.body.data.status).toBe('cancelled');

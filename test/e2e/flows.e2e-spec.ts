@@ -1085,6 +1085,12 @@ describe('Flows', () => {
         20_000,
         'both replies stored',
       );
+      // the form is recorded as a response by the inbound handler, after the message itself is stored
+      await eventually(
+        async () => (await t.http.get(`/v2/flows/${flowId}/responses`, { token: a.token })).body.data.total >= 1,
+        20_000,
+        'the response recorded',
+      );
       const { data } = (await t.http.get(`/v2/flows/${flowId}/responses`, { token: a.token })).body;
       expect(data.total).toBe(1);
       expect(data.responses[0]).toMatchObject({

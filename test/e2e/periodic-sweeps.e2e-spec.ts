@@ -11,7 +11,7 @@ describe('PeriodicSweeps (sweeps as BullMQ job schedulers)', () => {
   const instances: PeriodicSweeps[] = [];
 
   afterAll(async () => {
-    await Promise.all(instances.map((i) => i.onApplicationShutdown()));
+    await Promise.all(instances.map((i) => i.beforeApplicationShutdown()));
     const redis = createRedis(config.REDIS_URL);
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
@@ -43,7 +43,7 @@ describe('PeriodicSweeps (sweeps as BullMQ job schedulers)', () => {
     expect(instances.map((i) => i.registered)).toEqual([['test-sweep'], ['test-sweep'], ['test-sweep']]);
     expect(runsBy.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2); // not pinned to one process
     // These "processes" stop (their workers would take the next test's jobs without having its handler).
-    await Promise.all(instances.splice(0).map((i) => i.onApplicationShutdown()));
+    await Promise.all(instances.splice(0).map((i) => i.beforeApplicationShutdown()));
   }, 20_000);
 
   it('the sweep keeps running when the process that ran it goes away', async () => {
@@ -54,7 +54,7 @@ describe('PeriodicSweeps (sweeps as BullMQ job schedulers)', () => {
     await survivor.register('survivor-sweep', 200, async () => void count++);
     const other = new PeriodicSweeps(own);
     await other.register('survivor-sweep', 200, async () => undefined);
-    await other.onApplicationShutdown();
+    await other.beforeApplicationShutdown();
     await new Promise((r) => setTimeout(r, 1500));
     expect(count).toBeGreaterThanOrEqual(4);
   }, 20_000);

@@ -227,8 +227,8 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
           `(rate ${RATE}/s; one of two workers SIGKILLed at ${atKill}); max in any 1-s window ${window}; duplicates ${duplicates}\n`,
       );
       if (duplicates > 0) {
-        // Diagnose: when were the copies accepted, relative to the kill? (A copy sent again after the in-doubt wait
-        // because the first one's status webhook had not been processed in time points at IN_DOUBT_WAIT_MS.)
+        // Diagnose: when were the copies accepted, relative to the kill? (A second copy about SEND_IN_DOUBT_MS after
+        // the first points at the in-doubt wait: a status webhook the platform did not deliver in time.)
         const byRecipient = new Map<string, number[]>();
         for (const m of sent) byRecipient.set(m.to, [...(byRecipient.get(m.to) ?? []), Date.parse(m.acceptedAt)]);
         const copies = [...byRecipient.values()].filter((ts) => ts.length > 1).map((ts) => ts.sort((a, b) => a - b));

@@ -466,6 +466,8 @@ describe('Templates', () => {
             language: 'en_US',
             status: 'APPROVED',
             variables: ['name', 'order_id', 'date'],
+            rejected_reason: null,
+            updated_at: expect.stringMatching(/Z$/),
           },
         ],
         page: 1,

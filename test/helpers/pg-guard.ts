@@ -34,6 +34,17 @@ if (!proto.__guarded) {
     return result;
   };
   proto.__guarded = true;
+  // pg's own notice (a DeprecationWarning, once per process) counts too, whatever client printed it.
+  process.on('warning', (warning) => {
+    if (/already executing a query|pg@9/.test(warning.message)) problems.push(`pg warning: ${warning.message}`);
+  });
+}
+
+/** Lines of a child process's output (API or worker run by a test) that show the same misuses. */
+export function pgProblemsInOutput(output: string): string[] {
+  return output
+    .split('\n')
+    .filter((line) => /already executing a query|Connection terminated|Cannot use a pool after calling end/.test(line));
 }
 
 /** The misuses seen so far (tests of the guard itself read and clear them). */

@@ -11,6 +11,7 @@ import { createApiApp } from '../../apps/api/src/create-api-app';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 import { withDatabase } from '../../scripts/local-services';
 import { HttpClient } from './http';
+import { recordExchanges } from './openapi-recorder';
 import { TemporalAutomationWorker } from '@switchboard/automations';
 
 export interface TestAccount extends ProvisionedAccount {
@@ -65,6 +66,7 @@ export async function startTestApp(
     ...env,
   });
   const app = await createApiApp(config);
+  if (process.env.SWITCHBOARD_OPENAPI_RECORD) recordExchanges(app, process.env.SWITCHBOARD_OPENAPI_RECORD);
   await app.listen(0, '127.0.0.1');
   const worker = options.worker
     ? await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: ['error', 'warn'] })

@@ -57,8 +57,13 @@ export async function startApiProcess(
   logs: string[],
   port: number,
   poolSize = 10,
+  extraEnv: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawnDist('apps/api/src/main.js', { ...processEnv(t, poolSize), PORT: String(port) }, logs);
+  const child = spawnDist(
+    'apps/api/src/main.js',
+    { ...processEnv(t, poolSize), PORT: String(port), ...extraEnv },
+    logs,
+  );
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {

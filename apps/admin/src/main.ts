@@ -1,6 +1,17 @@
 import 'reflect-metadata';
 import { HttpException } from '@nestjs/common';
-import { accountExists, listAccounts, provisionAccount } from '@switchboard/accounts';
+import {
+  accountExists,
+  checkSecretsKey,
+  connectPhoneNumber,
+  disconnectPhoneNumber,
+  listAccounts,
+  PhoneNumberTakenError,
+  provisionAccount,
+  resealAccessTokens,
+  resealSecretsKeyCheck,
+  SecretsKeyMismatchError,
+} from '@switchboard/accounts';
 import {
   clientIdsByAccount,
   createClient,
@@ -14,6 +25,8 @@ import {
 import { loadConfigOrExit, SecretBox } from '@switchboard/core';
 import { dataSourceOptions } from '@switchboard/core/database';
 import { createUser, isRole, ROLES } from '@switchboard/users';
+import { resealEndpointSecrets } from '@switchboard/webhooks';
+import { CloudApiClient, CloudApiError } from '@switchboard/whatsapp';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 
@@ -32,6 +45,16 @@ const USAGE = `Switchboard operator CLI
       its secret, access tokens and refresh token are refused at once
   npm run admin -- create-user --account ACCOUNT_ID --email EMAIL --role admin|marketer|agent [--password-stdin] [--json]
       a person who signs in to the console at /app/; prints a one-time password unless --password-stdin
+  npm run admin -- connect-number --account ACCOUNT_ID --phone-number-id ID --waba-id ID --access-token-stdin
+                                  [--api-base-url URL] [--api-version vNN.N] [--json]
+      connects a WhatsApp Business number: checks it with the platform (GET /{phone-number-id}) using the token read
+      from stdin, then stores the token encrypted (default base URL: WHATSAPP_API_BASE_URL; https://graph.facebook.com
+      for Meta). Connecting a number again replaces its token.
+  npm run admin -- disconnect-number --account ACCOUNT_ID --phone-number-id ID [--json]
+      erases the number's token; nothing is sent through it any more (its history stays)
+  npm run admin -- rotate-secrets [--json]
+      re-encrypts every stored secret with ENCRYPTION_KEY (those sealed with ENCRYPTION_KEY_PREVIOUS); see
+      docs/production.md "Secrets"
 `;
 
 class UsageError extends Error {}
@@ -45,6 +68,11 @@ async function main() {
       email: { type: 'string' },
       role: { type: 'string' },
       'password-stdin': { type: 'boolean', default: false },
+      'phone-number-id': { type: 'string' },
+      'waba-id': { type: 'string' },
+      'access-token-stdin': { type: 'boolean', default: false },
+      'api-base-url': { type: 'string' },
+      'api-version': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
@@ -72,7 +100,18 @@ interface Options {
   email?: string;
   role?: string;
   'password-stdin'?: boolean;
+  'phone-number-id'?: string;
+  'waba-id'?: string;
+  'access-token-stdin'?: boolean;
+  'api-base-url'?: string;
+  'api-version'?: string;
 }
+
+/** Commands that write or re-encrypt secrets check first that ENCRYPTION_KEY is the deployment's key. */
+const USES_SECRETS = new Set(['create-account', 'connect-number', 'disconnect-number']);
+
+/** Meta's throughput levels as the pacer's messages per second (STANDARD: 80/s, HIGH: up to 1,000/s). */
+const THROUGHPUT_MPS: Record<string, number> = { STANDARD: 80, HIGH: 1000 };
 
 async function run(
   db: DataSource,
@@ -81,10 +120,12 @@ async function run(
   args: string[],
   values: Options,
 ) {
+  const box = SecretBox.fromConfig(config);
+  if (USES_SECRETS.has(command)) await checkSecretsKey(db, box);
   switch (command) {
     case 'create-account': {
       if (!values.name) throw new UsageError('create-account needs --name NAME');
-      return provisionAccount(db, new SecretBox(config.ENCRYPTION_KEY), {
+      return provisionAccount(db, box, {
         name: values.name,
         apiBaseUrl: config.WHATSAPP_API_BASE_URL,
         apiVersion: config.WHATSAPP_API_VERSION,
@@ -157,8 +198,120 @@ async function run(
         throw error;
       }
     }
+    case 'connect-number':
+      return connectNumber(db, box, config, values);
+    case 'disconnect-number': {
+      const accountId = accountOption(values, 'disconnect-number');
+      const phoneNumberId = values['phone-number-id'];
+      if (!phoneNumberId) throw new UsageError('disconnect-number needs --phone-number-id ID');
+      if (!(await disconnectPhoneNumber(db, box, accountId, phoneNumberId)))
+        throw new UsageError(`Account ${accountId} has no connected number ${phoneNumberId}`);
+      return { accountId, phoneNumberId, disconnected: true };
+    }
+    case 'rotate-secrets': {
+      const key = await checkSecretsKey(db, box).catch((error: Error) => {
+        if (error instanceof SecretsKeyMismatchError)
+          throw new UsageError(
+            `${error.message}\nrotate-secrets needs the key the data was written with, as ENCRYPTION_KEY or ENCRYPTION_KEY_PREVIOUS.`,
+          );
+        throw error;
+      });
+      const accessTokens = await resealAccessTokens(db, box);
+      const webhookSecrets = await resealEndpointSecrets(db, box);
+      const unreadable = accessTokens.unreadable.length + webhookSecrets.unreadable.length;
+      if (unreadable === 0) await resealSecretsKeyCheck(db, box);
+      return {
+        keyFingerprint: box.keyFingerprint,
+        keyCheckWasCurrent: key.current,
+        accessTokens: `${accessTokens.resealed} of ${accessTokens.checked} re-encrypted`,
+        webhookSecrets: `${webhookSecrets.resealed} of ${webhookSecrets.checked} re-encrypted`,
+        unreadable: [
+          ...accessTokens.unreadable.map((id) => `phone number ${id}`),
+          ...webhookSecrets.unreadable.map((id) => `webhook endpoint ${id}`),
+        ],
+        done: unreadable === 0,
+      };
+    }
     default:
       throw new UsageError(`Unknown command "${command}"\n\n${USAGE}`);
+  }
+}
+
+function accountOption(values: Options, command: string): string {
+  if (!values.account || !/^\d+$/.test(values.account))
+    throw new UsageError(`${command} needs --account ACCOUNT_ID (a number)`);
+  return values.account;
+}
+
+/** connect-number: the platform must know the number and accept the token before anything is stored. */
+async function connectNumber(
+  db: DataSource,
+  box: SecretBox,
+  config: ReturnType<typeof loadConfigOrExit>,
+  values: Options,
+) {
+  const accountId = accountOption(values, 'connect-number');
+  const phoneNumberId = values['phone-number-id'];
+  const wabaId = values['waba-id'];
+  if (!phoneNumberId || !/^\d+$/.test(phoneNumberId))
+    throw new UsageError('connect-number needs --phone-number-id ID (the number id from WhatsApp Manager, digits)');
+  if (!wabaId || !/^\d+$/.test(wabaId))
+    throw new UsageError('connect-number needs --waba-id ID (the WhatsApp Business Account id, digits)');
+  if (!values['access-token-stdin'])
+    throw new UsageError('connect-number needs --access-token-stdin (the token is read from stdin, never an argument)');
+  const apiBaseUrl = (values['api-base-url'] ?? config.WHATSAPP_API_BASE_URL).replace(/\/$/, '');
+  if (!/^https?:\/\/[^\s/]+/.test(apiBaseUrl)) throw new UsageError('--api-base-url must be an http(s) URL');
+  const apiVersion = values['api-version'] ?? config.WHATSAPP_API_VERSION;
+  if (!/^v\d+\.\d+$/.test(apiVersion)) throw new UsageError('--api-version must look like v21.0');
+  if (!(await accountExists(db, accountId))) throw new UsageError(`No account with id ${accountId}`);
+  const accessToken = (await readStdin()).trim();
+  if (!accessToken) throw new UsageError('connect-number: no access token on stdin');
+
+  const client = new CloudApiClient(
+    { baseUrl: apiBaseUrl, apiVersion, accessToken, phoneNumberId, businessAccountId: wabaId },
+    { timeoutMs: 15_000 },
+  );
+  let details;
+  try {
+    details = await client.getPhoneNumber();
+  } catch (error) {
+    if (error instanceof CloudApiError)
+      throw new UsageError(
+        error.httpStatus
+          ? `The platform refused the number or the token (HTTP ${error.httpStatus}, code ${error.code}${error.subcode ? `, subcode ${error.subcode}` : ''}): ${error.message}`
+          : `The platform at ${apiBaseUrl} did not answer: ${error.message}`,
+      );
+    throw error;
+  }
+  const throughput = details.throughput?.level ?? 'STANDARD';
+  try {
+    const stored = await connectPhoneNumber(db, box, {
+      accountId,
+      messagingPhoneId: phoneNumberId,
+      businessAccountId: wabaId,
+      apiBaseUrl,
+      apiVersion,
+      accessToken,
+      displayPhoneNumber: details.display_phone_number,
+      verifiedName: details.verified_name,
+      messagesPerSecond: THROUGHPUT_MPS[throughput] ?? 80,
+    });
+    return {
+      accountId,
+      messagingPhoneId: phoneNumberId,
+      wabaId,
+      displayPhoneNumber: details.display_phone_number,
+      verifiedName: details.verified_name,
+      qualityRating: details.quality_rating ?? 'UNKNOWN',
+      throughput,
+      messagesPerSecond: THROUGHPUT_MPS[throughput] ?? 80,
+      apiBaseUrl,
+      apiVersion,
+      replaced: stored.replaced,
+    };
+  } catch (error) {
+    if (error instanceof PhoneNumberTakenError) throw new UsageError(error.message);
+    throw error;
   }
 }
 
@@ -184,6 +337,10 @@ function print(result: unknown, json: boolean) {
 }
 
 main().catch((error) => {
+  if (error instanceof SecretsKeyMismatchError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78); // EX_CONFIG, as for any other setting
+  }
   process.stderr.write(`${error instanceof UsageError ? error.message : (error as Error).stack}\n`);
   process.exit(error instanceof UsageError ? 2 : 1);
 });

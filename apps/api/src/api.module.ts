@@ -5,15 +5,17 @@ import { AuthModule } from '@switchboard/auth';
 import { AutomationsModule } from '@switchboard/automations';
 import { CampaignsModule } from '@switchboard/campaigns';
 import { ContactsModule } from '@switchboard/contacts';
-import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
+import { AppConfig, ConfigModule, LiveEventsModule, QueueModule, RedisModule } from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { FlowsModule } from '@switchboard/flows';
+import { InboxModule } from '@switchboard/inbox';
 import { McpModule } from '@switchboard/mcp';
 import { MessagingModule } from '@switchboard/messaging';
 import { TemplatesModule } from '@switchboard/templates';
 import { WebhooksModule } from '@switchboard/webhooks';
 import { UsersModule } from '@switchboard/users';
 import { HealthController } from './health/health.controller';
+import { MetricsController } from './metrics/metrics.controller';
 
 /** The REST API process: every domain module's controllers behind the global auth and rate-limit guards. */
 @Module({})
@@ -25,6 +27,7 @@ export class ApiModule {
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(),
         RedisModule,
+        LiveEventsModule,
         QueueModule.forRoot(),
         TerminusModule,
         AuthModule,
@@ -38,8 +41,9 @@ export class ApiModule {
         McpModule,
         WebhooksModule,
         UsersModule,
+        InboxModule,
       ],
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
     };
   }
 }

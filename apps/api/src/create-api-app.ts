@@ -1,5 +1,6 @@
+import multipart from '@fastify/multipart';
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { csrfPrecheck } from '@switchboard/auth';
 import {
@@ -7,11 +8,15 @@ import {
   AppConfig,
   createLogger,
   createValidationPipe,
+  installHttpMetrics,
   installRequestRules,
 } from '@switchboard/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { ApiModule } from './api.module';
+import { completeDocument } from './openapi/complete-document';
 import { registerConsole } from './console-static';
+import { DrainingFastifyAdapter } from './http-drain';
 import { installSecurityHeaders } from './security-headers';
 
 const BODY_LIMIT = 1024 * 1024;
@@ -31,41 +36,67 @@ function trustProxyOption(
 
 /** Builds the API application (not listening yet): used by main.ts and by the e2e tests. */
 export async function createApiApp(config: AppConfig): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({
-    // Structured JSON request logs with a request id (taken from X-Request-Id when the caller sends one).
-    logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
-    bodyLimit: BODY_LIMIT,
-    routerOptions: { maxParamLength: 2048 }, // refresh tokens travel in the logout path
-    // TRUST_PROXY: off by default, so X-Forwarded-For from anyone is ignored (docs/security.md)
-    trustProxy: trustProxyOption(config.trustProxy),
-  });
+  // app.close() first drains HTTP (SHUTDOWN_TIMEOUT_MS), then the modules close their pools: see http-drain.ts
+  const adapter = new DrainingFastifyAdapter(
+    {
+      // Structured JSON request logs with a request id (taken from X-Request-Id when the caller sends one).
+      logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
+      requestIdHeader: 'x-request-id',
+      genReqId: () => randomUUID(),
+      bodyLimit: BODY_LIMIT,
+      routerOptions: { maxParamLength: 2048 }, // refresh tokens travel in the logout path
+      // TRUST_PROXY: off by default, so X-Forwarded-For from anyone is ignored (docs/security.md)
+      trustProxy: trustProxyOption(config.trustProxy),
+    },
+    config.SHUTDOWN_TIMEOUT_MS,
+  );
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
     logger: createLogger(config),
     rawBody: true,
+    abortOnError: false, // a failed start throws (main.ts prints it and exits) instead of aborting the process
     bodyParser: false, // installRequestRules registers the only body parser (JSON)
   });
   installRequestRules(app, { bodyLimit: BODY_LIMIT });
+  // multipart/form-data (contact imports): parsed lazily by the route, which streams the file and sets its own limits
+  await app.register(multipart, { limits: { fileSize: config.CONTACT_IMPORT_MAX_BYTES, files: 1 } });
+  app.getHttpAdapter().getInstance().addHook('onRequest', refuseMultipartOutsideUploads);
   await installSecurityHeaders(app);
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter());
-  app.enableShutdownHooks();
   app.getHttpAdapter().getInstance().addHook('onRequest', csrfPrecheck);
+  installHttpMetrics(app.getHttpAdapter().getInstance()); // GET /metrics: latency by route (docs/observability.md)
   registerConsole(app.getHttpAdapter().getInstance()); // the web console at /app/ (when built)
 
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Switchboard API')
-      .setDescription(
-        'Messaging business API and workflow automation on the WhatsApp Business Platform. Send the access token from POST /v1/authenticate in the Authorization header.',
-      )
-      .setVersion('1')
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization' }, 'access-token')
-      .addSecurityRequirements('access-token')
-      .build(),
+  const document = completeDocument(
+    SwaggerModule.createDocument(
+      app,
+      new DocumentBuilder()
+        .setTitle('Switchboard API')
+        .setDescription(
+          'Messaging business API and workflow automation on the WhatsApp Business Platform. Send the access token from POST /v1/authenticate in the Authorization header.',
+        )
+        .setVersion('1')
+        .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization' }, 'access-token')
+        .addSecurityRequirements('access-token')
+        .build(),
+    ),
   );
   SwaggerModule.setup('docs', app, document);
   return app;
+}
+
+/** The routes that take multipart/form-data; every other route's body is JSON only (415, as before multipart existed). */
+const MULTIPART_ROUTES = new Set(['POST /v2/contacts/imports']);
+
+async function refuseMultipartOutsideUploads(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (
+    !String(request.headers['content-type'] ?? '')
+      .toLowerCase()
+      .startsWith('multipart/')
+  )
+    return;
+  if (MULTIPART_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) return;
+  await reply
+    .code(415)
+    .send({ statusCode: 415, message: 'Unsupported media type: send the request body as application/json' });
 }

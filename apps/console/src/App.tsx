@@ -1,8 +1,12 @@
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { fetchMe, setSession, signOut, whenSignedOut, type Me } from './api';
+import { CampaignsPage } from './pages/CampaignsPage';
+import { InboxPage } from './pages/InboxPage';
 import { Placeholder } from './pages/Placeholder';
 import { SignIn } from './pages/SignIn';
 import { WorkflowsList } from './pages/WorkflowsList';
+import { ContactsPage } from './pages/contacts/ContactsPage';
+import { TemplatesPage } from './pages/templates/TemplatesPage';
 import { navigate, usePath } from './router';
 
 // The builder (React Flow, forms, run view) is its own chunk: the sign-in and list pages stay light. Opened
@@ -72,6 +76,10 @@ export function App() {
       </Suspense>
     );
   else if (section.path === '/workflows') page = <WorkflowsList />;
+  else if (section.path === '/templates') page = <TemplatesPage path={path} me={me} />;
+  else if (section.path === '/contacts') page = <ContactsPage path={path} />;
+  else if (section.path === '/campaigns') page = <CampaignsPage />;
+  else if (section.path === '/inbox') page = <InboxPage me={me} />;
   else page = <Placeholder title={section.label} text="Coming soon." />;
 
   return (

@@ -183,3 +183,147 @@ export const templatesApi = {
       (r) => r.data.templates,
     ),
 };
+
+// ------------------------------------------------------------------ templates page
+
+export interface TemplateSummary {
+  template_name: string;
+  category: string;
+  language: string;
+  status: string;
+  variables: string[];
+}
+export interface TemplateDetail extends TemplateSummary {
+  rejected_reason: string | null;
+  platform_status?: string;
+  messagingPhoneId: string | null;
+  categoryChangeAllowed: boolean;
+  components: unknown[];
+  header_type: string;
+  created_at: string;
+  updated_at: string;
+}
+export interface TemplateStatusEvent {
+  template_name: string;
+  language: string;
+  status: string;
+  previous_status: string;
+  rejected_reason: string | null;
+  platform_status: string | null;
+}
+export const templatesPageApi = {
+  list: (page: number, search: string, status: string) =>
+    api<{ data: { templates: TemplateSummary[]; page: number; pageSize: number; total: number } }>(
+      'GET',
+      `/v2/templates?page=${page}&pageSize=20${search ? `&search=${encodeURIComponent(search)}` : ''}${
+        status ? `&status=${status}` : ''
+      }`,
+    ).then((r) => r.data),
+  get: (name: string) =>
+    api<{ data: TemplateDetail }>('GET', `/v2/templates/${encodeURIComponent(name)}`).then((r) => r.data),
+  create: (body: unknown) =>
+    api<{ success: boolean; data: TemplateDetail | string }>('POST', '/templates/create', body).then((r) => {
+      if (typeof r.data === 'string') throw new ApiError(200, r.data, r);
+      return r.data;
+    }),
+  update: (name: string, body: unknown) =>
+    api<{ data: TemplateDetail }>('PUT', `/templates/update?template_name=${encodeURIComponent(name)}`, body).then(
+      (r) => r.data,
+    ),
+  sync: () =>
+    api<{
+      data: {
+        updated: Array<{ name: string; status: string }>;
+        errors: Array<{ name: string; message: string }>;
+      };
+    }>('POST', '/v2/templates/sync').then((r) => r.data),
+};
+
+// ------------------------------------------------------------------ contacts page
+
+export interface ContactItem {
+  contact_id: number;
+  name: string | null;
+  contact_number: string | null;
+  whatsapp_user_id?: string;
+  email: string | null;
+  isBlocked: boolean;
+  platform: string;
+  created_at: string;
+}
+export interface ContactDetailView extends ContactItem {
+  group_ids: number[];
+  customFields?: Record<string, unknown>;
+  updated_at: string;
+}
+export interface GroupItem {
+  group_id: number;
+  name: string;
+  member_count: number;
+  created_at: string;
+}
+export interface Paged {
+  page: number;
+  pageSize: number;
+  total: number;
+}
+const qs = (params: Record<string, string | number | undefined | null>) =>
+  Object.entries(params)
+    .filter(([, v]) => v !== undefined && v !== null && v !== '')
+    .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
+    .join('&');
+
+export const contactsApi = {
+  list: (params: { page: number; search?: string; group_id?: number | null }) =>
+    api<{ data: { contacts: ContactItem[] } & Paged }>('GET', `/v2/contacts?${qs({ pageSize: 20, ...params })}`).then(
+      (r) => r.data,
+    ),
+  get: (id: number) =>
+    api<{ data: { contact: ContactDetailView } }>('GET', `/v2/contacts/${id}`).then((r) => r.data.contact),
+  setBlocked: (id: number, isBlocked: boolean) =>
+    api<{ data: { contact: ContactDetailView } }>('PATCH', `/v2/contacts/${id}`, { isBlocked }).then(
+      (r) => r.data.contact,
+    ),
+  groups: () =>
+    api<{ data: { groups: GroupItem[] } & Paged }>('GET', '/v2/contact-groups?pageSize=100').then((r) => r.data.groups),
+  createGroup: (name: string) =>
+    api<{ data: { group: GroupItem } }>('POST', '/v2/contact-groups', { name }).then((r) => r.data.group),
+  renameGroup: (id: number, name: string) =>
+    api<{ data: { group: GroupItem } }>('PATCH', `/v2/contact-groups/${id}`, { name }).then((r) => r.data.group),
+  deleteGroup: (id: number) => api('DELETE', `/v2/contact-groups/${id}`),
+  members: (id: number, page: number, search = '') =>
+    api<{ data: { group: GroupItem; contacts: ContactItem[] } & Paged }>(
+      'GET',
+      `/v2/contact-groups/${id}/members?${qs({ page, pageSize: 20, search })}`,
+    ).then((r) => r.data),
+  addMembers: (id: number, contact_ids: number[]) => api('POST', `/v2/contact-groups/${id}/members`, { contact_ids }),
+  removeMembers: (id: number, contact_ids: number[]) =>
+    api('DELETE', `/v2/contact-groups/${id}/members`, { contact_ids }),
+  messages: (id: number) =>
+    api<{ data: { messages: Array<Record<string, any>> } & Paged }>(
+      'GET',
+      `/v2/conversations/${id}/messages?pageSize=50`,
+    ).then((r) => r.data),
+  runs: (id: number) =>
+    api<{ data: Array<Record<string, any>>; pagination: Paged }>(
+      'GET',
+      `/v1/workflow-runs?contact_id=${id}&pageSize=50`,
+    ),
+};
+
+/** A multipart upload (contact imports): same session and CSRF header as `api`. */
+export async function upload<T = any>(path: string, form: FormData): Promise<T> {
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: { accept: 'application/json', 'x-switchboard-csrf': csrfToken || '1' },
+    body: form,
+    credentials: 'same-origin',
+  });
+  const text = await response.text();
+  const parsed = text ? safeJson(text) : undefined;
+  if (!response.ok) {
+    const message = (parsed && typeof parsed === 'object' && (parsed as any).message) || `${response.status}`;
+    throw new ApiError(response.status, String(message), parsed);
+  }
+  return parsed as T;
+}

@@ -151,6 +151,7 @@ const CONFIG_TYPES: Record<keyof SandboxConfig, string> = {
   phoneNumbers: 'object',
   failTemplateGets: 'array',
   invalidTokens: 'array',
+  sendAnswerDelayMs: 'number',
 };
 
 /** Merge a partial config (objects one level deep: statusDelaysMs, messagesPerSecond, phoneNumbers). */

@@ -158,7 +158,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   // messages
   app.post(
     '/:version/:id/messages',
-    route((req, id) => handleSendMessage(state, scheduler, id, req.body)),
+    route(async (req, id) => {
+      const answer = handleSendMessage(state, scheduler, id, req.body);
+      const delay = state.config.sendAnswerDelayMs;
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      return answer;
+    }),
   );
 
   // media (upload, metadata by id, download with the bearer token) and business profiles

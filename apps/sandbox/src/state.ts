@@ -55,6 +55,11 @@ export interface SandboxConfig {
   failTemplateGets: string[];
   /** access tokens answered with error 190 (subcode 463, expired) */
   invalidTokens: string[];
+  /**
+   * How long an accepted send waits before its HTTP answer goes out (the message is already accepted and its status
+   * webhooks scheduled): lets a test kill a worker while the platform has a message whose answer it never received.
+   */
+  sendAnswerDelayMs: number;
 }
 
 export function defaultConfig(): SandboxConfig {
@@ -81,6 +86,7 @@ export function defaultConfig(): SandboxConfig {
     phoneNumbers: {},
     failTemplateGets: [],
     invalidTokens: [],
+    sendAnswerDelayMs: 0,
   };
 }
 

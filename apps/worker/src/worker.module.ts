@@ -1,7 +1,16 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AutomationsWorkerModule } from '@switchboard/automations';
 import { CampaignsWorkerModule } from '@switchboard/campaigns';
-import { AppConfig, ConfigModule, QueueModule, RedisModule } from '@switchboard/core';
+import { ContactsWorkerModule } from '@switchboard/contacts';
+import {
+  AppConfig,
+  ConfigModule,
+  LiveEventsModule,
+  QueueModule,
+  RedisModule,
+  WorkerHeartbeat,
+  WorkerMetricsServer,
+} from '@switchboard/core';
 import { DatabaseModule } from '@switchboard/core/database';
 import { FlowsWorkerModule } from '@switchboard/flows';
 import { MessagingWorkerModule } from '@switchboard/messaging';
@@ -21,13 +30,17 @@ export class WorkerModule {
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(),
         RedisModule,
+        LiveEventsModule,
         QueueModule.forRoot(),
         MessagingWorkerModule,
         AutomationsWorkerModule.forRoot(),
         CampaignsWorkerModule,
+        ContactsWorkerModule,
         FlowsWorkerModule,
         WebhooksWorkerModule,
       ],
+      // liveness for GET /health/ready (a heartbeat in Redis) and the worker's /metrics on WORKER_METRICS_PORT
+      providers: [WorkerHeartbeat, WorkerMetricsServer],
     };
   }
 }

@@ -23,7 +23,7 @@ export class AccountsService {
     @InjectRepository(PhoneNumber) private readonly phoneNumbers: Repository<PhoneNumber>,
     config: AppConfig,
   ) {
-    this.secretBox = new SecretBox(config.ENCRYPTION_KEY);
+    this.secretBox = SecretBox.fromConfig(config);
   }
 
   async getAccount(accountId: string) {
@@ -43,9 +43,9 @@ export class AccountsService {
     return row?.callbackSecret ?? '';
   }
 
-  /** The caller's number by its messagingPhoneId, or null when it is not this account's. */
+  /** The caller's connected number by its messagingPhoneId, or null when it is not this account's (or disconnected). */
   findPhoneNumber(accountId: string, messagingPhoneId: string): Promise<PhoneNumber | null> {
-    return this.phoneNumbers.findOneBy({ accountId, messagingPhoneId });
+    return this.phoneNumbers.findOneBy({ accountId, messagingPhoneId, status: 'CONNECTED' });
   }
 
   /** A connected number by its row id (phone_numbers.id), whatever its account; null when unknown. */
@@ -63,7 +63,11 @@ export class AccountsService {
 
   /** The account's first connected number (the default sender when none is named), or null. */
   async defaultPhoneNumber(accountId: string): Promise<PhoneNumber | null> {
-    const [phone] = await this.phoneNumbers.find({ where: { accountId }, order: { id: 'ASC' }, take: 1 });
+    const [phone] = await this.phoneNumbers.find({
+      where: { accountId, status: 'CONNECTED' },
+      order: { id: 'ASC' },
+      take: 1,
+    });
     return phone ?? null;
   }
 

@@ -1,4 +1,5 @@
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
 
 /** SPEC §2: the areas a Client ID can be granted. A new account's client has all of them. */
 export const GRANTS = [
@@ -20,11 +21,15 @@ export function isGrant(value: string): value is Grant {
 export const GRANT_KEY = 'switchboard:grant';
 export const PUBLIC_KEY = 'switchboard:public';
 
-/** The grant a controller or route needs (SPEC §5.8). Every authenticated endpoint declares one. */
-export const RequireGrant = (grant: Grant) => SetMetadata(GRANT_KEY, grant);
+/**
+ * The grant a controller or route needs (SPEC §5.8). Every authenticated endpoint declares one. The OpenAPI document
+ * shows it as `x-required-grant` (and the 403 of a caller without it: apps/api/src/openapi).
+ */
+export const RequireGrant = (grant: Grant) =>
+  applyDecorators(SetMetadata(GRANT_KEY, grant), ApiExtension('x-required-grant', grant));
 
-/** No access token needed (authentication endpoints, health, inbound webhooks). */
-export const Public = () => SetMetadata(PUBLIC_KEY, true);
+/** No access token needed (authentication endpoints, health, inbound webhooks); `x-public` in the OpenAPI document. */
+export const Public = () => applyDecorators(SetMetadata(PUBLIC_KEY, true), ApiExtension('x-public', true));
 
 export const SIGNED_IN_KEY = 'switchboard:signed-in';
 

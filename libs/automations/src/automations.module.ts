@@ -1,3 +1,4 @@
+import { RunBacklog } from './run-backlog';
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -69,13 +70,14 @@ export class AutomationsModule {
   static forRoot(options: { driver?: AutomationDriverKind } = {}): DynamicModule {
     return {
       module: AutomationsModule,
-      imports: [...shared, TemplatesModule, AccountsModule],
+      imports: [...shared, TemplatesModule, AccountsModule, ContactsModule],
       controllers: [WorkflowsController, WorkflowWebhookController],
       providers: [
         WorkflowsService,
         WorkflowRunsService,
         WorkflowDraftsService,
         RunEvents,
+        RunBacklog,
         ...automationDriverProviders(options.driver),
       ],
       exports: [WorkflowsService, WorkflowRunsService, AUTOMATION_DRIVER, TemporalClientService],

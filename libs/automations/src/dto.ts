@@ -12,7 +12,8 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
-import { PaginationQuery } from '@switchboard/core';
+import { IsIntInRange, PaginationQuery, toStrictInt } from '@switchboard/core';
+import { Transform } from 'class-transformer';
 import { RUN_STATUSES, type WorkflowRunStatus } from './entities';
 
 /**
@@ -47,7 +48,7 @@ export class SaveWorkflowDto {
   @Allow()
   trigger?: unknown;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ type: 'string', description: 'the id of the first node (one of nodes[].id)' })
   @Allow()
   startNodeId?: unknown;
 
@@ -124,6 +125,46 @@ export class ListRunsQuery extends PaginationQuery({ defaultPageSize: 20, maxPag
   @IsOptional()
   @IsIn(RUN_STATUSES, { message: `status must be one of: ${RUN_STATUSES.join(', ')}` })
   status?: WorkflowRunStatus;
+}
+
+/** GET /v1/workflow-runs?contact_id=: the runs a contact is in, newest first. */
+export class ListContactRunsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {
+  @ApiProperty({ type: 'integer', example: 42, description: 'a contact of your account (GET /v2/contacts)' })
+  @Transform(toStrictInt)
+  @IsIntInRange(1, Number.MAX_SAFE_INTEGER, { message: 'contact_id is required: a positive integer' })
+  contact_id: number;
+
+  @ApiPropertyOptional({ enum: RUN_STATUSES })
+  @IsOptional()
+  @IsIn(RUN_STATUSES, { message: `status must be one of: ${RUN_STATUSES.join(', ')}` })
+  status?: WorkflowRunStatus;
+}
+
+export class ContactRunItem {
+  @ApiProperty({ example: '1b4e28ba-2fa1-11d2-883f-0016d3cca427' }) runId: string;
+  @ApiProperty({ example: 7 }) workflowId: number;
+  @ApiProperty({ example: 'Order check' }) workflowName: string;
+  @ApiProperty({ example: 3 }) workflowVersion: number;
+  @ApiProperty({ enum: RUN_STATUSES, example: 'waiting' }) status: string;
+  @ApiProperty({ example: 'wait_for_reply_1', nullable: true, type: String }) currentNodeId: string | null;
+  @ApiProperty({ example: '15550102030', nullable: true, type: String }) contactPhone: string | null;
+  @ApiProperty({ example: null, nullable: true, type: String }) error: string | null;
+  @ApiProperty({ example: '2026-11-25T09:00:00.000Z' }) createdAt: string;
+  @ApiProperty({ example: '2026-11-25T09:00:01.000Z' }) updatedAt: string;
+  @ApiProperty({ example: null, nullable: true, type: String }) finishedAt: string | null;
+}
+
+export class ContactRunsPagination {
+  @ApiProperty({ example: 1 }) page: number;
+  @ApiProperty({ example: 20 }) pageSize: number;
+  @ApiProperty({ example: 1 }) total: number;
+  @ApiProperty({ example: 1 }) totalPages: number;
+}
+
+export class ContactRunsResponse {
+  @ApiProperty({ example: true }) success: boolean;
+  @ApiProperty({ type: [ContactRunItem] }) data: ContactRunItem[];
+  @ApiProperty({ type: ContactRunsPagination }) pagination: ContactRunsPagination;
 }
 
 export class SandboxReplyDto {

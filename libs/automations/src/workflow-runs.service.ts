@@ -262,6 +262,49 @@ export class WorkflowRunsService {
     };
   }
 
+  /**
+   * The account's runs a contact is in (GET /v1/workflow-runs?contact_id=), newest first: the runs bound to it by id,
+   * or by its number (webhook-started runs know only the phone). The caller resolves the contact within the account.
+   */
+  async listRunsOfContact(
+    accountId: string,
+    contact: { id: string; number: string | null },
+    query: { page: number; pageSize: number; status?: WorkflowRunStatus },
+  ) {
+    const params: unknown[] = [accountId, contact.id, contact.number];
+    let filter = '';
+    if (query.status) {
+      params.push(query.status);
+      filter = `AND r.status = $${params.length}`;
+    }
+    const where = `r.account_id = $1 AND (r.contact_id = $2 OR r.contact_phone = $3) ${filter}`;
+    const [[{ total }], rows] = await Promise.all([
+      this.dataSource.query(`SELECT count(*)::int AS total FROM workflow_runs r WHERE ${where}`, params),
+      this.dataSource.query(
+        `SELECT r.*, w.name AS workflow_name FROM workflow_runs r JOIN workflows w ON w.id = r.workflow_id
+          WHERE ${where} ORDER BY r.created_at DESC, r.id DESC
+          LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
+        params,
+      ) as Promise<Array<RunRow & { workflow_name: string }>>,
+    ]);
+    return {
+      data: rows.map((r) => ({
+        runId: r.id,
+        workflowId: Number(r.workflow_id),
+        workflowName: r.workflow_name,
+        workflowVersion: r.workflow_version,
+        status: r.status,
+        currentNodeId: r.current_node_id,
+        contactPhone: r.contact_phone,
+        error: r.state?.error?.message ?? null,
+        createdAt: iso(r.created_at),
+        updatedAt: iso(r.updated_at),
+        finishedAt: iso(r.finished_at),
+      })),
+      pagination: { page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) },
+    };
+  }
+
   async getRun(accountId: string, runId: string) {
     const [r]: RunRow[] = UUID.test(runId)
       ? await this.dataSource.query(`SELECT * FROM workflow_runs WHERE id = $1 AND account_id = $2`, [runId, accountId])

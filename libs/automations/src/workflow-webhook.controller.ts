@@ -9,12 +9,14 @@ import {
   Param,
   Post,
   Req,
+  Res,
 } from '@nestjs/common';
 import { SkipThrottle } from '@nestjs/throttler';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public } from '@switchboard/auth';
 import { AppConfig } from '@switchboard/core';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RunBacklog } from './run-backlog';
 import { WorkflowRunsService } from './workflow-runs.service';
 
 export const WORKFLOW_ID_NOT_FOUND = { message: 'Workflow ID not found' };
@@ -23,7 +25,8 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
 /**
  * SPEC §4 inbound workflow webhook: no token (the unguessable identifier is the secret), any JSON body becomes the
- * run's payload. Not counted against the REST rate limit (a shop's order events are not API calls).
+ * run's payload. Not counted against the REST rate limit (a shop's order events are not API calls); answers 429 with
+ * Retry-After while the runs it accepted wait too long to start (RunBacklog, AUTOMATION_MAX_BACKLOG_MS).
  */
 @ApiTags('Workflows')
 @Public()
@@ -33,6 +36,7 @@ export class WorkflowWebhookController {
   constructor(
     private readonly runs: WorkflowRunsService,
     private readonly config: AppConfig,
+    private readonly backlog: RunBacklog,
   ) {}
 
   @Post(':identifier')
@@ -44,6 +48,7 @@ export class WorkflowWebhookController {
   async start(
     @Param('identifier') identifier: string,
     @Req() request: FastifyRequest & { rawBody?: Buffer },
+    @Res({ passthrough: true }) reply: FastifyReply,
     @Headers('idempotency-key') idempotencyKey?: string,
   ) {
     const limit = this.config.WORKFLOW_WEBHOOK_MAX_BODY_BYTES;
@@ -67,6 +72,17 @@ export class WorkflowWebhookController {
       });
     }
     if (!IDENTIFIER.test(identifier)) throw new NotFoundException(WORKFLOW_ID_NOT_FOUND);
+    const backlog = await this.backlog.verdict().catch(() => ({ oldestPendingMs: 0, retryAfterSeconds: undefined }));
+    if (backlog.retryAfterSeconds !== undefined) {
+      reply.header('retry-after', String(backlog.retryAfterSeconds));
+      throw new HttpException(
+        {
+          statusCode: 429,
+          message: `Too many runs waiting to start (the oldest for ${Math.round(backlog.oldestPendingMs / 1000)} s); retry after ${backlog.retryAfterSeconds} seconds`,
+        },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
+    }
     const started = await this.runs.startFromWebhook(identifier, body ?? {}, idempotencyKey ?? null);
     if (!started) throw new NotFoundException(WORKFLOW_ID_NOT_FOUND);
     return { success: true, message: 'Workflow started', runId: started.runId };

@@ -14,12 +14,22 @@ import {
   type MessageEvent,
 } from '@nestjs/common';
 import { AccountsService } from '@switchboard/accounts';
-import { AppConfig } from '@switchboard/core';
+import { CONTACT_NOT_FOUND, ContactsService } from '@switchboard/contacts';
+import { AppConfig, KnownQueryParameters } from '@switchboard/core';
 import { concat, concatMap, from, interval, map, merge, Observable, of } from 'rxjs';
 import { RunEvents } from './run-events';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiHeader,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
 import {
+  ContactRunsResponse,
+  ListContactRunsQuery,
   ListRunsQuery,
   ListWorkflowsQuery,
   PublishDraftDto,
@@ -44,6 +54,7 @@ export class WorkflowsController {
     private readonly runEvents: RunEvents,
     private readonly accounts: AccountsService,
     private readonly config: AppConfig,
+    private readonly contacts: ContactsService,
   ) {}
 
   @Sse('v1/workflow-runs/:runId/events')
@@ -204,6 +215,25 @@ export class WorkflowsController {
   @ApiOperation({ summary: "A workflow's runs, newest first (page, pageSize ≤ 100, status filter)" })
   async listRuns(@AccountId() accountId: string, @Param('id') id: string, @Query() query: ListRunsQuery) {
     return { success: true, ...(await this.runs.listRuns(accountId, id, query)) };
+  }
+
+  @Get('v1/workflow-runs')
+  @KnownQueryParameters(ListContactRunsQuery)
+  @ApiOperation({
+    summary: 'The runs a contact is in (contact_id required), newest first, with their workflow; status filter',
+    description:
+      'Runs bound to the contact by id or by its number. A contact of another account is a 404 `Contact not found`.',
+  })
+  @ApiOkResponse({ type: ContactRunsResponse })
+  @ApiBadRequestResponse({ description: 'contact_id missing or not a positive integer, or an unknown query parameter' })
+  @ApiNotFoundResponse({ description: '`Contact not found`' })
+  async listRunsOfContact(@AccountId() accountId: string, @Query() query: ListContactRunsQuery) {
+    const contact = await this.contacts.findById(accountId, String(query.contact_id));
+    if (!contact) throw new NotFoundException({ message: CONTACT_NOT_FOUND });
+    return {
+      success: true,
+      ...(await this.runs.listRunsOfContact(accountId, { id: contact.id, number: contact.contactNumber }, query)),
+    };
   }
 
   @Get('v1/workflow-runs/:runId')

@@ -17,8 +17,18 @@ import { campaignCompletedData, recordWebhookEvent } from '@switchboard/webhooks
 import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { approvedTemplate } from './campaigns.service';
-import { addFanoutJobs, addFinishJob, FANOUT_JOB, FanoutJobData, FINISH_JOB } from './fanout-jobs';
+import { hasFieldVariables, resolveVariables, VariableContact } from './campaign-requests';
+import { approvedTemplate, CampaignsService } from './campaigns.service';
+import {
+  addFanoutJobs,
+  addFinishJob,
+  addScheduleJob,
+  FANOUT_JOB,
+  FanoutJobData,
+  FINISH_JOB,
+  SCHEDULE_JOB,
+  ScheduleJobData,
+} from './fanout-jobs';
 
 /** Recipients expanded per fan-out job (one transaction: recipients + messages + cursor). */
 export const FANOUT_BATCH = 1000;
@@ -101,7 +111,13 @@ export class CampaignFanoutService {
     private readonly templateStore: TemplatesService,
     private readonly config: AppConfig,
     private readonly sweeps: PeriodicSweeps,
+    private readonly campaigns: CampaignsService,
   ) {}
+
+  /** A scheduled start (delayed job or sweep): CampaignsService decides under the campaign's row lock. */
+  startScheduled(campaignId: string) {
+    return this.campaigns.startScheduled(campaignId);
+  }
 
   async runBatch(triggerId: string, batch: number): Promise<BatchOutcome> {
     const t = await this.state(this.db, triggerId);
@@ -194,7 +210,13 @@ export class CampaignFanoutService {
 
     // The next contacts after the cursor (keyset on contact id, never the whole audience): group members for a start
     // (without the contacts this campaign already reached through API triggers), the recorded recipients of an API trigger.
-    let rows: Array<{ contact_id: string; contact_number: string; is_blocked: boolean; variables: string | null }>;
+    let rows: Array<{
+      contact_id: string;
+      contact_number: string;
+      is_blocked: boolean;
+      variables: string | null;
+      contact?: VariableContact;
+    }>;
     let last: string | undefined;
     if (t.kind === 'start') {
       const members = await this.contacts.groupAudienceAfter(tx, t.account_id, t.group_ids, t.cursor, take);
@@ -208,7 +230,13 @@ export class CampaignFanoutService {
       const skip = new Set(reached.map((r) => String(r.contact_id)));
       rows = members
         .filter((m) => !skip.has(m.id))
-        .map((m) => ({ contact_id: m.id, contact_number: m.contactNumber, is_blocked: m.isBlocked, variables: null }));
+        .map((m) => ({
+          contact_id: m.id,
+          contact_number: m.contactNumber,
+          is_blocked: m.isBlocked,
+          variables: null,
+          contact: m,
+        }));
     } else {
       const pending: Array<{ contact_id: string; variables: string | null }> = await tx.query(
         `SELECT r.contact_id, r.variables::text AS variables
@@ -247,9 +275,11 @@ export class CampaignFanoutService {
       return { kind: 'expanded', messages: [], done: true };
     }
 
+    // one message body for the whole batch, unless some variable is taken from each contact
+    const perContact = hasFieldVariables(t.variables);
     const defaults =
-      t.kind === 'start' && typeof template !== 'string'
-        ? buildTemplateComponents(template, this.sendInput(t, t.variables))
+      t.kind === 'start' && typeof template !== 'string' && !perContact
+        ? buildTemplateComponents(template, this.sendInput(t, resolveVariables(t.variables, null)))
         : null;
     const messages: OutboundMessage[] = [];
     const recipients: Array<{ contact_id: string; message_id: string | null; status: string; error: string | null }> =
@@ -266,7 +296,10 @@ export class CampaignFanoutService {
       }
       const built =
         defaults ??
-        buildTemplateComponents(template, this.sendInput(t, r.variables ? JSON.parse(r.variables) : t.variables));
+        buildTemplateComponents(
+          template,
+          this.sendInput(t, r.variables ? JSON.parse(r.variables) : resolveVariables(t.variables, r.contact ?? null)),
+        );
       if (!built.ok) {
         recipients.push({ contact_id: contactId, message_id: null, status: 'failed', error: built.reason });
         continue;
@@ -383,6 +416,8 @@ export class CampaignFanoutService {
           AND NOT EXISTS (SELECT 1 FROM campaign_triggers t WHERE t.campaign_id = c.id AND t.kind = 'start' AND t.status = 'running')`,
     );
     for (const f of finishing) await addFinishJob(this.queue, String(f.id));
+    // scheduled campaigns: a job per campaign and time (a no-op when it exists; an overdue one runs at once)
+    for (const s of await this.campaigns.scheduledCampaigns()) await addScheduleJob(this.queue, s.id, s.at);
     return rows.length;
   }
 
@@ -421,6 +456,11 @@ export class CampaignFanoutProcessor extends WorkerHost implements OnApplication
         await job.moveToDelayed(Date.now() + FINISH_RECHECK_MS, token);
         throw new DelayedError();
       }
+      return { outcome };
+    }
+    if (job.name === SCHEDULE_JOB) {
+      const outcome = await this.fanout.startScheduled((job.data as unknown as ScheduleJobData).campaignId);
+      this.logger.log(`campaign ${(job.data as unknown as ScheduleJobData).campaignId}: scheduled start ${outcome}`);
       return { outcome };
     }
     if (job.name !== FANOUT_JOB) return { outcome: 'unknown job' };

@@ -16,12 +16,111 @@ export interface CreateCampaignInput {
   name: string;
   messagingPhoneId: string;
   templateName: string;
-  variables: Record<string, string>;
+  variables: Record<string, string | FieldVariable>;
   mediaUrl: string | null;
   documentName: string | null;
   groupIds: string[];
   callbackUrl: string | null;
   events: string[];
+  scheduledAt: Date | null;
+}
+
+/** A per-contact variable: a contact field (`name`, `email`, `custom.<key>`) with the text used when it is empty. */
+export interface FieldVariable {
+  field: string;
+  fallback: string;
+}
+const CONTACT_FIELD = /^(name|email|custom\.[A-Za-z_][A-Za-z0-9_]{0,63})$/;
+
+export function isFieldVariable(v: unknown): v is FieldVariable {
+  return isObject(v) && typeof v.field === 'string' && typeof v.fallback === 'string';
+}
+
+/** What a contact offers to per-contact variables. */
+export interface VariableContact {
+  name?: string | null;
+  email?: string | null;
+  customFields?: Record<string, unknown> | null;
+}
+
+/** The campaign's variables for one contact: constants as they are, contact fields from the contact or their fallback. */
+export function resolveVariables(
+  variables: Record<string, unknown>,
+  contact: VariableContact | null,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(variables ?? {})) {
+    if (!isFieldVariable(v)) {
+      out[k] = String(v);
+      continue;
+    }
+    let value: unknown;
+    if (v.field === 'name') value = contact?.name;
+    else if (v.field === 'email') value = contact?.email;
+    else value = contact?.customFields?.[v.field.slice('custom.'.length)];
+    const text = value === null || value === undefined ? '' : String(value).trim();
+    out[k] = text || v.fallback;
+  }
+  return out;
+}
+
+/** True when some variable is taken from the contact (the message is built per contact). */
+export function hasFieldVariables(variables: Record<string, unknown>): boolean {
+  return Object.values(variables ?? {}).some(isFieldVariable);
+}
+
+/** Campaign variables: text (numbers and booleans written as text) or {field, fallback}; keys keep their order. */
+function checkCampaignVariables(
+  value: unknown,
+  field: string,
+  errors: FieldError[],
+): Record<string, string | FieldVariable> {
+  if (value === undefined || value === null) return {};
+  if (!isObject(value)) return checkVariables(value, field, errors);
+  const out: Record<string, string | FieldVariable> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (isObject(v)) {
+      if (typeof v.field !== 'string' || !CONTACT_FIELD.test(v.field))
+        errors.push({
+          field: `${field}.${k}.field`,
+          message: `${field}.${k}.field must be a contact field: name, email or custom.<key>`,
+        });
+      else if (typeof v.fallback !== 'string' || !v.fallback.trim() || v.fallback.length > 1000)
+        errors.push({
+          field: `${field}.${k}.fallback`,
+          message: `${field}.${k}.fallback is required: the text used when the contact's ${v.field} is empty (1 to 1000 characters)`,
+        });
+      else out[k] = { field: v.field, fallback: v.fallback };
+    } else if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
+    else if (v !== null && v !== undefined)
+      errors.push({ field: `${field}.${k}`, message: `${field}.${k} must be text or {field, fallback}` });
+  }
+  return out;
+}
+
+/** `scheduledAt`: an ISO 8601 time with its offset, in the future, within a year. */
+export function checkScheduledAt(value: unknown, errors: FieldError[], now = Date.now()): Date | null {
+  if (value === undefined || value === null) return null;
+  const text = typeof value === 'string' ? value : '';
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(text)
+    ? new Date(text)
+    : null;
+  if (!at || Number.isNaN(at.getTime())) {
+    errors.push({
+      field: 'scheduledAt',
+      message: 'scheduledAt must be an ISO 8601 time with its offset, e.g. 2026-12-01T09:00:00Z',
+    });
+    return null;
+  }
+  if (at.getTime() <= now) {
+    errors.push({ field: 'scheduledAt', message: `scheduledAt must be in the future (it is ${at.toISOString()})` });
+    return null;
+  }
+  if (at.getTime() > now + 366 * 24 * 3600_000) {
+    errors.push({ field: 'scheduledAt', message: 'scheduledAt must be within a year' });
+    return null;
+  }
+  return at;
 }
 
 /** Variable values are text (numbers and booleans are accepted and written as text); keys keep their order. */
@@ -72,7 +171,8 @@ export function validateCreateCampaign(raw: unknown): { value?: CreateCampaignIn
   const templateName = typeof raw.templateName === 'string' ? raw.templateName.trim() : '';
   if (!templateName)
     errors.push({ field: 'templateName', message: 'templateName is required: an APPROVED template of this account' });
-  const variables = checkVariables(raw.variables, 'variables', errors);
+  const variables = checkCampaignVariables(raw.variables, 'variables', errors);
+  const scheduledAt = checkScheduledAt(raw.scheduledAt, errors);
   const mediaUrl = optionalText(raw, 'mediaUrl', errors);
   if (mediaUrl && !isHttpUrl(mediaUrl)) errors.push({ field: 'mediaUrl', message: 'mediaUrl must be an http(s) URL' });
   const documentName = optionalText(raw, 'documentName', errors, 240);
@@ -104,7 +204,18 @@ export function validateCreateCampaign(raw: unknown): { value?: CreateCampaignIn
   }
   if (errors.length) return { errors };
   return {
-    value: { name, messagingPhoneId, templateName, variables, mediaUrl, documentName, groupIds, callbackUrl, events },
+    value: {
+      name,
+      messagingPhoneId,
+      templateName,
+      variables,
+      mediaUrl,
+      documentName,
+      groupIds,
+      callbackUrl,
+      events,
+      scheduledAt,
+    },
     errors,
   };
 }

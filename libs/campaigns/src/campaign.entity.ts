@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
-export type CampaignStatus = 'draft' | 'running' | 'paused' | 'completed' | 'cancelled';
+export type CampaignStatus = 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled';
 
 /** A prepared campaign (see the campaigns migration for the audience, trigger and recipient tables; those are used through SQL). */
 @Entity('campaigns')
@@ -56,4 +56,12 @@ export class Campaign {
 
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;
+
+  /** when a `scheduled` campaign starts by itself (kept afterwards) */
+  @Column({ name: 'scheduled_at', type: 'timestamptz', nullable: true })
+  scheduledAt: Date | null;
+
+  /** why the scheduled start could not happen (the campaign went back to draft) */
+  @Column({ name: 'schedule_error', type: 'text', nullable: true })
+  scheduleError: string | null;
 }

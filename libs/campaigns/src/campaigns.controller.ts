@@ -1,8 +1,9 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
-import { pageMeta, PaginationQuery, validationException } from '@switchboard/core';
-import type { FastifyReply } from 'fastify';
+import { LiveEvents, pageMeta, PaginationQuery, validationException } from '@switchboard/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CampaignLiveService, campaignTopic } from './campaign-live';
 import { CampaignAction, CampaignProgress, CampaignRow, CampaignsService } from './campaigns.service';
 
 export class ListCampaignsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {}
@@ -26,6 +27,8 @@ export function campaignView(c: CampaignRow, progress?: CampaignProgress) {
     updated_at: new Date(c.updated_at).toISOString(),
     started_at: c.started_at ? new Date(c.started_at).toISOString() : null,
     completed_at: c.completed_at ? new Date(c.completed_at).toISOString() : null,
+    scheduledAt: c.scheduled_at ? new Date(c.scheduled_at).toISOString() : null,
+    schedule_error: c.schedule_error ?? null,
     ...(progress ? { progress } : {}),
   };
 }
@@ -35,7 +38,69 @@ export function campaignView(c: CampaignRow, progress?: CampaignProgress) {
 @RequireGrant('/campaigns')
 @Controller()
 export class CampaignsController {
-  constructor(private readonly campaigns: CampaignsService) {}
+  constructor(
+    private readonly campaigns: CampaignsService,
+    private readonly liveView: CampaignLiveService,
+    private readonly live: LiveEvents,
+  ) {}
+
+  @Get('v2/campaigns/audience-count')
+  @ApiOperation({
+    summary: 'How many contacts a campaign over these groups would reach (blocked contacts left out, counted apart)',
+  })
+  @ApiQuery({ name: 'group_ids', required: true, description: 'comma-separated group ids', example: '3,4' })
+  async audienceCount(@AccountId() accountId: string, @Query('group_ids') groupIds: string | string[] | undefined) {
+    const ids = [groupIds ?? '']
+      .flat()
+      .join(',')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (!ids.length || ids.some((id) => !/^[1-9]\d{0,15}$/.test(id)))
+      throw validationException([{ field: 'group_ids', message: 'group_ids must be comma-separated group ids' }]);
+    const missing = await this.campaigns.missingGroupIds(accountId, ids);
+    if (missing.length)
+      throw validationException([{ field: 'group_ids', message: `unknown group ids: ${missing.join(', ')}` }]);
+    return {
+      success: true,
+      data: { group_ids: ids.map(Number), ...(await this.campaigns.audienceCount(accountId, ids)) },
+    };
+  }
+
+  @Post('v2/campaigns/:campaign_id/schedule')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      'Schedule the campaign (draft → scheduled) or move its time (scheduled): it starts by itself at scheduledAt',
+    description:
+      'Body: {scheduledAt: ISO 8601 with offset, in the future, within a year}. Checked like a start (409 when the template is no longer ' +
+      'APPROVED or the variables do not fill it). The start is durable (a delayed job per time, and the worker sweep starts overdue ones ' +
+      'after any restart) and happens once. Unschedule: POST …/unschedule (scheduled → draft); start now: …/start; cancel: …/cancel.',
+  })
+  @ApiParam({ name: 'campaign_id', type: 'integer' })
+  async schedule(@AccountId() accountId: string, @Param('campaign_id') campaignId: string, @Body() body: unknown) {
+    const campaign = await this.campaigns.schedule(accountId, campaignId, body);
+    return { success: true, data: campaignView(campaign, await this.campaigns.progress(campaign.id)) };
+  }
+
+  @Get('v2/campaigns/:campaign_id/live')
+  @ApiOperation({
+    summary:
+      'Live view as Server-Sent Events: `progress` events with the funnel (queued, sent, delivered, read, replied), failures by error code with their meaning, messages per second against the number’s rate, and the time left',
+  })
+  @ApiParam({ name: 'campaign_id', type: 'integer' })
+  async liveEvents(
+    @AccountId() accountId: string,
+    @Param('campaign_id') campaignId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    const campaign = await this.campaigns.find(accountId, campaignId); // 404 before the stream opens
+    await this.live.sse(request, reply, campaignTopic(campaign.id));
+    // the current state at once (the worker publishes each change after it)
+    const snapshot = await this.liveView.snapshot(campaign.id);
+    if (snapshot) await this.live.publishQuietly(campaignTopic(campaign.id), 'progress', snapshot);
+  }
 
   @Post('v2/campaigns')
   @HttpCode(201)
@@ -79,12 +144,15 @@ export class CampaignsController {
     summary:
       'State machine: start (draft → running: sends to the groups), pause (running → paused), resume (paused → running), cancel (draft, running or paused → cancelled)',
   })
-  @ApiParam({ name: 'action', enum: ['start', 'pause', 'resume', 'cancel'] })
+  @ApiParam({ name: 'action', enum: ['start', 'pause', 'resume', 'cancel', 'unschedule'] })
   @ApiResponse({ status: 409, description: 'the action is not allowed from the current state; message names both' })
   async act(@AccountId() accountId: string, @Param('campaign_id') campaignId: string, @Param('action') action: string) {
-    if (!['start', 'pause', 'resume', 'cancel'].includes(action)) {
+    if (!['start', 'pause', 'resume', 'cancel', 'unschedule'].includes(action)) {
       throw validationException([
-        { field: 'action', message: `action must be one of start, pause, resume, cancel (got ${action})` },
+        {
+          field: 'action',
+          message: `action must be one of start, pause, resume, cancel, unschedule, schedule (got ${action})`,
+        },
       ]);
     }
     const campaign = await this.campaigns.transition(accountId, campaignId, action as CampaignAction);

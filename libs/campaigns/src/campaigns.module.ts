@@ -7,6 +7,7 @@ import { QUEUES } from '@switchboard/core';
 import { MessagingCoreModule } from '@switchboard/messaging';
 import { TemplatesModule } from '@switchboard/templates';
 import { CampaignFanoutProcessor, CampaignFanoutService } from './campaign-fanout';
+import { CampaignLiveService, CampaignLiveTicker } from './campaign-live';
 import { Campaign } from './campaign.entity';
 import { CampaignsController } from './campaigns.controller';
 import { CampaignsService } from './campaigns.service';
@@ -20,8 +21,8 @@ const queue = BullModule.registerQueue({ name: QUEUES.campaigns });
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Campaign]), queue, ...dependencies],
-  providers: [CampaignsService],
-  exports: [CampaignsService, queue, ...dependencies],
+  providers: [CampaignsService, CampaignLiveService],
+  exports: [CampaignsService, CampaignLiveService, queue, ...dependencies],
 })
 export class CampaignsCoreModule {}
 
@@ -36,6 +37,6 @@ export class CampaignsModule {}
 /** Worker side: the fan-out processor (QUEUES.campaigns) and its sweep; sends go through libs/messaging's bulk queue. */
 @Module({
   imports: [CampaignsCoreModule],
-  providers: [CampaignFanoutService, CampaignFanoutProcessor],
+  providers: [CampaignFanoutService, CampaignFanoutProcessor, CampaignLiveTicker],
 })
 export class CampaignsWorkerModule {}

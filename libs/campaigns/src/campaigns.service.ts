@@ -3,33 +3,44 @@ import { BadRequestException, ConflictException, Injectable, Logger, NotFoundExc
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
-import { AppConfig, assertPublicTarget, PageRequest, pageOffset, QUEUES, validationException } from '@switchboard/core';
+import {
+  AppConfig,
+  assertPublicTarget,
+  FieldError,
+  PageRequest,
+  pageOffset,
+  QUEUES,
+  validationException,
+} from '@switchboard/core';
 import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { NO_TEMPLATE_FOUND, TemplatesService } from '@switchboard/templates';
 import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import {
+  checkScheduledAt,
   CreateCampaignInput,
   mergeVariables,
+  resolveVariables,
   TriggerContact,
   validateCreateCampaign,
   validateTriggerBody,
 } from './campaign-requests';
 import type { CampaignStatus } from './campaign.entity';
-import { addFanoutJobs, addFinishJob } from './fanout-jobs';
+import { addFanoutJobs, addFinishJob, addScheduleJob } from './fanout-jobs';
 
 export const CAMPAIGN_NOT_FOUND = 'Campaign not found';
 export const GROUPS_MISSING = 'Not all groups exist in the database for this account.';
 /** Contacts accepted by one trigger request (the same cap as a bulk send). */
 export const MAX_TRIGGER_CONTACTS = 1000;
 
-export type CampaignAction = 'start' | 'pause' | 'resume' | 'cancel';
+export type CampaignAction = 'start' | 'pause' | 'resume' | 'cancel' | 'unschedule';
 /** The state machine: which states each action leaves from, and where it goes. */
 export const TRANSITIONS: Record<CampaignAction, { from: CampaignStatus[]; to: CampaignStatus }> = {
-  start: { from: ['draft'], to: 'running' },
+  start: { from: ['draft', 'scheduled'], to: 'running' },
   pause: { from: ['running'], to: 'paused' },
   resume: { from: ['paused'], to: 'running' },
-  cancel: { from: ['draft', 'running', 'paused'], to: 'cancelled' },
+  cancel: { from: ['draft', 'scheduled', 'running', 'paused'], to: 'cancelled' },
+  unschedule: { from: ['scheduled'], to: 'draft' },
 };
 
 export interface CampaignRow {
@@ -51,6 +62,8 @@ export interface CampaignRow {
   updated_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
+  scheduled_at: Date | null;
+  schedule_error: string | null;
 }
 
 export interface CampaignProgress {
@@ -158,7 +171,9 @@ export class CampaignsService {
         value.groupIds,
       ],
     );
-    return this.find(accountId, String(row.id));
+    const id = String(row.id);
+    if (value.scheduledAt) return this.schedule(accountId, id, { scheduledAt: value.scheduledAt.toISOString() });
+    return this.find(accountId, id);
   }
 
   async list(accountId: string, page: PageRequest): Promise<{ campaigns: CampaignRow[]; total: number }> {
@@ -188,6 +203,21 @@ export class CampaignsService {
     );
     if (!rows[0]) throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
     return (await this.withMessagingPhoneIds(rows))[0];
+  }
+
+  /** Any account's campaign by id (the worker's live snapshots), or null. */
+  async byId(campaignId: string): Promise<CampaignRow | null> {
+    const rows = await this.db.query(`${SELECT_CAMPAIGN} WHERE c.id = $1`, [campaignId]);
+    return rows[0] ? (await this.withMessagingPhoneIds(rows))[0] : null;
+  }
+
+  async missingGroupIds(accountId: string, groupIds: string[]): Promise<string[]> {
+    return this.contacts.missingGroups(accountId, groupIds);
+  }
+
+  /** Contacts a start would reach: members of the groups, blocked ones left out (libs/contacts). */
+  async audienceCount(accountId: string, groupIds: string[]): Promise<{ contacts: number; blocked: number }> {
+    return this.contacts.groupAudienceCount(accountId, groupIds);
   }
 
   /** messaging_phone_id of each campaign's number (libs/accounts). */
@@ -244,30 +274,11 @@ export class CampaignsService {
         });
       }
       if (action === 'start') {
-        const template = await approvedTemplate(this.templates, accountId, c.template_name, c.template_language);
-        if (typeof template === 'string')
-          throw new ConflictException({ message: `Cannot start campaign ${campaignId}: ${template}` });
-        if (c.group_ids.length) {
-          // the group audience gets the defaults: they must fill the template (API triggers may add per-contact variables)
-          const built = buildTemplateComponents(template, {
-            variables: c.variables,
-            mediaUrl: c.media_url ?? undefined,
-            documentName: c.document_name ?? undefined,
-          });
-          if (!built.ok)
-            throw new ConflictException({
-              message: `Cannot start campaign ${campaignId}: the campaign's variables do not fill the template: ${built.reason}`,
-            });
-        }
-        const [t] = await tx.query(
-          `INSERT INTO campaign_triggers (campaign_id, kind) VALUES ($1, 'start') RETURNING id`,
-          [campaignId],
-        );
-        jobs.push({ triggerId: String(t.id), batch: 0 });
-        await tx.query(
-          `UPDATE campaigns SET status = 'running', started_at = now(), updated_at = now() WHERE id = $1`,
-          [campaignId],
-        );
+        jobs.push(await this.beginStart(tx, accountId, c));
+      } else if (action === 'unschedule') {
+        await tx.query(`UPDATE campaigns SET status = 'draft', scheduled_at = NULL, updated_at = now() WHERE id = $1`, [
+          campaignId,
+        ]);
       } else if (action === 'pause') {
         await tx.query(`UPDATE campaigns SET status = 'paused', updated_at = now() WHERE id = $1`, [campaignId]);
         // Sends not yet handed to the platform wait too (the send worker skips messages that are not `queued`).
@@ -310,6 +321,121 @@ export class CampaignsService {
     return this.find(accountId, campaignId);
   }
 
+  /** Why the campaign cannot start now (template no longer APPROVED, variables that do not fill it), or null. */
+  private async startProblem(accountId: string, c: CampaignRow): Promise<string | null> {
+    const template = await approvedTemplate(this.templates, accountId, c.template_name, c.template_language);
+    if (typeof template === 'string') return template;
+    if (c.group_ids.length) {
+      // the group audience gets the defaults (a contact field missing gives its fallback): they must fill the template
+      const built = buildTemplateComponents(template, {
+        variables: resolveVariables(c.variables, null),
+        mediaUrl: c.media_url ?? undefined,
+        documentName: c.document_name ?? undefined,
+      });
+      if (!built.ok) return `the campaign's variables do not fill the template: ${built.reason}`;
+    }
+    return null;
+  }
+
+  /** draft|scheduled → running inside the caller's transaction (campaign row locked): the start trigger; 409 when it cannot. */
+  private async beginStart(
+    tx: EntityManager,
+    accountId: string,
+    c: CampaignRow,
+  ): Promise<{ triggerId: string; batch: number }> {
+    const problem = await this.startProblem(accountId, c);
+    if (problem) throw new ConflictException({ message: `Cannot start campaign ${c.id}: ${problem}` });
+    const [t] = await tx.query(`INSERT INTO campaign_triggers (campaign_id, kind) VALUES ($1, 'start') RETURNING id`, [
+      c.id,
+    ]);
+    await tx.query(
+      `UPDATE campaigns SET status = 'running', started_at = now(), schedule_error = NULL, updated_at = now() WHERE id = $1`,
+      [c.id],
+    );
+    return { triggerId: String(t.id), batch: 0 };
+  }
+
+  // ------------------------------------------------------------------ scheduling
+
+  /**
+   * POST /v2/campaigns/{id}/schedule {scheduledAt}: draft → scheduled, or a new time for a scheduled campaign. Checked
+   * like a start (409 when it could not start now). Committed first, then a delayed job per (campaign, time); the
+   * worker's sweep re-adds jobs for scheduled campaigns and starts overdue ones, so the start survives any restart.
+   */
+  async schedule(accountId: string, campaignId: string, raw: unknown): Promise<CampaignRow> {
+    const errors: FieldError[] = [];
+    const body = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+    if (body.scheduledAt === undefined || body.scheduledAt === null)
+      errors.push({
+        field: 'scheduledAt',
+        message: 'scheduledAt is required: an ISO 8601 time, e.g. 2026-12-01T09:00:00Z',
+      });
+    const at = checkScheduledAt(body.scheduledAt, errors);
+    if (!at) throw validationException(errors);
+    await this.db.transaction(async (tx) => {
+      const c = await this.find(accountId, campaignId, tx, true);
+      if (c.status !== 'draft' && c.status !== 'scheduled')
+        throw new ConflictException({
+          message: `Cannot schedule campaign ${campaignId}: it is ${c.status} (schedule is allowed from draft or scheduled)`,
+          status: c.status,
+        });
+      const problem = await this.startProblem(accountId, c);
+      if (problem) throw new ConflictException({ message: `Cannot schedule campaign ${campaignId}: ${problem}` });
+      await tx.query(
+        `UPDATE campaigns SET status = 'scheduled', scheduled_at = $2, schedule_error = NULL, updated_at = now() WHERE id = $1`,
+        [campaignId, at],
+      );
+    });
+    try {
+      await addScheduleJob(this.queue, campaignId, at);
+    } catch (error) {
+      this.logger.warn(
+        `campaign ${campaignId} schedule: queueing deferred to the worker's sweep: ${(error as Error).message}`,
+      );
+    }
+    return this.find(accountId, campaignId);
+  }
+
+  /**
+   * The worker, at the time (delayed job or sweep): starts the campaign if it is still scheduled and due. Exactly once:
+   * the campaign row is locked and its status moves scheduled → running in the same transaction as the start trigger.
+   * A start that cannot happen (template no longer APPROVED …) puts the campaign back to draft with `schedule_error`.
+   */
+  async startScheduled(campaignId: string): Promise<'started' | 'not-due' | 'stale' | 'failed'> {
+    let job: { triggerId: string; batch: number } | null = null;
+    const outcome = await this.db.transaction(async (tx) => {
+      const [row] = await tx.query(
+        `SELECT account_id, status, scheduled_at <= now() + interval '500 milliseconds' AS due FROM campaigns WHERE id = $1 FOR NO KEY UPDATE`,
+        [campaignId],
+      );
+      if (!row || row.status !== 'scheduled') return 'stale' as const;
+      if (!row.due) return 'not-due' as const;
+      const c = await this.find(String(row.account_id), campaignId, tx);
+      try {
+        job = await this.beginStart(tx, String(row.account_id), c);
+        return 'started' as const;
+      } catch (error) {
+        if (!(error instanceof ConflictException)) throw error;
+        const reason = (error.getResponse() as { message: string }).message;
+        await tx.query(`UPDATE campaigns SET status = 'draft', schedule_error = $2, updated_at = now() WHERE id = $1`, [
+          campaignId,
+          `The scheduled start failed: ${reason}`,
+        ]);
+        return 'failed' as const;
+      }
+    });
+    if (job) await addFanoutJobs(this.queue, [job]);
+    return outcome;
+  }
+
+  /** Scheduled campaigns (for the worker's sweep): their ids and times. */
+  async scheduledCampaigns(): Promise<Array<{ id: string; at: Date }>> {
+    const rows: Array<{ id: string; scheduled_at: Date }> = await this.db.query(
+      `SELECT id, scheduled_at FROM campaigns WHERE status = 'scheduled' ORDER BY scheduled_at LIMIT 10000`,
+    );
+    return rows.map((r) => ({ id: String(r.id), at: new Date(r.scheduled_at) }));
+  }
+
   private async enqueueSends(messages: QueuedMessageRef[]): Promise<void> {
     for (let i = 0; i < messages.length; i += 1000) await this.sends.requeue(messages.slice(i, i + 1000), 'bulk');
   }
@@ -349,7 +475,10 @@ export class CampaignsService {
     if (typeof template === 'string')
       throw new ConflictException({ message: `Campaign ${campaignId} cannot send: ${template}` });
     // Every contact's message must be buildable before anything is written.
-    const merged = value.map((c) => mergeVariables(campaign.variables, c.variables));
+    // contact-field variables take the trigger's name / email (or their fallback), the contact's own variables go over them
+    const merged = value.map((c) =>
+      mergeVariables(resolveVariables(campaign.variables, { name: c.name, email: c.email }), c.variables),
+    );
     const buildErrors = value.flatMap((c, k) => {
       const built = buildTemplateComponents(template, {
         variables: merged[k],

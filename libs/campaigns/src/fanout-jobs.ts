@@ -51,3 +51,25 @@ export async function addFinishJob(queue: Queue, campaignId: string, delayMs = 0
     },
   );
 }
+
+/** Starts a scheduled campaign at its time (delayed job; the campaign row decides: it starts once, if still scheduled then). */
+export const SCHEDULE_JOB = 'scheduled-start';
+
+export interface ScheduleJobData {
+  campaignId: string;
+  /** the schedule this job was made for (ms since epoch): a rescheduled campaign has another job */
+  at: number;
+}
+
+/** One job per (campaign, time): rescheduling adds a new one; the old one finds the time moved and does nothing. */
+export async function addScheduleJob(queue: Queue, campaignId: string, at: Date): Promise<void> {
+  const ms = at.getTime();
+  await queue.add(SCHEDULE_JOB, { campaignId, at: ms } satisfies ScheduleJobData, {
+    jobId: `schedule-${campaignId}-${ms}`,
+    delay: Math.max(0, ms - Date.now()),
+    attempts: 20,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: true,
+    removeOnFail: 1000,
+  });
+}

@@ -5,3 +5,4 @@ export * from './campaigns.controller';
 export * from './campaign-fanout';
 export * from './fanout-jobs';
 export * from './campaigns.module';
+export * from './campaign-live';

@@ -1,6 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
+  ApiBody,
   ApiConflictResponse,
   ApiCreatedResponse,
   ApiHeader,
@@ -11,7 +12,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
-import { pageMeta } from '@switchboard/core';
+import { KnownQueryParameters, pageMeta } from '@switchboard/core';
 import { ContactsService, ContactGroupWithCount } from './contacts.service';
 import {
   ContactGroupListResponse,
@@ -19,10 +20,14 @@ import {
   CreateContactGroupBody,
   GroupMembersBody,
   GroupMembersChangeResponse,
+  GroupMembersResponse,
   ListContactGroupsQuery,
+  ListGroupMembersQuery,
   MissingContactsResponse,
+  RenameContactGroupBody,
 } from './dto/contact-group.dto';
-import { MessageResponse } from './dto/contact.dto';
+import { MessageResponse, ValidationErrorResponse } from './dto/contact.dto';
+import { contactListItem } from './contacts.controller';
 import { ParseIdPipe } from './dto/validators';
 
 function groupItem(g: ContactGroupWithCount) {
@@ -48,7 +53,9 @@ export class ContactGroupsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List contact groups, newest first, with member counts' })
+  @KnownQueryParameters(ListContactGroupsQuery)
+  @ApiOperation({ summary: 'List contact groups, newest first, with member counts (unknown query parameters: 400)' })
+  @ApiBadRequestResponse({ type: ValidationErrorResponse, description: 'a query parameter at fault, named' })
   @ApiOkResponse({ type: ContactGroupListResponse })
   async list(@AccountId() accountId: string, @Query() query: ListContactGroupsQuery) {
     const { groups, total } = await this.contacts.listGroups(accountId, query);
@@ -62,6 +69,48 @@ export class ContactGroupsController {
   @ApiNotFoundResponse({ type: MessageResponse, description: '`Contact group not found`' })
   async get(@AccountId() accountId: string, @Param('group_id', groupIdPipe) groupId: string) {
     return { success: true, data: { group: groupItem(await this.contacts.getGroup(accountId, groupId)) } };
+  }
+
+  @Patch(':group_id')
+  @ApiOperation({ summary: 'Rename a contact group (name unique in the account, case-insensitive)' })
+  @ApiParam({ name: 'group_id', type: 'integer', example: 3 })
+  @ApiBody({ type: RenameContactGroupBody, examples: { rename: { value: { name: 'Gold customers' } } } })
+  @ApiOkResponse({ type: ContactGroupResponse })
+  @ApiBadRequestResponse({ type: ValidationErrorResponse, description: 'name missing, empty or too long' })
+  @ApiNotFoundResponse({ type: MessageResponse, description: "`Contact group not found` (also another account's)" })
+  @ApiConflictResponse({ description: 'another group has that name: message and its group_id' })
+  async rename(
+    @AccountId() accountId: string,
+    @Param('group_id', groupIdPipe) groupId: string,
+    @Body() body: RenameContactGroupBody,
+  ) {
+    return {
+      success: true,
+      data: { group: groupItem(await this.contacts.renameGroup(accountId, groupId, body.name)) },
+    };
+  }
+
+  @Get(':group_id/members')
+  @KnownQueryParameters(ListGroupMembersQuery)
+  @ApiOperation({
+    summary: "The group's members, newest contact first, paged; search by name, number or email",
+    description: 'Each member as in GET /v2/contacts (isBlocked: the opt-out). Unknown query parameters: 400.',
+  })
+  @ApiParam({ name: 'group_id', type: 'integer', example: 3 })
+  @ApiOkResponse({ type: GroupMembersResponse })
+  @ApiBadRequestResponse({ type: ValidationErrorResponse, description: 'a query parameter at fault, named' })
+  @ApiNotFoundResponse({ type: MessageResponse, description: "`Contact group not found` (also another account's)" })
+  async members(
+    @AccountId() accountId: string,
+    @Param('group_id', groupIdPipe) groupId: string,
+    @Query() query: ListGroupMembersQuery,
+  ) {
+    const group = await this.contacts.getGroup(accountId, groupId);
+    const { contacts, total } = await this.contacts.listContacts(accountId, { ...query, groupId });
+    return {
+      success: true,
+      data: { group: groupItem(group), contacts: contacts.map(contactListItem), ...pageMeta(query, total) },
+    };
   }
 
   @Post(':group_id/members')

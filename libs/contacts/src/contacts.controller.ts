@@ -10,7 +10,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
-import { pageMeta, validationException } from '@switchboard/core';
+import { KnownQueryParameters, pageMeta, validationException } from '@switchboard/core';
 import type { FastifyRequest } from 'fastify';
 import type { Contact } from './contact.entity';
 import { CONTACT_CREATED, CONTACT_EXISTS, ContactsService, ContactWithGroups } from './contacts.service';
@@ -25,6 +25,7 @@ import {
   newContactOf,
   UPDATABLE_CONTACT_FIELDS,
   UpdateContactBody,
+  ValidationErrorResponse,
 } from './dto/contact.dto';
 import { ParseIdPipe } from './dto/validators';
 
@@ -89,13 +90,26 @@ export class ContactsController {
   }
 
   @Get('v2/contacts')
-  @ApiOperation({ summary: 'List contacts, newest first; search by name, number or email; exact phone lookup' })
+  @KnownQueryParameters(ListContactsQuery)
+  @ApiOperation({
+    summary:
+      'List contacts, newest first; search by name, number or email; exact phone lookup; members of a group (group_id)',
+    description: 'An unknown query parameter is a 400 naming it (a mistyped filter never lists everything).',
+  })
   @ApiOkResponse({ type: ContactListResponse })
   @ApiBadRequestResponse({
-    description: 'a query parameter at fault (e.g. pageSize above 100), named in errors[].field',
+    type: ValidationErrorResponse,
+    description: 'a query parameter at fault (e.g. pageSize above 100, or an unknown one), named in errors[].field',
+  })
+  @ApiNotFoundResponse({
+    type: MessageResponse,
+    description: '`Contact group not found` (group_id of no group of yours)',
   })
   async list(@AccountId() accountId: string, @Query() query: ListContactsQuery) {
-    const { contacts, total } = await this.contacts.listContacts(accountId, query);
+    const { contacts, total } = await this.contacts.listContacts(accountId, {
+      ...query,
+      groupId: query.group_id ? String(query.group_id) : null,
+    });
     return { success: true, data: { contacts: contacts.map(contactListItem), ...pageMeta(query, total) } };
   }
 

@@ -24,6 +24,16 @@ export interface NewContact {
   linkedinUrl?: string | null;
 }
 
+/** A row of a contact import, normalised (number as digits), for ContactsService.importContacts. */
+export interface ImportedContact {
+  number: string;
+  name: string | null;
+  email: string | null;
+  custom: Record<string, string> | null;
+}
+
+export type ImportOutcome = 'created' | 'updated' | 'skipped' | 'blocked';
+
 export type ContactChanges = Partial<Omit<NewContact, 'contactNumber'>> & { isBlocked?: boolean };
 
 export interface ContactWithGroups extends Contact {
@@ -39,6 +49,8 @@ export interface ContactSearch extends PageRequest {
   search?: string | null;
   /** Exact number, any accepted format (normalised here). */
   phone?: string | null;
+  /** Only members of this group (the caller checks that it is the account's: see listContacts). */
+  groupId?: string | null;
 }
 
 const CONTACT_FIELDS: Array<[keyof Contact, string]> = [
@@ -310,9 +322,25 @@ export class ContactsService {
     groupIds: string[],
     afterContactId: string,
     limit: number,
-  ): Promise<Array<{ id: string; contactNumber: string; isBlocked: boolean }>> {
-    const rows: Array<{ id: string; contact_number: string; is_blocked: boolean }> = await db.query(
-      `SELECT c.id, COALESCE(c.contact_number, c.whatsapp_user_id) AS contact_number, c.is_blocked
+  ): Promise<
+    Array<{
+      id: string;
+      contactNumber: string;
+      isBlocked: boolean;
+      name: string | null;
+      email: string | null;
+      customFields: Record<string, unknown>;
+    }>
+  > {
+    const rows: Array<{
+      id: string;
+      contact_number: string;
+      is_blocked: boolean;
+      name: string | null;
+      email: string | null;
+      custom_fields: Record<string, unknown>;
+    }> = await db.query(
+      `SELECT c.id, COALESCE(c.contact_number, c.whatsapp_user_id) AS contact_number, c.is_blocked, c.name, c.email, c.custom_fields
          FROM contacts c
         WHERE c.account_id = $1 AND c.id > $2
           AND EXISTS (SELECT 1 FROM contact_group_members m WHERE m.contact_id = c.id AND m.group_id = ANY($3::bigint[]))
@@ -320,7 +348,49 @@ export class ContactsService {
         LIMIT $4`,
       [accountId, afterContactId, groupIds, limit],
     );
-    return rows.map((r) => ({ id: String(r.id), contactNumber: r.contact_number, isBlocked: r.is_blocked }));
+    return rows.map((r) => ({
+      id: String(r.id),
+      contactNumber: r.contact_number,
+      isBlocked: r.is_blocked,
+      name: r.name,
+      email: r.email,
+      customFields: r.custom_fields ?? {},
+    }));
+  }
+
+  /** How many distinct contacts the groups hold, and how many of them are blocked (a campaign's audience). */
+  async groupAudienceCount(accountId: string, groupIds: string[]): Promise<{ contacts: number; blocked: number }> {
+    if (!groupIds.length) return { contacts: 0, blocked: 0 };
+    const [row] = await this.contacts.query(
+      `SELECT count(*) FILTER (WHERE NOT c.is_blocked)::int AS contacts, count(*) FILTER (WHERE c.is_blocked)::int AS blocked
+         FROM contacts c
+        WHERE c.account_id = $1
+          AND EXISTS (SELECT 1 FROM contact_group_members m WHERE m.contact_id = c.id AND m.group_id = ANY($2::bigint[]))`,
+      [accountId, groupIds],
+    );
+    return { contacts: row.contacts, blocked: row.blocked };
+  }
+
+  /** Ids of the account's contacts in any of the groups (the inbox's scope). */
+  async contactIdsInGroups(accountId: string, groupIds: string[]): Promise<string[]> {
+    if (!groupIds.length) return [];
+    const rows: Array<{ contact_id: string }> = await this.groups.query(
+      `SELECT DISTINCT m.contact_id FROM contact_group_members m JOIN contact_groups g ON g.id = m.group_id
+        WHERE g.account_id = $1 AND m.group_id = ANY($2::bigint[])`,
+      [accountId, groupIds],
+    );
+    return rows.map((r) => String(r.contact_id));
+  }
+
+  /** Ids of the account's contacts whose name or number contains `search` (the inbox's search), at most `limit`. */
+  async idsMatching(accountId: string, search: string, limit: number): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.contacts.query(
+      `SELECT id FROM contacts WHERE account_id = $1
+          AND (strpos(lower(COALESCE(name, '')), lower($2)) > 0 OR strpos(COALESCE(contact_number, ''), $2) > 0)
+        ORDER BY id DESC LIMIT $3`,
+      [accountId, search, limit],
+    );
+    return rows.map((r) => String(r.id));
   }
 
   /** The account's contacts with these ids, by id (others' ids are left out). */
@@ -347,8 +417,12 @@ export class ContactsService {
     return new Map(rows.map((r) => [String(r.id), { contactNumber: r.contact_number, isBlocked: r.is_blocked }]));
   }
 
-  /** GET /v2/contacts: newest first, filtered by `search` (substring of name, number or email) and `phone` (exact). */
+  /**
+   * GET /v2/contacts: newest first, filtered by `search` (substring of name, number or email), `phone` (exact) and
+   * `groupId` (members of that group: 404 `Contact group not found` when it is not the account's).
+   */
   async listContacts(accountId: string, query: ContactSearch): Promise<{ contacts: Contact[]; total: number }> {
+    if (query.groupId) await this.getGroup(accountId, query.groupId);
     const plan = contactListSql(accountId, query);
     if (plan.kind === 'combined') {
       const rows: Array<Record<string, unknown>> = await this.contacts.query(plan.sql, plan.params);
@@ -435,6 +509,78 @@ export class ContactsService {
       if (existing[0]) return { contact: toContact(existing[0]), created: false };
     }
     throw new ConflictException({ message: 'The contact changed while it was being created; try again' });
+  }
+
+  // ---------------------------------------------------------------- bulk import (one statement per batch)
+
+  /**
+   * For contact imports: creates the new numbers, and with `existing: 'update'` sets name / email (when given) and merges
+   * custom fields of the existing ones (blocked contacts are never changed); new and existing unblocked contacts join
+   * `groupIds`. One multi-row statement for the whole batch (numbers already normalised and unique), inside the caller's
+   * transaction. Returns what happened to each number: created, updated, skipped (existing, nothing changed) or blocked.
+   */
+  async importContacts(
+    tx: EntityManager,
+    accountId: string,
+    rows: ImportedContact[],
+    options: { groupIds: string[]; existing: 'skip' | 'update' },
+  ): Promise<Map<string, ImportOutcome>> {
+    const out = new Map<string, ImportOutcome>();
+    if (options.groupIds.length) {
+      // KEY SHARE: a group deleted meanwhile waits for this batch instead of breaking its membership insert.
+      const found: Array<{ id: string }> = await tx.query(
+        `SELECT id FROM contact_groups WHERE account_id = $1 AND id = ANY($2::bigint[]) FOR KEY SHARE`,
+        [accountId, options.groupIds],
+      );
+      if (found.length !== options.groupIds.length) throw new NotFoundException({ message: GROUP_NOT_FOUND });
+    }
+    let todo = rows;
+    for (let attempt = 0; attempt < 3 && todo.length; attempt++) {
+      const result: Array<{ number: string; outcome: ImportOutcome | 'retry' }> = await tx.query(
+        `WITH input AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[]) AS x(number, name, email, custom)),
+              existing AS (SELECT c.id, c.contact_number, c.is_blocked FROM contacts c
+                            WHERE c.account_id = $1 AND c.contact_number = ANY($2::text[])),
+              inserted AS (INSERT INTO contacts (account_id, contact_number, name, email, custom_fields)
+                           SELECT $1, i.number, i.name, i.email, COALESCE(i.custom, '{}') FROM input i
+                            WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.contact_number = i.number)
+                           ON CONFLICT (account_id, contact_number) DO NOTHING
+                           RETURNING id, contact_number),
+              updated AS (UPDATE contacts c
+                             SET name = COALESCE(i.name, c.name), email = COALESCE(i.email, c.email),
+                                 custom_fields = c.custom_fields || COALESCE(i.custom, '{}'), updated_at = now()
+                            FROM input i JOIN existing e ON e.contact_number = i.number
+                           WHERE $6::boolean AND c.id = e.id AND NOT e.is_blocked
+                             AND (c.name IS DISTINCT FROM COALESCE(i.name, c.name) OR c.email IS DISTINCT FROM COALESCE(i.email, c.email)
+                                  OR NOT c.custom_fields @> COALESCE(i.custom, '{}'))
+                          RETURNING c.id),
+              members AS (INSERT INTO contact_group_members (group_id, contact_id)
+                          SELECT g, t.id FROM unnest($7::bigint[]) AS g
+                           CROSS JOIN (SELECT id FROM inserted UNION ALL SELECT id FROM existing WHERE NOT is_blocked) t
+                          ON CONFLICT DO NOTHING)
+         SELECT i.number,
+                CASE WHEN ins.id IS NOT NULL THEN 'created' WHEN e.is_blocked THEN 'blocked'
+                     WHEN u.id IS NOT NULL THEN 'updated' WHEN e.id IS NOT NULL THEN 'skipped' ELSE 'retry' END AS outcome
+           FROM input i
+           LEFT JOIN inserted ins ON ins.contact_number = i.number
+           LEFT JOIN existing e ON e.contact_number = i.number
+           LEFT JOIN updated u ON u.id = e.id`,
+        [
+          accountId,
+          todo.map((r) => r.number),
+          todo.map((r) => r.name),
+          todo.map((r) => r.email),
+          todo.map((r) => (r.custom ? JSON.stringify(r.custom) : null)),
+          options.existing === 'update',
+          options.groupIds,
+        ],
+      );
+      for (const r of result) if (r.outcome !== 'retry') out.set(r.number, r.outcome);
+      // a number created by a concurrent transaction after this statement's snapshot: the next statement sees it
+      todo = todo.filter((r) => !out.has(r.number));
+    }
+    if (todo.length)
+      throw new ConflictException({ message: 'Contacts changed while the import batch was applied; try again' });
+    return out;
   }
 
   // ---------------------------------------------------------------- groups
@@ -525,6 +671,35 @@ export class ContactsService {
     });
   }
 
+  /** PATCH /v2/contact-groups/{id}: renames the group; 404 when it is not the account's, 409 when the name is taken. */
+  async renameGroup(accountId: string, groupId: string, name: string): Promise<ContactGroupWithCount> {
+    const [rows] = (await this.groups
+      .query(
+        `UPDATE contact_groups g SET name = $3
+        WHERE g.account_id = $1 AND g.id = $2
+          AND NOT EXISTS (SELECT 1 FROM contact_groups o WHERE o.account_id = $1 AND lower(o.name) = lower($3) AND o.id <> $2)
+        RETURNING g.id`,
+        [accountId, groupId, name],
+      )
+      .catch((error: { code?: string }) => {
+        if (error.code === '23505') return [[], 0]; // a concurrent create or rename took the name first
+        throw error;
+      })) as [Array<{ id: string }>, number];
+    if (!rows.length) {
+      const group = await this.getGroup(accountId, groupId); // 404 for an unknown group
+      const [taken] = await this.groups.query(
+        `SELECT id FROM contact_groups WHERE account_id = $1 AND lower(name) = lower($2) AND id <> $3`,
+        [accountId, name, groupId],
+      );
+      if (!taken) return group; // renamed to its own name, or the other group went away meanwhile
+      throw new ConflictException({
+        message: `A contact group named "${name}" already exists`,
+        group_id: Number(taken.id),
+      });
+    }
+    return this.getGroup(accountId, groupId);
+  }
+
   /** Deletes the group and its memberships; the contacts stay. 404 when it is not the account's. */
   async deleteGroup(accountId: string, groupId: string): Promise<void> {
     const [, deleted] = await this.groups.query(`DELETE FROM contact_groups WHERE account_id = $1 AND id = $2`, [
@@ -570,6 +745,12 @@ export function contactListSql(accountId: string, query: ContactSearch): Contact
     params.push(digits);
     where.push(`contact_number = $${params.length}`);
   }
+  if (query.groupId) {
+    params.push(query.groupId);
+    where.push(
+      `EXISTS (SELECT 1 FROM contact_group_members m WHERE m.contact_id = contacts.id AND m.group_id = $${params.length})`,
+    );
+  }
   if (query.search) {
     params.push(`%${escapeLike(query.search)}%`);
     const text = `$${params.length}`;
@@ -587,7 +768,7 @@ export function contactListSql(accountId: string, query: ContactSearch): Contact
   const filter = where.join(' AND ');
   const limit = `LIMIT $${params.length + 1} OFFSET $${params.length + 2}`;
   const pageParams = [...params, query.pageSize, pageOffset(query)];
-  if (query.phone) {
+  if (query.phone || (query.groupId && !query.search)) {
     return {
       kind: 'separate',
       pageSql: `SELECT ${contactColumns()} FROM contacts WHERE ${filter} ORDER BY created_at DESC, id DESC ${limit}`,

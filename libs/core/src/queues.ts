@@ -7,6 +7,8 @@ export const QUEUES = {
   bulkSends: 'bulk-sends',
   callbacks: 'callbacks',
   campaigns: 'campaigns',
+  /** bulk contact imports (CSV / XLSX), one job per import */
+  contactImports: 'contact-imports',
   automations: 'automations',
   /** periodic sweeps as BullMQ job schedulers: one run per period across all worker processes */
   sweeps: 'sweeps',

@@ -12,5 +12,7 @@ export * from './sending/template-payload';
 export * from './sending/messages.service';
 export * from './conversations/conversations.controller';
 export * from './sending/send-activities.service';
-export { SendExecutor, IN_DOUBT_WAIT_MS } from './sending/send.processor';
+export { SendExecutor, IN_DOUBT_GIVE_UP_MS } from './sending/send.processor';
 export { validateSessionBody, validateTemplateItem } from './sending/send-requests';
+export * from './inbox/inbox-conversations';
+export * from './inbox/inbox-events';

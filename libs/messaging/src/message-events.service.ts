@@ -17,6 +17,9 @@ export interface AppliedStatus {
   callbackUrl?: string | null;
   callbackEvents?: string[];
   recipient?: string;
+  /** the conversation it belongs to (for the inbox's live events) */
+  contactId?: string | null;
+  phoneNumberId?: string;
 }
 
 export interface RecordedInbound {
@@ -101,6 +104,8 @@ export class MessageEventsService {
       callback_url: string | null;
       callback_events: string[];
       recipient: string;
+      contact_id: string | null;
+      phone_number_id: string;
     } & Record<string, boolean>;
     // TypeORM answers an UPDATE ... RETURNING with [rows, affected]
     const [rows] = (await tx.query(
@@ -129,7 +134,7 @@ export class MessageEventsService {
          updated_at = now()
        FROM folded f JOIN previous p ON p.wamid = f.wamid
        WHERE m.id = p.id
-       RETURNING m.id, m.wamid, m.account_id, m.callback_url, m.callback_events, m.recipient,
+       RETURNING m.id, m.wamid, m.account_id, m.callback_url, m.callback_events, m.recipient, m.contact_id, m.phone_number_id,
                  p.sent_at IS NULL AS sent, p.delivered_at IS NULL AS delivered, p.read_at IS NULL AS read, p.failed_at IS NULL AS failed`,
       [
         events.map((e) => e.wamid),
@@ -156,6 +161,8 @@ export class MessageEventsService {
         callbackUrl: row.callback_url,
         callbackEvents: row.callback_events,
         recipient: row.recipient,
+        contactId: row.contact_id === null ? null : String(row.contact_id),
+        phoneNumberId: String(row.phone_number_id),
       };
     });
     await recordWebhookEvents(

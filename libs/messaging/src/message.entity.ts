@@ -66,6 +66,14 @@ export class Message {
   @Column({ name: 'send_job', type: 'text', nullable: true })
   sendJob: string | null;
 
+  /** Outbound: the fencing token of its sends, bumped by each claim right before a platform call. */
+  @Column({ name: 'send_claim', type: 'int', default: 0 })
+  sendClaim: number;
+
+  /** Outbound: when it was last claimed for a platform call (null: never, or released after a definite refusal). */
+  @Column({ name: 'claimed_at', type: 'timestamptz', nullable: true })
+  claimedAt: Date | null;
+
   /** Outbound: platform calls made for it (retries included). */
   @Column({ type: 'int', default: 0 })
   attempts: number;

@@ -9,6 +9,8 @@ import { CallbackProcessor } from './callbacks/callback.processor';
 import { CallbacksService } from './callbacks/callbacks.service';
 import { ConversationsController, ConversationsService } from './conversations/conversations.controller';
 import { InboundMessages } from './inbound-messages';
+import { InboxConversations } from './inbox/inbox-conversations';
+import { InboxEvents } from './inbox/inbox-events';
 import { Message } from './message.entity';
 import { MessageEventsService } from './message-events.service';
 import { PlatformWebhookEvent } from './platform-webhooks/platform-webhook-event.entity';
@@ -29,6 +31,8 @@ const services = [
   MessagesService,
   SendActivitiesService,
   InboundMessages,
+  InboxConversations,
+  InboxEvents,
 ];
 const entities = TypeOrmModule.forFeature([Message, PlatformWebhookEvent]);
 const queues = BullModule.registerQueue(

@@ -1,4 +1,4 @@
-export * from './components';
+export * from './template-rules';
 export * from './template.entity';
 export * from './templates.dto';
 export * from './templates.module';

@@ -1,11 +1,15 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import type { TemplateComponent } from '@switchboard/whatsapp';
-import type { ButtonInfo, CarouselCardInfo, HeaderType } from './components';
+import {
+  TEMPLATE_CATEGORIES,
+  TEMPLATE_STATUSES,
+  type ButtonInfo,
+  type CarouselCardInfo,
+  type HeaderType,
+} from './template-rules';
 
 /** SPEC's three states, plus the platform's PAUSED and DISABLED (kept as such: neither can be sent). */
-export const TEMPLATE_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'PAUSED', 'DISABLED'] as const;
 export type TemplateStatusValue = (typeof TEMPLATE_STATUSES)[number];
-export const TEMPLATE_CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'] as const;
 export type TemplateCategoryValue = (typeof TEMPLATE_CATEGORIES)[number];
 
 /** A message template of an account (SPEC §2 Template), submitted for review through one connected number's WABA. */

@@ -1,9 +1,30 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  type MessageEvent,
+  Param,
+  Post,
+  Put,
+  Query,
+  Sse,
+} from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { isStreamId, KnownQueryParameters, LiveEvents } from '@switchboard/core';
+import type { Observable } from 'rxjs';
+import { templateEventStream } from './template-event-stream';
 import { AccountId, RequireGrant } from '@switchboard/auth';
 import { Template } from './template.entity';
-import { CreateTemplateBody, ListTemplatesQuery, TemplateNameQuery, UpdateTemplateBody } from './templates.dto';
-import { TemplatesService } from './templates.service';
+import {
+  CreateTemplateBody,
+  ListTemplatesQuery,
+  TemplateEventsQuery,
+  TemplateNameQuery,
+  UpdateTemplateBody,
+} from './templates.dto';
+import { templateEventsTopic, TemplatesService } from './templates.service';
 
 /** GET /v2/templates item (SPEC §4) */
 export function templateSummary(t: Template) {
@@ -16,12 +37,24 @@ export function templateSummary(t: Template) {
   };
 }
 
+/** GET /v2/templates item: the SPEC fields, plus why it cannot be sent (REJECTED / PAUSED / DISABLED) and when it changed. */
+export function templateListItem(t: Template) {
+  return {
+    ...templateSummary(t),
+    rejected_reason: sendBlockedReason(t),
+    updated_at: t.updatedAt.toISOString(),
+  };
+}
+
+function sendBlockedReason(t: Template): string | null {
+  return t.status === 'REJECTED' || t.status === 'PAUSED' || t.status === 'DISABLED' ? t.rejectedReason : null;
+}
+
 /** The template as the detail, create, update and get-templates endpoints answer it. */
 export function templateDetail(t: Template, messagingPhoneId: string | undefined) {
   return {
     ...templateSummary(t),
-    rejected_reason:
-      t.status === 'REJECTED' || t.status === 'PAUSED' || t.status === 'DISABLED' ? t.rejectedReason : null,
+    rejected_reason: sendBlockedReason(t),
     ...(t.platformStatus ? { platform_status: t.platformStatus } : {}),
     ...(t.previousCategory ? { previous_category: t.previousCategory } : {}),
     messagingPhoneId: messagingPhoneId ?? null,
@@ -39,7 +72,27 @@ export function templateDetail(t: Template, messagingPhoneId: string | undefined
 @RequireGrant('/templates')
 @Controller()
 export class TemplatesController {
-  constructor(private readonly templates: TemplatesService) {}
+  constructor(
+    private readonly templates: TemplatesService,
+    private readonly live: LiveEvents,
+  ) {}
+
+  @Sse('v2/template-events')
+  @ApiOperation({
+    summary: "Server-Sent Events: every status change of the account's templates (event template.status)",
+    description:
+      'Published when a change commits (review webhook, sync, status check, edit). Reconnect with Last-Event-ID to get ' +
+      "what was missed; a ping event every 15 s. Only the caller's account (docs/templates.md).",
+  })
+  @KnownQueryParameters(TemplateEventsQuery)
+  events(
+    @AccountId() accountId: string,
+    @Query() query: TemplateEventsQuery,
+    @Headers('last-event-id') lastEventIdHeader?: string,
+  ): Observable<MessageEvent> {
+    const header = lastEventIdHeader && isStreamId(lastEventIdHeader) ? lastEventIdHeader : undefined;
+    return templateEventStream(this.live, templateEventsTopic(accountId), header ?? query.lastEventId);
+  }
 
   @Post('templates/create')
   @HttpCode(200)
@@ -55,10 +108,13 @@ export class TemplatesController {
   }
 
   @Get('v2/templates')
-  @ApiOperation({ summary: 'Templates of the account, newest first, paginated (pageSize default 50, max 100)' })
+  @ApiOperation({
+    summary:
+      'Templates of the account, newest first, paginated (pageSize default 50, max 100); each with rejected_reason and updated_at',
+  })
   async list(@AccountId() accountId: string, @Query() query: ListTemplatesQuery) {
     const { templates, page, pageSize, total } = await this.templates.list(accountId, query);
-    return { success: true, data: { templates: templates.map(templateSummary), page, pageSize, total } };
+    return { success: true, data: { templates: templates.map(templateListItem), page, pageSize, total } };
   }
 
   @Get('templates/get-templates')

@@ -2,11 +2,17 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIntInRange } from '@switchboard/core';
 import { IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { TEMPLATE_CATEGORIES, TEMPLATE_STATUSES } from './template.entity';
+import {
+  CATEGORY_MESSAGE,
+  LANGUAGE_CODE,
+  LANGUAGE_CODE_MESSAGE,
+  TEMPLATE_CATEGORIES,
+  TEMPLATE_NAME,
+  TEMPLATE_NAME_MESSAGE,
+  TEMPLATE_STATUSES,
+} from './template-rules';
 
-export const TEMPLATE_NAME = /^[a-z0-9_]{1,512}$/;
-/** `en`, `en_US`, `zh_HK`, `fil`, `es_419`-style codes as Meta lists them */
-export const LANGUAGE_CODE = /^[a-z]{2,3}(_[A-Z]{2}|_[0-9]{3})?$/;
+// The patterns and messages are the shared template rules (template-rules.ts), which the console applies too.
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 50;
 /** keeps OFFSET a plain integer */
@@ -18,16 +24,16 @@ export class CreateTemplateBody {
     description: 'lowercase letters, digits and underscores; unique within the account',
   })
   @IsString({ message: 'template_name is required (string)' })
-  @Matches(TEMPLATE_NAME, { message: 'template_name must be 1 to 512 lowercase letters, digits or underscores' })
+  @Matches(TEMPLATE_NAME, { message: TEMPLATE_NAME_MESSAGE })
   template_name: string;
 
   @ApiProperty({ enum: TEMPLATE_CATEGORIES })
-  @IsIn(TEMPLATE_CATEGORIES, { message: `category must be one of ${TEMPLATE_CATEGORIES.join(', ')}` })
+  @IsIn(TEMPLATE_CATEGORIES, { message: CATEGORY_MESSAGE })
   category: (typeof TEMPLATE_CATEGORIES)[number];
 
   @ApiProperty({ example: 'en_US' })
   @IsString({ message: 'language is required (string)' })
-  @Matches(LANGUAGE_CODE, { message: 'language must be a language code such as en or en_US' })
+  @Matches(LANGUAGE_CODE, { message: LANGUAGE_CODE_MESSAGE })
   language: string;
 
   @ApiProperty({ description: 'the number the template belongs to (GET /account/get)' })
@@ -57,7 +63,7 @@ export class UpdateTemplateBody {
 
   @ApiPropertyOptional({ enum: TEMPLATE_CATEGORIES })
   @IsOptional()
-  @IsIn(TEMPLATE_CATEGORIES, { message: `category must be one of ${TEMPLATE_CATEGORIES.join(', ')}` })
+  @IsIn(TEMPLATE_CATEGORIES, { message: CATEGORY_MESSAGE })
   category?: (typeof TEMPLATE_CATEGORIES)[number];
 }
 
@@ -92,4 +98,14 @@ export class ListTemplatesQuery {
   @Type(() => Number)
   @IsIntInRange(1, MAX_PAGE_SIZE)
   pageSize?: number;
+}
+
+/**
+ * GET /v2/template-events: no parameters but `lastEventId` (for clients that cannot send the Last-Event-ID header; the
+ * header is the documented way, so it is not in OpenAPI). Anything else is a 400 (KnownQueryParameters).
+ */
+export class TemplateEventsQuery {
+  @IsOptional()
+  @Matches(/^\d{1,20}-\d{1,20}$/, { message: 'lastEventId must be an event id such as 1764061200000-0' })
+  lastEventId?: string;
 }

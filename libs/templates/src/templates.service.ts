@@ -6,10 +6,11 @@ import {
   Injectable,
   Logger,
   NotFoundException,
+  Optional,
 } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
-import { validationException } from '@switchboard/core';
+import { LiveEvents, validationException } from '@switchboard/core';
 import {
   CloudApiClient,
   CloudApiError,
@@ -23,8 +24,8 @@ import {
 import { recordWebhookEvent } from '@switchboard/webhooks';
 import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { compileComponents, CompiledTemplate } from './components';
-import { Template, TemplateCategoryValue, TemplateStatusValue, TEMPLATE_CATEGORIES } from './template.entity';
+import { compileComponents, CompiledTemplate, TEMPLATE_CATEGORIES } from './template-rules';
+import { Template, TemplateCategoryValue, TemplateStatusValue } from './template.entity';
 import { CreateTemplateBody, DEFAULT_PAGE_SIZE, ListTemplatesQuery, UpdateTemplateBody } from './templates.dto';
 
 /** SPEC §7: create answers 200 with `data` a string in these two cases (nothing is submitted to the platform). */
@@ -59,6 +60,21 @@ export interface StatusChange {
   status: TemplateStatusValue;
   rejectedReason: string | null;
   platformStatus: string | null;
+}
+
+/** The live events of an account's templates (libs/core LiveEvents), streamed by `GET /v2/template-events`. */
+export const templateEventsTopic = (accountId: string) => `templates:${accountId}`;
+export const TEMPLATE_STATUS_EVENT = 'template.status';
+export type TemplateStatusSource = 'webhook' | 'sync' | 'status' | 'edit';
+/** The data of a `template.status` event. */
+export interface TemplateStatusLiveEvent {
+  template_name: string;
+  language: string;
+  status: TemplateStatusValue;
+  previous_status: TemplateStatusValue;
+  rejected_reason: string | null;
+  platform_status: string | null;
+  source: TemplateStatusSource;
 }
 
 export type FindForSendResult = { ok: true; template: Template } | { ok: false; reason: string };
@@ -148,6 +164,8 @@ export class TemplatesService {
     @InjectRepository(Template) private readonly templates: Repository<Template>,
     private readonly accounts: AccountsService,
     private readonly dataSource: DataSource,
+    // every API and worker process has it (LiveEventsModule is global); optional for processes that publish nothing
+    @Optional() private readonly live?: LiveEvents,
   ) {}
 
   // ------------------------------------------------------------------ create
@@ -357,10 +375,26 @@ export class TemplatesService {
     }
     if (compiled) Object.assign(row, this.compiledColumns(body.components!, compiled));
     if (body.category) row.category = body.category as TemplateCategoryValue;
+    const before = { status: row.status, rejectedReason: row.rejectedReason, platformStatus: row.platformStatus };
     row.status = 'PENDING';
     row.rejectedReason = null;
     row.platformStatus = null;
-    return this.templates.save(row);
+    const saved = await this.templates.save(row);
+    if (before.status !== 'PENDING' || before.platformStatus)
+      await this.publishStatus(
+        {
+          accountId: row.accountId,
+          templateId: row.id,
+          name: row.name,
+          language: row.language,
+          previousStatus: before.status,
+          status: 'PENDING',
+          rejectedReason: null,
+          platformStatus: null,
+        },
+        'edit',
+      );
+    return saved;
   }
 
   // ------------------------------------------------------------------ for the webhook processor and messaging
@@ -491,6 +525,30 @@ export class TemplatesService {
 
   /** Moves one template to `mapped` and records the account event, atomically; null when nothing changed. */
   private async transition(
+    id: string,
+    mapped: MappedStatus,
+    source: 'webhook' | 'sync' | 'status',
+  ): Promise<StatusChange | null> {
+    const change = await this.recordTransition(id, mapped, source);
+    if (change) await this.publishStatus(change, source);
+    return change;
+  }
+
+  /** The change as the account's live template events (`GET /v2/template-events`), after it committed. */
+  private async publishStatus(change: StatusChange, source: TemplateStatusSource): Promise<void> {
+    const event: TemplateStatusLiveEvent = {
+      template_name: change.name,
+      language: change.language,
+      status: change.status,
+      previous_status: change.previousStatus,
+      rejected_reason: change.rejectedReason,
+      platform_status: change.platformStatus,
+      source,
+    };
+    await this.live?.publishQuietly(templateEventsTopic(change.accountId), TEMPLATE_STATUS_EVENT, event);
+  }
+
+  private async recordTransition(
     id: string,
     mapped: MappedStatus,
     source: 'webhook' | 'sync' | 'status',

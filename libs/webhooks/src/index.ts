@@ -7,3 +7,4 @@ export * from './webhook-endpoints.service';
 export * from './webhook-delivery.worker';
 export * from './payloads';
 export * from './body-limit';
+export * from './reseal-secrets';

@@ -73,7 +73,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     @InjectDataSource() private readonly db: DataSource,
     private readonly config: AppConfig,
   ) {
-    this.secretBox = new SecretBox(config.ENCRYPTION_KEY);
+    this.secretBox = SecretBox.fromConfig(config);
     this.schedule = parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE);
   }
 

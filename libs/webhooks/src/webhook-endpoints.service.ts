@@ -80,7 +80,7 @@ export class WebhookEndpointsService {
     @InjectDataSource() private readonly db: DataSource,
     private readonly config: AppConfig,
   ) {
-    this.secretBox = new SecretBox(config.ENCRYPTION_KEY);
+    this.secretBox = SecretBox.fromConfig(config);
   }
 
   async create(accountId: string, body: CreateWebhookEndpointDto): Promise<WebhookEndpointView & { secret: string }> {

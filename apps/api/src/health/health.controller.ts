@@ -4,7 +4,7 @@ import { SkipThrottle } from '@nestjs/throttler';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '@switchboard/auth';
 import { AUTOMATION_DRIVER, type AutomationDriver } from '@switchboard/automations';
-import { REDIS } from '@switchboard/core';
+import { aliveWorkers, AppConfig, REDIS } from '@switchboard/core';
 import type Redis from 'ioredis';
 
 @ApiTags('Health')
@@ -18,6 +18,7 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(AUTOMATION_DRIVER) private readonly automations: AutomationDriver,
+    private readonly config: AppConfig,
   ) {}
 
   @Get()
@@ -28,9 +29,13 @@ export class HealthController {
 
   @Get('ready')
   @HealthCheck()
-  @ApiOperation({ summary: 'Readiness: PostgreSQL, Redis and the workflow engine driver' })
-  ready() {
-    return this.health.check([
+  @ApiOperation({
+    summary:
+      'Readiness: PostgreSQL, Redis and the workflow engine driver (503 when one is down); status "degraded" (still 200) when no worker process has a heartbeat: requests are served, background work waits',
+  })
+  async ready() {
+    let workers = 0;
+    const result = await this.health.check([
       () => this.db.pingCheck('postgres', { timeout: 2000 }),
       async () => {
         const redis = this.indicators.check('redis');
@@ -50,6 +55,14 @@ export class HealthController {
           ? engine.up({ driver, ...(workers === undefined ? {} : { workers }) })
           : engine.down({ driver, message });
       },
+      async () => {
+        // Worker processes write a heartbeat every 5 s (WorkerHeartbeat); none: sends, webhooks and runs wait.
+        workers = await aliveWorkers(this.redis, this.config.REDIS_PREFIX);
+        return this.indicators.check('worker').up({ workers });
+      },
     ]);
+    return workers > 0
+      ? result
+      : { ...result, status: 'degraded', message: 'no worker process has written a heartbeat in the last 20 s' };
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
 import { AppConfig, PeriodicSweeps, QUEUES } from '@switchboard/core';
 import { Worker, type Job } from 'bullmq';
 import {
@@ -20,7 +20,7 @@ export const RECOVERY_INTERVAL_MS = 60_000;
  * recovery sweep at start and every minute (a BullMQ job scheduler: once per minute across all worker processes), then processes start-run, resume-run and timer-fired jobs.
  */
 @Injectable()
-export class AutomationsWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+export class AutomationsWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('AutomationsWorker');
   private worker?: Worker;
 
@@ -55,7 +55,7 @@ export class AutomationsWorker implements OnApplicationBootstrap, OnApplicationS
     await this.sweeps.register('automation-recovery', RECOVERY_INTERVAL_MS, () => this.sweep(false));
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     await this.worker?.close();
   }
 

@@ -14,6 +14,7 @@ import {
   AUTOMATION_ACTIVITIES,
   type AutomationActivities,
 } from '../activities/activities';
+import { annotateHistory, type AnnotatedHistoryEntry } from '../run-history';
 import { recordRunFailedEvent, RUN_ROW_SET, runRowValues } from '../run-row';
 import { RunEvents } from '../run-events';
 
@@ -142,7 +143,7 @@ export class TemporalActivities implements WorkflowActivities {
   }
 
   async recordRunState(input: RecordRunStateInput): Promise<void> {
-    await this.record(input.runId, input.accountId, input.state);
+    await this.record(input.runId, input.accountId, input.state, input.step);
   }
 
   /**
@@ -150,8 +151,20 @@ export class TemporalActivities implements WorkflowActivities {
    * (a retried or late activity), and a finished run (completed/failed) is never changed again. Columns are
    * derived as for the embedded driver (run-row.ts). Returns whether the row was written. The row always exists (the API writes it before the start).
    */
-  async record(runId: string, accountId: string, state: RunState): Promise<boolean> {
+  async record(
+    runId: string,
+    accountId: string,
+    state: RunState,
+    step?: RecordRunStateInput['step'],
+  ): Promise<boolean> {
     const written = await this.dataSource.transaction(async (tx) => {
+      // The workflow's history entries carry no time or detail: keep those already stored, stamp the new ones
+      const [stored]: Array<{ history: AnnotatedHistoryEntry[] | null }> = await tx.query(
+        `SELECT state->'history' AS history FROM workflow_runs WHERE id = $1 AND account_id = $2 FOR UPDATE`,
+        [runId, accountId],
+      );
+      state = withStoredAnnotations(state, stored?.history ?? []);
+      annotateHistory(state, step?.before ?? null, step?.event ?? null, step?.at ? new Date(step.at) : new Date());
       const [rows]: [
         Array<{
           id: string;
@@ -177,4 +190,17 @@ export class TemporalActivities implements WorkflowActivities {
       this.logger.debug?.({ msg: 'run state not recorded (row ahead, finished or missing)', runId, seq: state.seq });
     return written;
   }
+}
+
+/** A copy of `state` whose history entries take the time and detail of the same entries already stored. */
+function withStoredAnnotations(state: RunState, stored: AnnotatedHistoryEntry[]): RunState {
+  const key = (e: AnnotatedHistoryEntry) => `${e.seq}:${e.nodeId}:${e.type}`;
+  const known = new Map(stored.filter((e) => e.at !== undefined).map((e) => [key(e), e]));
+  const history = (state.history as AnnotatedHistoryEntry[]).map((entry) => {
+    const previous = known.get(key(entry));
+    return previous
+      ? { ...entry, at: previous.at, ...(previous.detail ? { detail: previous.detail } : {}) }
+      : { ...entry };
+  });
+  return { ...state, history };
 }

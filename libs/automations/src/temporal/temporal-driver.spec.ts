@@ -143,7 +143,7 @@ describe('TemporalAutomationWorker', () => {
     expect(service.isRunning).toBe(true);
     expect(driver.recoverPending).toHaveBeenCalled(); // the recovery sweep runs at start
     expect(sweeps.register).toHaveBeenCalledWith('temporal-recovery', 60_000, expect.any(Function)); // then once a minute across workers
-    await service.onApplicationShutdown();
+    await service.beforeApplicationShutdown();
     expect(created.worker.shutdown).toHaveBeenCalled();
     expect(created.connection.close).toHaveBeenCalled();
   });
@@ -164,7 +164,7 @@ describe('TemporalAutomationWorker', () => {
       await jest.advanceTimersByTimeAsync(1_000 + 2_000 + 10);
       expect(attempts).toBe(3);
       expect(created.worker.run).toHaveBeenCalled();
-      await service.onApplicationShutdown();
+      await service.beforeApplicationShutdown();
       expect(created.worker.shutdown).toHaveBeenCalled();
     } finally {
       jest.useRealTimers();
@@ -182,7 +182,7 @@ describe('TemporalAutomationWorker', () => {
     );
     service.factory = factory as never;
     await service.onApplicationBootstrap();
-    await service.onApplicationShutdown();
+    await service.beforeApplicationShutdown();
     expect(factory).not.toHaveBeenCalled();
   });
 });

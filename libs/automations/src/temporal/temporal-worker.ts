@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
 import { AppConfig, PeriodicSweeps } from '@switchboard/core';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
@@ -22,6 +22,8 @@ export type TemporalWorkerFactory = (options: {
   connection?: TemporalConnectionOptions;
   /** Prebuilt workflow bundle (TEMPORAL_WORKFLOW_BUNDLE); default: dist's prebuilt bundle, else bundle at start. */
   workflowBundlePath?: string;
+  /** SIGTERM: how long running activities may take to finish before they are cancelled (SHUTDOWN_TIMEOUT_MS). */
+  shutdownGraceTimeMs?: number;
 }) => Promise<{ worker: Pick<Worker, 'run' | 'shutdown' | 'getState'>; connection: Pick<NativeConnection, 'close'> }>;
 
 export const createTemporalWorker: TemporalWorkerFactory = async ({
@@ -31,6 +33,7 @@ export const createTemporalWorker: TemporalWorkerFactory = async ({
   activities,
   connection: connectionOptions,
   workflowBundlePath,
+  shutdownGraceTimeMs,
 }) => {
   const { NativeConnection, Worker, Runtime, DefaultLogger } = await import('@temporalio/worker');
   try {
@@ -43,7 +46,14 @@ export const createTemporalWorker: TemporalWorkerFactory = async ({
   const workflows = automationWorkflowSource(workflowBundlePath);
   const connection = await NativeConnection.connect(connectionOptions ?? { address });
   try {
-    const worker = await Worker.create({ connection, namespace, taskQueue, activities, ...workflows });
+    const worker = await Worker.create({
+      connection,
+      namespace,
+      taskQueue,
+      activities,
+      ...workflows,
+      ...(shutdownGraceTimeMs !== undefined ? { shutdownGraceTime: shutdownGraceTimeMs } : {}),
+    });
     return { worker, connection };
   } catch (error) {
     await connection.close().catch(() => undefined);
@@ -59,7 +69,7 @@ export const createTemporalWorker: TemporalWorkerFactory = async ({
  * worker (in-flight activities finish) and closes its connection.
  */
 @Injectable()
-export class TemporalAutomationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TemporalAutomationWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('TemporalAutomationWorker');
   private worker?: Pick<Worker, 'run' | 'shutdown' | 'getState'>;
   private connection?: Pick<NativeConnection, 'close'>;
@@ -104,6 +114,7 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
         activities: this.activities.forWorker(),
         connection: temporalConnectionOptions(this.config),
         workflowBundlePath: this.config.TEMPORAL_WORKFLOW_BUNDLE,
+        shutdownGraceTimeMs: this.config.SHUTDOWN_TIMEOUT_MS,
       });
       this.worker = worker;
       this.connection = connection;
@@ -154,7 +165,7 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, OnAppli
     this.connection = undefined;
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.starting?.catch(() => undefined);

@@ -1,7 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PaginationQuery } from '@switchboard/core';
 import { Transform } from 'class-transformer';
-import { IsIdList, IsText } from './validators';
+import { IsOptional } from 'class-validator';
+import { ContactListItem } from './contact.dto';
+import { IsIdList, IsText, trimToNull } from './validators';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
@@ -28,7 +30,23 @@ export class GroupMembersBody {
   contact_ids: number[];
 }
 
+/** PATCH /v2/contact-groups/{id}: the new name (same rules as on creation). */
+export class RenameContactGroupBody extends CreateContactGroupBody {}
+
 export class ListContactGroupsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {}
+
+/** GET /v2/contact-groups/{id}/members: the members, newest contact first, optionally searched like /v2/contacts. */
+export class ListGroupMembersQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {
+  @ApiPropertyOptional({
+    type: String,
+    description: 'case-insensitive substring of the name, number or email',
+    maxLength: 100,
+  })
+  @Transform(trimToNull)
+  @IsOptional()
+  @IsText(100)
+  search?: string | null;
+}
 
 // ---- responses (for Swagger) ----
 
@@ -76,4 +94,17 @@ export class GroupMembersChangeResponse {
 export class MissingContactsResponse {
   @ApiProperty({ example: 'Not all contacts exist in the database for this account.' }) message: string;
   @ApiProperty({ type: 'integer', isArray: true, example: [99] }) missingContacts: number[];
+}
+
+export class GroupMembersData {
+  @ApiProperty({ type: ContactGroupItem }) group: ContactGroupItem;
+  @ApiProperty({ type: [ContactListItem] }) contacts: ContactListItem[];
+  @ApiProperty({ example: 1 }) page: number;
+  @ApiProperty({ example: 20 }) pageSize: number;
+  @ApiProperty({ example: 1, description: 'members matching the query' }) total: number;
+}
+
+export class GroupMembersResponse {
+  @ApiProperty({ example: true }) success: boolean;
+  @ApiProperty({ type: GroupMembersData }) data: GroupMembersData;
 }

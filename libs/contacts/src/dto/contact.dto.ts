@@ -1,9 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { normalizePhone, PaginationQuery } from '@switchboard/core';
+import { IsIntInRange, normalizePhone, PaginationQuery, toStrictInt } from '@switchboard/core';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsOptional, ValidateIf } from 'class-validator';
 import type { NewContact } from '../contacts.service';
-import { IsDateOfBirth, IsEmailAddress, IsIdList, IsPhone, IsText, IsWebUrl, trimToNull } from './validators';
+import { IsDateOfBirth, IsEmailAddress, IsIdList, IsPhone, IsText, IsWebUrl, MAX_ID, trimToNull } from './validators';
 
 /** A JSON number of digits is accepted as a phone number (it has no `+` or formatting to lose). */
 const numberToString = ({ value }: { value: unknown }) => (typeof value === 'number' ? String(value) : value);
@@ -129,6 +129,16 @@ export class ListContactsQuery extends PaginationQuery({ defaultPageSize: 20, ma
   @IsOptional()
   @IsPhone()
   phone?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    example: 3,
+    description: 'only members of this contact group (a group of another account is a 404 `Contact group not found`)',
+  })
+  @Transform(toStrictInt)
+  @IsOptional()
+  @IsIntInRange(1, MAX_ID, { message: 'group_id must be a positive integer' })
+  group_id?: number;
 }
 
 // ---- responses (for Swagger) ----
@@ -194,4 +204,19 @@ export class MissingGroupsResponse {
 
 export class MessageResponse {
   @ApiProperty() message: string;
+}
+
+export class FieldErrorItem {
+  @ApiProperty({ example: 'groupId' }) field: string;
+  @ApiProperty({
+    example: 'unknown query parameter groupId; allowed: group_id, page, pageSize, phone, search',
+  })
+  message: string;
+}
+
+export class ValidationErrorResponse {
+  @ApiProperty({ example: 400 }) statusCode: number;
+  @ApiProperty({ example: 'unknown query parameter groupId; allowed: group_id, page, pageSize, phone, search' })
+  message: string;
+  @ApiProperty({ type: [FieldErrorItem] }) errors: FieldErrorItem[];
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config';
 
 const base = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: 'a'.repeat(64) };
@@ -21,6 +24,38 @@ describe('loadConfig', () => {
       expect((error as Error).message).toContain('PORT:');
       expect((error as Error).message).toContain('DATABASE_URL must be a postgres:// URL');
     }
+  });
+
+  it('HOST defaults to loopback; SHUTDOWN_TIMEOUT_MS to 25 s', () => {
+    expect(loadConfig(base)).toMatchObject({ HOST: '127.0.0.1', SHUTDOWN_TIMEOUT_MS: 25_000 });
+    expect(loadConfig({ ...base, HOST: '0.0.0.0', SHUTDOWN_TIMEOUT_MS: '5000' })).toMatchObject({
+      HOST: '0.0.0.0',
+      SHUTDOWN_TIMEOUT_MS: 5000,
+    });
+    expect(() => loadConfig({ ...base, HOST: 'two words' })).toThrow(/HOST must be an address/);
+  });
+
+  it('reads ENCRYPTION_KEY, ENCRYPTION_KEY_PREVIOUS and JWT_SECRET from *_FILE when unset; an unreadable file is named', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-config-'));
+    writeFileSync(join(dir, 'key'), `${'b'.repeat(64)}\n`);
+    writeFileSync(join(dir, 'old'), 'c'.repeat(64));
+    writeFileSync(join(dir, 'jwt'), 'j'.repeat(40));
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      ENCRYPTION_KEY_FILE: join(dir, 'key'),
+      ENCRYPTION_KEY_PREVIOUS_FILE: join(dir, 'old'),
+      JWT_SECRET_FILE: join(dir, 'jwt'),
+    });
+    expect(config).toMatchObject({ ENCRYPTION_KEY: 'b'.repeat(64), ENCRYPTION_KEY_PREVIOUS: 'c'.repeat(64) });
+    expect(config.JWT_SECRET).toBe('j'.repeat(40));
+    // the variable itself wins over its file
+    expect(loadConfig({ ...base, ENCRYPTION_KEY_FILE: join(dir, 'key') }).ENCRYPTION_KEY).toBe('a'.repeat(64));
+    expect(() => loadConfig({ ...base, ENCRYPTION_KEY: '', ENCRYPTION_KEY_FILE: join(dir, 'nope') })).toThrow(
+      `ENCRYPTION_KEY_FILE: cannot read ${join(dir, 'nope')}`,
+    );
+    expect(() => loadConfig({ ...base, ENCRYPTION_KEY: 'short' })).toThrow(
+      'ENCRYPTION_KEY must be 32 bytes in hex (64 chars) or base64 (44 chars)',
+    );
   });
 
   it('requires JWT_SECRET and ENCRYPTION_KEY in production', () => {

@@ -12,6 +12,7 @@ import {
   MinLength,
   validateSync,
 } from 'class-validator';
+import { readFileSync } from 'node:fs';
 import { loadOrCreateDevSecrets } from './dev-secrets';
 
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
@@ -25,6 +26,8 @@ const toBool = ({ value }: { value: unknown }) =>
         : /^(false|0|no)$/i.test(String(value))
           ? false
           : value;
+/** 32 bytes as 64 hex digits or base64 (44 characters with padding, 43 without; url-safe alphabet accepted). */
+const KEY_PATTERN = /^\s*([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)\s*$/;
 const urlOptions = { require_tld: false, require_protocol: true };
 const TRUST_PROXY_PATTERN =
   /^\s*(false|\d+|(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(\/\d{1,3})?)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(\/\d{1,3})?))*)\s*$/;
@@ -58,6 +61,22 @@ export class AppConfig {
   @Max(65535)
   PORT = 3000;
 
+  /** Address the API listens on: loopback by default; `0.0.0.0` (or `::`) to accept connections from other hosts. */
+  @IsString()
+  @Matches(/^[A-Za-z0-9.:[\]-]+$/, {
+    message: 'HOST must be an address or host name to listen on (e.g. 127.0.0.1, 0.0.0.0)',
+  })
+  HOST = '127.0.0.1';
+
+  /**
+   * SIGTERM: how long a process may take to stop (drain in-flight HTTP requests, let active queue jobs finish, stop the
+   * Temporal worker) before it exits anyway. Jobs still active then are picked up by another worker (or the next start).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  SHUTDOWN_TIMEOUT_MS = 25_000;
+
   @IsOptional()
   @IsUrl(urlOptions)
   APP_URL?: string;
@@ -70,10 +89,32 @@ export class AppConfig {
   @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET: string;
 
-  /** 32 bytes, hex or base64: encrypts platform access tokens at rest. */
+  /**
+   * 32 bytes, hex or base64: encrypts platform access tokens and webhook secrets at rest. Every process of a deployment
+   * needs the same key: set it here or put it in a file named by ENCRYPTION_KEY_FILE (docs/production.md).
+   */
   @IsString()
-  @MinLength(32, { message: 'ENCRYPTION_KEY must be 32 bytes in hex (64 chars) or base64 (44 chars)' })
+  @Matches(KEY_PATTERN, { message: 'ENCRYPTION_KEY must be 32 bytes in hex (64 chars) or base64 (44 chars)' })
   ENCRYPTION_KEY: string;
+
+  /** A file holding ENCRYPTION_KEY (e.g. a Docker or Kubernetes secret); read at start when ENCRYPTION_KEY is unset. */
+  @IsOptional()
+  @IsString()
+  ENCRYPTION_KEY_FILE?: string;
+
+  /**
+   * Key rotation: the key the data was written with before ENCRYPTION_KEY changed. Values still sealed with it are
+   * read until `npm run admin -- rotate-secrets` re-encrypts them with ENCRYPTION_KEY.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(KEY_PATTERN, { message: 'ENCRYPTION_KEY_PREVIOUS must be 32 bytes in hex (64 chars) or base64 (44 chars)' })
+  ENCRYPTION_KEY_PREVIOUS?: string;
+
+  /** A file holding ENCRYPTION_KEY_PREVIOUS. */
+  @IsOptional()
+  @IsString()
+  ENCRYPTION_KEY_PREVIOUS_FILE?: string;
 
   @Transform(toInt)
   @IsInt()
@@ -147,6 +188,12 @@ export class AppConfig {
   @Min(1000)
   RATE_LIMIT_WINDOW_MS = 60_000;
 
+  /** SPEC §8: embedded inbox session exchanges (POST /v1/embed/session) per minute per IP address. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  EMBED_SESSION_RATE_LIMIT_PER_MINUTE = 30;
+
   /** SPEC §8: requests per minute per Client ID at the MCP server (POST /mcp), counted apart from the REST limit. */
   @Transform(toInt)
   @IsInt()
@@ -186,6 +233,15 @@ export class AppConfig {
   @Transform(toBool)
   @IsBoolean({ message: 'ALLOW_PRIVATE_NETWORK_TARGETS must be true or false' })
   ALLOW_PRIVATE_NETWORK_TARGETS = false;
+
+  /**
+   * Backpressure of the inbound workflow webhook: while the oldest run accepted but not started yet has waited longer
+   * than this, the webhook answers 429 with Retry-After (0 = never).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  AUTOMATION_MAX_BACKLOG_MS = 30_000;
 
   /** Largest body accepted by the inbound workflow webhook (the API's global limit, 1 MiB, still applies). */
   @Transform(toInt)
@@ -241,11 +297,39 @@ export class AppConfig {
   @Min(1)
   MAX_BULK_SEND = 1000;
 
+  /** Largest file accepted by POST /v2/contacts/imports (CSV or XLSX); larger is a 413. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  CONTACT_IMPORT_MAX_BYTES = 50 * 1024 * 1024;
+
+  /** Most data rows in one contact import; a longer file is refused before any row is applied. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  CONTACT_IMPORT_MAX_ROWS = 1_000_000;
+
+  /** Rows applied per transaction by the import worker (one multi-row statement each). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  CONTACT_IMPORT_BATCH_ROWS = 5000;
+
   /** Per-message callbacks: one POST, no retry, this timeout. */
   @Transform(toInt)
   @IsInt()
   @Min(100)
   CALLBACK_TIMEOUT_MS = 5000;
+
+  /**
+   * A message claimed for a platform call whose answer was never recorded (its worker died or froze, the call timed
+   * out) is "in doubt": it is sent again only after this long AND once every platform webhook received within that
+   * time has been processed (its status webhook would have linked it). See docs/messaging.md, "Exactly once?".
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  SEND_IN_DOUBT_MS = 30_000;
 
   /** Worker diagnostics: every 5 s the pacer's counters and the event loop's lag (a warn log line). */
   @Transform(toBool)
@@ -324,6 +408,24 @@ export class AppConfig {
   @IsIn(['json', 'pretty'])
   LOG_FORMAT = 'json';
 
+  /** Bearer token for GET /metrics (API) and the worker's metrics port; without it /metrics is off in production. */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  METRICS_TOKEN?: string;
+
+  /** Port of the worker's Prometheus endpoint (/metrics); unset: the worker serves no metrics. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  WORKER_METRICS_PORT?: number;
+
+  /** Address the worker's metrics endpoint listens on. */
+  @IsString()
+  WORKER_METRICS_HOST = '0.0.0.0';
+
   /** Secure flag of the console's session cookie; default: only when NODE_ENV=production. */
   @IsOptional()
   @Transform(toBool)
@@ -358,6 +460,18 @@ export class ConfigError extends Error {}
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const raw: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(env)) if (value !== undefined && value !== '') raw[key] = value;
+
+  for (const name of ['ENCRYPTION_KEY', 'ENCRYPTION_KEY_PREVIOUS', 'JWT_SECRET'] as const) {
+    const file = raw[`${name}_FILE`];
+    if (raw[name] !== undefined || typeof file !== 'string') continue;
+    try {
+      raw[name] = readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      throw new ConfigError(
+        `Invalid configuration:\n  ${name}_FILE: cannot read ${file} (${(error as Error).message})`,
+      );
+    }
+  }
 
   if (env.NODE_ENV !== 'production' && (!raw.JWT_SECRET || !raw.ENCRYPTION_KEY)) {
     const secrets = loadOrCreateDevSecrets();

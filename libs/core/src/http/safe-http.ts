@@ -61,7 +61,11 @@ export function safeHttpRequest(request: SafeHttpRequest): Promise<SafeHttpRespo
         url,
         {
           method: request.method,
-          headers: request.headers,
+          // A body goes with its Content-Length, never chunked: some receivers (and proxies) refuse chunked POSTs.
+          headers:
+            request.body === undefined
+              ? request.headers
+              : { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
           lookup: guardedLookup({ allowPrivate: request.allowPrivate }),
           agent: false,
         },

@@ -14,6 +14,10 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
+/** Appended to every refusal of a non-public address: the one setting that allows such targets (never in production). */
+export const PRIVATE_TARGETS_HINT =
+  'private network targets are refused unless ALLOW_PRIVATE_NETWORK_TARGETS=true (development and tests only)';
+
 export class BlockedTargetError extends Error {
   readonly code = 'blocked_target';
   constructor(message: string) {
@@ -123,7 +127,8 @@ export function checkTargetUrl(raw: string, options: SsrfOptions): URL {
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) {
       const reason = blockedAddressReason(host);
-      if (reason) throw new BlockedTargetError(`target ${host} is not allowed (${reason} address)`);
+      if (reason)
+        throw new BlockedTargetError(`target ${host} is not allowed (${reason} address); ${PRIVATE_TARGETS_HINT}`);
     }
   }
   return url;
@@ -144,7 +149,7 @@ export function guardedLookup(options: SsrfOptions): LookupFunction {
           if (reason)
             return callback(
               new BlockedTargetError(
-                `target ${hostname} resolves to ${address}, which is not allowed (${reason} address)`,
+                `target ${hostname} resolves to ${address}, which is not allowed (${reason} address); ${PRIVATE_TARGETS_HINT}`,
               ),
             );
         }
@@ -169,7 +174,9 @@ export async function assertPublicTarget(raw: string, options: SsrfOptions): Pro
   for (const { address } of addresses) {
     const reason = blockedAddressReason(address);
     if (reason)
-      throw new BlockedTargetError(`target ${host} resolves to ${address}, which is not allowed (${reason} address)`);
+      throw new BlockedTargetError(
+        `target ${host} resolves to ${address}, which is not allowed (${reason} address); ${PRIVATE_TARGETS_HINT}`,
+      );
   }
   return url;
 }

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, BeforeApplicationShutdown } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
 import { AppConfig } from '../config/config';
 import { QUEUES } from '../queues';
@@ -16,7 +16,7 @@ export type SweepHandler = () => Promise<unknown>;
  * Callers still run their own sweep once at start (recovery after a restart should not wait a period).
  */
 @Injectable()
-export class PeriodicSweeps implements OnApplicationShutdown {
+export class PeriodicSweeps implements BeforeApplicationShutdown {
   private readonly logger = new Logger('PeriodicSweeps');
   private readonly handlers = new Map<string, SweepHandler>();
   private queue?: Queue;
@@ -70,7 +70,7 @@ export class PeriodicSweeps implements OnApplicationShutdown {
     }
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     this.closed = true;
     await this.worker?.close();
     await this.queue?.close();

@@ -3,13 +3,14 @@ import { Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
-import { QUEUES } from '@switchboard/core';
+import { messageStatusesTotal, QUEUES, webhookLagSeconds } from '@switchboard/core';
 import { TemplatesService } from '@switchboard/templates';
 import { parseWebhook, type MessageEvent, type WebhookEvent } from '@switchboard/whatsapp';
 import { Job } from 'bullmq';
 import { Repository } from 'typeorm';
 import { CallbacksService, type CallbackEvent } from '../callbacks/callbacks.service';
 import { InboundMessages } from '../inbound-messages';
+import { InboxEvents } from '../inbox/inbox-events';
 import { MessageEventsService, replyContentOf, type RecordedInbound } from '../message-events.service';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 import { PlatformWebhooksService } from './platform-webhooks.service';
@@ -30,6 +31,7 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     private readonly contacts: ContactsService,
     private readonly accounts: AccountsService,
     private readonly inbound: InboundMessages,
+    private readonly inboxEvents: InboxEvents,
   ) {
     super();
   }
@@ -70,6 +72,8 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
           throw new StatusBeforeMessageError(`No message with wamid ${event.wamid} yet`);
         }
         if (applied?.firstTime) {
+          messageStatusesTotal.inc({ status: event.status });
+          webhookLagSeconds.observe({ kind: 'status' }, Math.max(0, Date.now() / 1000 - event.timestamp));
           await this.callbacks.notify(
             {
               messageId: applied.messageId,
@@ -82,10 +86,27 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
             new Date(event.timestamp * 1000),
           );
         }
+        if (applied?.firstTime && applied.contactId) {
+          // the inbox's ticks (sent → delivered → read, or failed)
+          await this.inboxEvents.messageStatus(
+            applied.accountId,
+            {
+              contactId: applied.contactId,
+              contactNumber: applied.recipient ?? event.recipientId,
+              messagingPhoneId: event.phoneNumberId,
+            },
+            {
+              messageId: applied.messageId,
+              status: applied.status,
+              at: new Date(event.timestamp * 1000).toISOString(),
+            },
+          );
+        }
         return;
       }
       case 'message': {
         const recorded = await this.messages.recordInbound(event, receivedAt);
+        if (recorded) webhookLagSeconds.observe({ kind: 'message' }, Math.max(0, Date.now() / 1000 - event.timestamp));
         if (recorded) await this.afterInbound(event, recorded);
         // listeners also hear a redelivered message (stored before): they are idempotent, and a failed first try is retried.
         // System messages, revoked / edited messages and reaction removals are no replies: runs keep waiting.
@@ -124,6 +145,15 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
         )
       : await this.contacts.findOrCreateByNumber(recorded.accountId, event.from, event.profileName ?? null);
     await this.messages.linkContact(recorded.messageId, contact.id);
+    await this.inboxEvents.messageCreated(
+      recorded.accountId,
+      {
+        contactId: contact.id,
+        contactNumber: contact.contactNumber ?? event.from,
+        messagingPhoneId: event.phoneNumberId,
+      },
+      recorded.messageId,
+    );
     if (recorded.repliedMessageId) {
       const target = await this.messages.callbackTarget(recorded.repliedMessageId);
       if (target) {

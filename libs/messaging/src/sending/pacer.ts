@@ -1,3 +1,4 @@
+import { pacerWaitSeconds } from '@switchboard/core';
 import type Redis from 'ioredis';
 
 /**
@@ -128,6 +129,7 @@ export class Pacer {
         this.stats.reserved++;
         if (Date.now() - due <= lateToleranceMs || round >= 5) {
           this.stats.waitedMs += Date.now() - started;
+          pacerWaitSeconds.observe((Date.now() - started) / 1000);
           return Date.now() - started;
         }
         this.stats.late++;

@@ -42,10 +42,6 @@ export interface SendJobData {
   /** set by enqueue at insert time: lets a first attempt skip reading the row (retries, stalls and sweeps read it) */
   phoneNumberId?: string;
   payload?: SendMessageRequest;
-  /** set when a previous attempt may have reached the platform without us recording its answer */
-  inDoubtSince?: number;
-  /** stalls already handled (job.stalledCounter when last looked at) */
-  stallsSeen?: number;
   /** the platform accepted it but recording that failed: the retry only records this wamid */
   acceptedWamid?: string;
 }
@@ -62,9 +58,6 @@ export interface MessageOutcome {
 /** A job that sends several stored messages (a campaign chunk); its id is stored in each message's `send_job`. */
 export interface SendBatchJobData {
   messageIds: string[];
-  /** as in SendJobData: a previous attempt may have reached the platform without us recording its answer */
-  inDoubtSince?: number;
-  stallsSeen?: number;
   /** accepted by the platform on an earlier attempt whose database write failed: message id → wamid */
   acceptedWamids?: Record<string, string>;
 }
@@ -138,31 +131,25 @@ export class SendQueueService implements OnModuleDestroy {
     messageIds: string[],
     lane: SendLane,
     inline?: Map<string, Pick<SendJobData, 'phoneNumberId' | 'payload'>>,
-    options: { inDoubt?: boolean } = {},
   ): Promise<void> {
     if (!messageIds.length) return;
     const queue = lane === 'api' ? this.apiQueue : this.bulkQueue;
-    const inDoubtSince = options.inDoubt ? Date.now() : undefined;
     await queue.addBulk(
       messageIds.map((messageId) => ({
         name: SEND_JOB,
-        data: { messageId, ...inline?.get(messageId), ...(inDoubtSince ? { inDoubtSince } : {}) } satisfies SendJobData,
+        data: { messageId, ...inline?.get(messageId) } satisfies SendJobData,
         opts: sendJobOptions(messageId),
       })),
     );
   }
 
   /** Queues stored batches (campaign chunks) on the bulk queue; each message's `send_job` must be its batch's jobId. */
-  private async enqueueBatches(
-    batches: Array<{ jobId: string; messageIds: string[] }>,
-    options: { inDoubt?: boolean } = {},
-  ): Promise<void> {
+  private async enqueueBatches(batches: Array<{ jobId: string; messageIds: string[] }>): Promise<void> {
     if (!batches.length) return;
-    const inDoubtSince = options.inDoubt ? Date.now() : undefined;
     await this.bulkQueue.addBulk(
       batches.map((b) => ({
         name: SEND_BATCH_JOB,
-        data: { messageIds: b.messageIds, ...(inDoubtSince ? { inDoubtSince } : {}) } satisfies SendBatchJobData,
+        data: { messageIds: b.messageIds } satisfies SendBatchJobData,
         opts: sendJobOptions(b.jobId),
       })),
     );
@@ -173,18 +160,15 @@ export class SendQueueService implements OnModuleDestroy {
    * its batch's id, never under a second job, so it cannot be sent by two jobs at once; others get a job of their own.
    * Used for the first queueing of campaign chunks and for every re-queue (recovery, fan-out replay, resume).
    */
-  async requeue(messages: QueuedMessageRef[], lane: SendLane, options: { inDoubt?: boolean } = {}): Promise<void> {
+  async requeue(messages: QueuedMessageRef[], lane: SendLane): Promise<void> {
     const batches = new Map<string, string[]>();
     const single: string[] = [];
     for (const m of messages) {
       if (!m.send_job) single.push(m.id);
       else batches.set(m.send_job, [...(batches.get(m.send_job) ?? []), m.id]);
     }
-    await this.enqueue(single, lane, undefined, options);
-    await this.enqueueBatches(
-      [...batches].map(([jobId, messageIds]) => ({ jobId, messageIds })),
-      options,
-    );
+    await this.enqueue(single, lane);
+    await this.enqueueBatches([...batches].map(([jobId, messageIds]) => ({ jobId, messageIds })));
   }
 
   /**
@@ -249,6 +233,18 @@ export class SendQueueService implements OnModuleDestroy {
     return this.db.query(`SELECT id, send_job FROM messages WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [
       messageIds,
     ]);
+  }
+
+  /** The campaign's failed messages grouped by the platform's error code (the live view), most frequent first. */
+  async campaignFailures(
+    campaignId: string,
+  ): Promise<Array<{ code: number | null; title: string | null; count: number }>> {
+    const rows: Array<{ code: number | null; title: string | null; count: number }> = await this.db.query(
+      `SELECT error_code AS code, min(COALESCE(error_title, error_message)) AS title, count(*)::int AS count
+         FROM messages WHERE campaign_id = $1 AND status = 'failed' GROUP BY error_code ORDER BY count(*) DESC LIMIT 20`,
+      [campaignId],
+    );
+    return rows;
   }
 
   /** How many of the campaign's messages wait to be sent, counted up to `limit`. */

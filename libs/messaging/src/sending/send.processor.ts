@@ -2,7 +2,7 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
-import { AppConfig, MicroBatcher, PeriodicSweeps, QUEUES, REDIS } from '@switchboard/core';
+import { AppConfig, MicroBatcher, PeriodicSweeps, QUEUES, REDIS, sendsTotal } from '@switchboard/core';
 import { classifyCloudApiError, CloudApiClient, CloudApiError, type SendMessageRequest } from '@switchboard/whatsapp';
 import { DelayedError, Job } from 'bullmq';
 import type Redis from 'ioredis';
@@ -19,8 +19,13 @@ import {
   SendQueueService,
 } from './send-queue.service';
 
-/** How long a message whose previous attempt may have reached the platform waits for a status webhook before re-sending. */
-export const IN_DOUBT_WAIT_MS = 10_000;
+/**
+ * A message in doubt for this long is sent again even while the webhook intake is still behind (a webhook that is
+ * never processed must not hold a message forever).
+ */
+export const IN_DOUBT_GIVE_UP_MS = 10 * 60_000;
+/** How soon a message in doubt that waits for the webhook intake is looked at again. */
+const IN_DOUBT_RECHECK_MS = 1000;
 /** A batch job reserves about 50 ms of its number's rate per pacer call (1 slot at 20 msg/s or less, at most 20). */
 export const slotsPerReservation = (messagesPerSecond: number) =>
   Math.max(1, Math.min(20, Math.floor(messagesPerSecond / 20)));
@@ -69,7 +74,13 @@ interface SendRow {
   payload: Record<string, unknown>;
   status?: string;
   wamid?: string | null;
+  /** the fencing token as read (or as claimed by us): a claim succeeds only while the stored one is still this */
+  send_claim: number;
+  /** set while a claimed platform call has no recorded answer: the message is in doubt since then */
+  claimed_at?: Date | null;
 }
+
+const SEND_ROW_COLUMNS = 'id, status, wamid, phone_number_id, payload, send_claim, claimed_at';
 
 /** What one platform call came to: recorded, failed for good, to retry, or accepted but not yet written down. */
 type Delivery =
@@ -85,14 +96,19 @@ const errorMessage = (error: unknown) => (error instanceof Error ? error.message
 
 /**
  * Sends one stored message: skip unless still `queued` (never re-send what the platform accepted), wait for a pacer
- * slot on its number, call the platform with biz_opaque_callback_data = message id, then record the wamid and
- * `accepted` in one UPDATE right away. Retryable failures (429, 5xx, 130429, network) go back to BullMQ with the
- * platform's Retry-After; other Meta errors, or the last attempt, mark the message `failed` with code, title and details.
+ * slot on its number (claimed, a fencing token, just before), call the platform with biz_opaque_callback_data = message id, then
+ * record the wamid and `accepted` in one UPDATE right away. Retryable failures (429, 5xx, 130429, network) go back to
+ * BullMQ with the platform's Retry-After; other Meta errors, or the last attempt, mark the message `failed` with code,
+ * title and details.
  *
- * The remaining crash window is between the platform's answer and that UPDATE (Meta has no idempotency key). A job
- * that was running when its worker died comes back as stalled; it is then "in doubt" and first waits IN_DOUBT_WAIT_MS
- * for the status webhook, which carries our message id in biz_opaque_callback_data and links the wamid (see
- * MessageEventsService.applyStatus). Only if none arrives is it sent again. A platform timeout is treated the same way.
+ * The claim (`send_claim` + 1, `claimed_at` = now, only if `send_claim` is still the value read) is made in one UPDATE
+ * right before the pacer slot (a batch claims its next pacer block, at most BULK_MAX_AHEAD_MS of slots): a job whose worker froze past its lock, and was taken over by another worker, finds its
+ * messages claimed by the other and never calls out for them. The remaining crash window is between the platform's
+ * answer and the UPDATE that records it (Meta has no idempotency key): such a message stays claimed without an answer,
+ * "in doubt". It is sent again only once SEND_IN_DOUBT_MS have passed since the claim AND every platform webhook
+ * received within that time has been processed (its status webhook carries our id in biz_opaque_callback_data and links
+ * the wamid, MessageEventsService.linkByOpaqueData), or after IN_DOUBT_GIVE_UP_MS. A platform timeout keeps the claim
+ * (in doubt too); a definite refusal releases it.
  */
 @Injectable()
 export class SendExecutor {
@@ -105,6 +121,7 @@ export class SendExecutor {
     (items: Array<{ messageId: string; wamid: string }>) => this.writeAccepted(items),
     { maxItems: 500 },
   );
+  private readonly claimWriter = new MicroBatcher((rows: SendRow[]) => this.writeClaims(rows), { maxItems: 500 });
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -129,31 +146,34 @@ export class SendExecutor {
     }
     // A first attempt of a job created with the insert (payload inline, never run, never stalled) cannot have been
     // sent yet: it skips the read. Everything else reads the row and sends only a message that is still queued.
-    const fresh =
-      job.attemptsMade === 0 &&
-      !job.stalledCounter &&
-      job.data.payload &&
-      job.data.phoneNumberId &&
-      job.data.inDoubtSince === undefined;
+    const fresh = job.attemptsMade === 0 && !job.stalledCounter && job.data.payload && job.data.phoneNumberId;
     const row: SendRow | undefined = fresh
-      ? { id: messageId, phone_number_id: job.data.phoneNumberId!, payload: job.data.payload! }
-      : (
-          await this.db.query(`SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = $1`, [
-            messageId,
-          ])
-        )[0];
+      ? {
+          id: messageId,
+          phone_number_id: job.data.phoneNumberId!,
+          payload: job.data.payload! as unknown as SendRow['payload'],
+          send_claim: 0,
+        }
+      : (await this.readRows([messageId]))[0];
     if (!row) return { outcome: 'skipped', status: 'missing' };
     if (!fresh && !isUnsent(row)) return { outcome: 'skipped', status: row.status! };
-    await this.waitWhileInDoubt(job, token, `Message ${messageId}`);
+    if (row.claimed_at) {
+      const { waiting, recheckInMs } = await this.inDoubt([row]);
+      if (waiting.length) await this.delay(job, token, recheckInMs);
+    }
 
     const number = await this.numberInfo(String(row.phone_number_id));
-    await this.acquireSlot(row, number, job.attemptsMade, lane);
-    const result = await this.deliver(row, number, this.isLastAttempt(job));
-    if (result.outcome === 'retry') {
-      if (result.timeout)
-        await job.updateData({ ...job.data, inDoubtSince: Date.now(), stallsSeen: job.stalledCounter ?? 0 }); // it may have been accepted
-      throw new RetryableSendError(errorMessage(result.error), result.retryAfterMs);
+    // claimed before the pacer slot, so that nothing stands between the slot and the call (the pacing holds)
+    const claimed = await this.claimWriter.add(row);
+    if (!claimed) return { outcome: 'skipped', status: 'claimed elsewhere' };
+    try {
+      await this.acquireSlot(row, number, job.attemptsMade, lane);
+    } catch (error) {
+      await this.releaseClaims([claimed]).catch(() => undefined); // never called: not in doubt
+      throw error;
     }
+    const result = await this.deliver(claimed, number, this.isLastAttempt(job));
+    if (result.outcome === 'retry') throw new RetryableSendError(errorMessage(result.error), result.retryAfterMs);
     if (result.outcome === 'unrecorded') {
       // The platform has the message: never send it again. Keep its wamid with the job; the retry only records it.
       await job.updateData({ ...job.data, acceptedWamid: result.wamid });
@@ -165,8 +185,8 @@ export class SendExecutor {
   /**
    * A batch job (a campaign chunk): reads its messages in one query and sends those still `queued`, one pacer slot
    * after another, each platform call running while the next slot is awaited. Messages that failed retryably make the
-   * whole job retry (with the platform's Retry-After); the retry sends only what is still queued. Stalls and
-   * timeouts go through the same in-doubt wait as single messages.
+   * whole job retry (with the platform's Retry-After); the retry sends only what is still queued. Messages in doubt
+   * (claimed earlier, no answer recorded) wait as single messages do, while the others are sent.
    */
   async executeBatch(job: Job<SendBatchJobData>, token: string | undefined): Promise<BatchResult> {
     const unrecorded = Object.entries(job.data.acceptedWamids ?? {});
@@ -174,14 +194,10 @@ export class SendExecutor {
       await Promise.all(unrecorded.map(([id, wamid]) => this.recordAccepted(id, wamid)));
       await job.updateData({ ...job.data, acceptedWamids: undefined });
     }
-    await this.waitWhileInDoubt(job, token, `Send batch ${job.id}`);
-    // by primary key only, filtered here: a condition on status or wamid can lead the planner to a partial index of
-    // every queued message instead
-    const stored: SendRow[] = await this.db.query(
-      `SELECT id, status, wamid, phone_number_id, payload FROM messages WHERE id = ANY($1::uuid[])`,
-      [job.data.messageIds],
-    );
-    const rows = stored.filter(isUnsent);
+    const unsent = (await this.readRows(job.data.messageIds)).filter(isUnsent);
+    const { waiting, recheckInMs } = await this.inDoubt(unsent.filter((r) => r.claimed_at));
+    const held = new Set(waiting.map((r) => r.id));
+    const rows = unsent.filter((r) => !held.has(r.id));
     const { sent, results, interrupted } = await this.sendInSlotOrder(rows, job.attemptsMade, this.isLastAttempt(job));
     const retry = results.filter((r) => r.outcome === 'retry');
     const notRecorded = results.map((r, i) => [sent[i].id, r] as const).filter(([, r]) => r.outcome === 'unrecorded');
@@ -192,7 +208,6 @@ export class SendExecutor {
         ...(notRecorded.length
           ? { acceptedWamids: Object.fromEntries(notRecorded.map(([id, r]) => [id, (r as { wamid: string }).wamid])) }
           : {}),
-        ...(retry.some((r) => r.timeout) ? { inDoubtSince: Date.now(), stallsSeen: job.stalledCounter ?? 0 } : {}),
       });
       if (interrupted) throw interrupted;
       const first = retry[0] ?? notRecorded[0][1];
@@ -202,6 +217,8 @@ export class SendExecutor {
         retryAfterMs,
       );
     }
+    // the messages in doubt are looked at again later (the others are done)
+    if (waiting.length) await this.delay(job, token, recheckInMs);
     return { accepted: count('accepted'), failed: count('failed'), skipped: job.data.messageIds.length - sent.length };
   }
 
@@ -220,6 +237,7 @@ export class SendExecutor {
     let pending = rows;
     let checkedAt = Date.now();
     let interrupted: unknown;
+    let unsentClaims: SendRow[] = [];
     try {
       while (pending.length) {
         // a slow number takes a while through the chunk: look again now and then, so a pause or cancel holds
@@ -232,11 +250,17 @@ export class SendExecutor {
         const phone = String(pending[0].phone_number_id);
         const number = await this.numberInfo(phone);
         const otherNumber = pending.findIndex((r) => String(r.phone_number_id) !== phone);
-        const block = pending.slice(
+        const candidates = pending.slice(
           0,
           Math.min(slotsPerReservation(number.messagesPerSecond), otherNumber === -1 ? pending.length : otherNumber),
         );
-        pending = pending.slice(block.length);
+        pending = pending.slice(candidates.length);
+        // claimed at most BULK_MAX_AHEAD_MS before their calls; a message claimed by another job is not ours to send
+        const block = (await Promise.all(candidates.map((r) => this.claimWriter.add(r)))).filter(
+          (r): r is SendRow => r !== null,
+        );
+        if (!block.length) continue;
+        unsentClaims = block;
         const members = block.map((r) => `${r.id}:${attempt}:${Date.now()}`);
         for await (const i of this.pacer.acquireEach(
           phone,
@@ -247,10 +271,14 @@ export class SendExecutor {
         )) {
           deliveries.push(this.deliver(block[i], number, lastAttempt));
           sent.push(block[i]);
+          unsentClaims = block.slice(i + 1);
         }
+        unsentClaims = [];
       }
     } catch (error) {
       interrupted = error;
+      // claimed, never called: not in doubt
+      await this.releaseClaims(unsentClaims).catch(() => undefined);
     }
     const results: Delivery[] = (await Promise.allSettled(deliveries)).map((r) =>
       r.status === 'fulfilled' ? r.value : { outcome: 'retry', error: r.reason, timeout: false },
@@ -271,29 +299,78 @@ export class SendExecutor {
     return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   }
 
+  /** The rows of these messages, by primary key only (a condition on status or wamid can lead the planner to a partial index of every queued message instead). */
+  private readRows(ids: string[]): Promise<SendRow[]> {
+    return this.db.query(`SELECT ${SEND_ROW_COLUMNS} FROM messages WHERE id = ANY($1::uuid[])`, [ids]);
+  }
+
   /**
-   * A job that was active when its worker died (a stall we have not looked at yet), or whose platform call timed out,
-   * may have reached the platform: it first waits IN_DOUBT_WAIT_MS (as a delayed job) for the status webhook that
-   * links the wamid, then goes on with what is still queued.
+   * Of these messages in doubt (claimed, no answer recorded), the ones that must still wait: SEND_IN_DOUBT_MS have not
+   * passed since the claim, or a platform webhook received within that time is still unprocessed (their status
+   * webhook may be in it), unless the claim is older than IN_DOUBT_GIVE_UP_MS. The others may be sent again (logged).
    */
-  private async waitWhileInDoubt(
-    job: Job<SendJobData | SendBatchJobData>,
-    token: string | undefined,
-    what: string,
-  ): Promise<void> {
-    const newStall = (job.stalledCounter ?? 0) > (job.data.stallsSeen ?? 0);
-    const inDoubtSince = job.data.inDoubtSince ?? (newStall ? Date.now() : undefined);
-    if (inDoubtSince === undefined) return;
-    if (job.data.inDoubtSince === undefined)
-      await job.updateData({ ...job.data, inDoubtSince, stallsSeen: job.stalledCounter ?? 0 });
-    if (Date.now() - inDoubtSince < IN_DOUBT_WAIT_MS && token) {
-      await job.moveToDelayed(inDoubtSince + IN_DOUBT_WAIT_MS, token);
-      throw new DelayedError();
+  private async inDoubt(rows: SendRow[]): Promise<{ waiting: SendRow[]; recheckInMs: number }> {
+    if (!rows.length) return { waiting: [], recheckInMs: 0 };
+    const verdicts: Array<{ id: string; wait_ms: number; intake_behind: boolean; given_up: boolean }> =
+      await this.db.query(
+        `SELECT m.id,
+                ceil(GREATEST(0, EXTRACT(EPOCH FROM (m.claimed_at + $2::int * interval '1 millisecond' - now())) * 1000))::int AS wait_ms,
+                now() - m.claimed_at > $3::int * interval '1 millisecond' AS given_up,
+                EXISTS (SELECT 1 FROM platform_webhook_events e
+                         WHERE e.processed_at IS NULL AND e.error IS NULL
+                           AND e.received_at <= m.claimed_at + $2::int * interval '1 millisecond') AS intake_behind
+           FROM messages m WHERE m.id = ANY($1::uuid[]) AND m.claimed_at IS NOT NULL`,
+        [rows.map((r) => r.id), this.config.SEND_IN_DOUBT_MS, IN_DOUBT_GIVE_UP_MS],
+      );
+    const waits = new Map<string, number>();
+    let again = 0;
+    for (const v of verdicts) {
+      if (v.wait_ms > 0) waits.set(v.id, v.wait_ms);
+      else if (v.intake_behind && !v.given_up) waits.set(v.id, IN_DOUBT_RECHECK_MS);
+      else again++;
     }
-    this.logger.warn(
-      `${what}: no platform answer recorded and no status webhook after ${IN_DOUBT_WAIT_MS} ms; sending again`,
+    if (again)
+      this.logger.warn(
+        `${again} message(s) in doubt: no platform answer recorded and no status webhook ${this.config.SEND_IN_DOUBT_MS} ms after the claim` +
+          `${verdicts.some((v) => v.given_up && v.intake_behind) ? ' (webhook intake still behind after ' + IN_DOUBT_GIVE_UP_MS + ' ms)' : ''}; sending again`,
+      );
+    const waiting = rows.filter((r) => waits.has(r.id));
+    return { waiting, recheckInMs: waiting.length ? Math.min(...waits.values()) : 0 };
+  }
+
+  /** Puts the job back as delayed (it runs again in `ms`); a job without a lock token retries instead. */
+  private async delay(job: Job, token: string | undefined, ms: number): Promise<never> {
+    if (!token) throw new RetryableSendError('messages in doubt', ms);
+    await job.moveToDelayed(Date.now() + ms, token);
+    throw new DelayedError();
+  }
+
+  /**
+   * Claims messages for a platform call in one UPDATE (rows locked in id order): each only if still queued, without a
+   * wamid, and its `send_claim` still the one read. Returns each row with its new claim, or null when not claimed.
+   */
+  private async writeClaims(rows: SendRow[]): Promise<Array<SendRow | null>> {
+    const [claimed] = (await this.db.query(
+      `WITH wanted AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS x(id, claim)),
+            locked AS (SELECT m.id FROM messages m WHERE m.id IN (SELECT id FROM wanted) ORDER BY m.id FOR UPDATE)
+       UPDATE messages m SET send_claim = m.send_claim + 1, claimed_at = now()
+         FROM wanted JOIN locked ON locked.id = wanted.id
+        WHERE m.id = wanted.id AND m.send_claim = wanted.claim AND m.status = 'queued' AND m.wamid IS NULL
+       RETURNING m.id, m.send_claim`,
+      [rows.map((r) => r.id), rows.map((r) => r.send_claim)],
+    )) as [Array<{ id: string; send_claim: number }>, number];
+    const claims = new Map(claimed.map((c) => [c.id, c.send_claim]));
+    return rows.map((r) => (claims.has(r.id) ? { ...r, send_claim: claims.get(r.id)!, claimed_at: null } : null));
+  }
+
+  /** Gives back claims of messages whose platform call was not made (or was definitely refused): not in doubt. */
+  private async releaseClaims(rows: SendRow[]): Promise<void> {
+    if (!rows.length) return;
+    await this.db.query(
+      `UPDATE messages m SET claimed_at = NULL FROM unnest($1::uuid[], $2::int[]) AS x(id, claim)
+        WHERE m.id = x.id AND m.send_claim = x.claim`,
+      [rows.map((r) => r.id), rows.map((r) => r.send_claim)],
     );
-    await job.updateData({ ...job.data, inDoubtSince: undefined, stallsSeen: job.stalledCounter ?? 0 });
   }
 
   private acquireSlot(row: SendRow, number: NumberInfo, attempt: number, lane: SendLane) {
@@ -306,8 +383,15 @@ export class SendExecutor {
     );
   }
 
-  /** Calls the platform and records its answer; a retryable failure is returned (the caller decides), a final one recorded. */
+  /** Calls the platform and records its answer (counted in switchboard_sends_total by outcome). */
   private async deliver(row: SendRow, number: NumberInfo, lastAttempt: boolean): Promise<Delivery> {
+    const delivery = await this.callPlatform(row, number, lastAttempt);
+    sendsTotal.inc({ outcome: delivery.outcome });
+    return delivery;
+  }
+
+  /** Calls the platform and records its answer; a retryable failure is returned (the caller decides), a final one recorded. */
+  private async callPlatform(row: SendRow, number: NumberInfo, lastAttempt: boolean): Promise<Delivery> {
     let wamid: string;
     try {
       const response = await number.client.sendMessage({
@@ -324,13 +408,14 @@ export class SendExecutor {
     } catch (error) {
       const { retryable, retryAfterMs } = classifyCloudApiError(error);
       if (retryable && !lastAttempt) {
-        await this.db.query(`UPDATE messages SET attempts = attempts + 1 WHERE id = $1`, [row.id]);
-        return {
-          outcome: 'retry',
-          error,
-          retryAfterMs,
-          timeout: error instanceof CloudApiError && error.kind === 'timeout',
-        };
+        // a timeout may have reached the platform: the claim stays (in doubt); any other answer was a refusal
+        const timeout = error instanceof CloudApiError && error.kind === 'timeout';
+        await this.db.query(
+          `UPDATE messages SET attempts = attempts + 1, claimed_at = CASE WHEN $3 THEN claimed_at END
+            WHERE id = $1 AND send_claim = $2`,
+          [row.id, row.send_claim, timeout],
+        );
+        return { outcome: 'retry', error, retryAfterMs, timeout };
       }
       return this.markFailed(row.id, error);
     }
@@ -420,16 +505,14 @@ export class SendExecutor {
       [String(SWEEP_MIN_AGE_MS)],
     );
     // A queued message without a job may have lost it after reaching the platform (e.g. a job failed after too many
-    // stalls): it goes through the in-doubt wait before any platform call.
+    // stalls): if it was claimed, it goes through the in-doubt wait before any platform call.
     await this.sends.requeue(
       rows.filter((r) => r.queue !== 'bulk'),
       'api',
-      { inDoubt: true },
     );
     await this.sends.requeue(
       rows.filter((r) => r.queue === 'bulk'),
       'bulk',
-      { inDoubt: true },
     );
     return rows.length;
   }

@@ -13,6 +13,12 @@ import { CampaignCounts1763797000000 } from './1763797000000-campaign-counts';
 import { WhatsappPayloads1763801000000 } from './1763801000000-whatsapp-payloads';
 import { Webhooks1763805000000 } from './1763805000000-webhooks';
 import { ConsoleUsers1763806000000 } from './1763806000000-console-users';
+import { InboxReadMarks1764100000000 } from './1764100000000-inbox-read-marks';
+import { RunsByContact1764110000000 } from './1764110000000-runs-by-contact';
+import { ContactImports1764120000000 } from './1764120000000-contact-imports';
+import { CampaignSchedule1764120100000 } from './1764120100000-campaign-schedule';
+import { SecretsKeyCheck1764130000000 } from './1764130000000-secrets-key-check';
+import { SendClaims1764150000000 } from './1764150000000-send-claims';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -31,4 +37,10 @@ export const MIGRATIONS = [
   WhatsappPayloads1763801000000,
   Webhooks1763805000000,
   ConsoleUsers1763806000000,
+  InboxReadMarks1764100000000,
+  RunsByContact1764110000000,
+  ContactImports1764120000000,
+  CampaignSchedule1764120100000,
+  SecretsKeyCheck1764130000000,
+  SendClaims1764150000000,
 ];

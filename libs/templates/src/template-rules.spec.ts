@@ -1,4 +1,4 @@
-import { compileComponents, placeholdersOf } from './components';
+import { compileComponents, placeholdersOf, previewOf, previewText, templateFieldErrors } from './template-rules';
 import { mapPlatformStatus } from './templates.service';
 
 const body = (text: string, vars: Record<string, string> = {}) => ({
@@ -209,5 +209,51 @@ describe('mapPlatformStatus', () => {
     ['SOMETHING_NEW', null, null],
   ])('%s (%s)', (event, reason, expected) => {
     expect(mapPlatformStatus(event, reason)).toEqual(expected);
+  });
+});
+
+describe('shared rules: name, language, category', () => {
+  it('accepts a valid create body and names every bad field with the DTO messages', () => {
+    expect(templateFieldErrors({ template_name: 'order_update', language: 'en_US', category: 'UTILITY' })).toEqual([]);
+    expect(templateFieldErrors({ template_name: 'Order Update', language: 'english', category: 'PROMO' })).toEqual([
+      { field: 'template_name', message: 'template_name must be 1 to 512 lowercase letters, digits or underscores' },
+      { field: 'category', message: 'category must be one of MARKETING, UTILITY, AUTHENTICATION' },
+      { field: 'language', message: 'language must be a language code such as en or en_US' },
+    ]);
+  });
+});
+
+describe('previewOf', () => {
+  const components = [
+    { type: 'header', parameters: [{ type: 'text', text: 'Your order' }] },
+    body('Hi {{name}}, order {{order_id}} ships {{day}}.', { name: 'Ann', order_id: 'A-17' }),
+    { type: 'footer', parameters: [{ type: 'text', text: 'Reply STOP to opt out' }] },
+    {
+      type: 'button',
+      parameters: [
+        { type: 'quick_reply', quick_reply: { value: 'Track' } },
+        { type: 'cta', cta: { text: 'URL', value: 'Open', url: 'https://shop.example/o/{{1}}' } },
+        { type: 'cta', cta: { text: 'Phone', value: 'Call us', url: '+15550102030' } },
+      ],
+    },
+  ];
+
+  it('fills variables with the samples given, then the examples, and leaves the rest as written', () => {
+    const p = previewOf(components, { name: 'Bob' });
+    expect(previewText(p)).toBe('Hi Bob, order A-17 ships {{day}}.');
+    expect(p.body.filter((part) => part.variable).map((part) => part.variable)).toEqual(['name', 'order_id', 'day']);
+    expect(p.header).toEqual({ kind: 'text', text: 'Your order' });
+    expect(p.footer).toBe('Reply STOP to opt out');
+    expect(p.buttons).toEqual([
+      { kind: 'quick_reply', text: 'Track' },
+      { kind: 'url', text: 'Open', target: 'https://shop.example/o/{{1}}' },
+      { kind: 'phone', text: 'Call us', target: '+15550102030' },
+    ]);
+  });
+
+  it('previews what is there while a form is incomplete (no throw on odd shapes)', () => {
+    expect(previewOf(undefined)).toEqual({ header: null, body: [], footer: null, buttons: [] });
+    const p = previewOf([{ type: 'image', image: {} }, { type: 'body' }, null, { type: 'button', parameters: [{}] }]);
+    expect(p).toEqual({ header: { kind: 'image', link: '' }, body: [], footer: null, buttons: [] });
   });
 });

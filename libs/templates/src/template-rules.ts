@@ -1,6 +1,7 @@
 /**
- * Template components: validation of the client's shape (SPEC §4) and translation to Meta's
- * message_templates shape. Pure functions, no Nest, no I/O.
+ * The rules of a template (SPEC §4 components, name, language, category), shared by the server (DTO validation,
+ * compile to Meta's shape) and the console (the same checks on the form, errors on the field, and the preview).
+ * Pure TypeScript: it imports nothing, so the console bundles it as is (Vite alias `@switchboard/template-rules`).
  *
  * Client shape                                                   Meta shape
  * {type: header, parameters: [{type: text, text}]}               {type: HEADER, format: TEXT, text}
@@ -16,8 +17,54 @@
  *
  * Templates are always created with `parameter_format: "NAMED"` (variables keep the names the client chose).
  */
-import type { FieldError } from '@switchboard/core';
-import type { TemplateButton, TemplateComponent } from '@switchboard/whatsapp';
+
+/** One problem, named by its path in the request body (`components[1].parameters[2].variable.value`). */
+export interface RuleError {
+  field: string;
+  message: string;
+}
+
+/** The part of Meta's template components these rules produce (a subset of libs/whatsapp's PlatformComponent). */
+export type PlatformButton =
+  | { type: 'QUICK_REPLY'; text: string }
+  | { type: 'URL'; text: string; url: string; example?: string[] }
+  | { type: 'PHONE_NUMBER'; text: string; phone_number: string };
+export type PlatformComponent =
+  | {
+      type: 'HEADER';
+      format: 'TEXT' | 'IMAGE' | 'VIDEO' | 'DOCUMENT';
+      text?: string;
+      example?: { header_handle: string[] };
+    }
+  | { type: 'BODY'; text: string; example?: { body_text_named_params: Array<{ param_name: string; example: string }> } }
+  | { type: 'FOOTER'; text: string }
+  | { type: 'BUTTONS'; buttons: PlatformButton[] }
+  | { type: 'CAROUSEL'; cards: Array<{ components: PlatformComponent[] }> };
+
+// ------------------------------------------------------------------ name, language, category, status
+
+export const TEMPLATE_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'PAUSED', 'DISABLED'] as const;
+export const TEMPLATE_CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'] as const;
+export const TEMPLATE_NAME = /^[a-z0-9_]{1,512}$/;
+export const TEMPLATE_NAME_MESSAGE = 'template_name must be 1 to 512 lowercase letters, digits or underscores';
+/** `en`, `en_US`, `zh_HK`, `fil`, `es_419`-style codes as Meta lists them */
+export const LANGUAGE_CODE = /^[a-z]{2,3}(_[A-Z]{2}|_[0-9]{3})?$/;
+export const LANGUAGE_CODE_MESSAGE = 'language must be a language code such as en or en_US';
+export const CATEGORY_MESSAGE = `category must be one of ${TEMPLATE_CATEGORIES.join(', ')}`;
+
+/** The checks of the create body's scalar fields (the DTO applies the same patterns and messages). */
+export function templateFieldErrors(input: { template_name?: unknown; language?: unknown; category?: unknown }) {
+  const errors: RuleError[] = [];
+  if (typeof input.template_name !== 'string' || !TEMPLATE_NAME.test(input.template_name))
+    errors.push({ field: 'template_name', message: TEMPLATE_NAME_MESSAGE });
+  if (typeof input.category !== 'string' || !(TEMPLATE_CATEGORIES as readonly string[]).includes(input.category))
+    errors.push({ field: 'category', message: CATEGORY_MESSAGE });
+  if (typeof input.language !== 'string' || !LANGUAGE_CODE.test(input.language))
+    errors.push({ field: 'language', message: LANGUAGE_CODE_MESSAGE });
+  return errors;
+}
+
+// ------------------------------------------------------------------ components
 
 export type HeaderType = 'none' | 'text' | 'image' | 'video' | 'document';
 
@@ -41,7 +88,7 @@ export interface CarouselCardInfo {
 
 export interface CompiledTemplate {
   /** Meta's components, as submitted */
-  platformComponents: TemplateComponent[];
+  platformComponents: PlatformComponent[];
   /** body variable names in the order of their first appearance in the body text */
   variables: string[];
   headerType: HeaderType;
@@ -92,7 +139,7 @@ function isHttpUrl(s: string): boolean {
 }
 
 class Collector {
-  readonly errors: FieldError[] = [];
+  readonly errors: RuleError[] = [];
   add(field: string, message: string): void {
     this.errors.push({ field, message });
   }
@@ -135,7 +182,7 @@ function body(
   at: string,
   errors: Collector,
   opts: { variablesAllowed: boolean; max: number },
-): { component: TemplateComponent; variables: string[]; text: string } | undefined {
+): { component: PlatformComponent; variables: string[]; text: string } | undefined {
   const text = textParameter(c, at, 'body', opts.max, errors);
   if (text === undefined) return undefined;
   const params = c.parameters as unknown[];
@@ -195,7 +242,7 @@ function body(
     errors.add(`${at}.parameters[0].text`, 'the body text cannot start or end with a variable (a platform rule)');
   }
   if (errors.errors.length > before) return undefined;
-  const component: TemplateComponent = names.length
+  const component: PlatformComponent = names.length
     ? {
         type: 'BODY',
         text,
@@ -210,7 +257,7 @@ function buttons(
   at: string,
   errors: Collector,
   maxButtons: number,
-): { component: TemplateComponent; info: ButtonInfo[] } | undefined {
+): { component: PlatformComponent; info: ButtonInfo[] } | undefined {
   if (!Array.isArray(c.parameters) || c.parameters.length === 0) {
     errors.add(`${at}.parameters`, 'button needs parameters: a non-empty list of buttons');
     return undefined;
@@ -221,7 +268,7 @@ function buttons(
     return undefined;
   }
   const before = errors.errors.length;
-  const out: TemplateButton[] = [];
+  const out: PlatformButton[] = [];
   const info: ButtonInfo[] = [];
   const labels = new Set<string>();
   list.forEach((b, i) => {
@@ -324,13 +371,13 @@ function carousel(
   c: Json,
   at: string,
   errors: Collector,
-): { component: TemplateComponent; cards: CarouselCardInfo[] } | undefined {
+): { component: PlatformComponent; cards: CarouselCardInfo[] } | undefined {
   if (!Array.isArray(c.components) || c.components.length === 0 || c.components.length > LIMITS.cards) {
     errors.add(`${at}.components`, `carousel needs components: 1 to ${LIMITS.cards} cards {header, body, buttons}`);
     return undefined;
   }
   const before = errors.errors.length;
-  const cards: Array<{ components: TemplateComponent[] }> = [];
+  const cards: Array<{ components: PlatformComponent[] }> = [];
   const infos: CarouselCardInfo[] = [];
   (c.components as unknown[]).forEach((card, i) => {
     const cat = `${at}.components[${i}]`;
@@ -379,16 +426,16 @@ function carousel(
 export function compileComponents(
   components: unknown,
   field = 'components',
-): { ok: true; value: CompiledTemplate } | { ok: false; errors: FieldError[] } {
+): { ok: true; value: CompiledTemplate } | { ok: false; errors: RuleError[] } {
   const errors = new Collector();
   if (!Array.isArray(components) || components.length === 0) {
     return { ok: false, errors: [{ field, message: `${field} must be a non-empty array` }] };
   }
   const seen = new Map<string, number>();
-  let headerC: TemplateComponent | undefined;
+  let headerC: PlatformComponent | undefined;
   let headerType: HeaderType = 'none';
   let bodyR: ReturnType<typeof body>;
-  let footerC: TemplateComponent | undefined;
+  let footerC: PlatformComponent | undefined;
   let buttonsR: ReturnType<typeof buttons>;
   let carouselR: ReturnType<typeof carousel>;
 
@@ -467,7 +514,7 @@ export function compileComponents(
   }
   if (errors.errors.length) return { ok: false, errors: errors.errors };
 
-  const platformComponents: TemplateComponent[] = [];
+  const platformComponents: PlatformComponent[] = [];
   if (headerC) platformComponents.push(headerC);
   platformComponents.push(bodyR!.component);
   if (footerC) platformComponents.push(footerC);
@@ -483,4 +530,75 @@ export function compileComponents(
       carousel: carouselR?.cards ?? null,
     },
   };
+}
+
+// ------------------------------------------------------------------ preview
+
+export type PreviewHeader =
+  { kind: 'text'; text: string } | { kind: 'image' | 'video' | 'document'; link: string } | null;
+
+export interface TemplatePreview {
+  header: PreviewHeader;
+  /** the body cut at its variables: `{text}` as written, `{variable, text}` the sample value (or `{{name}}` without one) */
+  body: Array<{ text: string; variable?: string }>;
+  footer: string | null;
+  buttons: Array<{ kind: 'quick_reply' | 'url' | 'phone'; text: string; target?: string }>;
+}
+
+/** The body with its variables filled in: the sample given, else the variable's example, else `{{name}}`. */
+export function previewText(preview: TemplatePreview): string {
+  return preview.body.map((p) => p.text).join('');
+}
+
+/**
+ * What the customer will see for these components (client shape, as the forms build it), with sample values in the
+ * body's variables (`samples` first, then each variable's example). Lenient: incomplete components (a form being
+ * typed) still give a preview of what is there; compileComponents says what is wrong.
+ */
+export function previewOf(components: unknown, samples: Record<string, string> = {}): TemplatePreview {
+  const out: TemplatePreview = { header: null, body: [], footer: null, buttons: [] };
+  if (!Array.isArray(components)) return out;
+  const firstText = (c: Json): string => {
+    const p = Array.isArray(c.parameters) ? c.parameters[0] : undefined;
+    return isObj(p) && typeof p.text === 'string' ? p.text : '';
+  };
+  for (const c of components) {
+    if (!isObj(c)) continue;
+    if (c.type === 'header') out.header = { kind: 'text', text: firstText(c) };
+    else if ((MEDIA_TYPES as readonly unknown[]).includes(c.type)) {
+      const kind = c.type as (typeof MEDIA_TYPES)[number];
+      const media = c[kind];
+      out.header = { kind, link: isObj(media) && typeof media.link === 'string' ? media.link : '' };
+    } else if (c.type === 'footer') out.footer = firstText(c);
+    else if (c.type === 'body') {
+      const examples = new Map<string, string>();
+      for (const p of Array.isArray(c.parameters) ? c.parameters.slice(1) : []) {
+        if (isObj(p) && isObj(p.variable) && typeof p.variable.text === 'string' && isText(p.variable.value))
+          examples.set(p.variable.text, p.variable.value);
+      }
+      const text = firstText(c);
+      let at = 0;
+      for (const m of text.matchAll(PLACEHOLDER)) {
+        if (m.index! > at) out.body.push({ text: text.slice(at, m.index) });
+        const name = m[1].trim();
+        out.body.push({ variable: name, text: samples[name] ?? examples.get(name) ?? m[0] });
+        at = m.index! + m[0].length;
+      }
+      if (at < text.length) out.body.push({ text: text.slice(at) });
+    } else if (c.type === 'button' && Array.isArray(c.parameters)) {
+      for (const b of c.parameters) {
+        if (isObj(b) && b.type === 'quick_reply' && isObj(b.quick_reply))
+          out.buttons.push({ kind: 'quick_reply', text: String(b.quick_reply.value ?? '') });
+        else if (isObj(b) && b.type === 'cta' && isObj(b.cta)) {
+          const phone = String(b.cta.text ?? '').toLowerCase() === 'phone';
+          out.buttons.push({
+            kind: phone ? 'phone' : 'url',
+            text: String(b.cta.value ?? ''),
+            target: typeof b.cta.url === 'string' ? b.cta.url : undefined,
+          });
+        }
+      }
+    }
+  }
+  return out;
 }

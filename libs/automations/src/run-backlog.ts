@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { AppConfig } from '@switchboard/core';
+import { DataSource } from 'typeorm';
+
+/** How long one reading of the backlog is reused (per API process). */
+const READ_EVERY_MS = 500;
+
+export interface BacklogVerdict {
+  /** how long the oldest run accepted but not started yet has waited (0: none) */
+  oldestPendingMs: number;
+  /** set when the inbound webhook should answer 429: the Retry-After, in seconds */
+  retryAfterSeconds?: number;
+}
+
+/**
+ * Backpressure of the inbound workflow webhook: the age of the oldest run still `pending` (accepted, not started by
+ * the worker yet, on either driver). Above AUTOMATION_MAX_BACKLOG_MS the webhook answers 429 with a Retry-After, so
+ * that accepted work starts promptly instead of piling up. One indexed query per READ_EVERY_MS per API process.
+ */
+@Injectable()
+export class RunBacklog {
+  private reading?: Promise<number>;
+  private readAt = 0;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly config: AppConfig,
+  ) {}
+
+  async verdict(): Promise<BacklogVerdict> {
+    const limit = this.config.AUTOMATION_MAX_BACKLOG_MS;
+    if (limit <= 0) return { oldestPendingMs: 0 };
+    const oldestPendingMs = await this.oldestPendingMs();
+    if (oldestPendingMs <= limit) return { oldestPendingMs };
+    return { oldestPendingMs, retryAfterSeconds: Math.max(1, Math.min(30, Math.ceil(limit / 6000))) };
+  }
+
+  private oldestPendingMs(): Promise<number> {
+    if (!this.reading || Date.now() - this.readAt > READ_EVERY_MS) {
+      this.readAt = Date.now();
+      this.reading = this.db
+        .query(
+          `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(updated_at)) * 1000, 0)::float8 AS ms
+             FROM workflow_runs WHERE status = 'pending'`,
+        )
+        .then(([row]: Array<{ ms: number }>) => Number(row.ms))
+        .catch((error) => {
+          this.reading = undefined; // no reading: never block the webhook on it
+          throw error;
+        });
+    }
+    return this.reading;
+  }
+}

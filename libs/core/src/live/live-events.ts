@@ -1,0 +1,249 @@
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type Redis from 'ioredis';
+import { Observable } from 'rxjs';
+import { PassThrough } from 'node:stream';
+import { AppConfig } from '../config/config';
+import { REDIS } from '../redis/redis.module';
+import { compareStreamIds, isStreamId } from './stream-ids';
+
+/** One event of a topic: `id` is its Redis stream id (the SSE `id:`, what a client resumes from). */
+export interface LiveEvent {
+  id: string;
+  event: string;
+  /** The payload as published (JSON-serialisable). */
+  data: unknown;
+}
+
+export interface SseOptions {
+  /** Resume after this id (default: the request's `Last-Event-ID` header, then its `lastEventId` query parameter). */
+  lastEventId?: string;
+  /** Only events this returns true for are written (e.g. a session's scope); the others are skipped, not lost. */
+  filter?: (event: LiveEvent) => boolean;
+  /** Comment line interval (default 15 s). */
+  heartbeatMs?: number;
+}
+
+/** Events kept per topic for resuming (XADD MAXLEN ~): about this many, the oldest trimmed first. */
+export const LIVE_EVENTS_KEPT_PER_TOPIC = 1000;
+/** A topic's stream is dropped this long after its last event. */
+const TOPIC_TTL_MS = 24 * 3600_000;
+/** A comment line this often keeps proxies and browsers from closing an idle stream. */
+export const LIVE_EVENTS_HEARTBEAT_MS = 15_000;
+
+/**
+ * XADD (bounded) and PUBLISH in one step, so the order of the notifications is the order of the stream and a
+ * subscriber never sees an event the stream does not hold. The notification is `id \n event \n data`.
+ */
+const PUBLISH_SCRIPT = `
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'event', ARGV[2], 'data', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PUBLISH', ARGV[5], id .. '\\n' .. ARGV[2] .. '\\n' .. ARGV[3])
+return id`;
+
+type Listener = (event: LiveEvent) => void;
+
+/**
+ * Live updates for browsers, shared by every module (inbox, run view, template status, campaign live view).
+ *
+ * `publish(topic, event, data)` appends to a Redis stream per topic (bounded) and notifies over pub/sub; any process
+ * may publish (API or worker). `sse(request, reply, topic)` streams a topic as Server-Sent Events from whichever API
+ * process the browser reached: the `id:` of each event is its stream id, a reconnect with `Last-Event-ID` replays what
+ * was missed from the stream (XRANGE) before going live, a comment line every 15 s keeps the connection open. Each
+ * process holds one subscriber connection and fans each notification out to its local clients.
+ */
+@Injectable()
+export class LiveEvents implements OnModuleDestroy {
+  private readonly logger = new Logger('LiveEvents');
+  private subscriber: Redis | null = null;
+  private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly subscriptions = new Map<string, Promise<unknown>>();
+  private readonly openStreams = new Set<() => void>();
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly config: AppConfig,
+  ) {}
+
+  private key(topic: string) {
+    return `${this.config.REDIS_PREFIX}:live:${topic}`;
+  }
+
+  private channel(topic: string) {
+    return `${this.config.REDIS_PREFIX}:live-notify:${topic}`;
+  }
+
+  /** Appends an event to the topic and notifies every process; resolves to its id. */
+  async publish(topic: string, event: string, data: unknown): Promise<string> {
+    return (await this.redis.eval(
+      PUBLISH_SCRIPT,
+      1,
+      this.key(topic),
+      LIVE_EVENTS_KEPT_PER_TOPIC,
+      event,
+      JSON.stringify(data ?? null),
+      TOPIC_TTL_MS,
+      this.channel(topic),
+    )) as string;
+  }
+
+  /** Like `publish`, but a failure is logged instead of thrown: for callers whose own work already succeeded. */
+  async publishQuietly(topic: string, event: string, data: unknown): Promise<void> {
+    await this.publish(topic, event, data).catch((error) =>
+      this.logger.warn({ msg: 'live event not published', topic, event, error: String(error) }),
+    );
+  }
+
+  /** The topic's events after `afterId` still kept (oldest first), and whether older ones were trimmed away. */
+  async eventsAfter(topic: string, afterId: string): Promise<{ events: LiveEvent[]; gap: boolean }> {
+    const key = this.key(topic);
+    const [entries, first] = await Promise.all([
+      this.redis.xrange(key, `(${afterId}`, '+', 'COUNT', LIVE_EVENTS_KEPT_PER_TOPIC * 2),
+      this.redis.xrange(key, '-', '+', 'COUNT', 1),
+    ]);
+    const events = entries.map(([id, fields]) => toEvent(id, fields));
+    // Anything between afterId and the oldest kept event was trimmed (or the stream expired): the client must reload.
+    const gap =
+      first.length > 0 && compareStreamIds(first[0][0], afterId) > 0 && (await this.trimmedAfter(key, afterId));
+    return { events, gap };
+  }
+
+  private async trimmedAfter(key: string, afterId: string): Promise<boolean> {
+    const info = (await this.redis.call('XINFO', 'STREAM', key)) as unknown[];
+    const at = info.indexOf('max-deleted-entry-id');
+    const maxDeleted = at >= 0 ? String(info[at + 1]) : '0-0';
+    return compareStreamIds(maxDeleted, afterId) > 0;
+  }
+
+  /** Live events of a topic (no history) until unsubscribed: for server-side consumers such as `@Sse()` handlers. */
+  changes(topic: string): Observable<LiveEvent> {
+    return new Observable<LiveEvent>((subscriber) => {
+      const listener: Listener = (event) => subscriber.next(event);
+      this.listen(topic, listener).catch((error) => subscriber.error(error));
+      return () => this.unlisten(topic, listener);
+    });
+  }
+
+  /**
+   * Streams a topic to a Fastify reply as Server-Sent Events until the client leaves. Call it from a handler that
+   * has already checked access (guards run before; nothing may be sent on the reply afterwards).
+   */
+  async sse(request: FastifyRequest, reply: FastifyReply, topic: string, options: SseOptions = {}): Promise<void> {
+    const lastEventId = options.lastEventId ?? lastEventIdOf(request);
+    const accepts = options.filter ?? (() => true);
+    const body = new PassThrough();
+    let lastSent = lastEventId ?? '0-0';
+    let pending: LiveEvent[] | null = []; // live events arriving while the backlog is read
+    const write = (event: LiveEvent) => {
+      if (compareStreamIds(event.id, lastSent) <= 0) return; // already sent from the backlog
+      lastSent = event.id;
+      if (accepts(event)) body.write(formatEvent(event));
+    };
+    const listener: Listener = (event) => (pending ? pending.push(event) : write(event));
+    const heartbeat = setInterval(() => body.write(': heartbeat\n\n'), options.heartbeatMs ?? LIVE_EVENTS_HEARTBEAT_MS);
+    heartbeat.unref();
+    const close = () => {
+      if (!this.openStreams.has(close)) return;
+      clearInterval(heartbeat);
+      this.unlisten(topic, listener);
+      this.openStreams.delete(close);
+      body.end();
+    };
+    this.openStreams.add(close);
+    reply.raw.on('close', close);
+
+    reply
+      .header('content-type', 'text/event-stream; charset=utf-8')
+      .header('cache-control', 'no-cache, no-transform')
+      .header('x-accel-buffering', 'no')
+      .send(body);
+    body.write(': connected\nretry: 2000\n\n');
+    try {
+      await this.listen(topic, listener);
+      if (lastEventId) {
+        const { events, gap } = await this.eventsAfter(topic, lastEventId);
+        if (gap) body.write(formatEvent({ id: lastSent, event: 'reset', data: { reason: 'events_trimmed' } }));
+        events.forEach(write);
+      }
+      const arrived = pending;
+      pending = null;
+      arrived.forEach(write);
+    } catch (error) {
+      this.logger.warn({ msg: 'live stream failed', topic, error: String(error) });
+      close();
+    }
+  }
+
+  private async listen(topic: string, listener: Listener): Promise<void> {
+    let set = this.listeners.get(topic);
+    if (!set) this.listeners.set(topic, (set = new Set()));
+    set.add(listener);
+    let subscribed = this.subscriptions.get(topic);
+    if (!subscribed) {
+      subscribed = this.subscriberConnection().subscribe(this.channel(topic));
+      this.subscriptions.set(topic, subscribed);
+    }
+    await subscribed;
+  }
+
+  private unlisten(topic: string, listener: Listener): void {
+    const set = this.listeners.get(topic);
+    if (!set?.delete(listener) || set.size > 0) return;
+    this.listeners.delete(topic);
+    this.subscriptions.delete(topic);
+    this.subscriber?.unsubscribe(this.channel(topic)).catch(() => undefined);
+  }
+
+  private subscriberConnection(): Redis {
+    if (this.subscriber) return this.subscriber;
+    const subscriber = this.redis.duplicate();
+    const prefix = this.channel('');
+    subscriber.on('message', (channel: string, message: string) => {
+      const set = this.listeners.get(channel.slice(prefix.length));
+      if (!set) return;
+      const event = parseNotification(message);
+      if (event) set.forEach((listener) => listener(event));
+    });
+    subscriber.on('error', (error) => this.logger.warn({ msg: 'live events subscriber', error: String(error) }));
+    return (this.subscriber = subscriber);
+  }
+
+  /** Number of clients of this process currently streaming (all topics). */
+  get clientCount(): number {
+    return this.openStreams.size;
+  }
+
+  async onModuleDestroy() {
+    [...this.openStreams].forEach((close) => close());
+    await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
+  }
+}
+
+function lastEventIdOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['last-event-id'];
+  const query = (request.query as Record<string, unknown> | undefined)?.lastEventId;
+  const value = typeof header === 'string' && header ? header : typeof query === 'string' ? query : undefined;
+  return value && isStreamId(value) ? value : undefined;
+}
+
+function toEvent(id: string, fields: string[]): LiveEvent {
+  const map: Record<string, string> = {};
+  for (let i = 0; i < fields.length; i += 2) map[fields[i]] = fields[i + 1];
+  return { id, event: map.event, data: JSON.parse(map.data ?? 'null') };
+}
+
+function parseNotification(message: string): LiveEvent | null {
+  const first = message.indexOf('\n');
+  const second = message.indexOf('\n', first + 1);
+  if (first < 0 || second < 0) return null;
+  return {
+    id: message.slice(0, first),
+    event: message.slice(first + 1, second),
+    data: JSON.parse(message.slice(second + 1)),
+  };
+}
+
+/** One SSE block: JSON.stringify never emits a raw newline, so `data:` is one line. */
+export function formatEvent(event: LiveEvent): string {
+  return `id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}

@@ -1,0 +1,36 @@
+import { CanActivate, ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
+import { EmbedTokens } from './embed-tokens';
+import type { InboxPrincipal } from './inbox.service';
+
+/** Routes of the embedded inbox: the session token from POST /v1/embed/session, in the Authorization header. */
+@Injectable()
+export class EmbedSessionGuard implements CanActivate {
+  constructor(private readonly tokens: EmbedTokens) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest();
+    const header: string | undefined = request.headers.authorization;
+    const grant = await this.tokens.session(header?.replace(/^Bearer\s+/i, '').trim());
+    request.inbox = {
+      accountId: grant.accountId,
+      scope: grant.scope,
+      permissions: grant.permissions,
+    } satisfies InboxPrincipal;
+    return true;
+  }
+}
+
+/** The embedded session's principal (set by EmbedSessionGuard). */
+export const EmbedPrincipal = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): InboxPrincipal => ctx.switchToHttp().getRequest().inbox,
+);
+
+/** A console agent or API client: the whole account; sends need the `/send-message` grant. */
+export const AccountPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): InboxPrincipal => {
+  const client = ctx.switchToHttp().getRequest().client as { accountId: string; grants: string[] };
+  return {
+    accountId: client.accountId,
+    scope: {},
+    permissions: client.grants.includes('/send-message') ? ['read', 'send', 'send_template'] : ['read'],
+  };
+});

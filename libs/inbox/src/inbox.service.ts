@@ -1,0 +1,190 @@
+import {
+  BadRequestException,
+  ConflictException,
+  ForbiddenException,
+  Injectable,
+  NotFoundException,
+} from '@nestjs/common';
+import { AccountsService } from '@switchboard/accounts';
+import { ContactsService } from '@switchboard/contacts';
+import { normalizePhone } from '@switchboard/core';
+import {
+  InboxConversations,
+  InboxEvents,
+  MessagesService,
+  type InboxConversation,
+  type InboxFilter,
+} from '@switchboard/messaging';
+import { previewOf, previewText, TemplatesService } from '@switchboard/templates';
+import type { EmbedScope, Permission } from './embed-tokens';
+
+/** Who reads the inbox: an embedded session (scope, permissions) or a console agent / API client (whole account). */
+export interface InboxPrincipal {
+  accountId: string;
+  scope: EmbedScope;
+  permissions: Permission[];
+}
+
+export const CONVERSATION_NOT_FOUND = 'Conversation not found';
+export const WINDOW_CLOSED =
+  'The 24-hour customer-care window is closed: only an approved template can be sent to this customer now';
+export const CANNOT_SEND = 'This inbox session may not send messages';
+export const CANNOT_SEND_TEMPLATE = 'This inbox session may not send templates';
+
+export interface SendText {
+  text: string;
+  /** quick reply buttons (up to 3 titles): sent as an interactive message */
+  quickReplies?: string[];
+}
+
+/**
+ * The inbox: conversations in the principal's scope, threads, sends through messaging's one send pipeline
+ * (MessagesService: stored, queued, paced, ticks from status webhooks) and read marks. Out of scope = 404.
+ */
+@Injectable()
+export class InboxService {
+  constructor(
+    private readonly conversations: InboxConversations,
+    private readonly events: InboxEvents,
+    private readonly messages: MessagesService,
+    private readonly contacts: ContactsService,
+    private readonly accounts: AccountsService,
+    private readonly templates: TemplatesService,
+  ) {}
+
+  /** The scope as SQL filters: numbers by their row ids, groups by their members. */
+  async filterOf(principal: InboxPrincipal): Promise<InboxFilter> {
+    const { accountId, scope } = principal;
+    let phoneNumberIds: string[] | null = null;
+    if (scope.messagingPhoneIds?.length) {
+      const found = await Promise.all(
+        scope.messagingPhoneIds.map((id) => this.accounts.findPhoneNumber(accountId, id)),
+      );
+      phoneNumberIds = found.filter((p) => p !== null).map((p) => p.id);
+    }
+    const grouped = scope.groupIds?.length ? await this.contacts.contactIdsInGroups(accountId, scope.groupIds) : null;
+    const numbers = scope.contactNumbers?.length
+      ? scope.contactNumbers.map((n) => normalizePhone(n)).filter((n): n is string => !!n)
+      : null;
+    return {
+      phoneNumberIds,
+      contactIds: grouped ?? (numbers ? [] : null),
+      contactNumbers: numbers ?? (grouped ? [] : null),
+    };
+  }
+
+  async list(
+    principal: InboxPrincipal,
+    query: { search?: string; unread?: boolean; before?: string; limit?: number },
+  ): Promise<{ conversations: InboxConversation[]; unreadTotal: number; nextBefore: string | null }> {
+    const filter = await this.filterOf(principal);
+    const limit = query.limit ?? 30;
+    const contactIds = query.search?.trim()
+      ? await this.contacts.idsMatching(principal.accountId, query.search.trim(), 1000)
+      : null;
+    const conversations = await this.conversations.list(principal.accountId, filter, {
+      limit,
+      before: query.before,
+      contactIds,
+      unreadOnly: query.unread,
+    });
+    const unread = await this.conversations.list(principal.accountId, filter, { limit: 500, unreadOnly: true });
+    return {
+      conversations,
+      unreadTotal: unread.reduce((sum, c) => sum + c.unreadCount, 0),
+      nextBefore: conversations.length === limit ? conversations[conversations.length - 1].lastActivityAt : null,
+    };
+  }
+
+  async conversation(principal: InboxPrincipal, contactId: string): Promise<InboxConversation> {
+    const found = await this.conversations.get(principal.accountId, await this.filterOf(principal), contactId);
+    if (!found) throw new NotFoundException({ message: CONVERSATION_NOT_FOUND });
+    return found;
+  }
+
+  async thread(principal: InboxPrincipal, contactId: string, query: { before?: string; limit?: number }) {
+    const conversation = await this.conversation(principal, contactId);
+    if (query.before && !/^[0-9a-f-]{36}$/i.test(query.before))
+      throw new BadRequestException({ message: 'before must be a message id', errors: [{ field: 'before' }] });
+    const page = await this.conversations.thread(principal.accountId, contactId, {
+      limit: query.limit ?? 50,
+      before: query.before,
+    });
+    return { conversation, ...page };
+  }
+
+  async sendText(principal: InboxPrincipal, contactId: string, body: SendText) {
+    if (!principal.permissions.includes('send')) throw new ForbiddenException({ message: CANNOT_SEND });
+    const conversation = await this.conversation(principal, contactId);
+    if (!conversation.window.open) throw new ConflictException({ message: WINDOW_CLOSED, window: conversation.window });
+    const quick = body.quickReplies?.length ? body.quickReplies : null;
+    const result = await this.messages.sendSession(principal.accountId, conversation.messagingPhoneId!, {
+      typOfmsg: quick ? 'quick_reply' : 'normal_message',
+      receipentPhone: conversation.contactNumber,
+      message: body.text,
+      ...(quick ? { buttons: quick.map((text) => ({ text })) } : {}),
+    });
+    await this.announce(principal.accountId, conversation, result.body.messageId);
+    return result;
+  }
+
+  async sendTemplate(
+    principal: InboxPrincipal,
+    contactId: string,
+    body: { templateName: string; variables?: Record<string, string> },
+  ) {
+    if (!principal.permissions.includes('send_template'))
+      throw new ForbiddenException({ message: CANNOT_SEND_TEMPLATE });
+    const conversation = await this.conversation(principal, contactId);
+    const result = await this.messages.sendTemplates(principal.accountId, conversation.messagingPhoneId!, {
+      templateName: body.templateName,
+      to: conversation.contactNumber,
+      variables: body.variables ?? {},
+    });
+    const item = result.body.results[0];
+    if (item.messageId) await this.announce(principal.accountId, conversation, item.messageId);
+    return { httpStatus: item.success ? 200 : 422, body: item };
+  }
+
+  /** APPROVED templates of the account with their variables and a preview (the picker outside the window). */
+  async approvedTemplates(principal: InboxPrincipal) {
+    const rows = await this.templates.listApproved(principal.accountId);
+    return rows.map((t) => ({
+      name: t.name,
+      language: t.language,
+      category: t.category,
+      variables: t.variables,
+      // placeholders kept as {{name}}: the picker fills them in as the agent types
+      preview: previewText(previewOf(t.components, Object.fromEntries(t.variables.map((v) => [v, `{{${v}}}`])))),
+    }));
+  }
+
+  async markRead(principal: InboxPrincipal, contactId: string) {
+    const conversation = await this.conversation(principal, contactId);
+    await this.conversations.markRead(principal.accountId, contactId);
+    await this.events.conversationRead(principal.accountId, this.target(conversation));
+    return { contactId, unreadCount: 0 };
+  }
+
+  private target(c: InboxConversation) {
+    return { contactId: c.contactId, contactNumber: c.contactNumber, messagingPhoneId: c.messagingPhoneId ?? '' };
+  }
+
+  private async announce(accountId: string, conversation: InboxConversation, messageId: string | undefined) {
+    if (messageId) await this.events.messageCreated(accountId, this.target(conversation), messageId);
+  }
+
+  /** The live-event filter of a principal: events of conversations in its scope only. */
+  async eventFilter(principal: InboxPrincipal): Promise<(data: Record<string, unknown>) => boolean> {
+    const { scope } = principal;
+    const phones = scope.messagingPhoneIds?.length ? new Set(scope.messagingPhoneIds) : null;
+    const filter = await this.filterOf(principal);
+    const ids = filter.contactIds ? new Set(filter.contactIds) : null;
+    const numbers = filter.contactNumbers ? new Set(filter.contactNumbers) : null;
+    return (data) => {
+      if (phones && !phones.has(String(data.messagingPhoneId))) return false;
+      if (!ids && !numbers) return true;
+      return !!ids?.has(String(data.contactId)) || !!numbers?.has(String(data.contactNumber));
+    };
+  }
+}

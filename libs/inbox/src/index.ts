@@ -1,0 +1,3 @@
+export * from './embed-tokens';
+export * from './inbox.module';
+export * from './inbox.service';

@@ -1,0 +1,230 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { AccountsService } from '@switchboard/accounts';
+import { ContactsService, type Contact } from '@switchboard/contacts';
+import type { MessageEvent } from '@switchboard/whatsapp';
+import { DataSource } from 'typeorm';
+import { replyContentOf } from '../message-events.service';
+
+const WINDOW_MS = 24 * 3600 * 1000;
+const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
+
+/**
+ * Which conversations an inbox may see: null means "no restriction" on that axis. A conversation is in scope when its
+ * number is one of `phoneNumberIds` and its contact one of `contactIds` or its number one of `contactNumbers` (when
+ * either of those is given).
+ */
+export interface InboxFilter {
+  phoneNumberIds: string[] | null;
+  contactIds: string[] | null;
+  contactNumbers: string[] | null;
+}
+
+export interface InboxMessage {
+  id: string;
+  direction: 'inbound' | 'outbound';
+  type: string;
+  text: string | null;
+  templateName: string | null;
+  /** inbound: button / list / Flow replies, media, location, contacts, reaction (see replyContentOf); outbound: buttons */
+  content: unknown;
+  status: string;
+  error: { code: number | null; title: string | null } | null;
+  createdAt: string;
+  sentAt: string | null;
+  deliveredAt: string | null;
+  readAt: string | null;
+  failedAt: string | null;
+}
+
+export interface InboxConversation {
+  contactId: string;
+  name: string | null;
+  contactNumber: string;
+  messagingPhoneId: string | null;
+  lastMessage: InboxMessage | null;
+  lastActivityAt: string;
+  unreadCount: number;
+  window: { open: boolean; expiresAt: string | null };
+}
+
+function messageOf(m: Record<string, any>): InboxMessage {
+  const payload = (m.payload ?? {}) as Record<string, any>;
+  let content: unknown = null;
+  if (m.direction === 'inbound') content = replyContentOf(payload as MessageEvent).content ?? null;
+  else if (payload.interactive?.action?.buttons)
+    content = {
+      buttons: (payload.interactive.action.buttons as Array<{ reply?: { title?: string } }>).map((b) => b.reply?.title),
+    };
+  return {
+    id: m.id,
+    direction: m.direction,
+    type: m.kind,
+    text: m.body ?? null,
+    templateName: m.template_name ?? null,
+    content,
+    status: m.status,
+    error: m.error_code || m.error_title ? { code: m.error_code ?? null, title: m.error_title ?? null } : null,
+    createdAt: iso(m.created_at)!,
+    sentAt: iso(m.sent_at),
+    deliveredAt: iso(m.delivered_at),
+    readAt: iso(m.read_at),
+    failedAt: iso(m.failed_at),
+  };
+}
+
+/**
+ * The inbox's reads and its one write (read marks) on messaging's tables: conversations (with `last_read_at`),
+ * messages and customer windows. Scope is applied here, in SQL; contacts and numbers come from their owners.
+ */
+@Injectable()
+export class InboxConversations {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly contacts: ContactsService,
+    private readonly accounts: AccountsService,
+  ) {}
+
+  /** Conversations in scope, newest activity first (keyset: `before` = the last one's `lastActivityAt`). */
+  async list(
+    accountId: string,
+    filter: InboxFilter,
+    options: { limit: number; before?: string; contactIds?: string[] | null; unreadOnly?: boolean },
+  ): Promise<InboxConversation[]> {
+    const params: unknown[] = [accountId];
+    const where = ['c.account_id = $1', ...this.scopeSql(filter, params)];
+    if (options.contactIds) {
+      params.push(options.contactIds);
+      where.push(`c.contact_id = ANY($${params.length}::bigint[])`);
+    }
+    if (options.before) {
+      params.push(options.before);
+      where.push(`c.last_message_at < $${params.length}::timestamptz`);
+    }
+    if (options.unreadOnly) where.push(`c.last_inbound_at > COALESCE(c.last_read_at, '-infinity')`);
+    params.push(options.limit);
+    const rows: Array<Record<string, any>> = await this.db.query(
+      `SELECT c.contact_id, c.phone_number_id, c.last_message_at, c.last_read_at,
+              m.id, m.direction, m.kind, m.template_name, m.body, m.payload, m.status, m.error_code, m.error_title,
+              m.created_at, m.sent_at, m.delivered_at, m.read_at, m.failed_at,
+              (SELECT count(*)::int FROM messages u
+                 WHERE u.account_id = c.account_id AND u.contact_id = c.contact_id AND u.direction = 'inbound'
+                   AND u.created_at > COALESCE(c.last_read_at, '-infinity')) AS unread_count
+         FROM conversations c LEFT JOIN messages m ON m.id = c.last_message_id
+        WHERE ${where.join(' AND ')}
+        ORDER BY c.last_message_at DESC, c.contact_id DESC
+        LIMIT $${params.length}`,
+      params,
+    );
+    return this.present(accountId, rows);
+  }
+
+  /** One conversation in scope, or null (not the account's, or out of scope). */
+  async get(accountId: string, filter: InboxFilter, contactId: string): Promise<InboxConversation | null> {
+    if (!/^\d{1,18}$/.test(contactId)) return null;
+    const [found] = await this.list(accountId, filter, { limit: 1, contactIds: [contactId] });
+    return found ?? null;
+  }
+
+  /** A conversation's messages older than `before` (a message id), newest `limit` of them, returned oldest first. */
+  async thread(
+    accountId: string,
+    contactId: string,
+    options: { limit: number; before?: string },
+  ): Promise<{ messages: InboxMessage[]; hasMore: boolean }> {
+    const params: unknown[] = [accountId, contactId];
+    let older = '';
+    if (options.before) {
+      params.push(options.before);
+      older = ` AND (created_at, id) < (SELECT created_at, id FROM messages WHERE id = $${params.length}::uuid AND account_id = $1)`;
+    }
+    params.push(options.limit + 1);
+    const rows: Array<Record<string, any>> = await this.db.query(
+      `SELECT * FROM messages WHERE account_id = $1 AND contact_id = $2${older}
+        ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    const hasMore = rows.length > options.limit;
+    return { messages: rows.slice(0, options.limit).reverse().map(messageOf), hasMore };
+  }
+
+  /** One message of the account by id (for live events), or null. */
+  async message(accountId: string, messageId: string): Promise<InboxMessage | null> {
+    const [row] = await this.db.query(`SELECT * FROM messages WHERE id = $1 AND account_id = $2`, [
+      messageId,
+      accountId,
+    ]);
+    return row ? messageOf(row) : null;
+  }
+
+  /** Everything the customer wrote so far counts as read. */
+  async markRead(accountId: string, contactId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE conversations SET last_read_at = GREATEST(COALESCE(last_read_at, '-infinity'), last_message_at, now())
+        WHERE account_id = $1 AND contact_id = $2`,
+      [accountId, contactId],
+    );
+  }
+
+  private scopeSql(filter: InboxFilter, params: unknown[]): string[] {
+    const clauses: string[] = [];
+    if (filter.phoneNumberIds) {
+      params.push(filter.phoneNumberIds);
+      clauses.push(`c.phone_number_id = ANY($${params.length}::bigint[])`);
+    }
+    if (filter.contactIds || filter.contactNumbers) {
+      params.push(filter.contactIds ?? []);
+      const byId = `c.contact_id = ANY($${params.length}::bigint[])`;
+      params.push(filter.contactNumbers ?? []);
+      // the conversation's messages carry the customer's number (recipient): no read of the contacts table here
+      const byNumber = `EXISTS (SELECT 1 FROM messages n WHERE n.id = c.last_message_id AND n.recipient = ANY($${params.length}::text[]))`;
+      clauses.push(`(${byId} OR ${byNumber})`);
+    }
+    return clauses;
+  }
+
+  private async present(accountId: string, rows: Array<Record<string, any>>): Promise<InboxConversation[]> {
+    const contacts = await this.contacts.findByIds(
+      accountId,
+      rows.map((r) => String(r.contact_id)),
+    );
+    const numbers = await this.accounts.phoneNumbersByIds(rows.map((r) => String(r.phone_number_id)));
+    const listed = rows.filter((r) => contacts.has(String(r.contact_id)));
+    const windows = await this.windows(
+      listed.map((r) => ({
+        phoneNumberId: String(r.phone_number_id),
+        customer: customerOf(contacts.get(String(r.contact_id))!),
+      })),
+    );
+    const now = Date.now();
+    return listed.map((r) => {
+      const contact = contacts.get(String(r.contact_id))!;
+      const inboundAt = windows.get(`${r.phone_number_id}\u0000${customerOf(contact)}`);
+      const expiresAt = inboundAt ? new Date(new Date(inboundAt).getTime() + WINDOW_MS) : null;
+      return {
+        contactId: String(r.contact_id),
+        name: contact.name ?? null,
+        contactNumber: customerOf(contact),
+        messagingPhoneId: numbers.get(String(r.phone_number_id))?.messagingPhoneId ?? null,
+        lastMessage: r.id ? messageOf(r) : null,
+        lastActivityAt: iso(r.last_message_at)!,
+        unreadCount: r.unread_count,
+        window: { open: !!expiresAt && expiresAt.getTime() > now, expiresAt: expiresAt?.toISOString() ?? null },
+      };
+    });
+  }
+
+  private async windows(pairs: Array<{ phoneNumberId: string; customer: string }>): Promise<Map<string, Date>> {
+    if (!pairs.length) return new Map();
+    const rows: Array<{ phone_number_id: string; customer: string; last_inbound_at: Date }> = await this.db.query(
+      `SELECT w.phone_number_id, w.customer, w.last_inbound_at FROM customer_windows w
+        WHERE (w.phone_number_id, w.customer) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))`,
+      [pairs.map((p) => p.phoneNumberId), pairs.map((p) => p.customer)],
+    );
+    return new Map(rows.map((w) => [`${w.phone_number_id}\u0000${w.customer}`, w.last_inbound_at]));
+  }
+}
+
+function customerOf(c: Pick<Contact, 'contactNumber'> & { whatsappUserId?: string | null }): string {
+  return (c.contactNumber ?? c.whatsappUserId)!;
+}

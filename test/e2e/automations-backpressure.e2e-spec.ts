@@ -1,0 +1,82 @@
+import type { ChildProcess } from 'node:child_process';
+import { createWorkflow, waitForRun } from '../helpers/automations';
+import { eventually } from '../helpers/sandbox';
+import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+import { startWorkerProcess } from '../helpers/worker-process';
+
+/**
+ * Backpressure of the inbound workflow webhook: while the runs it accepted wait too long to start (no worker here at
+ * first), it answers 429 with Retry-After and creates nothing; once a worker has started them, it accepts again.
+ */
+describe('Inbound workflow webhook backpressure (AUTOMATION_MAX_BACKLOG_MS)', () => {
+  let t: TestApp;
+  let account: TestAccount;
+  let worker: ChildProcess | undefined;
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    // API only, embedded driver: runs stay pending until the worker process below starts them
+    t = await startTestApp({ AUTOMATION_MAX_BACKLOG_MS: '1000', TEMPORAL_ADDRESS: '' });
+    account = await t.createAccount();
+  }, 60_000);
+  afterAll(async () => {
+    worker?.kill('SIGKILL');
+    await t?.close();
+  });
+
+  const runCount = async (workflowId: number) =>
+    (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1`, [workflowId]))[0]
+      .n as number;
+
+  it('429 + Retry-After while the oldest accepted run has waited over the limit; 200 again once it started', async () => {
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'done',
+      nodes: [{ id: 'done', type: 'end' }],
+    });
+    const first = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: 1 });
+    expect(first.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1600)); // the run is still pending: no worker
+
+    const refused = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: 2 });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.body).toEqual({
+      statusCode: 429,
+      message: expect.stringMatching(
+        /^Too many runs waiting to start \(the oldest for \d+ s\); retry after 1 seconds$/,
+      ),
+    });
+    expect(await runCount(wf.id)).toBe(1); // nothing created
+    // validation still comes first: a malformed request is a 400, not a 429
+    const malformed = await t.http.post(
+      `/webhook/workflow/${wf.identifier}`,
+      { order: 2 },
+      {
+        headers: { 'idempotency-key': 'é' },
+      },
+    );
+    expect(malformed.status).toBe(400);
+
+    worker = startWorkerProcess(t, logs, 5, { TEMPORAL_ADDRESS: '' });
+    await waitForRun(t, account.token, first.body.runId, ['completed'], 60_000).catch((error) => {
+      throw new Error(`${(error as Error).message}\n${logs.join('').slice(-3000)}`);
+    });
+    const accepted = await eventually(
+      async () => {
+        const res = await t.http.post(
+          `/webhook/workflow/${wf.identifier}`,
+          { order: 3 },
+          {
+            headers: { 'idempotency-key': 'order-3' },
+          },
+        );
+        return res.status === 200 ? res : null;
+      },
+      10_000,
+      'the webhook accepting again',
+    );
+    await waitForRun(t, account.token, accepted.body.runId, ['completed'], 30_000);
+    expect(await runCount(wf.id)).toBe(2);
+  }, 120_000);
+});

@@ -1,0 +1,406 @@
+import { messagingHelpers } from '../helpers/messaging';
+import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
+import { openSse } from '../helpers/sse';
+import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+import { asUser, consoleSession } from '../helpers/console';
+
+/**
+ * The embeddable inbox's API (docs/inbox.md): mint → exchange → list → send, scope, permissions, the exchange's
+ * per-IP limit, live events with resume, cross-account isolation, and the console inbox for agents.
+ */
+describe('Inbox API (embed tokens, sessions, conversations, live events)', () => {
+  let t: TestApp;
+  let sandbox: TestSandbox;
+  let account: TestAccount;
+  let h: ReturnType<typeof messagingHelpers>;
+  const ORIGIN = 'https://crm.example.com';
+
+  beforeAll(async () => {
+    t = await startTestApp(
+      {
+        RATE_LIMIT_PER_MINUTE: '100000',
+        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+        SEND_WAIT_TIMEOUT_MS: '15000',
+        TRUST_PROXY: '127.0.0.1',
+      },
+      { worker: true },
+    );
+    sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, autoReview: false });
+    h = messagingHelpers(t, () => sandbox);
+    account = await t.createAccount({ apiBaseUrl: sandbox.url });
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    await t.close();
+  });
+
+  let ipSeq = 0;
+  /** Each call from its own client address (X-Forwarded-For behind the trusted proxy), away from the per-IP limit. */
+  const freshIp = () => ({ 'x-forwarded-for': `198.51.100.${++ipSeq}` });
+
+  async function mint(body: Record<string, unknown> = {}, token = account.token) {
+    return t.http.post(
+      '/v1/embed/tokens',
+      { scope: {}, permissions: ['read', 'send', 'send_template'], allowedOrigins: [ORIGIN], ...body },
+      { token },
+    );
+  }
+
+  async function session(body: Record<string, unknown> = {}, token = account.token) {
+    const minted = await mint(body, token);
+    expect(minted.status).toBe(201);
+    const exchanged = await t.http.post(
+      '/v1/embed/session',
+      { embedToken: minted.body.embedToken },
+      { headers: freshIp() },
+    );
+    expect(exchanged.status).toBe(200);
+    return `Bearer ${exchanged.body.sessionToken}`;
+  }
+
+  const contactIdOf = async (number: string) =>
+    eventually(
+      async () => {
+        const [row] = await t.db.query(`SELECT id FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
+          account.accountId,
+          number,
+        ]);
+        return row ? String(row.id) : null;
+      },
+      10_000,
+      `contact ${number}`,
+    );
+
+  it('mint → exchange → list → thread → send: the reply goes through the send pipeline and reaches the platform', async () => {
+    const customer = h.customer();
+    await h.customerWrites(account, customer, 'Where is my order?');
+    const contactId = await contactIdOf(customer);
+
+    const minted = await mint({ agentName: 'Dana' });
+    expect(minted.status).toBe(201);
+    expect(minted.body.embedUrl).toMatch(/\/embed-chat\?e=[0-9a-f-]{36}#token=/);
+    expect(new Date(minted.body.expiresAt).getTime()).toBeGreaterThan(Date.now());
+
+    const exchanged = await t.http.post(
+      '/v1/embed/session',
+      { embedToken: minted.body.embedToken },
+      { headers: freshIp() },
+    );
+    expect(exchanged.status).toBe(200);
+    expect(exchanged.body).toMatchObject({
+      expiresIn: 3600,
+      permissions: ['read', 'send', 'send_template'],
+      scope: {},
+      agentName: 'Dana',
+    });
+    const auth = { authorization: `Bearer ${exchanged.body.sessionToken}` };
+
+    const list = await t.http.get('/v1/embed/inbox/conversations', { headers: auth });
+    expect(list.status).toBe(200);
+    const conversation = list.body.data.conversations.find((c: any) => c.contactId === contactId);
+    expect(conversation).toMatchObject({
+      contactNumber: customer,
+      messagingPhoneId: account.messagingPhoneId,
+      unreadCount: 1,
+      lastMessage: { direction: 'inbound', text: 'Where is my order?' },
+      window: { open: true },
+    });
+    expect(new Date(conversation.window.expiresAt).getTime()).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    expect(list.body.data.unreadTotal).toBeGreaterThanOrEqual(1);
+
+    const sent = await t.http.post(
+      `/v1/embed/inbox/conversations/${contactId}/messages`,
+      { text: 'It ships today', quickReplies: ['Thanks', 'Call me'] },
+      { headers: auth },
+    );
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({ success: true });
+    const got = await eventually(async () => {
+      const r = await h.received(account, customer);
+      return r.length ? r : null;
+    });
+    expect(got[0].payload).toMatchObject({ type: 'interactive', to: customer });
+    expect(JSON.stringify(got[0].payload)).toContain('It ships today');
+    // one outbound row, stored by the send pipeline
+    const rows = await t.db.query(
+      `SELECT direction, kind, status FROM messages WHERE account_id = $1 AND contact_id = $2 ORDER BY created_at`,
+      [account.accountId, contactId],
+    );
+    expect(rows.map((r: any) => r.direction)).toEqual(['inbound', 'outbound']);
+
+    const thread = await t.http.get(`/v1/embed/inbox/conversations/${contactId}/messages?limit=1`, { headers: auth });
+    expect(thread.status).toBe(200);
+    expect(thread.body.data.messages).toHaveLength(1);
+    expect(thread.body.data.messages[0]).toMatchObject({ direction: 'outbound', text: 'It ships today' });
+    expect(thread.body.data.hasMore).toBe(true);
+    const older = await t.http.get(
+      `/v1/embed/inbox/conversations/${contactId}/messages?before=${thread.body.data.messages[0].id}`,
+      { headers: auth },
+    );
+    expect(older.body.data.messages.map((m: any) => m.text)).toEqual(['Where is my order?']);
+    expect(older.body.data.hasMore).toBe(false);
+
+    const read = await t.http.post(`/v1/embed/inbox/conversations/${contactId}/read`, {}, { headers: auth });
+    expect(read.status).toBe(200);
+    const after = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers: auth });
+    expect(after.body.data.unreadCount).toBe(0);
+    const [{ last_read_at }] = await t.db.query(
+      `SELECT last_read_at FROM conversations WHERE account_id = $1 AND contact_id = $2`,
+      [account.accountId, contactId],
+    );
+    expect(last_read_at).not.toBeNull();
+  });
+
+  it('the token is single use, and invalid / expired / used tokens get distinct 401s', async () => {
+    const minted = await mint();
+    const first = await t.http.post(
+      '/v1/embed/session',
+      { embedToken: minted.body.embedToken },
+      { headers: freshIp() },
+    );
+    expect(first.status).toBe(200);
+    const again = await t.http.post(
+      '/v1/embed/session',
+      { embedToken: minted.body.embedToken },
+      { headers: freshIp() },
+    );
+    expect(again.status).toBe(401);
+    expect(again.body.message).toBe('Embed token has already been used: mint a new one');
+
+    const forged = await t.http.post(
+      '/v1/embed/session',
+      { embedToken: `${minted.body.embedToken}x` },
+      { headers: freshIp() },
+    );
+    expect(forged.status).toBe(401);
+    expect(forged.body.message).toBe('Embed token is invalid');
+
+    const short = await mint({ ttlSeconds: 30 });
+    const { EmbedTokens } = await import('@switchboard/inbox');
+    const tokens = t.app.get(EmbedTokens);
+    const expired = await tokens.mint(
+      { accountId: account.accountId, scope: {}, permissions: ['read'], allowedOrigins: [ORIGIN], agentName: null },
+      -1,
+    );
+    expect(short.status).toBe(201);
+    const late = await t.http.post('/v1/embed/session', { embedToken: expired.token }, { headers: freshIp() });
+    expect(late.status).toBe(401);
+    expect(late.body.message).toBe('Embed token has expired: mint a new one');
+
+    // an access token is not a session, a session is not an access token
+    const asSession = await t.http.get('/v1/embed/inbox/conversations', { token: account.token });
+    expect(asSession.status).toBe(401);
+    const sessionAuth = await session();
+    const asAccess = await t.http.get('/v2/conversations', { headers: { authorization: sessionAuth } });
+    expect(asAccess.status).toBe(401);
+  });
+
+  it('minting checks its body: 400 naming the field', async () => {
+    const star = await mint({ allowedOrigins: ['*'] });
+    expect(star.status).toBe(400);
+    expect(JSON.stringify(star.body)).toContain('allowedOrigins');
+    const long = await mint({ ttlSeconds: 3600 });
+    expect(long.status).toBe(400);
+    expect(JSON.stringify(long.body)).toContain('ttlSeconds must be at most 600');
+    const perm = await mint({ permissions: ['admin'] });
+    expect(perm.status).toBe(400);
+    expect(JSON.stringify(perm.body)).toContain('permissions');
+    const other = await mint({ scope: { messagingPhoneIds: ['999999999'] } });
+    expect(other.status).toBe(400);
+    expect(other.body.message).toContain('scope.messagingPhoneIds[0]');
+  });
+
+  it('scope: conversations outside it are 404 and not listed; read-only sessions cannot send', async () => {
+    const mine = h.customer();
+    const theirs = h.customer();
+    await h.customerWrites(account, mine, 'in scope');
+    await h.customerWrites(account, theirs, 'out of scope');
+    const mineId = await contactIdOf(mine);
+    const theirsId = await contactIdOf(theirs);
+
+    const byNumber = {
+      authorization: await session({ scope: { contactNumbers: [`+${mine}`] }, permissions: ['read'] }),
+    };
+    const list = await t.http.get('/v1/embed/inbox/conversations', { headers: byNumber });
+    expect(list.body.data.conversations.map((c: any) => c.contactId)).toEqual([mineId]);
+    expect((await t.http.get(`/v1/embed/inbox/conversations/${theirsId}`, { headers: byNumber })).status).toBe(404);
+    expect((await t.http.get(`/v1/embed/inbox/conversations/${theirsId}/messages`, { headers: byNumber })).status).toBe(
+      404,
+    );
+    expect(
+      (await t.http.post(`/v1/embed/inbox/conversations/${theirsId}/read`, {}, { headers: byNumber })).status,
+    ).toBe(404);
+    const readOnly = await t.http.post(
+      `/v1/embed/inbox/conversations/${mineId}/messages`,
+      { text: 'hello' },
+      { headers: byNumber },
+    );
+    expect(readOnly.status).toBe(403);
+    expect(readOnly.body.message).toBe('This inbox session may not send messages');
+
+    // by group: only the group's members
+    const group = await t.http.post('/v2/contact-groups', { name: `vip ${Date.now()}` }, { token: account.token });
+    expect(group.status).toBe(201);
+    const groupId = String(group.body.data.group.group_id ?? group.body.data.group.id);
+    const added = await t.http.post(
+      `/v2/contact-groups/${groupId}/members`,
+      { contact_ids: [Number(theirsId)] },
+      { token: account.token },
+    );
+    expect(added.status).toBe(200);
+    const byGroup = { authorization: await session({ scope: { groupIds: [groupId] } }) };
+    const grouped = await t.http.get('/v1/embed/inbox/conversations', { headers: byGroup });
+    expect(grouped.body.data.conversations.map((c: any) => c.contactId)).toEqual([theirsId]);
+    expect((await t.http.get(`/v1/embed/inbox/conversations/${mineId}`, { headers: byGroup })).status).toBe(404);
+
+    // by number of the account: everything of that number
+    const byPhone = { authorization: await session({ scope: { messagingPhoneIds: [account.messagingPhoneId] } }) };
+    const all = await t.http.get('/v1/embed/inbox/conversations?search=' + mine.slice(-6), { headers: byPhone });
+    expect(all.body.data.conversations.map((c: any) => c.contactId)).toEqual([mineId]);
+  });
+
+  it('outside the window the text send is refused (409) and an approved template goes out', async () => {
+    const customer = h.customer();
+    // a template to them first makes the conversation without an inbound message (no window)
+    const name = await h.approvedTemplate(account, [h.body('Hello {{name}}, your order is ready', { name: 'Ana' })]);
+    const direct = await t.http.post(
+      `/send-message/${account.messagingPhoneId}`,
+      { templateName: name, to: `+${customer}`, variables: { name: 'Bo' } },
+      { token: account.token },
+    );
+    expect(direct.status).toBe(200);
+    const contactId = await contactIdOf(customer);
+    const auth = { authorization: await session() };
+    const conversation = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers: auth });
+    expect(conversation.body.data.window).toEqual({ open: false, expiresAt: null });
+    const refused = await t.http.post(
+      `/v1/embed/inbox/conversations/${contactId}/messages`,
+      { text: 'hi' },
+      { headers: auth },
+    );
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(/24-hour customer-care window is closed/);
+
+    const templates = await t.http.get('/v1/embed/inbox/templates', { headers: auth });
+    expect(templates.body.data.templates.find((x: any) => x.name === name)).toMatchObject({
+      variables: ['name'],
+      preview: expect.stringContaining('your order is ready'),
+    });
+    const sent = await t.http.post(
+      `/v1/embed/inbox/conversations/${contactId}/templates`,
+      { templateName: name, variables: { name: 'Cy' } },
+      { headers: auth },
+    );
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({ success: true });
+    const got = await eventually(async () => {
+      const r = await h.received(account, customer);
+      return r.length >= 2 ? r : null;
+    });
+    expect(JSON.stringify(got[1].payload)).toContain('Cy');
+
+    const unknown = await t.http.post(
+      `/v1/embed/inbox/conversations/${contactId}/templates`,
+      { templateName: 'no_such_template' },
+      { headers: auth },
+    );
+    expect(unknown.status).toBe(422);
+  });
+
+  it('the 31st exchange within a minute from one IP is 429 with Retry-After; another IP is unaffected', async () => {
+    const ip = { 'x-forwarded-for': '203.0.113.77' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++)
+      statuses.push((await t.http.post('/v1/embed/session', { embedToken: 'not-a-token' }, { headers: ip })).status);
+    expect(statuses.slice(0, 30).every((s) => s === 401)).toBe(true);
+    const limited = await t.http.post('/v1/embed/session', { embedToken: 'not-a-token' }, { headers: ip });
+    expect(statuses[30]).toBe(429);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.body.message).toMatch(/Rate limit exceeded: 30 session exchanges per 60 seconds/);
+    const minted = await mint();
+    const elsewhere = await t.http.post(
+      '/v1/embed/session',
+      { embedToken: minted.body.embedToken },
+      { headers: { 'x-forwarded-for': '203.0.113.78' } },
+    );
+    expect(elsewhere.status).toBe(200);
+  });
+
+  it('live events: inbound and status ticks arrive in scope only; Last-Event-ID resume loses nothing', async () => {
+    const customer = h.customer();
+    const other = h.customer();
+    await h.customerWrites(account, customer, 'first');
+    const contactId = await contactIdOf(customer);
+    const auth = await session({ scope: { contactNumbers: [customer] } });
+    const url = `${t.url}/v1/embed/inbox/events`;
+    const live = await openSse(url, { authorization: auth });
+    expect(live.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 150));
+
+    await h.customerWrites(account, other, 'not for this session');
+    await h.customerWrites(account, customer, 'second');
+    const created = await live.waitFor((e) => e.event === 'message.created', 10_000);
+    expect(created.data).toMatchObject({ contactId, contactNumber: customer, message: { text: 'second' } });
+    await live.waitFor((e) => e.event === 'conversation.updated');
+    live.close();
+    const lastSeen = live.events[live.events.length - 1].id!;
+
+    // while disconnected: a reply is sent and ticks advance; a third inbound arrives
+    const sent = await t.http.post(
+      `/v1/embed/inbox/conversations/${contactId}/messages`,
+      { text: 'ok!' },
+      {
+        headers: { authorization: auth },
+      },
+    );
+    expect(sent.status).toBe(200);
+    await h.customerWrites(account, customer, 'third');
+    await eventually(async () => {
+      const [row] = await t.db.query(`SELECT status FROM messages WHERE id = $1`, [sent.body.messageId]);
+      return row.status === 'read';
+    });
+
+    const resumed = await openSse(url, { authorization: auth, 'last-event-id': lastSeen });
+    const statuses = await eventually(async () => {
+      const s = resumed.events.filter((e) => e.event === 'message.status' && e.data.messageId === sent.body.messageId);
+      return s.length >= 3 ? s : null;
+    });
+    expect(statuses.map((e) => e.data.status)).toEqual(['sent', 'delivered', 'read']);
+    const texts = resumed.events.filter((e) => e.event === 'message.created').map((e) => e.data.message.text);
+    expect(texts).toEqual(expect.arrayContaining(['ok!', 'third']));
+    expect(resumed.events.every((e) => e.data.contactNumber === customer)).toBe(true);
+    expect(resumed.events.some((e) => e.id === lastSeen)).toBe(false);
+    resumed.close();
+  });
+
+  it('cross-account: another account cannot see, send to or stream this account’s conversations', async () => {
+    const customer = h.customer();
+    await h.customerWrites(account, customer, 'private');
+    const contactId = await contactIdOf(customer);
+    const stranger = await t.createAccount({ apiBaseUrl: sandbox.url });
+    const auth = { authorization: await session({}, stranger.token) };
+    const list = await t.http.get('/v1/embed/inbox/conversations', { headers: auth });
+    expect(list.body.data.conversations).toEqual([]);
+    expect((await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers: auth })).status).toBe(404);
+    expect(
+      (await t.http.post(`/v1/embed/inbox/conversations/${contactId}/messages`, { text: 'x' }, { headers: auth }))
+        .status,
+    ).toBe(404);
+    expect((await t.http.get(`/v1/inbox/conversations/${contactId}`, { token: stranger.token })).status).toBe(404);
+    const scoped = await mint({ scope: { messagingPhoneIds: [account.messagingPhoneId] } }, stranger.token);
+    expect(scoped.status).toBe(400);
+  });
+
+  it('console agents use the same inbox at /v1/inbox with their session cookie', async () => {
+    const customer = h.customer();
+    await h.customerWrites(account, customer, 'agent please');
+    const contactId = await contactIdOf(customer);
+    const agent = await consoleSession(t, account.accountId, 'agent');
+    const list = await t.http.get('/v1/inbox/conversations', asUser(agent));
+    expect(list.status).toBe(200);
+    expect(list.body.data.conversations.some((c: any) => c.contactId === contactId)).toBe(true);
+    const sent = await t.http.post(`/v1/inbox/conversations/${contactId}/messages`, { text: 'on it' }, asUser(agent));
+    expect(sent.status).toBe(200);
+  });
+});

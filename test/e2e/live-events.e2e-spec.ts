@@ -1,0 +1,122 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { LiveEvents } from '@switchboard/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createApiApp } from '../../apps/api/src/create-api-app';
+import { openSse } from '../helpers/sse';
+import { startTestApp, TestApp } from '../helpers/test-app';
+
+/**
+ * The shared live events (libs/core/src/live): an event published in one process reaches the Server-Sent Events
+ * clients of another (Redis stream + pub/sub), `Last-Event-ID` resumes without losing or repeating anything,
+ * heartbeats keep the stream open, a filter hides events without breaking resume.
+ */
+describe('Live events across API processes', () => {
+  let t: TestApp;
+  let second: NestFastifyApplication;
+  let secondUrl: string;
+  let publisher: LiveEvents;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    publisher = t.app.get(LiveEvents);
+    // A second API process on the same database and Redis prefix, with a route that streams any topic.
+    second = await createApiApp(t.config);
+    const live = second.get(LiveEvents);
+    second
+      .getHttpAdapter()
+      .getInstance()
+      .get('/test/live/:topic', (request: FastifyRequest, reply: FastifyReply) => {
+        const { topic } = request.params as { topic: string };
+        const { only } = request.query as { only?: string };
+        return live.sse(request, reply, topic, {
+          heartbeatMs: 200,
+          filter: only ? (event) => event.event === only : undefined,
+        });
+      });
+    await second.listen(0, '127.0.0.1');
+
+    secondUrl = `http://127.0.0.1:${(second.getHttpServer().address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    // fetch may leave a connection open that never sent a request: Node would wait for its headers timeout (60 s)
+    second?.getHttpServer().closeAllConnections();
+    await second?.close();
+    await t?.close();
+  });
+
+  it('an event published by one process reaches an SSE client of the other, with its stream id, in order', async () => {
+    const client = await openSse(`${secondUrl}/test/live/orders`);
+    expect(client.status).toBe(200);
+    expect(client.headers.get('content-type')).toContain('text/event-stream');
+    await new Promise((resolve) => setTimeout(resolve, 100)); // subscribed
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await publisher.publish('orders', 'order.updated', { n: i }));
+    const events = await client.waitForCount(5, 3000);
+    expect(events.map((e) => e.id)).toEqual(ids);
+    expect(events.map((e) => e.data)).toEqual([0, 1, 2, 3, 4].map((n) => ({ n })));
+    expect(events.every((e) => e.event === 'order.updated')).toBe(true);
+    // another topic is not delivered here
+    await publisher.publish('other-topic', 'order.updated', { n: 99 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(client.events).toHaveLength(5);
+    expect(client.comments).toContain('heartbeat');
+    client.close();
+  });
+
+  it('Last-Event-ID resumes after a disconnect: every missed event once, then live ones', async () => {
+    const first = await openSse(`${secondUrl}/test/live/resume`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await publisher.publish('resume', 'tick', { n: 1 });
+    await publisher.publish('resume', 'tick', { n: 2 });
+    const seen = await first.waitForCount(2);
+    first.close();
+
+    const missed = [];
+    for (let n = 3; n <= 12; n++) missed.push(await publisher.publish('resume', 'tick', { n }));
+    // Events keep coming while the client reconnects: none may be lost in the hand-over from backlog to live.
+    const concurrent = (async () => {
+      for (let n = 13; n <= 30; n++) await publisher.publish('resume', 'tick', { n });
+    })();
+    const resumed = await openSse(`${secondUrl}/test/live/resume`, { 'last-event-id': seen[1].id! });
+    await concurrent;
+    const events = await resumed.waitForCount(28, 5000);
+    expect(events.map((e) => e.data.n)).toEqual(Array.from({ length: 28 }, (_, i) => i + 3));
+    expect(events.slice(0, 10).map((e) => e.id)).toEqual(missed);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(resumed.events).toHaveLength(28); // nothing twice
+    resumed.close();
+
+    // The lastEventId query parameter works the same (for clients that cannot set headers on the first request).
+    const byQuery = await openSse(`${secondUrl}/test/live/resume?lastEventId=${encodeURIComponent(missed[8])}`);
+    expect((await byQuery.waitForCount(1)).map((e) => e.data.n)).toEqual([12]);
+    byQuery.close();
+  });
+
+  it('a filter hides events from one client without breaking its resume position', async () => {
+    const client = await openSse(`${secondUrl}/test/live/mixed?only=keep`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await publisher.publish('mixed', 'skip', { n: 1 });
+    const kept = await publisher.publish('mixed', 'keep', { n: 2 });
+    await publisher.publish('mixed', 'skip', { n: 3 });
+    await client.waitFor((e) => e.id === kept);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(client.events.map((e) => e.data.n)).toEqual([2]);
+    client.close();
+  });
+
+  it('forgets each client when it leaves', async () => {
+    const live = second.get(LiveEvents);
+    const deadline = Date.now() + 2000;
+    while (live.clientCount > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20)); // earlier tests'
+    const before = live.clientCount;
+    const a = await openSse(`${secondUrl}/test/live/leaving`);
+    const b = await openSse(`${secondUrl}/test/live/leaving`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(live.clientCount).toBe(before + 2);
+    a.close();
+    b.close();
+    const closing = Date.now() + 2000;
+    while (live.clientCount !== before && Date.now() < closing) await new Promise((r) => setTimeout(r, 20));
+    expect(live.clientCount).toBe(before);
+  });
+});
