@@ -4,6 +4,7 @@ import { authenticatedReads } from './scenarios/authenticated-reads';
 import { automationLatency } from './scenarios/automations';
 import { campaignFanout } from './scenarios/campaign';
 import { contactImport } from './scenarios/import';
+import { inboxFanout } from './scenarios/inbox';
 import { mcpThroughput } from './scenarios/mcp';
 import { consoleBuilder } from './scenarios/console';
 import { sends } from './scenarios/sends';
@@ -22,6 +23,7 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   webhooks: (ctx) => webhookDeliveries(ctx),
   console: (ctx) => consoleBuilder(ctx),
   import: (ctx) => contactImport(ctx),
+  inbox: (ctx) => inboxFanout(ctx),
 };
 
 async function main() {
