@@ -1,6 +1,6 @@
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { fetchMe, setSession, signOut, whenSignedOut, type Me } from './api';
-import { CampaignsPage } from './pages/CampaignsPage';
+import { CampaignsPage } from './pages/campaigns/CampaignsPage';
 import { InboxPage } from './pages/InboxPage';
 import { Placeholder } from './pages/Placeholder';
 import { SignIn } from './pages/SignIn';
@@ -78,7 +78,7 @@ export function App() {
   else if (section.path === '/workflows') page = <WorkflowsList />;
   else if (section.path === '/templates') page = <TemplatesPage path={path} me={me} />;
   else if (section.path === '/contacts') page = <ContactsPage path={path} />;
-  else if (section.path === '/campaigns') page = <CampaignsPage />;
+  else if (section.path === '/campaigns') page = <CampaignsPage path={path} me={me} />;
   else if (section.path === '/inbox') page = <InboxPage me={me} />;
   else page = <Placeholder title={section.label} text="Coming soon." />;
 

@@ -327,3 +327,56 @@ export async function upload<T = any>(path: string, form: FormData): Promise<T> 
   }
   return parsed as T;
 }
+
+// ------------------------------------------------------------------ campaigns page
+
+export interface CampaignItem {
+  campaign_id: number;
+  name: string;
+  status: string;
+  templateName: string;
+  messagingPhoneId: string;
+  scheduledAt: string | null;
+  schedule_error?: string | null;
+  group_ids: number[];
+  created_at: string;
+}
+/** A campaign variable: a constant, or a contact field with the text used when the contact's field is empty. */
+export type CampaignVariable = string | { field: string; fallback: string };
+export interface NewCampaign {
+  name: string;
+  messagingPhoneId: string;
+  templateName: string;
+  variables: Record<string, CampaignVariable>;
+  group_ids: number[];
+  mediaUrl?: string;
+  scheduledAt?: string;
+}
+export interface ImportState {
+  import_id: number;
+  status: string;
+  error: string | null;
+  total_rows: number | null;
+  processed_rows: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  failed: number;
+  errors_url: string;
+}
+
+export const campaignsApi = {
+  list: () =>
+    api<{ data: { campaigns: CampaignItem[] } }>('GET', '/v2/campaigns?page=1&pageSize=50').then(
+      (r) => r.data.campaigns,
+    ),
+  create: (body: NewCampaign) => api<{ data: CampaignItem }>('POST', '/v2/campaigns', body).then((r) => r.data),
+  act: (id: number, action: string) => api<{ data: CampaignItem }>('POST', `/v2/campaigns/${id}/${action}`),
+  audienceCount: (groupIds: number[]) =>
+    api<{ data: { contacts: number; blocked: number } }>(
+      'GET',
+      `/v2/campaigns/audience-count?group_ids=${groupIds.join(',')}`,
+    ).then((r) => r.data),
+  startImport: (form: FormData) => upload<{ data: ImportState }>('/v2/contacts/imports', form).then((r) => r.data),
+  importState: (id: number) => api<{ data: ImportState }>('GET', `/v2/contacts/imports/${id}`).then((r) => r.data),
+};

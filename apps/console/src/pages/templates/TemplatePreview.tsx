@@ -27,8 +27,15 @@ const ICON = { quick_reply: '↩', url: '↗', phone: '✆' } as const;
  * body with each variable filled in with its example value (highlighted), the footer, the time, and the buttons
  * under the bubble. The same reading of the components as the server's (`previewOf` from the shared rules).
  */
-export function TemplatePreview({ components }: { components: unknown[] }) {
-  const p = previewOf(components);
+export function TemplatePreview({
+  components,
+  samples,
+}: {
+  components: unknown[];
+  /** values to show instead of the variables' examples (the campaign wizard's mapping) */
+  samples?: Record<string, string>;
+}) {
+  const p = previewOf(components, samples);
   const time = new Date().toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
   return (
     <div className="wa-chat" data-testid="preview">
