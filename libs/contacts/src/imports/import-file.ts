@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
-import * as ExcelJS from 'exceljs';
 import { Readable } from 'node:stream';
+import { readFirstSheet } from './xlsx-reader';
 
 /** What an import file may be. */
 export type ImportFormat = 'csv' | 'xlsx';
@@ -204,45 +204,11 @@ export async function scanCsv(source: Readable, delimiter: string, maxRecords: n
   return records;
 }
 
-/** Text of an XLSX cell value (numbers as written, dates as ISO, rich text and formulas by their text). */
-export function cellText(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'string') return value.trim();
-  if (typeof value === 'number') return Number.isInteger(value) ? value.toFixed(0) : String(value);
-  if (typeof value === 'boolean') return String(value);
-  if (value instanceof Date) return value.toISOString();
-  const v = value as { text?: unknown; richText?: Array<{ text: string }>; result?: unknown; error?: string };
-  if (Array.isArray(v.richText))
-    return v.richText
-      .map((r) => r.text)
-      .join('')
-      .trim();
-  if (v.text !== undefined) return cellText(v.text);
-  if (v.result !== undefined) return cellText(v.result);
-  return '';
-}
-
 /** Streams the rows of the first worksheet of an XLSX workbook (header included); empty rows are left out. */
 export async function* xlsxRows(source: Readable): AsyncGenerator<FileRow> {
-  const workbook = new ExcelJS.stream.xlsx.WorkbookReader(source, {
-    worksheets: 'emit',
-    sharedStrings: 'cache',
-    hyperlinks: 'ignore',
-    styles: 'ignore',
-    entries: 'ignore',
-  });
   try {
-    for await (const sheet of workbook) {
-      for await (const row of sheet) {
-        const values = row.values as unknown[];
-        const cells: string[] = [];
-        for (let i = 1; i < values.length; i++) cells.push(cellText(values[i]));
-        if (cells.some((c) => c !== '')) yield { row: row.number, cells };
-      }
-      return; // the first worksheet only
-    }
+    yield* readFirstSheet(source);
   } catch (error) {
-    if (error instanceof ImportFileError) throw error;
     throw new ImportFileError(`the XLSX workbook cannot be read: ${(error as Error).message}`);
   }
 }
