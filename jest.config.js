@@ -29,6 +29,9 @@ const common = {
 module.exports = {
   watchman: false,
   testTimeout: 30000,
+  // Test files run in a worker process that is replaced once it holds more than this after a file: in band (one
+  // process for all files) the heap grew with every file's app and the run died out of memory near its end.
+  workerIdleMemoryLimit: '1GB',
   reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
   projects: [
     {
