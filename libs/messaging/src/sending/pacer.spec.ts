@@ -5,7 +5,7 @@ import { gcraReserve, intervalUs, type GiveBack } from './pacer';
  * The pacer's decision (`gcraReserve`, the Lua script's logic; test/e2e/messaging-delivery checks that the script
  * answers the same) driven over simulated time by many concurrent callers, as the send processor drives it: bulk
  * callers reserve blocks of up to 20 slots at most 1 s ahead, API callers one slot with no horizon, every caller sleeps
- * until each slot, and a wake-up later than the tolerance gives the rest of its block back and reserves again.
+ * until each slot, and a wake-up later than the tolerance does not send in that slot but in a new one.
  */
 const LIMIT = 1000;
 const MARGIN_MS = 20;
@@ -26,8 +26,10 @@ function random(seed: number) {
 interface Caller {
   nextAt: number;
   api: boolean;
+  /** a bulk caller's sends still without a slot (a job's next block, plus those that woke up too late) */
+  waiting: number;
   giveBack?: GiveBack;
-  lateRounds: number;
+  lateInARow: number;
 }
 
 interface SimOptions {
@@ -57,7 +59,8 @@ function simulate(o: SimOptions) {
   const callers: Caller[] = Array.from({ length: o.callers }, (_, i) => ({
     nextAt: start + Math.floor(rnd() * 5000),
     api: i < Math.round(o.callers * (o.apiShare ?? 0)),
-    lateRounds: 0,
+    waiting: 0,
+    lateInARow: 0,
   }));
   const departures: number[] = [];
   const arrivals: number[] = [];
@@ -67,30 +70,33 @@ function simulate(o: SimOptions) {
     if (c.nextAt >= end) break;
     const asked = c.nextAt;
     const now = asked + Math.floor(rnd() * 300); // Redis answers a little later
-    const wanted = c.api ? 1 : 1 + Math.floor(rnd() * 20);
-    const r = gcraReserve(state, now, INTERVAL, wanted, c.api ? -1 : HORIZON_US, c.giveBack);
+    if (!c.waiting) c.waiting = c.api ? 1 : 1 + Math.floor(rnd() * 20);
+    const r = gcraReserve(state, now, INTERVAL, c.waiting, c.api ? -1 : HORIZON_US, c.giveBack);
     c.giveBack = undefined;
     if (!r.count) {
       c.nextAt = now + r.retryInUs + Math.floor(rnd() * Math.min(250_000, Math.max(20_000, r.retryInUs)));
       continue;
     }
-    c.nextAt = now + 1;
+    // as Pacer.acquire (API) and Pacer.acquireEach (bulk): sleep until each slot in turn, send, or if too late
+    // give the slot back (acquire) / keep the send for the next reservation (acquireEach)
+    let awake = now;
     for (let i = 0; i < r.count; i++) {
       const wait = r.firstWaitUs + i * r.intervalUs;
-      const left = now + wait + Math.floor(lateness(rnd, now + wait));
+      const left = Math.max(awake, now + wait) + Math.floor(lateness(rnd, now + wait));
+      awake = left;
       // measured as the pacer does: from when the reservation was asked for (a bound of the real lateness)
-      if (left - (asked + wait) > (o.lateMs ?? LATE_MS) * 1000 && c.lateRounds < 5) {
+      if (left - (asked + wait) > (o.lateMs ?? LATE_MS) * 1000 && c.lateInARow < 5) {
         late++;
-        c.lateRounds++;
-        c.giveBack = { fromUs: r.tatUs - (r.count - i) * r.intervalUs, tatUs: r.tatUs };
-        c.nextAt = left;
-        break;
+        c.lateInARow++;
+        if (c.api) c.giveBack = { fromUs: r.tatUs - r.intervalUs, tatUs: r.tatUs };
+        continue;
       }
-      c.lateRounds = 0;
+      c.lateInARow = 0;
+      c.waiting--;
       departures.push(left);
       arrivals.push(left + Math.floor(transit(rnd, left)));
-      c.nextAt = left + Math.floor(rnd() * 1000);
     }
+    c.nextAt = awake + Math.floor(rnd() * 1000);
     if (rnd() < (o.pauses ?? 0)) c.nextAt += 200_000 + Math.floor(rnd() * 1_300_000);
   }
   departures.sort((a, b) => a - b);

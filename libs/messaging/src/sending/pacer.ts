@@ -180,8 +180,10 @@ export class Pacer {
   }
 
   /**
-   * `acquire` for `count` sends in a row: reserves their slots in one call (as many as fit the horizon) and yields the index of each send when its slot is due, in order. A wake-up too late gives the rest of
-   * its block back and reserves again from there.
+   * `acquire` for `count` sends: reserves slots for those still waiting in one call (as many as fit the horizon) and
+   * yields the index of each send when its slot is due. A send that wakes up too late loses that slot (it is past:
+   * nothing could use it) and goes into the next reservation, while the others keep theirs; so indexes may come out
+   * of order. After 5 late wake-ups in a row a send goes anyway.
    */
   async *acquireEach(
     phoneNumberId: string,
@@ -190,31 +192,31 @@ export class Pacer {
     maxAheadMs = -1,
     lateToleranceMs = 10,
   ): AsyncGenerator<number> {
-    let next = 0;
-    let giveBack: GiveBack | undefined;
-    let lateRounds = 0;
-    while (next < count) {
+    let waiting = Array.from({ length: count }, (_, i) => i);
+    let lateInARow = 0;
+    while (waiting.length) {
       const asked = Date.now();
-      const block = await this.reserveMany(phoneNumberId, limit, count - next, maxAheadMs, giveBack);
-      giveBack = undefined;
+      const block = await this.reserveMany(phoneNumberId, limit, waiting.length, maxAheadMs);
       if (!block.count) {
         this.stats.polled++;
         await sleep(pollDelay(block.retryInUs / 1000));
         continue;
       }
       const answered = Date.now();
+      const late: number[] = [];
       for (let i = 0; i < block.count; i++) {
-        const late = await sleepUntilSlot(asked, answered, (block.firstWaitUs + i * block.intervalUs) / 1000);
+        const wokeLate = await sleepUntilSlot(asked, answered, (block.firstWaitUs + i * block.intervalUs) / 1000);
         this.stats.reserved++;
-        if (late > lateToleranceMs && lateRounds < 5) {
+        if (wokeLate > lateToleranceMs && lateInARow < 5) {
           this.stats.late++;
-          lateRounds++;
-          giveBack = { fromUs: block.tatUs - (block.count - i) * block.intervalUs, tatUs: block.tatUs };
-          break;
+          lateInARow++;
+          late.push(waiting[i]);
+          continue;
         }
-        lateRounds = 0;
-        yield next++;
+        lateInARow = 0;
+        yield waiting[i];
       }
+      waiting = [...late, ...waiting.slice(block.count)];
     }
   }
 }

@@ -260,6 +260,8 @@ export class SendExecutor {
           (r): r is SendRow => r !== null,
         );
         if (!block.length) continue;
+        // a send that woke up too late for its slot goes after the others (indexes may come out of order)
+        const unsent = new Set(block);
         unsentClaims = block;
         for await (const i of this.pacer.acquireEach(
           phone,
@@ -270,7 +272,8 @@ export class SendExecutor {
         )) {
           deliveries.push(this.deliver(block[i], number, lastAttempt));
           sent.push(block[i]);
-          unsentClaims = block.slice(i + 1);
+          unsent.delete(block[i]);
+          unsentClaims = [...unsent];
         }
         unsentClaims = [];
       }
