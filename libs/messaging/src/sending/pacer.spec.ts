@@ -84,8 +84,8 @@ function simulate(o: SimOptions) {
       const wait = r.firstWaitUs + i * r.intervalUs;
       const left = Math.max(awake, now + wait) + Math.floor(lateness(rnd, now + wait));
       awake = left;
-      // measured as the pacer does: from when the reservation was asked for (a bound of the real lateness)
-      if (left - (asked + wait) > (o.lateMs ?? LATE_MS) * 1000 && c.lateInARow < 5) {
+      // measured as the pacer does: against the slot on Redis's clock
+      if (left - (now + wait) > (o.lateMs ?? LATE_MS) * 1000 && c.lateInARow < 5) {
         late++;
         c.lateInARow++;
         if (c.api) c.giveBack = { fromUs: r.tatUs - r.intervalUs, tatUs: r.tatUs };

@@ -26,7 +26,7 @@ import type Redis from 'ioredis';
  *
  * KEYS[1]: the number's TAT (µs). ARGV: interval µs, slots wanted, max ahead µs (-1: none), now µs ('' = Redis TIME;
  * tests inject a clock), give-back first slot µs and expected TAT µs ('' = nothing to give back).
- * Returns {slots reserved, wait until the first µs, TAT after µs} or {0, retry in µs}.
+ * Returns {slots reserved, wait until the first µs, TAT after µs, now µs} or {0, retry in µs, 0, now µs}.
  */
 const SCRIPT = `
 local now
@@ -45,12 +45,12 @@ local n = wanted
 if maxAhead >= 0 then n = math.min(wanted, math.floor((now + maxAhead - tat) / interval) + 1) end
 if n <= 0 then
   if back then redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000) + 1000) end
-  return {0, tat - now - maxAhead}
+  return {0, tat - now - maxAhead, 0, now}
 end
 local first = tat
 tat = tat + n * interval
 redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000) + 1000)
-return {n, first - now, tat}
+return {n, first - now, tat, now}
 `;
 
 /** Slots reserved in one call: `count` slots, the first `firstWaitUs` from now, then one every `intervalUs`. */
@@ -62,6 +62,8 @@ export interface Reservation {
   tatUs: number;
   /** nothing reserved (bulk beyond the horizon): ask again after this long */
   retryInUs: number;
+  /** the clock the decision was made on (µs, Redis's): waits count from it */
+  nowUs: number;
 }
 
 /** A give-back: slots from `fromUs` on are returned if the number's TAT is still `tatUs` (nobody reserved after). */
@@ -94,10 +96,10 @@ export function gcraReserve(
   if (maxAheadUs >= 0) n = Math.min(wanted, Math.floor((nowUs + maxAheadUs - tat) / interval) + 1);
   if (n <= 0) {
     if (back) state.tatUs = tat;
-    return { count: 0, firstWaitUs: 0, intervalUs: interval, tatUs: 0, retryInUs: tat - nowUs - maxAheadUs };
+    return { count: 0, firstWaitUs: 0, intervalUs: interval, tatUs: 0, retryInUs: tat - nowUs - maxAheadUs, nowUs };
   }
   state.tatUs = tat + n * interval;
-  return { count: n, firstWaitUs: tat - nowUs, intervalUs: interval, tatUs: state.tatUs, retryInUs: 0 };
+  return { count: n, firstWaitUs: tat - nowUs, intervalUs: interval, tatUs: state.tatUs, retryInUs: 0, nowUs };
 }
 
 export class Pacer {
@@ -144,10 +146,10 @@ export class Pacer {
       this.sha = undefined;
       result = (await this.redis.eval(SCRIPT, 1, key, ...args)) as number[];
     }
-    const [count, wait, tat] = result.map(Number);
+    const [count, wait, tat, now] = result.map(Number);
     return count > 0
-      ? { count, firstWaitUs: wait, intervalUs: interval, tatUs: tat, retryInUs: 0 }
-      : { count: 0, firstWaitUs: 0, intervalUs: interval, tatUs: 0, retryInUs: wait };
+      ? { count, firstWaitUs: wait, intervalUs: interval, tatUs: tat, retryInUs: 0, nowUs: now }
+      : { count: 0, firstWaitUs: 0, intervalUs: interval, tatUs: 0, retryInUs: wait, nowUs: now };
   }
 
   /**
@@ -166,7 +168,7 @@ export class Pacer {
         await sleep(pollDelay(slot.retryInUs / 1000));
         continue;
       }
-      const late = await sleepUntilSlot(asked, Date.now(), slot.firstWaitUs / 1000);
+      const late = await sleepUntil(decidedAt(slot.nowUs, asked, Date.now()) + slot.firstWaitUs / 1000);
       this.stats.reserved++;
       if (late <= lateToleranceMs || round >= 5) {
         const waited = Date.now() - started;
@@ -202,10 +204,10 @@ export class Pacer {
         await sleep(pollDelay(block.retryInUs / 1000));
         continue;
       }
-      const answered = Date.now();
+      const decided = decidedAt(block.nowUs, asked, Date.now());
       const late: number[] = [];
       for (let i = 0; i < block.count; i++) {
-        const wokeLate = await sleepUntilSlot(asked, answered, (block.firstWaitUs + i * block.intervalUs) / 1000);
+        const wokeLate = await sleepUntil(decided + (block.firstWaitUs + i * block.intervalUs) / 1000);
         this.stats.reserved++;
         if (wokeLate > lateToleranceMs && lateInARow < 5) {
           this.stats.late++;
@@ -222,13 +224,19 @@ export class Pacer {
 }
 
 /**
- * Sleeps until `waitMs` after the answer came (never before the slot), and returns how late it woke up, counted
- * from when the reservation was asked for (an upper bound of the lateness on the Redis clock: it includes the round trip).
+ * When (local ms) the script read its clock: Redis's own reading when the clocks agree (on one machine it lies between
+ * asking and answering), else the answer's arrival (slots then come late by up to the round trip, never early). Waits
+ * count from it, so a reply that sat in a busy event loop does not shift the slots.
  */
-async function sleepUntilSlot(askedAt: number, answeredAt: number, waitMs: number): Promise<number> {
-  const wake = answeredAt + waitMs;
-  while (Date.now() < wake) await sleep(Math.ceil(wake - Date.now()));
-  return Date.now() - (askedAt + waitMs);
+function decidedAt(redisNowUs: number, askedAt: number, answeredAt: number): number {
+  const redisNow = redisNowUs / 1000;
+  return redisNow >= askedAt - 1 && redisNow <= answeredAt + 1 ? redisNow : answeredAt;
+}
+
+/** Sleeps until `at` (local ms, never before); returns how late it woke up. */
+async function sleepUntil(at: number): Promise<number> {
+  while (Date.now() < at) await sleep(Math.ceil(at - Date.now()));
+  return Date.now() - at;
 }
 
 /** Bulk beyond the horizon: come back later, spread out so saturated numbers are not polled in lockstep. */
