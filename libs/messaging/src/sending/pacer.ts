@@ -7,14 +7,16 @@ import type Redis from 'ioredis';
  * of the next free slot. A reservation takes the slot at max(now, TAT) and moves TAT one emission interval on, so
  * slots are spaced exactly `interval` apart when the number is busy and start at once when it is idle: a continuous
  * rate, no windows, no bursts (no burst tolerance: see below). Times are Redis's (`TIME`, microseconds), so workers
- * on several machines share one clock. The caller sleeps until its slot (one Redis call per send, or per block of
- * sends with `reserveMany`; no polling herd when the number is saturated).
+ * on several machines share one clock; the reading comes back with the slots, and a caller on the same clock times
+ * its sleep by it. The caller sleeps until its slot (one Redis call per send, or per block of sends with
+ * `reserveMany`; no polling herd when the number is saturated).
  *
  * The interval is (1 s + `marginMs`) / limit: any `limit` consecutive slots span at least 1 s + margin. The platform
  * counts arrivals, each a little after its slot (timer and event-loop lag, the network, the platform's own queueing):
  * as long as those delays differ by no more than the margin, the arrivals of any `limit` consecutive sends still span
  * at least 1 s, so no 1-s window at the platform ever holds more than `limit`. The caller enforces its share of that
- * budget: a wake-up more than `lateToleranceMs` after the slot gives the slot back and takes a new one. A burst
+ * budget: a send that wakes up more than `lateToleranceMs` after its slot does not use it and takes a new one
+ * (isolated late sends would be harmless, but a stall that sends everything due at once is a burst). A burst
  * tolerance (letting an idle number send a few slots at once) would come out of the same margin, so there is none.
  *
  * Bulk sends (`maxAheadMs`) may only reserve slots up to that far ahead; further out they are told to come back later
@@ -104,7 +106,7 @@ export function gcraReserve(
 
 export class Pacer {
   private sha?: string;
-  /** counters since start: slots taken, polls without a slot (bulk beyond the horizon), slots given back for lateness */
+  /** counters since start: slots taken, polls without a slot (bulk beyond the horizon), slots not used for lateness */
   readonly stats = { reserved: 0, polled: 0, late: 0, waitedMs: 0 };
 
   constructor(
