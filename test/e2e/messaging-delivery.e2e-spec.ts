@@ -206,13 +206,13 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const { createRedis } = await import('@switchboard/core');
       const [r1, r2] = [createRedis(t.config.REDIS_URL), createRedis(t.config.REDIS_URL)];
       try {
-        const pacers = [new Pacer(r1, t.config.REDIS_PREFIX, 1000), new Pacer(r2, t.config.REDIS_PREFIX, 1000)];
+        const pacers = [new Pacer(r1, t.config.REDIS_PREFIX, 0), new Pacer(r2, t.config.REDIS_PREFIX, 0)];
         const slots: number[] = [];
         await Promise.all(
           Array.from({ length: 120 }, async (_, i) => {
-            const slot = await pacers[i % 2].reserve('pacer-test', 40, `m${i}`);
-            expect(slot.reserved).toBe(true);
-            slots.push(Date.now() + slot.waitMs);
+            const slot = await pacers[i % 2].reserveMany('pacer-test', 40, 1);
+            expect(slot.count).toBe(1);
+            slots.push(Date.now() + slot.firstWaitUs / 1000);
           }),
         );
         slots.sort((a, b) => a - b);
@@ -222,7 +222,46 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
           worst = Math.max(worst, i - j + 1);
         }
         expect(worst).toBeLessThanOrEqual(40);
-        expect(slots[slots.length - 1] - slots[0]).toBeGreaterThanOrEqual(2000 - 60); // 120 at 40/s: about 3 s of slots
+        expect(slots[slots.length - 1] - slots[0]).toBeGreaterThanOrEqual(3000 - 60); // 120 at 40/s, 25 ms apart
+      } finally {
+        r1.disconnect();
+        r2.disconnect();
+      }
+    });
+
+    it('the pacer script in Redis decides exactly as gcraReserve, whose simulations are the unit tests', async () => {
+      const { Pacer, gcraReserve, intervalUs } = await import('@switchboard/messaging');
+      const { createRedis } = await import('@switchboard/core');
+      const [r1, r2] = [createRedis(t.config.REDIS_URL), createRedis(t.config.REDIS_URL)];
+      try {
+        const pacers = [new Pacer(r1, t.config.REDIS_PREFIX, 20), new Pacer(r2, t.config.REDIS_PREFIX, 20)];
+        await r1.del(`${t.config.REDIS_PREFIX}:pace:pacer-mirror`);
+        const mirror = { tatUs: 0 };
+        let now = 1_700_000_000_000_000; // an injected clock (µs): the script uses Redis TIME otherwise
+        let last: { tatUs: number; count: number; intervalUs: number } | undefined;
+        let seed = 1;
+        const rnd = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+        let refused = 0;
+        let givenBack = 0;
+        for (let i = 0; i < 400; i++) {
+          now += Math.floor(rnd() * (i % 50 < 40 ? 3000 : 400_000)); // busy spells and idle ones
+          const wanted = 1 + Math.floor(rnd() * 20);
+          const maxAheadMs = rnd() < 0.8 ? 1000 : -1;
+          const giveBack =
+            last && rnd() < 0.2
+              ? { fromUs: last.tatUs - Math.ceil(last.count / 2) * last.intervalUs, tatUs: last.tatUs }
+              : undefined;
+          const limit = i < 300 ? 1000 : 7;
+          const applies = giveBack !== undefined && mirror.tatUs === giveBack.tatUs;
+          const real = await pacers[i % 2].reserveMany('pacer-mirror', limit, wanted, maxAheadMs, giveBack, now);
+          const expected = gcraReserve(mirror, now, intervalUs(limit, 20), wanted, maxAheadMs * 1000, giveBack);
+          expect(real).toEqual(expected);
+          if (applies) givenBack++;
+          if (!real.count) refused++;
+          else last = real;
+        }
+        expect(refused).toBeGreaterThan(0); // the horizon was reached
+        expect(givenBack).toBeGreaterThan(0);
       } finally {
         r1.disconnect();
         r2.disconnect();

@@ -60,9 +60,22 @@ export function maxInWindow(times: number[], windowMs = 1000): { count: number; 
   return best;
 }
 
+/** The fewest timestamps in any window of `windowMs` lying between the first and the last (how steady the rate was). */
+export function minInWindow(times: number[], windowMs = 1000): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let fewest = Infinity;
+  for (let lo = 0, hi = 0; lo < sorted.length && sorted[lo] + windowMs <= sorted[sorted.length - 1]; lo++) {
+    // the window starting just after sorted[lo]
+    while (hi < sorted.length && sorted[hi] <= sorted[lo] + windowMs) hi++;
+    fewest = Math.min(fewest, hi - lo - 1);
+  }
+  return fewest === Infinity ? sorted.length : fewest;
+}
+
 /**
- * ARCHITECTURE.md target: at 1,000 msg/s configured, a 100,000-recipient campaign completes within 110 s on a 2-core
- * machine against the sandbox, never exceeding the rate in any 1-second window. Sandbox, API and worker run as separate
+ * Issue 22's target (ARCHITECTURE.md had 110 s): at 1,000 msg/s configured, a 100,000-recipient campaign completes at
+ * 0.97 of the rate or better (≤ 103 s) on a 2-core machine against the sandbox, with no 130429 refusal and never more
+ * than the rate in any 1-second window. Sandbox, API and worker run as separate
  * processes; the sandbox enforces the same limit (error 130429) and batches its status webhooks.
  */
 export async function campaignFanout(ctx: BenchContext) {
@@ -227,6 +240,13 @@ export async function campaignFanout(ctx: BenchContext) {
   for (const m of log.data) perRecipient.set(m.to, (perRecipient.get(m.to) ?? 0) + 1);
   const duplicates = [...perRecipient.values()].filter((n) => n > 1).length;
   const sendSeconds = (last - first) / 1000;
+  const spanRate = log.data.length / Math.max(sendSeconds, 0.001);
+  const totalRate = (RECIPIENTS / totalMs) * 1000;
+  // issue 22: 0.97 of the rate from start to completion
+  const targetSeconds = RECIPIENTS / (0.97 * RATE);
+  const lowest = minInWindow(times);
+  const refused130429 = Number(stats.rejected?.['130429'] ?? 0);
+  const cpuPerRecipient = ([...cpu, ...services].reduce((a, b) => a + Number(b), 0) * 1000) / RECIPIENTS;
   const rejected =
     Object.entries(stats.rejected ?? {})
       .map(([code, n]) => `${code}: ${n}`)
@@ -236,22 +256,21 @@ export async function campaignFanout(ctx: BenchContext) {
     recipients: RECIPIENTS,
     'configured rate msg/s': RATE,
     'seed (generate_series) ms': seedMs,
-    'start → completed s (target <= 110)': `${(totalMs / 1000).toFixed(1)} ${totalMs <= 110_000 ? 'OK' : 'ABOVE TARGET'}`,
+    [`start → completed s (target <= ${targetSeconds.toFixed(0)})`]: `${(totalMs / 1000).toFixed(1)} ${totalMs <= targetSeconds * 1000 ? 'OK' : 'ABOVE TARGET'}`,
     'first → last platform accept s': sendSeconds.toFixed(1),
-    'achieved rate msg/s (accepts / span)': (log.data.length / Math.max(sendSeconds, 0.001)).toFixed(0),
-    'achieved rate msg/s (recipients / total)': ((RECIPIENTS / totalMs) * 1000).toFixed(0),
+    'achieved rate msg/s (accepts / span)': `${spanRate.toFixed(0)} (${(spanRate / RATE).toFixed(3)} of the rate)`,
+    'achieved rate msg/s (recipients / total)': `${totalRate.toFixed(0)} (${(totalRate / RATE).toFixed(3)} of the rate; target >= 0.97) ${totalRate >= 0.97 * RATE ? 'OK' : 'BELOW TARGET'}`,
     'highest 1-second window (target <= rate)': `${window.count} ${window.count <= RATE ? 'OK' : 'OVER RATE'}`,
+    'lowest 1-second window while sending': `${lowest} (${(lowest / RATE).toFixed(3)} of the rate)`,
     'sandbox accepted (all / our number)': `${stats.accepted} / ${log.data.length}`,
+    '130429 refusals (target 0)': `${refused130429} ${refused130429 === 0 ? 'OK' : 'ABOVE TARGET'}`,
     'sandbox rejections (code: n)': rejected,
     'recipients with more than one message': duplicates,
     'progress at completion': JSON.stringify(progress),
     'worker processes': WORKERS,
     'worker peak RSS MB': workerPeak,
     [`CPU s during the run: worker${WORKERS > 1 ? 's' : ''} / api / sandbox / postgres / redis`]: `${[...cpu, ...services].join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
-    'CPU ms per recipient, all processes': (
-      ([...cpu, ...services].reduce((a, b) => a + Number(b), 0) * 1000) /
-      RECIPIENTS
-    ).toFixed(2),
+    'CPU ms per recipient, all processes (target <= 0.7)': `${cpuPerRecipient.toFixed(2)} ${cpuPerRecipient <= 0.7 ? 'OK' : 'ABOVE TARGET'}`,
     'load average at the end (1/5/15 min)': load,
   });
 }

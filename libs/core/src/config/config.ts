@@ -285,11 +285,14 @@ export class AppConfig {
   @Min(1)
   BULK_SEND_CONCURRENCY = 50;
 
-  /** The pacer counts each number's rate over 1 s + this margin, absorbing network jitter between our clock and the platform's. */
+  /**
+   * The pacer spaces a number's sends (1 s + this margin) / messages_per_second apart: the jitter between a send's slot
+   * and its arrival at the platform it absorbs (half for our own wake-up lag, half for the network and the platform).
+   */
   @Transform(toInt)
   @IsInt()
   @Min(0)
-  SEND_PACING_MARGIN_MS = 60;
+  SEND_PACING_MARGIN_MS = 20;
 
   /** Most messages in one bulk template send (POST /send-message with an array); more is a 400. */
   @Transform(toInt)

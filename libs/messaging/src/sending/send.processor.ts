@@ -132,8 +132,9 @@ export class SendExecutor {
     private readonly config: AppConfig,
     private readonly sweeps: PeriodicSweeps,
   ) {
-    this.pacer = new Pacer(redis, config.REDIS_PREFIX, 1000 + config.SEND_PACING_MARGIN_MS);
-    this.lateToleranceMs = Math.max(10, Math.floor(config.SEND_PACING_MARGIN_MS / 2));
+    this.pacer = new Pacer(redis, config.REDIS_PREFIX, config.SEND_PACING_MARGIN_MS);
+    // half the margin for our own lateness, half for the network and the platform's
+    this.lateToleranceMs = Math.max(1, Math.floor(config.SEND_PACING_MARGIN_MS / 2));
   }
 
   /** A single-message job (API sends, automation sends, recovery of messages not in a batch). */
@@ -167,7 +168,7 @@ export class SendExecutor {
     const claimed = await this.claimWriter.add(row);
     if (!claimed) return { outcome: 'skipped', status: 'claimed elsewhere' };
     try {
-      await this.acquireSlot(row, number, job.attemptsMade, lane);
+      await this.acquireSlot(row, number, lane);
     } catch (error) {
       await this.releaseClaims([claimed]).catch(() => undefined); // never called: not in doubt
       throw error;
@@ -198,7 +199,7 @@ export class SendExecutor {
     const { waiting, recheckInMs } = await this.inDoubt(unsent.filter((r) => r.claimed_at));
     const held = new Set(waiting.map((r) => r.id));
     const rows = unsent.filter((r) => !held.has(r.id));
-    const { sent, results, interrupted } = await this.sendInSlotOrder(rows, job.attemptsMade, this.isLastAttempt(job));
+    const { sent, results, interrupted } = await this.sendInSlotOrder(rows, this.isLastAttempt(job));
     const retry = results.filter((r) => r.outcome === 'retry');
     const notRecorded = results.map((r, i) => [sent[i].id, r] as const).filter(([, r]) => r.outcome === 'unrecorded');
     const count = (outcome: Delivery['outcome']) => results.filter((r) => r.outcome === outcome).length;
@@ -229,7 +230,6 @@ export class SendExecutor {
    */
   private async sendInSlotOrder(
     rows: SendRow[],
-    attempt: number,
     lastAttempt: boolean,
   ): Promise<{ sent: SendRow[]; results: Delivery[]; interrupted?: unknown }> {
     const deliveries: Array<Promise<Delivery>> = [];
@@ -260,18 +260,20 @@ export class SendExecutor {
           (r): r is SendRow => r !== null,
         );
         if (!block.length) continue;
+        // a send that woke up too late for its slot goes after the others (indexes may come out of order)
+        const unsent = new Set(block);
         unsentClaims = block;
-        const members = block.map((r) => `${r.id}:${attempt}:${Date.now()}`);
         for await (const i of this.pacer.acquireEach(
           phone,
           number.messagesPerSecond,
-          members,
+          block.length,
           BULK_MAX_AHEAD_MS,
           this.lateToleranceMs,
         )) {
           deliveries.push(this.deliver(block[i], number, lastAttempt));
           sent.push(block[i]);
-          unsentClaims = block.slice(i + 1);
+          unsent.delete(block[i]);
+          unsentClaims = [...unsent];
         }
         unsentClaims = [];
       }
@@ -373,11 +375,10 @@ export class SendExecutor {
     );
   }
 
-  private acquireSlot(row: SendRow, number: NumberInfo, attempt: number, lane: SendLane) {
+  private acquireSlot(row: SendRow, number: NumberInfo, lane: SendLane) {
     return this.pacer.acquire(
       String(row.phone_number_id),
       number.messagesPerSecond,
-      `${row.id}:${attempt}:${Date.now()}`,
       lane === 'bulk' ? BULK_MAX_AHEAD_MS : -1,
       this.lateToleranceMs,
     );
