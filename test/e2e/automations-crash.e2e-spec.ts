@@ -29,8 +29,8 @@ describeEachDriver('Automations survive a killed worker', (driver) => {
       trigger: { type: 'webhook' },
       startNodeId: 'pause',
       nodes: [
-        // Temporal: longer, so that all 50 are recorded waiting (an activity each) before the first timer fires.
-        { id: 'pause', type: 'delay', duration: driver === 'temporal' ? '10s' : '3s', next: 'done' },
+        // long enough that all 50 are recorded waiting before the first timer fires, even on a loaded machine
+        { id: 'pause', type: 'delay', duration: '10s', next: 'done' },
         { id: 'done', type: 'end' },
       ],
     });

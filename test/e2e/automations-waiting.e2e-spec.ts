@@ -20,7 +20,12 @@ describeEachDriver('Runs waiting for replies at once', (driver) => {
 
   beforeAll(async () => {
     t = await startTestApp(
-      { ...driverEnv(driver), RATE_LIMIT_PER_MINUTE: '100000', DATABASE_POOL_SIZE: '10' },
+      {
+        ...driverEnv(driver),
+        RATE_LIMIT_PER_MINUTE: '100000',
+        DATABASE_POOL_SIZE: '10',
+        AUTOMATION_MAX_BACKLOG_MS: '0', // 1,000 webhooks at once: no 429 backpressure here (automations-backpressure)
+      },
       { worker: true },
     );
     account = await t.createAccount();

@@ -90,7 +90,7 @@ describe('Campaign fan-out survives a killed worker (campaigns crash test)', () 
       async () =>
         (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.status === 'completed' &&
         (await accepted()) === RECIPIENTS,
-      120_000,
+      180_000,
       'campaign completed after the restart',
     ).catch(async (error) => {
       const p = (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data;
@@ -119,5 +119,5 @@ describe('Campaign fan-out survives a killed worker (campaigns crash test)', () 
       sent: RECIPIENTS,
       failed: 0,
     });
-  }, 240_000);
+  }, 300_000);
 });

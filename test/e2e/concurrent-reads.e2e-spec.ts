@@ -87,7 +87,7 @@ describe('Concurrent reads', () => {
       signal: departed.signal,
     }).catch(() => 'aborted');
     const drain = (own.app.getHttpAdapter() as unknown as DrainingFastifyAdapter).drain;
-    for (const deadline = Date.now() + 10_000; drain.inFlight < 121 && Date.now() < deadline;)
+    for (const deadline = Date.now() + 30_000; drain.inFlight < 121 && Date.now() < deadline;)
       await new Promise((r) => setTimeout(r, 5));
     expect(drain.inFlight).toBe(121);
     departed.abort();
