@@ -11,6 +11,7 @@ import { ContactsService, GROUPS_MISSING, ImportedContact } from '../contacts.se
 import {
   csvHeader,
   detectFormat,
+  FileRow,
   fileRows,
   ImportFileError,
   ImportFormat,
@@ -29,7 +30,7 @@ import {
 export const IMPORT_NOT_FOUND = 'Import not found';
 export const IMPORT_JOB = 'import';
 /** Bytes per stored chunk of the uploaded file (one row of contact_import_chunks). */
-const CHUNK_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 256 * 1024;
 /** Bytes of the file's start looked at before accepting it (format, binary content, header row). */
 const HEAD_BYTES = 64 * 1024;
 
@@ -436,6 +437,8 @@ export class ContactImportsService {
   /**
    * Pass 2: applies the rows in batches, each one transaction with the import's checkpoint (`processed_rows`): rows
    * before the checkpoint were applied by an earlier run and are only read again (they still count for duplicates).
+   * Pipelined: the next batch is read and checked while the previous one's transaction runs; the transactions
+   * themselves run one after the other, in file order.
    */
   private async apply(imp: ImportRow, mapping: ResolvedMapping): Promise<void> {
     const [{ processed_rows: done }] = await this.db.query(`SELECT processed_rows FROM contact_imports WHERE id = $1`, [
@@ -446,29 +449,41 @@ export class ContactImportsService {
     const seen = new Map<string, number>();
     let index = 0;
     let checkpoint: number = done;
-    let batch: Array<{ row: number; cells: string[] }> = [];
+    let batch: FileRow[] = [];
     let first = true;
-    for await (const row of fileRows(this.fileStream(imp.id), imp.format, imp.delimiter)) {
-      if (first) {
-        first = false;
-        continue;
+    let writing: Promise<void> = Promise.resolve();
+    const submit = async () => {
+      const prepared = prepareBatch(batch, mapping, seen);
+      const at = checkpoint;
+      checkpoint += batch.length;
+      batch = [];
+      await writing;
+      writing = this.writeBatch(imp, prepared, at);
+      writing.catch(() => undefined); // awaited by the next submit or after the loop
+    };
+    try {
+      for await (const row of fileRows(this.fileStream(imp.id), imp.format, imp.delimiter)) {
+        if (first) {
+          first = false;
+          continue;
+        }
+        if (index >= this.config.CONTACT_IMPORT_MAX_ROWS)
+          throw new ImportFileError(
+            `it has more than ${this.config.CONTACT_IMPORT_MAX_ROWS.toLocaleString('en-US')} rows (the limit): split it`,
+          );
+        if (index++ < done) {
+          const c = contactOfRow(row.cells, mapping);
+          if (c.ok && !seen.has(c.number)) seen.set(c.number, row.row);
+          continue;
+        }
+        batch.push(row);
+        if (batch.length >= batchRows) await submit();
       }
-      if (index >= this.config.CONTACT_IMPORT_MAX_ROWS)
-        throw new ImportFileError(
-          `it has more than ${this.config.CONTACT_IMPORT_MAX_ROWS.toLocaleString('en-US')} rows (the limit): split it`,
-        );
-      if (index++ < done) {
-        const c = contactOfRow(row.cells, mapping);
-        if (c.ok && !seen.has(c.number)) seen.set(c.number, row.row);
-        continue;
-      }
-      batch.push(row);
-      if (batch.length >= batchRows) {
-        checkpoint = await this.applyBatch(imp, mapping, batch, seen, checkpoint);
-        batch = [];
-      }
+      if (batch.length) await submit();
+    } finally {
+      // a file unreadable further down fails the import only once the batches before it are committed (and counted)
+      await writing;
     }
-    if (batch.length) checkpoint = await this.applyBatch(imp, mapping, batch, seen, checkpoint);
     await this.db.query(
       `UPDATE contact_imports SET status = 'completed', total_rows = processed_rows, completed_at = now(), updated_at = now()
         WHERE id = $1 AND status = 'importing'`,
@@ -477,33 +492,9 @@ export class ContactImportsService {
     await this.db.query(`DELETE FROM contact_import_chunks WHERE import_id = $1`, [imp.id]);
   }
 
-  private async applyBatch(
-    imp: ImportRow,
-    mapping: ResolvedMapping,
-    batch: Array<{ row: number; cells: string[] }>,
-    seen: Map<string, number>,
-    checkpoint: number,
-  ): Promise<number> {
-    const errors: Array<{ row: number; reason: string; cells: string[] }> = [];
-    const valid: Array<{ row: number; cells: string[]; contact: ImportedContact }> = [];
-    for (const r of batch) {
-      const c = contactOfRow(r.cells, mapping);
-      if (!c.ok) {
-        errors.push({ row: r.row, reason: c.reason, cells: r.cells });
-        continue;
-      }
-      const firstRow = seen.get(c.number);
-      if (firstRow !== undefined) {
-        errors.push({
-          row: r.row,
-          reason: `duplicate in file: the number ${c.number} is on row ${firstRow}`,
-          cells: r.cells,
-        });
-        continue;
-      }
-      seen.set(c.number, r.row);
-      valid.push({ row: r.row, cells: r.cells, contact: c });
-    }
+  /** One batch in one transaction: its contacts, its rejected rows, the import's counters and checkpoint. */
+  private async writeBatch(imp: ImportRow, batch: PreparedBatch, checkpoint: number): Promise<void> {
+    const { errors, valid } = batch;
     const counts = { created: 0, updated: 0, skipped: 0 };
     await this.db.transaction(async (tx) => {
       // a crash may lose the last commits, never split one: the checkpoint is in the same transaction, so a lost batch is redone
@@ -517,21 +508,22 @@ export class ContactImportsService {
           `import ${imp.id} moved on elsewhere (checkpoint ${checkpoint}, found ${locked?.processed_rows})`,
         );
       if (valid.length) {
-        const outcomes = await this.contacts.importContacts(
+        const result = await this.contacts.importContacts(
           tx,
           imp.account_id,
           valid.map((v) => v.contact),
           { groupIds: imp.group_ids.map(String), existing: imp.existing },
         );
-        for (const v of valid) {
-          const outcome = outcomes.get(v.contact.number);
-          if (outcome === 'blocked')
-            errors.push({
-              row: v.row,
-              reason: 'blocked: the contact has opted out and is left unchanged',
-              cells: v.cells,
-            });
-          else if (outcome) counts[outcome]++;
+        Object.assign(counts, { created: result.created, updated: result.updated, skipped: result.skipped });
+        if (result.blocked.length) {
+          const blocked = new Set(result.blocked);
+          for (const v of valid)
+            if (blocked.has(v.contact.number))
+              errors.push({
+                row: v.row,
+                reason: 'blocked: the contact has opted out and is left unchanged',
+                cells: v.cells,
+              });
         }
       }
       if (errors.length) {
@@ -548,11 +540,41 @@ export class ContactImportsService {
                 updated_count = updated_count + $4, skipped_count = skipped_count + $5, failed_count = failed_count + $6,
                 updated_at = now()
           WHERE id = $1`,
-        [imp.id, batch.length, counts.created, counts.updated, counts.skipped, errors.length],
+        [imp.id, batch.rows, counts.created, counts.updated, counts.skipped, errors.length],
       );
     });
-    return checkpoint + batch.length;
   }
+}
+
+interface PreparedBatch {
+  rows: number;
+  errors: Array<{ row: number; reason: string; cells: string[] }>;
+  valid: Array<{ row: number; cells: string[]; contact: ImportedContact }>;
+}
+
+/** Checks a batch's rows (number, email, duplicates of earlier rows) before its transaction; `seen` is updated. */
+function prepareBatch(batch: FileRow[], mapping: ResolvedMapping, seen: Map<string, number>): PreparedBatch {
+  const errors: PreparedBatch['errors'] = [];
+  const valid: PreparedBatch['valid'] = [];
+  for (const r of batch) {
+    const c = contactOfRow(r.cells, mapping);
+    if (!c.ok) {
+      errors.push({ row: r.row, reason: c.reason, cells: r.cells });
+      continue;
+    }
+    const firstRow = seen.get(c.number);
+    if (firstRow !== undefined) {
+      errors.push({
+        row: r.row,
+        reason: `duplicate in file: the number ${c.number} is on row ${firstRow}`,
+        cells: r.cells,
+      });
+      continue;
+    }
+    seen.set(c.number, r.row);
+    valid.push({ row: r.row, cells: r.cells, contact: c });
+  }
+  return { rows: batch.length, errors, valid };
 }
 
 function mappingError(message: string, mapping: ColumnMapping | null): FieldError[] {
