@@ -1,5 +1,5 @@
 import * as ExcelJS from 'exceljs';
-import { ContactImportsService } from '@switchboard/contacts';
+import { ContactImportsService, ContactsService } from '@switchboard/contacts';
 import { eventually } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 
@@ -251,6 +251,43 @@ describe('Contact imports', () => {
       groupId,
     ]);
     expect(n).toBe(10);
+  });
+
+  it('a number created by a concurrent transaction while a batch is applied counts as existing, not as an error', async () => {
+    const [a, b] = [number(), number()];
+    const other = t.db.createQueryRunner();
+    await other.connect();
+    await other.startTransaction();
+    await other.query(`INSERT INTO contacts (account_id, contact_number, name) VALUES ($1, $2, 'Created elsewhere')`, [
+      account.accountId,
+      a,
+    ]);
+    const batch = t.db.transaction((tx) =>
+      t.worker!.get(ContactsService).importContacts(
+        tx,
+        account.accountId,
+        [a, b].map((n) => ({ number: n, name: 'Imported', email: null, custom: null })),
+        { groupIds: [], existing: 'update' },
+      ),
+    );
+    // the batch's INSERT of `a` waits for the other transaction, which then commits: a unique violation, then the retry
+    await eventually(
+      async () => {
+        const [waiting] = await t.db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return waiting.n > 0;
+      },
+      10_000,
+      'the batch waits for the concurrent insert',
+    );
+    await other.commitTransaction();
+    await other.release();
+    expect(await batch).toEqual({ created: 1, updated: 1, skipped: 0, blocked: [] });
+    expect((await contactsOf()).map((r: any) => [r.contact_number, r.name])).toEqual([
+      [a, 'Imported'],
+      [b, 'Imported'],
+    ]);
   });
 
   it('imports the first sheet of an XLSX workbook (numbers stored as numbers)', async () => {

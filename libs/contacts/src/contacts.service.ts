@@ -541,8 +541,7 @@ export class ContactsService {
       );
       if (found.length !== options.groupIds.length) throw new NotFoundException({ message: GROUP_NOT_FOUND });
     }
-    let todo = rows;
-    for (let attempt = 0; attempt < 3 && todo.length; attempt++) {
+    const apply = async (todo: ImportedContact[], onConflict: boolean) => {
       // The rows travel as one JSON array (cheaper to build than four text arrays). `existing` probes the unique
       // (account_id, contact_number) index once per row (LIMIT 1 keeps the planner from turning it into a scan of all
       // the account's contacts); the answer is counts, not a row per number.
@@ -554,7 +553,7 @@ export class ContactsService {
               inserted AS (INSERT INTO contacts (account_id, contact_number, name, email, custom_fields)
                            SELECT $1, i.n, i.a, i.e, COALESCE(i.f, '{}') FROM input i
                             WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.contact_number = i.n)
-                           ON CONFLICT (account_id, contact_number) DO NOTHING
+                           ${onConflict ? 'ON CONFLICT (account_id, contact_number) DO NOTHING' : ''}
                            RETURNING id, contact_number),
               updated AS (UPDATE contacts c
                              SET name = COALESCE(i.a, c.name), email = COALESCE(i.e, c.email),
@@ -572,7 +571,6 @@ export class ContactsService {
                 (SELECT count(*) FROM updated)::int AS updated,
                 (SELECT count(*) FROM existing WHERE NOT is_blocked)::int - (SELECT count(*) FROM updated)::int AS skipped,
                 ARRAY(SELECT contact_number FROM existing WHERE is_blocked) AS blocked,
-                -- created by a concurrent transaction after this statement's snapshot: the next statement sees it
                 ARRAY(SELECT n FROM input EXCEPT ALL
                       (SELECT contact_number FROM inserted UNION ALL SELECT contact_number FROM existing)) AS retry`,
         [
@@ -586,7 +584,22 @@ export class ContactsService {
       out.updated += result.updated;
       out.skipped += result.skipped;
       out.blocked.push(...result.blocked);
-      const retry = new Set(result.retry);
+      return result.retry;
+    };
+    // First without ON CONFLICT (no speculative insertion: ~6% less PostgreSQL work per row). A number created by a
+    // concurrent transaction since `existing` looked fails it (unique violation): then again, with ON CONFLICT.
+    await tx.query(`SAVEPOINT import_contacts`);
+    try {
+      await apply(rows, false);
+      return out;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '23505') throw error;
+      await tx.query(`ROLLBACK TO SAVEPOINT import_contacts`);
+    }
+    let todo = rows;
+    for (let attempt = 0; attempt < 3 && todo.length; attempt++) {
+      // created by a concurrent transaction after this statement's snapshot: the next statement sees it
+      const retry = new Set(await apply(todo, true));
       todo = todo.filter((r) => retry.has(r.number));
     }
     if (todo.length)
