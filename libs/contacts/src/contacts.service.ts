@@ -544,7 +544,8 @@ export class ContactsService {
     const apply = async (todo: ImportedContact[], onConflict: boolean) => {
       // The rows travel as one JSON array (cheaper to build than four text arrays). `existing` probes the unique
       // (account_id, contact_number) index once per row (LIMIT 1 keeps the planner from turning it into a scan of all
-      // the account's contacts); the answer is counts, not a row per number.
+      // the account's contacts). New contacts cannot be members yet: their memberships need no ON CONFLICT. The answer
+      // is counts, not a row per number.
       const [result]: Array<ImportCounts & { retry: string[] }> = await tx.query(
         `WITH input AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(n text, a text, e text, f jsonb)),
               existing AS (SELECT c.id, c.contact_number, c.is_blocked FROM input i
@@ -563,9 +564,11 @@ export class ContactsService {
                              AND (c.name IS DISTINCT FROM COALESCE(i.a, c.name) OR c.email IS DISTINCT FROM COALESCE(i.e, c.email)
                                   OR NOT c.custom_fields @> COALESCE(i.f, '{}'))
                           RETURNING c.id),
+              new_members AS (INSERT INTO contact_group_members (group_id, contact_id)
+                              SELECT g, t.id FROM unnest($4::bigint[]) AS g CROSS JOIN inserted t),
               members AS (INSERT INTO contact_group_members (group_id, contact_id)
                           SELECT g, t.id FROM unnest($4::bigint[]) AS g
-                           CROSS JOIN (SELECT id FROM inserted UNION ALL SELECT id FROM existing WHERE NOT is_blocked) t
+                           CROSS JOIN (SELECT id FROM existing WHERE NOT is_blocked) t
                           ON CONFLICT DO NOTHING)
          SELECT (SELECT count(*) FROM inserted)::int AS created,
                 (SELECT count(*) FROM updated)::int AS updated,
