@@ -274,7 +274,8 @@ describe('Contact imports', () => {
     await eventually(
       async () => {
         const [waiting] = await t.db.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO contacts%'`,
         );
         return waiting.n > 0;
       },
