@@ -1,4 +1,5 @@
 import * as ExcelJS from 'exceljs';
+import { ContactImportsService, ContactsService } from '@switchboard/contacts';
 import { eventually } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 
@@ -197,6 +198,97 @@ describe('Contact imports', () => {
       ['Bob', null],
     ]);
     expect(after[1].updated_at).toEqual(before[1].updated_at);
+  });
+
+  it('a run interrupted after a checkpoint resumes there: no row applied twice, duplicates still found across it', async () => {
+    const groupId = await group();
+    const numbers = Array.from({ length: 10 }, () => number());
+    // data rows are file rows 2..13: ten numbers, then row 3's number again, then a bad one
+    const csv = ['phone,name', ...numbers.map((n, i) => `${n},Person ${i}`), `${numbers[1]},Again`, 'bad,Nobody'];
+    const done = await importFile(csv.join('\n'), { group_ids: String(groupId) });
+    expect(done).toMatchObject({ status: 'completed', created: 10, failed: 2 });
+    const complete = await contactsOf();
+    const report = (await errorReport(done.import_id)).text;
+
+    // As if the worker had died after committing the first 4 rows: the later rows' work undone, the file still stored.
+    await t.db.query(`DELETE FROM contacts WHERE account_id = $1 AND contact_number = ANY($2)`, [
+      account.accountId,
+      numbers.slice(4),
+    ]);
+    await t.db.query(`DELETE FROM contact_import_errors WHERE import_id = $1`, [done.import_id]);
+    await t.db.query(
+      `UPDATE contact_imports SET status = 'importing', processed_rows = 4, created_count = 4, failed_count = 0,
+              completed_at = NULL WHERE id = $1`,
+      [done.import_id],
+    );
+    await t.db.query(`INSERT INTO contact_import_chunks (import_id, seq, data) VALUES ($1, 0, $2)`, [
+      done.import_id,
+      Buffer.from(csv.join('\n')),
+    ]);
+    const batchRows = t.config.CONTACT_IMPORT_BATCH_ROWS;
+    t.config.CONTACT_IMPORT_BATCH_ROWS = 3; // the 8 remaining rows in three pipelined batches
+    try {
+      expect(await t.worker!.get(ContactImportsService).run(String(done.import_id))).toBe('completed');
+    } finally {
+      t.config.CONTACT_IMPORT_BATCH_ROWS = batchRows;
+    }
+    const resumed = (await getImport(done.import_id)).body.data;
+    expect(resumed).toMatchObject({
+      status: 'completed',
+      total_rows: 12,
+      processed_rows: 12,
+      created: 10,
+      updated: 0,
+      skipped: 0, // the first 4 rows were not applied again
+      failed: 2,
+    });
+    expect((await contactsOf()).map((r: any) => [r.contact_number, r.name])).toEqual(
+      complete.map((r: any) => [r.contact_number, r.name]),
+    );
+    expect((await errorReport(done.import_id)).text).toBe(report);
+    expect(report).toContain(`${numbers[1]},Again,12,duplicate in file: the number ${numbers[1]} is on row 3`);
+    const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM contact_group_members WHERE group_id = $1`, [
+      groupId,
+    ]);
+    expect(n).toBe(10);
+  });
+
+  it('a number created by a concurrent transaction while a batch is applied counts as existing, not as an error', async () => {
+    const [a, b] = [number(), number()];
+    const other = t.db.createQueryRunner();
+    await other.connect();
+    await other.startTransaction();
+    await other.query(`INSERT INTO contacts (account_id, contact_number, name) VALUES ($1, $2, 'Created elsewhere')`, [
+      account.accountId,
+      a,
+    ]);
+    const batch = t.db.transaction((tx) =>
+      t.worker!.get(ContactsService).importContacts(
+        tx,
+        account.accountId,
+        [a, b].map((n) => ({ number: n, name: 'Imported', email: null, custom: null })),
+        { groupIds: [], existing: 'update' },
+      ),
+    );
+    // the batch's INSERT of `a` waits for the other transaction, which then commits: a unique violation, then the retry
+    await eventually(
+      async () => {
+        const [waiting] = await t.db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO contacts%'`,
+        );
+        return waiting.n > 0;
+      },
+      10_000,
+      'the batch waits for the concurrent insert',
+    );
+    await other.commitTransaction();
+    await other.release();
+    expect(await batch).toEqual({ created: 1, updated: 1, skipped: 0, blocked: [] });
+    expect((await contactsOf()).map((r: any) => [r.contact_number, r.name])).toEqual([
+      [a, 'Imported'],
+      [b, 'Imported'],
+    ]);
   });
 
   it('imports the first sheet of an XLSX workbook (numbers stored as numbers)', async () => {

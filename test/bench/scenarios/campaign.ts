@@ -22,7 +22,7 @@ function peakRssMb(pid: number | undefined): number | null {
 }
 
 /** CPU seconds (user + system) a process has used so far; null once it has exited. */
-function cpuSeconds(pid: number | undefined): number | null {
+export function cpuSeconds(pid: number | undefined): number | null {
   if (!pid) return null;
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');

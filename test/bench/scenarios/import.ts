@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { BenchContext, DIST, freePort } from '../bench-context';
+import { cpuSeconds } from './campaign';
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 /** ARCHITECTURE/issue target: 100,000 rows imported in under 20 s, worker peak RSS under 300 MB. */
@@ -34,7 +36,12 @@ export function importCsv(rows: number): Buffer {
 export async function contactImport(ctx: BenchContext) {
   const apiPort = String(await freePort());
   const api = `http://127.0.0.1:${apiPort}`;
-  await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { PORT: apiPort }, `${api}/health`);
+  const apiProcess = await ctx.startProcess(
+    'api',
+    join(DIST, 'apps/api/src/main.js'),
+    { PORT: apiPort },
+    `${api}/health`,
+  );
   const worker = await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'));
   const account = await ctx.createAccount();
   const auth = await fetch(`${api}/v1/authenticate`, {
@@ -63,6 +70,19 @@ export async function contactImport(ctx: BenchContext) {
     await new Promise((r) => setTimeout(r, 100));
   }
   const baseRss = peakRssMb(worker.pid);
+  /** CPU seconds of the worker, the API and the PostgreSQL backends serving this benchmark's database */
+  const cpu = async () => {
+    const backends: Array<{ pid: number }> = await ctx.db.query(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+    );
+    return {
+      worker: cpuSeconds(worker.pid) ?? 0,
+      api: cpuSeconds(apiProcess.pid) ?? 0,
+      postgres: new Map(backends.map((b) => [b.pid, cpuSeconds(b.pid) ?? 0])),
+    };
+  };
+  const load = loadavg()[0];
+  const cpuBefore = await cpu();
 
   const started = Date.now();
   const form = new FormData();
@@ -89,6 +109,9 @@ export async function contactImport(ctx: BenchContext) {
   }
   const seconds = (Date.now() - started) / 1000;
   const rss = peakRssMb(worker.pid);
+  const cpuAfter = await cpu();
+  let postgresCpu = 0;
+  for (const [pid, seconds] of cpuAfter.postgres) postgresCpu += seconds - (cpuBefore.postgres.get(pid) ?? 0);
   ctx.record('import', {
     rows: ROWS,
     'file size': `${(file.length / 1e6).toFixed(1)} MB`,
@@ -98,5 +121,7 @@ export async function contactImport(ctx: BenchContext) {
     'upload to completed': `${seconds.toFixed(1)} s (target < ${TARGET_SECONDS} s: ${seconds < TARGET_SECONDS ? 'met' : 'MISSED'})`,
     'rows/s': Math.round(ROWS / seconds),
     'worker peak RSS': `${rss} MB (after boot and warm-up ${baseRss} MB; target < ${TARGET_RSS_MB} MB: ${rss !== null && rss < TARGET_RSS_MB ? 'met' : 'MISSED'})`,
+    'CPU s: worker / api / postgres': `${(cpuAfter.worker - cpuBefore.worker).toFixed(1)} / ${(cpuAfter.api - cpuBefore.api).toFixed(1)} / ${postgresCpu.toFixed(1)} (this database's backends)`,
+    'load average before': load.toFixed(1),
   });
 }
