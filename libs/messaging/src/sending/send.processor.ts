@@ -165,10 +165,12 @@ export class SendExecutor {
 
     const number = await this.numberInfo(String(row.phone_number_id));
     // claimed before the pacer slot, so that nothing stands between the slot and the call (the pacing holds)
+    const claimedAt = Date.now();
     const claimed = await this.claimWriter.add(row);
     if (!claimed) return { outcome: 'skipped', status: 'claimed elsewhere' };
     try {
       await this.acquireSlot(row, number, lane);
+      this.assertClaimFresh(claimedAt);
     } catch (error) {
       await this.releaseClaims([claimed]).catch(() => undefined); // never called: not in doubt
       throw error;
@@ -256,6 +258,7 @@ export class SendExecutor {
         );
         pending = pending.slice(candidates.length);
         // claimed at most BULK_MAX_AHEAD_MS before their calls; a message claimed by another job is not ours to send
+        const claimedAt = Date.now();
         const block = (await Promise.all(candidates.map((r) => this.claimWriter.add(r)))).filter(
           (r): r is SendRow => r !== null,
         );
@@ -270,6 +273,7 @@ export class SendExecutor {
           BULK_MAX_AHEAD_MS,
           this.lateToleranceMs,
         )) {
+          this.assertClaimFresh(claimedAt);
           deliveries.push(this.deliver(block[i], number, lastAttempt));
           sent.push(block[i]);
           unsent.delete(block[i]);
@@ -373,6 +377,18 @@ export class SendExecutor {
         WHERE m.id = x.id AND m.send_claim = x.claim`,
       [rows.map((r) => r.id), rows.map((r) => r.send_claim)],
     );
+  }
+
+  /**
+   * Between the claim and the call this process may have been frozen (SIGSTOP, a long GC or swap) for so long that
+   * another worker, seeing the claim without an answer, is about to send the message again: then the call is not made
+   * (the caller releases the claims still ours and the job retries). Half of SEND_IN_DOUBT_MS leaves the rest of it
+   * for the call to leave.
+   */
+  private assertClaimFresh(claimedAt: number): void {
+    const age = Date.now() - claimedAt;
+    if (age > this.config.SEND_IN_DOUBT_MS / 2)
+      throw new RetryableSendError(`claimed ${age} ms ago: this worker was paused too long to send on that claim`);
   }
 
   private acquireSlot(row: SendRow, number: NumberInfo, lane: SendLane) {
