@@ -1,3 +1,4 @@
+import { createWorkflow } from '../helpers/automations';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -78,6 +79,68 @@ describe('Logs and request ids', () => {
     }
     // API and worker in one process share one database module definition: no duplicate data source warning
     expect(lines.filter((l) => String(l.msg).includes('already registered'))).toEqual([]);
+  });
+
+  it("a campaign start and a workflow webhook: the platform receives each send with the starting request's id", async () => {
+    const { approvedTemplate, body, customer, received } = messagingHelpers(t, () => sandbox);
+    const template = await approvedTemplate(account, [body('Spring sale starts today.')]);
+
+    const numbers = [customer(), customer(), customer()];
+    const [group] = await t.db.query(
+      `INSERT INTO contact_groups (account_id, name) VALUES ($1, 'Logs group') RETURNING id`,
+      [account.accountId],
+    );
+    await t.db.query(
+      `WITH c AS (INSERT INTO contacts (account_id, contact_number, name)
+                  SELECT $1, x, 'Member' FROM unnest($2::text[]) x RETURNING id)
+       INSERT INTO contact_group_members (group_id, contact_id) SELECT $3, id FROM c`,
+      [account.accountId, numbers, group.id],
+    );
+    const campaign = await t.http.post(
+      '/v2/campaigns',
+      {
+        name: 'Logs',
+        messagingPhoneId: account.messagingPhoneId,
+        templateName: template,
+        group_ids: [Number(group.id)],
+      },
+      { token: account.token },
+    );
+    expect(campaign.status).toBe(201);
+    const start = await t.http.post(`/v2/campaigns/${campaign.body.data.campaign_id}/start`, undefined, {
+      token: account.token,
+      headers: { 'x-request-id': 'campaign-start-1' },
+    });
+    expect(start.status).toBe(200);
+    expect(start.headers.get('x-request-id')).toBe('campaign-start-1');
+    for (const to of numbers) {
+      const [sent] = await eventually(async () => {
+        const got = await received(account, to);
+        return got.length ? got : null;
+      });
+      expect(sent.request_id).toBe('campaign-start-1');
+    }
+
+    const workflow = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'send',
+      nodes: [
+        { id: 'send', type: 'send_template', templateName: template, to: '{{payload.phone}}', next: 'done' },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const phone = customer();
+    const started = await t.http.post(
+      `/webhook/workflow/${workflow.identifier}`,
+      { phone },
+      { headers: { 'x-request-id': 'workflow-hook-1' } },
+    );
+    expect(started.status).toBe(200);
+    const [fromRun] = await eventually(async () => {
+      const got = await received(account, phone);
+      return got.length ? got : null;
+    });
+    expect(fromRun.request_id).toBe('workflow-hook-1');
   });
 
   it('replaces an X-Request-Id that is too long or has other characters; generates one when none is sent', async () => {
