@@ -20,6 +20,8 @@ class AccessLog extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const status = reply.statusCode;
+    const failed = Boolean(error) || status >= 500;
+    if (!failed && !(reply.log as unknown as Pino).isLevelEnabled('debug')) return;
     const line = {
       context: 'HTTP',
       method: request.method,
@@ -28,7 +30,7 @@ class AccessLog extends LogController {
       ms: Math.round(reply.elapsedTime * 10) / 10,
     };
     const msg = `${line.method} ${line.url} ${status}`;
-    if (error || status >= 500) reply.log.error(error ? { ...line, err: error } : line, msg);
+    if (failed) reply.log.error(error ? { ...line, err: error } : line, msg);
     else reply.log.debug(line, msg);
   }
 
