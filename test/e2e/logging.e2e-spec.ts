@@ -143,6 +143,22 @@ describe('Logs and request ids', () => {
     expect(fromRun.request_id).toBe('workflow-hook-1');
   });
 
+  it('a 5xx answer is logged at error with its request id (the platform refused: closed 24-hour window)', async () => {
+    const { customer } = messagingHelpers(t, () => sandbox);
+    const closed = await t.http.post(
+      `/v1/send-message/${account.messagingPhoneId}`,
+      { typOfmsg: 'normal_message', receipentPhone: customer(), message: 'Hello?' },
+      { token: account.token, headers: { 'x-request-id': 'closed-window-1' } },
+    );
+    expect(closed.status).toBe(500);
+    expect(closed.headers.get('x-request-id')).toBe('closed-window-1');
+    const access = await eventually(async () => withId('closed-window-1').find((l) => l.context === 'HTTP'));
+    expect(access).toMatchObject({ level: 'error', method: 'POST', status: 500 });
+    // the platform accepted the call and reported the closed window in a status webhook (a request of its own)
+    const worker = withId('closed-window-1').find((l) => l.context === 'SendExecutor');
+    expect(worker).toMatchObject({ level: 'debug', msg: 'message accepted by the platform' });
+  });
+
   it('replaces an X-Request-Id that is too long or has other characters; generates one when none is sent', async () => {
     const ok = 'A'.repeat(92) + '.valid_id-0123456789.abcdefghijklmno';
     expect(ok.length).toBe(128);
