@@ -176,6 +176,20 @@ describe('Logs and request ids', () => {
     }
     const none = await t.http.get('/health');
     expect(none.headers.get('x-request-id')).toMatch(UUID);
+
+    // a reply written by hand (the MCP endpoint hijacks it) answers the id too
+    const mcp = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: account.token,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-request-id': 'mcp-1',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    expect(mcp.status).toBe(200);
+    expect(mcp.headers.get('x-request-id')).toBe('mcp-1');
   });
 
   it('keeps secrets out of the access lines (tokens in the query or in the logout path)', async () => {

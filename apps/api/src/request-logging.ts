@@ -72,7 +72,7 @@ export function installRequestIds(fastify: FastifyInstance): void {
     } as typeof handler;
   });
   fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
+    reply.raw.setHeader('x-request-id', request.id); // on the raw response: replies written by hand (MCP) carry it too
     done();
   });
 }
