@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AppConfig, createRedis, QUEUES, withRequestId } from '@switchboard/core';
+import { AppConfig, createRedis, QUEUES, runWithRequestId, withRequestId } from '@switchboard/core';
 import type { SendMessageRequest } from '@switchboard/whatsapp';
 import { JobsOptions, Queue, QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
@@ -366,11 +366,14 @@ export class SendQueueService implements OnModuleDestroy {
   /** One QueueEvents (a blocking Redis stream reader) per process, created on the first wait. */
   private async queueEvents(): Promise<QueueEvents> {
     if (this.events) return this.events;
-    this.eventsConnection = createRedis(this.config.REDIS_URL);
-    const events = new QueueEvents(QUEUES.sends, {
-      connection: this.eventsConnection,
-      prefix: `${this.config.REDIS_PREFIX}:bull`,
-      autorun: true,
+    // created by the first waiting request, but serves every later one: outside that request's id (request-context.ts)
+    const events = runWithRequestId(undefined, () => {
+      this.eventsConnection = createRedis(this.config.REDIS_URL);
+      return new QueueEvents(QUEUES.sends, {
+        connection: this.eventsConnection,
+        prefix: `${this.config.REDIS_PREFIX}:bull`,
+        autorun: true,
+      });
     });
     const finished = ({ jobId }: { jobId: string }) => this.waiters.get(jobId)?.();
     events.on('completed', finished);
