@@ -34,6 +34,8 @@ async function main() {
   process.env.WHATSAPP_API_BASE_URL ||= `http://127.0.0.1:${sandboxPort}`;
   process.env.SANDBOX_WEBHOOK_URL ||= `http://127.0.0.1:${port}/webhooks/whatsapp`;
   if (ownStack) process.env.REDIS_PREFIX ||= `sb${port}`;
+  // coloured lines for a person at a terminal; JSON when the output goes to a file or another program
+  process.env.LOG_FORMAT ||= process.stdout.isTTY ? 'pretty' : 'json';
   const demoFile = join(process.cwd(), '.data', ownStack ? `demo-account-${port}.json` : 'demo-account.json');
 
   const services = await ensureLocalServices();

@@ -64,7 +64,7 @@ describe('OpenAPI document', () => {
     expect(gaps).toEqual([]);
   });
 
-  it('headers: one parameter per name (case-insensitive); Idempotency-Key optional; public operations need no token', () => {
+  it('headers: one parameter per name (case-insensitive); Idempotency-Key optional; X-Request-Id everywhere; public operations need no token', () => {
     const problems: string[] = [];
     for (const { name, operation } of operations()) {
       const headers = ((operation.parameters ?? []) as OpenAPIV3.ParameterObject[]).filter((p) => p.in === 'header');
@@ -76,6 +76,10 @@ describe('OpenAPI document', () => {
       }
       if (operation['x-public'] && operation.security?.length !== 0)
         problems.push(`${name}: public but asks for a token`);
+      // every request may send X-Request-Id and every response answers it (docs/observability.md, Logs)
+      if (!headers.some((h) => h.name === 'X-Request-Id' && !h.required)) problems.push(`${name}: no X-Request-Id`);
+      for (const [status, response] of Object.entries(operation.responses) as [string, OpenAPIV3.ResponseObject][])
+        if (!response.headers?.['X-Request-Id']) problems.push(`${name}: response ${status} without X-Request-Id`);
     }
     expect(problems).toEqual([]);
     const webhook = document.paths['/webhook/workflow/{identifier}']!.post!;

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { provisionAccount, type ProvisionedAccount, type ProvisionAccountInput } from '@switchboard/accounts';
-import { AppConfig, createRedis, loadConfig, SecretBox } from '@switchboard/core';
+import { AppConfig, createLogger, createRedis, loadConfig, SecretBox } from '@switchboard/core';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import type { DestinationStream } from 'pino';
 import { DataSource } from 'typeorm';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -37,11 +38,12 @@ export interface TestApp {
 /**
  * Boots the real API on a random port against its own database (cloned from the migrated template)
  * and its own Redis key prefix. `env` overrides configuration (e.g. a 1-second token lifetime);
- * `worker: true` also runs the worker's processors in this process.
+ * `worker: true` also runs the worker's processors in this process; `logs` receives the log lines (JSON, one per write)
+ * instead of stdout.
  */
 export async function startTestApp(
   env: Record<string, string> = {},
-  options: { worker?: boolean } = {},
+  options: { worker?: boolean; logs?: DestinationStream } = {},
 ): Promise<TestApp> {
   const template = process.env.SWITCHBOARD_TEST_TEMPLATE_DB;
   if (!template) throw new Error('Run e2e tests through jest: the global setup prepares the template database');
@@ -65,11 +67,13 @@ export async function startTestApp(
     DATABASE_POOL_SIZE: '5',
     ...env,
   });
-  const app = await createApiApp(config);
+  // One logger for the API and the worker in this process, as in a real process; `logs` receives its lines.
+  const logger = createLogger(config, options.logs);
+  const app = await createApiApp(config, logger);
   if (process.env.SWITCHBOARD_OPENAPI_RECORD) recordExchanges(app, process.env.SWITCHBOARD_OPENAPI_RECORD);
   await app.listen(0, '127.0.0.1');
   const worker = options.worker
-    ? await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: ['error', 'warn'] })
+    ? await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger })
     : undefined;
   if (worker && config.TEMPORAL_ADDRESS) await temporalWorkerRunning(worker);
   const address = app.getHttpServer().address() as { port: number };

@@ -10,13 +10,14 @@ import {
   createValidationPipe,
   installHttpMetrics,
   installRequestRules,
+  PinoLoggerService,
 } from '@switchboard/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomUUID } from 'node:crypto';
 import { ApiModule } from './api.module';
 import { completeDocument } from './openapi/complete-document';
 import { registerConsole } from './console-static';
 import { DrainingFastifyAdapter } from './http-drain';
+import { installRequestIds, requestLoggingOptions } from './request-logging';
 import { installSecurityHeaders } from './security-headers';
 
 const BODY_LIMIT = 1024 * 1024;
@@ -34,15 +35,19 @@ function trustProxyOption(
   return (_address, hop) => hop < hops;
 }
 
-/** Builds the API application (not listening yet): used by main.ts and by the e2e tests. */
-export async function createApiApp(config: AppConfig): Promise<NestFastifyApplication> {
+/**
+ * Builds the API application (not listening yet): used by main.ts and by the e2e tests. `logger`: the process's
+ * logger (createLogger), shared with an in-process worker in tests.
+ */
+export async function createApiApp(
+  config: AppConfig,
+  logger: PinoLoggerService = createLogger(config),
+): Promise<NestFastifyApplication> {
   // app.close() first drains HTTP (SHUTDOWN_TIMEOUT_MS), then the modules close their pools: see http-drain.ts
   const adapter = new DrainingFastifyAdapter(
     {
-      // Structured JSON request logs with a request id (taken from X-Request-Id when the caller sends one).
-      logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
-      requestIdHeader: 'x-request-id',
-      genReqId: () => randomUUID(),
+      // the process's pino logger; request ids from X-Request-Id; one access line per request (request-logging.ts)
+      ...requestLoggingOptions(logger.pino),
       bodyLimit: BODY_LIMIT,
       routerOptions: { maxParamLength: 2048 }, // refresh tokens travel in the logout path
       // TRUST_PROXY: off by default, so X-Forwarded-For from anyone is ignored (docs/security.md)
@@ -50,8 +55,9 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
     },
     config.SHUTDOWN_TIMEOUT_MS,
   );
+  installRequestIds(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
-    logger: createLogger(config),
+    logger,
     rawBody: true,
     abortOnError: false, // a failed start throws (main.ts prints it and exits) instead of aborting the process
     bodyParser: false, // installRequestRules registers the only body parser (JSON)

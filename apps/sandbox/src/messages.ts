@@ -27,6 +27,7 @@ export function handleSendMessage(
   scheduler: StatusScheduler,
   phoneNumberId: string,
   body: unknown,
+  requestId?: string,
 ): Json {
   if (!isObj(body)) throw invalidParam('Request body must be a JSON object');
   if (body.messaging_product !== 'whatsapp') {
@@ -107,6 +108,7 @@ export function handleSendMessage(
       type,
       acceptedAt: new Date(now).toISOString(),
       payload: body,
+      ...(requestId ? { request_id: requestId } : {}),
     });
   const rule = state.config.failureRules.find((r) => waId.endsWith(r.toSuffix));
   if (windowClosed) state.stats.rejected[131047] = (state.stats.rejected[131047] ?? 0) + 1;

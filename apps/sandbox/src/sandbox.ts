@@ -159,7 +159,14 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   app.post(
     '/:version/:id/messages',
     route(async (req, id) => {
-      const answer = handleSendMessage(state, scheduler, id, req.body);
+      const requestId = req.headers['x-request-id'];
+      const answer = handleSendMessage(
+        state,
+        scheduler,
+        id,
+        req.body,
+        typeof requestId === 'string' ? requestId : undefined,
+      );
       const delay = state.config.sendAnswerDelayMs;
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
       return answer;

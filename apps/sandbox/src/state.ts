@@ -146,6 +146,8 @@ export interface SentMessage {
   type: string;
   acceptedAt: string;
   payload: Record<string, unknown>;
+  /** the sender's X-Request-Id header, when it sent one (Switchboard sends the id of the request the send serves) */
+  request_id?: string;
 }
 
 export interface WebhookLogEntry {

@@ -3,7 +3,7 @@ import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
-import { AppConfig, PeriodicSweeps, QUEUES } from '@switchboard/core';
+import { AppConfig, inJobContext, PeriodicSweeps, QUEUES } from '@switchboard/core';
 import {
   buildTemplateComponents,
   OutboundMessage,
@@ -449,7 +449,11 @@ export class CampaignFanoutProcessor extends WorkerHost implements OnApplication
     this.fanout.startSweeping();
   }
 
-  async process(job: Job<FanoutJobData>, token?: string) {
+  process(job: Job<FanoutJobData>, token?: string) {
+    return inJobContext(job, () => this.handle(job, token));
+  }
+
+  private async handle(job: Job<FanoutJobData>, token?: string) {
     if (job.name === FINISH_JOB) {
       const outcome = await this.fanout.finish((job.data as unknown as { campaignId: string }).campaignId);
       if (outcome === 'waiting' && token) {

@@ -1,3 +1,4 @@
+import { withRequestId } from '@switchboard/core';
 import type { JobsOptions, Queue } from 'bullmq';
 
 export const FANOUT_JOB = 'fanout';
@@ -31,25 +32,21 @@ export async function addFanoutJobs(queue: Queue, jobs: Array<{ triggerId: strin
   await queue.addBulk(
     jobs.map(({ triggerId, batch }) => ({
       name: FANOUT_JOB,
-      data: { triggerId, batch } satisfies FanoutJobData,
+      data: withRequestId({ triggerId, batch }) satisfies FanoutJobData,
       opts: fanoutJobOptions(triggerId, batch),
     })),
   );
 }
 
 export async function addFinishJob(queue: Queue, campaignId: string, delayMs = 0): Promise<void> {
-  await queue.add(
-    FINISH_JOB,
-    { campaignId },
-    {
-      jobId: `finish-${campaignId}`,
-      delay: delayMs,
-      attempts: 20,
-      backoff: { type: 'exponential', delay: 500 },
-      removeOnComplete: true,
-      removeOnFail: 1000,
-    },
-  );
+  await queue.add(FINISH_JOB, withRequestId({ campaignId }), {
+    jobId: `finish-${campaignId}`,
+    delay: delayMs,
+    attempts: 20,
+    backoff: { type: 'exponential', delay: 500 },
+    removeOnComplete: true,
+    removeOnFail: 1000,
+  });
 }
 
 /** Starts a scheduled campaign at its time (delayed job; the campaign row decides: it starts once, if still scheduled then). */
@@ -64,7 +61,7 @@ export interface ScheduleJobData {
 /** One job per (campaign, time): rescheduling adds a new one; the old one finds the time moved and does nothing. */
 export async function addScheduleJob(queue: Queue, campaignId: string, at: Date): Promise<void> {
   const ms = at.getTime();
-  await queue.add(SCHEDULE_JOB, { campaignId, at: ms } satisfies ScheduleJobData, {
+  await queue.add(SCHEDULE_JOB, withRequestId({ campaignId, at: ms }) satisfies ScheduleJobData, {
     jobId: `schedule-${campaignId}-${ms}`,
     delay: Math.max(0, ms - Date.now()),
     attempts: 20,

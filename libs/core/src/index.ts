@@ -10,6 +10,7 @@ export * from './redis/redis.module';
 export * from './queue.module';
 export * from './sweeps/periodic-sweeps';
 export * from './logging';
+export * from './request-context';
 export * from './http/pagination';
 export * from './phone';
 export * from './http/ssrf-guard';

@@ -90,7 +90,7 @@ export class McpController {
     } catch (error) {
       this.logger.error({
         msg: 'MCP request failed',
-        reqId: request.id,
+        requestId: request.id,
         err: error instanceof Error ? error.stack : error,
       });
       if (!reply.raw.headersSent) {

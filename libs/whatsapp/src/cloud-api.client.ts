@@ -1,3 +1,4 @@
+import { currentRequestId } from '@switchboard/core/request-context';
 import { request } from 'undici';
 import { CloudApiError } from './cloud-api.error';
 import {
@@ -222,6 +223,9 @@ export class CloudApiClient {
       if (s) url += `?${s}`;
     }
     const headers: Record<string, string> = { authorization: `Bearer ${this.connection.accessToken}` };
+    // the id of the API request (or the job it queued) this call serves: one id from our logs to the platform's side
+    const requestId = currentRequestId();
+    if (requestId) headers['x-request-id'] = requestId;
     let body: string | FormData | undefined;
     if (opts.json !== undefined) {
       headers['content-type'] = 'application/json';

@@ -13,15 +13,31 @@ import { OPERATIONS, type OperationDoc, type ResponseDoc } from './operations';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
+/** X-Request-Id (apps/api/src/request-logging.ts): optional on every request, answered on every response. */
+const REQUEST_ID_PARAMETER: ParameterObject = {
+  name: 'X-Request-Id',
+  in: 'header',
+  required: false,
+  description:
+    'Your id for this request (1–128 characters of A-Z, a-z, 0-9, ".", "_", "-"; otherwise one is made): answered in X-Request-Id, written in our logs and sent with the platform calls the request causes.',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', example: 'order-1234-send' },
+};
+const REQUEST_ID_HEADER = {
+  description: 'The id of this request: yours when acceptable, else a new UUID.',
+  schema: { type: 'string' as const, example: 'order-1234-send' },
+};
+
 /**
  * What the decorators cannot say, added to the document SwaggerModule builds: for each operation the examples (and
  * schemas where the controller declares none) of apps/api/src/openapi/operations.ts, the shared error responses
  * (400/401/403/429 with the bodies the shared layers write), no access token on public operations, and header
- * parameters merged case-insensitively (the one documented with @ApiHeader wins over the one @Headers() implies).
+ * parameters merged case-insensitively (the one documented with @ApiHeader wins over the one @Headers() implies), and
+ * X-Request-Id on every request and response.
  */
 export function completeDocument(document: OpenAPIObject): OpenAPIObject {
   document.components ??= {};
   document.components.schemas = { ...document.components.schemas, ErrorBody: ERROR_BODY_SCHEMA };
+  document.components.headers = { ...document.components.headers, RequestId: REQUEST_ID_HEADER };
   for (const item of Object.values(document.paths)) {
     for (const method of METHODS) {
       const operation = item[method];
@@ -31,6 +47,7 @@ export function completeDocument(document: OpenAPIObject): OpenAPIObject {
       operation.parameters = mergeHeaders([
         ...(doc?.headers ?? []),
         ...((operation.parameters ?? []) as ParameterObject[]),
+        REQUEST_ID_PARAMETER,
       ]);
       if (doc) applyOperationDoc(operation, doc);
       for (const [status, response] of Object.entries(sharedErrorResponses(operation))) {
@@ -38,6 +55,8 @@ export function completeDocument(document: OpenAPIObject): OpenAPIObject {
       }
       for (const [status, response] of Object.entries(operation.responses)) {
         if (Number(status) >= 400) defaultToErrorSchema(response as ResponseObject);
+        if (response && !('$ref' in response))
+          response.headers = { ...response.headers, 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
       }
     }
   }

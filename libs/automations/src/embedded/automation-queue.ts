@@ -1,6 +1,6 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
-import { QUEUES } from '@switchboard/core';
+import { QUEUES, withRequestId } from '@switchboard/core';
 import type { EngineEvent } from '@switchboard/engine';
 import type { JobsOptions, Queue } from 'bullmq';
 import { createHash, randomUUID } from 'node:crypto';
@@ -43,7 +43,10 @@ export class AutomationQueue {
   constructor(@InjectQueue(QUEUES.automations) readonly queue: Queue) {}
 
   async start(runId: string): Promise<void> {
-    await this.queue.add(JOB_START_RUN, { runId } satisfies StartRunJob, { ...JOB_OPTIONS, jobId: `${runId}:0:start` });
+    await this.queue.add(JOB_START_RUN, withRequestId({ runId }) satisfies StartRunJob, {
+      ...JOB_OPTIONS,
+      jobId: `${runId}:0:start`,
+    });
   }
 
   async startMany(runIds: string[]): Promise<void> {
@@ -51,7 +54,7 @@ export class AutomationQueue {
     await this.queue.addBulk(
       runIds.map((runId) => ({
         name: JOB_START_RUN,
-        data: { runId },
+        data: withRequestId({ runId }),
         opts: { ...JOB_OPTIONS, jobId: `${runId}:0:start` },
       })),
     );
@@ -59,7 +62,7 @@ export class AutomationQueue {
 
   /** Re-performs the pending effect of step `seq` (after a crash). */
   async resume(runId: string, seq: number): Promise<void> {
-    await this.queue.add(JOB_RESUME_RUN, { runId } satisfies ResumeRunJob, {
+    await this.queue.add(JOB_RESUME_RUN, withRequestId({ runId }) satisfies ResumeRunJob, {
       ...JOB_OPTIONS,
       jobId: `${runId}:${seq}:resume`,
     });
@@ -68,7 +71,7 @@ export class AutomationQueue {
   /** A customer reply for the wait of step `seq`; one job per (run, step, message). */
   async reply(runId: string, seq: number, event: EngineEvent, messageId?: string): Promise<void> {
     const key = messageId ? createHash('sha256').update(messageId).digest('hex').slice(0, 32) : randomUUID();
-    await this.queue.add(JOB_RESUME_RUN, { runId, event } satisfies ResumeRunJob, {
+    await this.queue.add(JOB_RESUME_RUN, withRequestId({ runId, event }) satisfies ResumeRunJob, {
       ...JOB_OPTIONS,
       jobId: `${runId}:${seq}:reply-${key}`,
     });
@@ -76,7 +79,7 @@ export class AutomationQueue {
 
   /** The delay or reply timeout of step `seq`, fired after `delayMs`. */
   async timer(runId: string, seq: number, delayMs: number): Promise<void> {
-    await this.queue.add(JOB_TIMER_FIRED, { runId, seq } satisfies TimerFiredJob, {
+    await this.queue.add(JOB_TIMER_FIRED, withRequestId({ runId, seq }) satisfies TimerFiredJob, {
       ...JOB_OPTIONS,
       jobId: `${runId}:${seq}:timer`,
       delay: Math.max(0, Math.round(delayMs)),

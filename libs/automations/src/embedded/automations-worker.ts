@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
-import { AppConfig, PeriodicSweeps, QUEUES } from '@switchboard/core';
+import { AppConfig, inJobContext, PeriodicSweeps, QUEUES } from '@switchboard/core';
 import { Worker, type Job } from 'bullmq';
 import {
   JOB_RESUME_RUN,
@@ -37,7 +37,7 @@ export class AutomationsWorker implements OnApplicationBootstrap, BeforeApplicat
       this.logger.log('automations run on Temporal (TEMPORAL_ADDRESS is set): the embedded automation worker is off');
       return;
     }
-    this.worker = new Worker(QUEUES.automations, (job) => this.process(job), {
+    this.worker = new Worker(QUEUES.automations, (job) => inJobContext(job, () => this.process(job)), {
       connection: { url: this.config.REDIS_URL, maxRetriesPerRequest: null },
       prefix: `${this.config.REDIS_PREFIX}:bull`,
       concurrency: this.config.AUTOMATION_WORKER_CONCURRENCY,

@@ -37,8 +37,14 @@ export const createTemporalWorker: TemporalWorkerFactory = async ({
 }) => {
   const { NativeConnection, Worker, Runtime, DefaultLogger } = await import('@temporalio/worker');
   try {
-    // The SDK's own logger (worker state changes are INFO): warnings and errors only. Once per process.
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    // The SDK's own logger (worker state changes are INFO): warnings and errors only, in the process's log format.
+    // Once per process.
+    const sdk = new Logger('Temporal');
+    Runtime.install({
+      logger: new DefaultLogger('WARN', ({ level, message, meta }) =>
+        (level === 'ERROR' ? sdk.error : sdk.warn).call(sdk, meta ? { msg: message, ...meta } : message),
+      ),
+    });
   } catch {
     // already installed (a second worker in this process, or the embedding app chose its own)
   }

@@ -1,6 +1,6 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { PeriodicSweeps, QUEUES } from '@switchboard/core';
+import { inJobContext, PeriodicSweeps, QUEUES } from '@switchboard/core';
 import { Job } from 'bullmq';
 import { ContactImportsService } from './contact-imports.service';
 
@@ -28,7 +28,11 @@ export class ContactImportsProcessor extends WorkerHost implements OnApplication
       .catch((e) => this.logger.warn(`contact import sweep scheduler: ${(e as Error).message}`));
   }
 
-  async process(job: Job<{ importId: string }>) {
+  process(job: Job<{ importId: string }>) {
+    return inJobContext(job, () => this.handle(job));
+  }
+
+  private async handle(job: Job<{ importId: string }>) {
     const started = Date.now();
     try {
       const status = await this.imports.run(job.data.importId);

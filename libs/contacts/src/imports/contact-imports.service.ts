@@ -1,7 +1,15 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { HttpException, Injectable, Logger, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AppConfig, FieldError, PageRequest, pageOffset, QUEUES, validationException } from '@switchboard/core';
+import {
+  AppConfig,
+  FieldError,
+  PageRequest,
+  pageOffset,
+  QUEUES,
+  validationException,
+  withRequestId,
+} from '@switchboard/core';
 import { Queue } from 'bullmq';
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
@@ -328,17 +336,13 @@ export class ContactImportsService {
   }
 
   async enqueue(importId: string): Promise<void> {
-    await this.queue.add(
-      IMPORT_JOB,
-      { importId },
-      {
-        jobId: `import-${importId}`,
-        attempts: 5,
-        backoff: { type: 'exponential', delay: 1000 },
-        removeOnComplete: true,
-        removeOnFail: 1000,
-      },
-    );
+    await this.queue.add(IMPORT_JOB, withRequestId({ importId }), {
+      jobId: `import-${importId}`,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: true,
+      removeOnFail: 1000,
+    });
   }
 
   // ------------------------------------------------------------------ worker

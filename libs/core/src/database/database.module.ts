@@ -1,7 +1,21 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/config';
+import type { Logger as TypeOrmLogger } from 'typeorm';
 import { dataSourceOptions } from './data-source';
+
+const logger = new Logger('TypeORM');
+
+/** TypeORM's messages in the process's log format: failed queries at error (without their parameters: user data). */
+const typeOrmLogger: TypeOrmLogger = {
+  logQuery: () => undefined,
+  logQueryError: (error, query) =>
+    logger.error({ msg: `query failed: ${error instanceof Error ? error.message : error}`, query }),
+  logQuerySlow: (ms, query) => logger.warn({ msg: 'slow query', ms, query }),
+  logSchemaBuild: () => undefined,
+  logMigration: (message) => logger.log(message),
+  log: (level, message) => (level === 'warn' ? logger.warn(message) : logger.debug(message)),
+};
 
 /**
  * PostgreSQL through TypeORM for a Nest process. Entities are registered by the domain module that owns them
@@ -9,8 +23,15 @@ import { dataSourceOptions } from './data-source';
  */
 @Module({})
 export class DatabaseModule {
+  private static definition?: DynamicModule;
+
+  /**
+   * Built once per process: @nestjs/typeorm registers the data source name globally on each forRootAsync() call and
+   * warns about a duplicate when the API and the worker run in one process (tests), although each Nest application
+   * still gets its own DataSource from this definition.
+   */
   static forRoot(): DynamicModule {
-    return {
+    return (this.definition ??= {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
@@ -19,10 +40,10 @@ export class DatabaseModule {
             ...dataSourceOptions(config.DATABASE_URL, { extra: { max: config.DATABASE_POOL_SIZE } }),
             autoLoadEntities: true,
             migrationsRun: false,
-            logging: ['error'],
+            logger: typeOrmLogger,
           }),
         }),
       ],
-    };
+    });
   }
 }

@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { logUrl } from '../logging';
 import { errorBody, fastifyClientError } from './error-body';
 
 /**
@@ -35,8 +36,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isDataException(exception)) {
       this.logger.warn({
         msg: 'Input refused by PostgreSQL: add a validation rule',
-        reqId: request?.id,
-        url: request?.url,
+        requestId: request?.id,
+        url: request?.url && logUrl(request.url, request.routeOptions?.url),
         err: (exception as Error).message,
       });
       void reply
@@ -47,8 +48,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
     this.logger.error({
       msg: 'Unhandled error',
-      reqId: request?.id,
-      url: request?.url,
+      requestId: request?.id,
+      url: request?.url && logUrl(request.url, request.routeOptions?.url),
       err: exception instanceof Error ? exception.stack : exception,
     });
     void reply

@@ -1,7 +1,7 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { AccountsService } from '@switchboard/accounts';
-import { AppConfig, QUEUES, safeHttpRequest } from '@switchboard/core';
+import { AppConfig, inJobContext, QUEUES, safeHttpRequest } from '@switchboard/core';
 import { Job } from 'bullmq';
 import { CallbackJobData, signCallback } from './callbacks.service';
 
@@ -18,7 +18,11 @@ export class CallbackProcessor extends WorkerHost {
     super();
   }
 
-  async process(job: Job<CallbackJobData>): Promise<{ status: number } | { error: string }> {
+  process(job: Job<CallbackJobData>): Promise<{ status: number } | { error: string }> {
+    return inJobContext(job, () => this.deliver(job));
+  }
+
+  private async deliver(job: Job<CallbackJobData>): Promise<{ status: number } | { error: string }> {
     const { url, accountId, body } = job.data;
     const secret = await this.secretOf(accountId);
     const raw = JSON.stringify(body);

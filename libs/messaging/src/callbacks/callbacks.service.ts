@@ -1,6 +1,6 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
-import { QUEUES } from '@switchboard/core';
+import { QUEUES, withRequestId } from '@switchboard/core';
 import { Queue } from 'bullmq';
 import { createHmac } from 'node:crypto';
 
@@ -67,7 +67,7 @@ export class CallbacksService {
           };
     await this.queue.add(
       CALLBACK_JOB,
-      { url: target.callbackUrl, accountId: target.accountId, body } satisfies CallbackJobData,
+      withRequestId({ url: target.callbackUrl, accountId: target.accountId, body }) satisfies CallbackJobData,
       {
         jobId: `cb-${target.messageId}-${event}`,
         attempts: 1, // SPEC §6: once, no retry

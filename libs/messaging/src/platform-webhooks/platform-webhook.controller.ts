@@ -51,7 +51,7 @@ export class PlatformWebhookController {
     if (!request.rawBody || !verifySignature(request.rawBody, signature, this.config.WHATSAPP_APP_SECRET)) {
       this.logger.warn({
         msg: 'Rejected platform webhook with a bad or missing signature',
-        reqId: request.id,
+        requestId: request.id,
         ip: request.ip,
       });
       throw new UnauthorizedException({ message: 'Invalid signature' });

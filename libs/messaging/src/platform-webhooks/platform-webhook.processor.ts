@@ -3,7 +3,7 @@ import { Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
-import { messageStatusesTotal, QUEUES, webhookLagSeconds } from '@switchboard/core';
+import { inJobContext, messageStatusesTotal, QUEUES, webhookLagSeconds } from '@switchboard/core';
 import { TemplatesService } from '@switchboard/templates';
 import { parseWebhook, type MessageEvent, type WebhookEvent } from '@switchboard/whatsapp';
 import { Job } from 'bullmq';
@@ -41,7 +41,11 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     if (requeued) this.logger.log(`Re-queued ${requeued} unprocessed platform webhooks`);
   }
 
-  async process(job: Job<{ eventId: string }>): Promise<void> {
+  process(job: Job<{ eventId: string }>): Promise<void> {
+    return inJobContext(job, () => this.handle(job));
+  }
+
+  private async handle(job: Job<{ eventId: string }>): Promise<void> {
     const stored = await this.events.findOneBy({ id: job.data.eventId });
     if (!stored || stored.processedAt) return;
     const events = parseWebhook(stored.payload);

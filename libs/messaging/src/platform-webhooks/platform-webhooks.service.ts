@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { QUEUES } from '@switchboard/core';
+import { QUEUES, withRequestId } from '@switchboard/core';
 import { Queue } from 'bullmq';
 import { IsNull, Repository } from 'typeorm';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
@@ -39,16 +39,12 @@ export class PlatformWebhooksService {
 
   private enqueue(eventId: string) {
     // The job id makes a second enqueue of the same event a no-op.
-    return this.queue.add(
-      PROCESS_WEBHOOK_JOB,
-      { eventId },
-      {
-        jobId: `event-${eventId}`,
-        attempts: 8,
-        backoff: { type: 'exponential', delay: 250 },
-        removeOnComplete: true,
-        removeOnFail: 1000,
-      },
-    );
+    return this.queue.add(PROCESS_WEBHOOK_JOB, withRequestId({ eventId }), {
+      jobId: `event-${eventId}`,
+      attempts: 8,
+      backoff: { type: 'exponential', delay: 250 },
+      removeOnComplete: true,
+      removeOnFail: 1000,
+    });
   }
 }

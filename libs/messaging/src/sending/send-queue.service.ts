@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AppConfig, createRedis, QUEUES } from '@switchboard/core';
+import { AppConfig, createRedis, QUEUES, runWithRequestId, withRequestId } from '@switchboard/core';
 import type { SendMessageRequest } from '@switchboard/whatsapp';
 import { JobsOptions, Queue, QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
@@ -44,6 +44,8 @@ export interface SendJobData {
   payload?: SendMessageRequest;
   /** the platform accepted it but recording that failed: the retry only records this wamid */
   acceptedWamid?: string;
+  /** the API request that queued it (request-context.ts): the worker logs and calls the platform under it */
+  requestId?: string;
 }
 
 export interface MessageOutcome {
@@ -60,6 +62,7 @@ export interface SendBatchJobData {
   messageIds: string[];
   /** accepted by the platform on an earlier attempt whose database write failed: message id → wamid */
   acceptedWamids?: Record<string, string>;
+  requestId?: string;
 }
 
 /** A stored message to queue again: with its `send_job` when it belongs to a batch job. */
@@ -137,7 +140,7 @@ export class SendQueueService implements OnModuleDestroy {
     await queue.addBulk(
       messageIds.map((messageId) => ({
         name: SEND_JOB,
-        data: { messageId, ...inline?.get(messageId) } satisfies SendJobData,
+        data: withRequestId({ messageId, ...inline?.get(messageId) }) satisfies SendJobData,
         opts: sendJobOptions(messageId),
       })),
     );
@@ -149,7 +152,7 @@ export class SendQueueService implements OnModuleDestroy {
     await this.bulkQueue.addBulk(
       batches.map((b) => ({
         name: SEND_BATCH_JOB,
-        data: { messageIds: b.messageIds } satisfies SendBatchJobData,
+        data: withRequestId({ messageIds: b.messageIds }) satisfies SendBatchJobData,
         opts: sendJobOptions(b.jobId),
       })),
     );
@@ -363,11 +366,14 @@ export class SendQueueService implements OnModuleDestroy {
   /** One QueueEvents (a blocking Redis stream reader) per process, created on the first wait. */
   private async queueEvents(): Promise<QueueEvents> {
     if (this.events) return this.events;
-    this.eventsConnection = createRedis(this.config.REDIS_URL);
-    const events = new QueueEvents(QUEUES.sends, {
-      connection: this.eventsConnection,
-      prefix: `${this.config.REDIS_PREFIX}:bull`,
-      autorun: true,
+    // created by the first waiting request, but serves every later one: outside that request's id (request-context.ts)
+    const events = runWithRequestId(undefined, () => {
+      this.eventsConnection = createRedis(this.config.REDIS_URL);
+      return new QueueEvents(QUEUES.sends, {
+        connection: this.eventsConnection,
+        prefix: `${this.config.REDIS_PREFIX}:bull`,
+        autorun: true,
+      });
     });
     const finished = ({ jobId }: { jobId: string }) => this.waiters.get(jobId)?.();
     events.on('completed', finished);

@@ -2,7 +2,7 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
-import { AppConfig, MicroBatcher, PeriodicSweeps, QUEUES, REDIS, sendsTotal } from '@switchboard/core';
+import { AppConfig, inJobContext, MicroBatcher, PeriodicSweeps, QUEUES, REDIS, sendsTotal } from '@switchboard/core';
 import { classifyCloudApiError, CloudApiClient, CloudApiError, type SendMessageRequest } from '@switchboard/whatsapp';
 import { DelayedError, Job } from 'bullmq';
 import type Redis from 'ioredis';
@@ -441,6 +441,7 @@ export class SendExecutor {
     } catch (error) {
       return { outcome: 'unrecorded', wamid, error };
     }
+    this.logger.debug({ msg: 'message accepted by the platform', messageId: row.id, wamid });
     return { outcome: 'accepted', wamid };
   }
 
@@ -468,6 +469,7 @@ export class SendExecutor {
     const code = e?.code ?? 0;
     const title = e?.title ?? (e ? e.kind : 'error');
     const details = e?.details ?? e?.message ?? String(error);
+    this.logger.debug({ msg: 'message failed', messageId, code, title });
     const [[failed]] = (await this.db.query(
       `UPDATE messages SET status = 'failed', error_code = $2, error_title = $3, error_message = $4, failed_at = COALESCE(failed_at, now()),
               attempts = attempts + 1, updated_at = now()
@@ -586,7 +588,7 @@ export class SendProcessor extends WorkerHost implements OnApplicationBootstrap 
   }
   process(job: Job<SendJobData>, token?: string) {
     if (job.name !== SEND_JOB) return Promise.resolve({ outcome: 'skipped', status: 'unknown job' });
-    return this.executor.execute(job, token, 'api');
+    return inJobContext(job, () => this.executor.execute(job, token, 'api'));
   }
 }
 
@@ -603,8 +605,9 @@ export class BulkSendProcessor extends WorkerHost implements OnApplicationBootst
     this.worker.concurrency = this.config.BULK_SEND_CONCURRENCY;
   }
   process(job: Job<SendJobData | SendBatchJobData>, token?: string) {
-    if (job.name === SEND_BATCH_JOB) return this.executor.executeBatch(job as Job<SendBatchJobData>, token);
+    if (job.name === SEND_BATCH_JOB)
+      return inJobContext(job, () => this.executor.executeBatch(job as Job<SendBatchJobData>, token));
     if (job.name !== SEND_JOB) return Promise.resolve({ outcome: 'skipped', status: 'unknown job' });
-    return this.executor.execute(job as Job<SendJobData>, token, 'bulk');
+    return inJobContext(job, () => this.executor.execute(job as Job<SendJobData>, token, 'bulk'));
   }
 }
