@@ -1,9 +1,8 @@
 import { BadRequestException, ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { normalizePhone, pageOffset, PageRequest, PHONE_FORMAT_HINT, validationException } from '@switchboard/core';
-import type { Pool } from 'pg';
+import { namedQuery } from '@switchboard/core/database';
 import { EntityManager, Repository } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { ContactGroup } from './contact-group.entity';
 import { Contact } from './contact.entity';
 
@@ -450,10 +449,8 @@ export class ContactsService {
     if (query.groupId) await this.getGroup(accountId, query.groupId);
     const plan = contactListSql(accountId, query);
     if (plan.kind === 'combined') {
-      // The hot, unfiltered list is a named prepared statement: PostgreSQL plans it once per connection, not per call
-      // (planning took longer than running it). TypeORM's query() cannot name a statement, so it goes to pg's pool.
       const rows: Array<Record<string, unknown>> = plan.name
-        ? (await this.pool().query({ name: plan.name, text: plan.sql, values: plan.params })).rows
+        ? await namedQuery(this.contacts.manager, plan.name, plan.sql, plan.params)
         : await this.contacts.query(plan.sql, plan.params);
       return contactListPage(rows);
     }
@@ -462,10 +459,6 @@ export class ContactsService {
       this.contacts.query(plan.countSql, plan.countParams),
     ]);
     return { contacts: rows, total };
-  }
-
-  private pool(): Pool {
-    return (this.contacts.manager.connection.driver as PostgresDriver).master as Pool;
   }
 
   /**
