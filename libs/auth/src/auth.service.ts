@@ -82,15 +82,25 @@ export class AuthService {
     return pending;
   }
 
+  /** Tokens whose signature was checked, with their claims, until they expire (a client sends one token many times). */
+  private readonly verified = new Map<string, AccessClaims & { exp: number }>();
+
   /** Verifies an access token; the message of a failure is jsonwebtoken's (`jwt expired`, `invalid signature`…). */
   verifyAccessToken(token: string): AccessClaims {
-    let claims: AccessClaims;
+    const known = this.verified.get(token);
+    if (known && Date.now() < known.exp * 1000) return known;
+    let claims: AccessClaims & { exp?: number };
     try {
-      claims = this.jwt.verify<AccessClaims>(token);
+      claims = this.jwt.verify<AccessClaims & { exp?: number }>(token);
     } catch (error) {
+      this.verified.delete(token);
       throw new UnauthorizedException({ message: (error as Error).message });
     }
     if (claims.typ !== 'access') throw new UnauthorizedException({ message: 'invalid token type' });
+    if (claims.exp !== undefined) {
+      if (this.verified.size >= 10_000) this.verified.clear(); // bounded; whoever comes next is verified again
+      this.verified.set(token, claims as AccessClaims & { exp: number });
+    }
     return claims;
   }
 

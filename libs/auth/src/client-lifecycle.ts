@@ -1,3 +1,4 @@
+import { namedQuery } from '@switchboard/core/database';
 import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { generateClientCredentials } from './credentials';
@@ -64,7 +65,10 @@ export async function deleteClient(db: Db, clientId: string, accountId: string |
 }
 
 export async function readClientState(db: Db, clientId: string): Promise<ClientState | undefined> {
-  const [row] = await db.query(
+  // every authenticated request reads this: a prepared statement
+  const [row] = await namedQuery<{ accountId: string; grants: string[]; secretHash: string }>(
+    db,
+    'api_client_state',
     `SELECT account_id::text AS "accountId", grants, secret_hash AS "secretHash" FROM api_clients WHERE client_id = $1`,
     [clientId],
   );

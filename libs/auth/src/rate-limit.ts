@@ -3,7 +3,8 @@ import { ThrottlerGuard, ThrottlerStorage } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type Redis from 'ioredis';
 
-// One round trip: count the hit and start the window on the first one.
+// One round trip: count the hit and start the window on the first one. Sent by its SHA (EVALSHA, ioredis's
+// defineCommand resends the text only after a NOSCRIPT), not as a full script on every request.
 const INCREMENT = `
 local hits = redis.call('INCR', KEYS[1])
 if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
@@ -11,13 +12,18 @@ return { hits, redis.call('PTTL', KEYS[1]) }`;
 
 /** Fixed-window counters in Redis, so every API process shares one limit per client. */
 export class RedisThrottlerStorage implements ThrottlerStorage {
+  private readonly redis: Redis & { sbRateLimitIncrement(key: string, ttl: number): Promise<[number, number]> };
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    redis.defineCommand('sbRateLimitIncrement', { numberOfKeys: 1, lua: INCREMENT });
+    this.redis = redis as RedisThrottlerStorage['redis'];
+  }
 
   async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
-    const [hits, pttl] = (await this.redis.eval(INCREMENT, 1, `${this.prefix}:rl:${key}`, ttl)) as [number, number];
+    const [hits, pttl] = await this.redis.sbRateLimitIncrement(`${this.prefix}:rl:${key}`, ttl);
     const timeToExpire = Math.max(1, Math.ceil(pttl / 1000));
     const isBlocked = hits > limit;
     return { totalHits: hits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };

@@ -12,8 +12,13 @@ import {
 import { AccountId, RequireGrant } from '@switchboard/auth';
 import { KnownQueryParameters, pageMeta, validationException } from '@switchboard/core';
 import type { FastifyRequest } from 'fastify';
-import type { Contact } from './contact.entity';
-import { CONTACT_CREATED, CONTACT_EXISTS, ContactsService, ContactWithGroups } from './contacts.service';
+import {
+  CONTACT_CREATED,
+  CONTACT_EXISTS,
+  ContactListRow,
+  ContactsService,
+  ContactWithGroups,
+} from './contacts.service';
 import {
   ContactDetailResponse,
   ContactListResponse,
@@ -30,7 +35,7 @@ import {
 import { ParseIdPipe } from './dto/validators';
 
 /** SPEC §2 list shape: contact_id, name, contact_number, email, isBlocked, platform, created_at (ISO 8601 UTC). */
-export function contactListItem(c: Contact) {
+export function contactListItem(c: ContactListRow) {
   return {
     contact_id: Number(c.id),
     name: c.name,

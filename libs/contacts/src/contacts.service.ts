@@ -1,6 +1,7 @@
 import { BadRequestException, ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { normalizePhone, pageOffset, PageRequest, PHONE_FORMAT_HINT, validationException } from '@switchboard/core';
+import { namedQuery } from '@switchboard/core/database';
 import { EntityManager, Repository } from 'typeorm';
 import { ContactGroup } from './contact-group.entity';
 import { Contact } from './contact.entity';
@@ -80,12 +81,28 @@ const CONTACT_FIELDS: Array<[keyof Contact, string]> = [
 ];
 const COLUMN_OF = new Map(CONTACT_FIELDS);
 
+/** What GET /v2/contacts answers with (contactListItem): the list reads only these columns. */
+const LIST_FIELDS = [
+  'id',
+  'name',
+  'contactNumber',
+  'whatsappUserId',
+  'email',
+  'isBlocked',
+  'platform',
+  'createdAt',
+] as const;
+export type ContactListRow = Pick<Contact, (typeof LIST_FIELDS)[number]>;
+const LIST_COLUMNS = CONTACT_FIELDS.filter(([field]) => (LIST_FIELDS as readonly string[]).includes(field));
+
 /** The select list of a contact row, camelCase aliases (dates as `YYYY-MM-DD` text, not a local-midnight Date). */
-function contactColumns(alias?: string): string {
+function contactColumns(alias?: string, fields = CONTACT_FIELDS): string {
   const p = alias ? `${alias}.` : '';
-  return CONTACT_FIELDS.map(([field, column]) =>
-    column === 'date_of_birth' ? `${p}${column}::text AS "${field}"` : `${p}${column} AS "${field}"`,
-  ).join(', ');
+  return fields
+    .map(([field, column]) =>
+      column === 'date_of_birth' ? `${p}${column}::text AS "${field}"` : `${p}${column} AS "${field}"`,
+    )
+    .join(', ');
 }
 
 function toContact(row: Record<string, unknown>): Contact {
@@ -428,19 +445,20 @@ export class ContactsService {
    * GET /v2/contacts: newest first, filtered by `search` (substring of name, number or email), `phone` (exact) and
    * `groupId` (members of that group: 404 `Contact group not found` when it is not the account's).
    */
-  async listContacts(accountId: string, query: ContactSearch): Promise<{ contacts: Contact[]; total: number }> {
+  async listContacts(accountId: string, query: ContactSearch): Promise<{ contacts: ContactListRow[]; total: number }> {
     if (query.groupId) await this.getGroup(accountId, query.groupId);
     const plan = contactListSql(accountId, query);
     if (plan.kind === 'combined') {
-      const rows: Array<Record<string, unknown>> = await this.contacts.query(plan.sql, plan.params);
-      const total = Number(rows[0]?.total ?? 0);
-      return { contacts: rows.filter((r) => r.id !== null).map(({ total: _, ...r }) => toContact(r)), total };
+      const rows: Array<Record<string, unknown>> = plan.name
+        ? await namedQuery(this.contacts.manager, plan.name, plan.sql, plan.params)
+        : await this.contacts.query(plan.sql, plan.params);
+      return contactListPage(rows);
     }
     const [rows, [{ total }]] = await Promise.all([
       this.contacts.query(plan.pageSql, plan.pageParams),
       this.contacts.query(plan.countSql, plan.countParams),
     ]);
-    return { contacts: rows.map(toContact), total };
+    return { contacts: rows, total };
   }
 
   /**
@@ -753,7 +771,17 @@ export class ContactsService {
 
 export type ContactListSql =
   | { kind: 'separate'; pageSql: string; pageParams: unknown[]; countSql: string; countParams: unknown[] }
-  | { kind: 'combined'; sql: string; params: unknown[] };
+  /** `name`: the text never varies, so it can be a named prepared statement. */
+  | { kind: 'combined'; sql: string; params: unknown[]; name?: string };
+
+/** The page and total of a `combined` plan's rows (one row per contact, each with the total; nulls when empty). */
+export function contactListPage(rows: Array<Record<string, unknown>>): { contacts: ContactListRow[]; total: number } {
+  const total = Number(rows[0]?.total ?? 0);
+  return {
+    contacts: rows.filter((r) => r.id !== null).map(({ total: _, ...r }) => r as unknown as ContactListRow),
+    total,
+  };
+}
 
 /**
  * The SQL of GET /v2/contacts (exported for test/bench/contacts-explain.ts, which measures it on 100,000 contacts).
@@ -798,7 +826,7 @@ export function contactListSql(accountId: string, query: ContactSearch): Contact
   if (query.phone || (query.groupId && !query.search)) {
     return {
       kind: 'separate',
-      pageSql: `SELECT ${contactColumns()} FROM contacts WHERE ${filter} ORDER BY created_at DESC, id DESC ${limit}`,
+      pageSql: `SELECT ${contactColumns(undefined, LIST_COLUMNS)} FROM contacts WHERE ${filter} ORDER BY created_at DESC, id DESC ${limit}`,
       pageParams,
       countSql: `SELECT count(*)::int AS total FROM contacts WHERE ${filter}`,
       countParams: params,
@@ -810,16 +838,17 @@ export function contactListSql(accountId: string, query: ContactSearch): Contact
       kind: 'combined',
       sql: `SELECT page.*, counted.total
               FROM (SELECT COALESCE((SELECT total::int FROM contact_counts WHERE account_id = $1), 0) AS total) counted
-              LEFT JOIN LATERAL (SELECT ${contactColumns()} FROM contacts WHERE ${filter} ORDER BY created_at DESC, id DESC ${limit}) page ON true
+              LEFT JOIN LATERAL (SELECT ${contactColumns(undefined, LIST_COLUMNS)} FROM contacts WHERE ${filter} ORDER BY created_at DESC, id DESC ${limit}) page ON true
              ORDER BY page."createdAt" DESC, page."id" DESC`,
       params: pageParams,
+      name: 'contacts_list_newest',
     };
   }
   // One row per contact of the page, each with the total; a single row of nulls and the total when the page is empty.
   return {
     kind: 'combined',
     sql: `WITH matches AS MATERIALIZED (SELECT id, created_at FROM contacts WHERE ${filter})
-          SELECT ${contactColumns('c')}, counted.total
+          SELECT ${contactColumns('c', LIST_COLUMNS)}, counted.total
             FROM (SELECT count(*)::int AS total FROM matches) counted
             LEFT JOIN LATERAL (SELECT id, created_at FROM matches ORDER BY created_at DESC, id DESC ${limit}) page ON true
             LEFT JOIN contacts c ON c.id = page.id
