@@ -231,7 +231,10 @@ describe('Console: templates and contacts in the browser', () => {
       await page.click('text=Back to contacts');
       await page.click('.group-item[data-group="Spring VIP"]');
       // the list of all contacts (Ada among them) shows until the group's answer arrives
-      await page.locator('[data-testid=contacts-total]').filter({ hasText: /· 1 contact$/ }).waitFor();
+      await page
+        .locator('[data-testid=contacts-total]')
+        .filter({ hasText: /· 1 contact$/ })
+        .waitFor();
       await page.locator('[data-testid=contacts-table]').filter({ hasText: 'Ada Lovelace' }).waitFor();
       expect(await page.locator('[data-testid=contacts-table] tbody tr').count()).toBe(1);
       await page.click('.group-item >> text=All contacts');
