@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { composeTool } from '../helpers/compose-tool';
 
 const ROOT = join(__dirname, '..', '..');
 const run = promisify(execFile);
@@ -62,10 +63,8 @@ describe('Deployment files', () => {
       WHATSAPP_VERIFY_TOKEN: 'verify',
     };
     const file = join(ROOT, 'deploy', 'compose.production.yml');
-    const tool = await run('docker', ['compose', 'version'], { env }).then(
-      () => ['docker', 'compose'],
-      () => ['docker-compose'],
-    );
+    const tool = composeTool();
+    if (!tool) throw new Error('no compose tool: install Debian docker-compose (apt-get install -y docker-compose)');
     const config = async (vars: NodeJS.ProcessEnv) =>
       run(tool[0], [...tool.slice(1), '-f', file, 'config'], { env: vars, cwd: ROOT });
     const { stdout } = await config(env);

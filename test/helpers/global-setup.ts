@@ -8,6 +8,7 @@ import { startTemporal, type TemporalDevServer } from '../../scripts/temporal-se
 
 const ROOT = join(__dirname, '..', '..');
 import { ensureChromium } from './browser';
+import { ensureComposeTool } from './compose-tool';
 
 /**
  * Once per `jest` run (shared by the e2e and temporal projects: the second call only counts): compile to dist/
@@ -32,6 +33,12 @@ export default async function globalSetup() {
   // only those tests fail, saying how to install it.
   try {
     ensureChromium((line) => process.stderr.write(`${line}\n`));
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+  }
+  // The deployment files' test validates the compose file with Debian's docker-compose (no Docker engine needed).
+  try {
+    ensureComposeTool((line) => process.stderr.write(`${line}\n`));
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n`);
   }
