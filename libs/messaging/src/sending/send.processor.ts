@@ -239,7 +239,8 @@ export class SendExecutor {
     let pending = rows;
     let checkedAt = Date.now();
     let interrupted: unknown;
-    let unsentClaims: SendRow[] = [];
+    /** claimed in the current block, not called yet: released if the loop is interrupted */
+    let unsent = new Set<SendRow>();
     try {
       while (pending.length) {
         // a slow number takes a while through the chunk: look again now and then, so a pause or cancel holds
@@ -264,8 +265,7 @@ export class SendExecutor {
         );
         if (!block.length) continue;
         // a send that woke up too late for its slot goes after the others (indexes may come out of order)
-        const unsent = new Set(block);
-        unsentClaims = block;
+        unsent = new Set(block);
         for await (const i of this.pacer.acquireEach(
           phone,
           number.messagesPerSecond,
@@ -277,14 +277,12 @@ export class SendExecutor {
           deliveries.push(this.deliver(block[i], number, lastAttempt));
           sent.push(block[i]);
           unsent.delete(block[i]);
-          unsentClaims = [...unsent];
         }
-        unsentClaims = [];
       }
     } catch (error) {
       interrupted = error;
       // claimed, never called: not in doubt
-      await this.releaseClaims(unsentClaims).catch(() => undefined);
+      await this.releaseClaims([...unsent]).catch(() => undefined);
     }
     const results: Delivery[] = (await Promise.allSettled(deliveries)).map((r) =>
       r.status === 'fulfilled' ? r.value : { outcome: 'retry', error: r.reason, timeout: false },
