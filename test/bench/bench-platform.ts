@@ -1,0 +1,180 @@
+import { provisionAccount, type ProvisionedAccount } from '@switchboard/accounts';
+import { loadConfig, SecretBox } from '@switchboard/core';
+import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BenchContext, DIST, freePort } from './bench-context';
+
+/** The sandbox, an API and workers as their own processes, and an account whose number the sandbox paces. */
+export interface Platform {
+  api: string;
+  sandboxUrl: string;
+  apiProcess: ChildProcess;
+  sandboxProcess: ChildProcess;
+  workers: ChildProcess[];
+  account: ProvisionedAccount;
+  phoneId: string;
+  authz: { authorization: string };
+  post(url: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  /** Stops the API and the workers (the sandbox too); the next platform must not compete with them for the CPU. */
+  stop(): Promise<void>;
+}
+
+export async function startPlatform(
+  ctx: BenchContext,
+  options: { name: string; rate: number; workers?: number; env?: Record<string, string>; messageLogLimit: number },
+): Promise<Platform> {
+  const apiPort = String(await freePort());
+  const sandboxPort = String(await freePort());
+  const api = `http://127.0.0.1:${apiPort}`;
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  const env = { ALLOW_PRIVATE_NETWORK_TARGETS: 'true', WHATSAPP_API_BASE_URL: sandboxUrl, ...options.env };
+  const config = loadConfig({ ...ctx.env, ...env });
+  const sandboxProcess = await ctx.startProcess(
+    `sandbox (${options.name})`,
+    join(DIST, 'apps/sandbox/src/main.js'),
+    {
+      SANDBOX_PORT: sandboxPort,
+      SANDBOX_WEBHOOK_URL: `${api}/webhooks/whatsapp`,
+      WHATSAPP_APP_SECRET: config.WHATSAPP_APP_SECRET,
+    },
+    `${sandboxUrl}/_sandbox/health`,
+  );
+  const apiProcess = await ctx.startProcess(
+    `api (${options.name})`,
+    join(DIST, 'apps/api/src/main.js'),
+    { ...env, PORT: apiPort },
+    `${api}/health`,
+  );
+  const workers: ChildProcess[] = [];
+  for (let i = 0; i < (options.workers ?? 1); i++)
+    workers.push(
+      await ctx.startProcess(`worker ${i + 1} (${options.name})`, join(DIST, 'apps/worker/src/main.js'), env),
+    );
+
+  const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
+    name: `Bench ${options.name}`,
+    apiBaseUrl: sandboxUrl,
+    apiVersion: config.WHATSAPP_API_VERSION,
+    messagesPerSecond: options.rate,
+  });
+  const phoneId = account.messagingPhoneIds[0];
+  const post = async (url: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+  await post(`${sandboxUrl}/_sandbox/config`, {
+    messagesPerSecond: { [phoneId]: options.rate },
+    statusBatchSize: 100,
+    statusDelaysMs: { sent: 200, delivered: 1000, read: null },
+    messageLogLimit: options.messageLogLimit,
+    webhookLogLimit: 1000,
+    autoReview: false,
+  });
+  const auth = await fetch(`${api}/v1/authenticate`, {
+    method: 'POST',
+    headers: { clientid: account.clientId, clientsecret: account.clientSecret },
+  });
+  const { token } = (await auth.json()) as { token: string };
+  const processes = [...workers, apiProcess, sandboxProcess];
+  return {
+    api,
+    sandboxUrl,
+    apiProcess,
+    sandboxProcess,
+    workers,
+    account,
+    phoneId,
+    authz: { authorization: token },
+    post,
+    stop: () =>
+      Promise.all(
+        processes.map((p) =>
+          p.exitCode !== null ? undefined : new Promise((resolve) => (p.once('exit', resolve), p.kill('SIGTERM'))),
+        ),
+      ).then(() => undefined),
+  };
+}
+
+/** Creates a one-variable template through the API, has the sandbox's reviewer approve it, waits until we know. */
+export async function approvedTemplate(platform: Platform): Promise<string> {
+  const { api, sandboxUrl, post, authz, phoneId } = platform;
+  const name = `bench_${Date.now().toString(36)}`;
+  const created = await post(
+    `${api}/templates/create`,
+    {
+      template_name: name,
+      category: 'MARKETING',
+      language: 'en_US',
+      messagingPhoneId: phoneId,
+      components: [
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', text: 'Hi {{first}}, the sale starts today.' },
+            { type: 'variable', variable: { text: 'first', value: 'Ann' } },
+          ],
+        },
+      ],
+    },
+    authz,
+  );
+  if (created.status !== 200 || typeof created.body.data !== 'object')
+    throw new Error(`template create failed: ${JSON.stringify(created.body)}`);
+  await post(`${sandboxUrl}/_sandbox/templates/review`, { name, status: 'APPROVED' });
+  for (let i = 0; ; i++) {
+    const s = (await (await fetch(`${api}/templates/status?template_name=${name}`, { headers: authz })).json()) as any;
+    if (s?.data?.status === 'APPROVED') return name;
+    if (i > 100) throw new Error('template not approved');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far; null once it has exited. */
+export function cpuSeconds(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds used so far by every process with this command name (PostgreSQL's backends, redis-server). */
+export function cpuSecondsOf(command: string): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== command) continue;
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // the process exited while we looked
+    }
+  }
+  return total;
+}
+
+/**
+ * CPU seconds of the platform's processes and of PostgreSQL and Redis since `cpuMeter` was called, labelled in the
+ * order worker(s) / api / sandbox / postgres / redis.
+ */
+export function cpuMeter(processes: ChildProcess[]): () => { seconds: number[]; total: number } {
+  const atStart = processes.map((p) => cpuSeconds(p.pid) ?? 0);
+  const servicesAtStart = [cpuSecondsOf('postgres'), cpuSecondsOf('redis-server')];
+  return () => {
+    const seconds = [
+      ...processes.map((p, i) => (cpuSeconds(p.pid) ?? 0) - atStart[i]),
+      cpuSecondsOf('postgres') - servicesAtStart[0],
+      cpuSecondsOf('redis-server') - servicesAtStart[1],
+    ];
+    return { seconds, total: seconds.reduce((a, b) => a + b, 0) };
+  };
+}
