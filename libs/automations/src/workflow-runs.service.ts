@@ -1,5 +1,6 @@
 import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { triggerMatchesMessage, type InboundReply, type RunState, type Trigger } from '@switchboard/engine';
+import { namedQuery } from '@switchboard/core/database';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { contactFromPayload, digitsOnly } from './contact-binding';
@@ -45,6 +46,13 @@ interface RunRow {
   finished_at: Date | null;
 }
 
+/** The webhook's one round trip: find the active workflow and insert the run (a prepared statement: it is the hot path). */
+const START_FROM_WEBHOOK_SQL = `WITH w AS (SELECT id, account_id, current_version FROM workflows WHERE identifier = $1 AND is_active AND current_version > 0)
+  INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload, contact_phone, idempotency_key)
+  SELECT $2, w.account_id, w.id, w.current_version, 'pending', $3, $4, $5 FROM w
+  ON CONFLICT (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  RETURNING id`;
+
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 /**
@@ -72,15 +80,13 @@ export class WorkflowRunsService {
   ): Promise<{ runId: string; created: boolean } | null> {
     const id = randomUUID();
     const phone = contactFromPayload(payload).phone ?? null;
-    // One round trip on the usual path: find the active workflow and insert the run in one statement.
-    const inserted: Array<{ id: string }> = await this.dataSource.query(
-      `WITH w AS (SELECT id, account_id, current_version FROM workflows WHERE identifier = $1 AND is_active AND current_version > 0)
-       INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload, contact_phone, idempotency_key)
-       SELECT $2, w.account_id, w.id, w.current_version, 'pending', $3, $4, $5 FROM w
-       ON CONFLICT (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-       RETURNING id`,
-      [identifier, id, JSON.stringify(payload ?? null), phone, idempotencyKey],
-    );
+    const inserted = await namedQuery<{ id: string }>(this.dataSource, 'run_from_webhook', START_FROM_WEBHOOK_SQL, [
+      identifier,
+      id,
+      JSON.stringify(payload ?? null),
+      phone,
+      idempotencyKey,
+    ]);
     let result: { runId: string; created: boolean } | null = inserted.length > 0 ? { runId: id, created: true } : null;
     if (!result && idempotencyKey !== null) {
       // Unknown/inactive workflow, or a retry of an accepted request.

@@ -143,7 +143,7 @@ async function untilAccepted(platform: Platform, count: number): Promise<Map<str
       await fetch(`${platform.sandboxUrl}/_sandbox/messages?phone_number_id=${platform.phoneId}&limit=1`)
     ).json()) as { total: number };
     if (log.total >= count) break;
-    if (log.total > seen) (seen = log.total), (progressAt = Date.now());
+    if (log.total > seen) ((seen = log.total), (progressAt = Date.now()));
     if (Date.now() - progressAt > 30_000)
       throw new Error(`${log.total} of ${count} messages reached the platform, none more in 30 s`);
     await new Promise((r) => setTimeout(r, 250));

@@ -10,6 +10,7 @@ import {
   type StepResult,
   type WorkflowDefinition,
 } from '@switchboard/engine';
+import { namedQuery } from '@switchboard/core/database';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
   ACTIVITY_METHOD,
@@ -46,6 +47,12 @@ interface StepOutcome {
   /** An effect to perform now (outside the lock), whose outcome is fed back as the next event. */
   action?: ActionEffect;
 }
+
+/** One step's statements, prepared once per connection (PostgreSQL planned them longer than it ran them). */
+const LOCK_RUN_SQL = `SELECT r.id, r.account_id, r.workflow_id, r.workflow_version, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, r.wake_at, v.definition
+   FROM workflow_runs r JOIN workflow_versions v ON v.workflow_id = r.workflow_id AND v.version = r.workflow_version
+  WHERE r.id = $1 FOR UPDATE OF r`;
+const PERSIST_RUN_SQL = `UPDATE workflow_runs SET ${RUN_ROW_SET} WHERE id = $1`;
 
 /** Runs still `running` (waiting for an effect) after this long are re-driven by the recovery sweep. */
 export const STALE_RUNNING_MS = 2 * 60_000;
@@ -87,12 +94,7 @@ export class EmbeddedDriver {
   private async step(runId: string, input: DriverInput): Promise<StepOutcome | null> {
     const timers: Array<{ seq: number; delayMs: number }> = [];
     const outcome = await this.dataSource.transaction(async (tx) => {
-      const [run]: LockedRun[] = await tx.query(
-        `SELECT r.id, r.account_id, r.workflow_id, r.workflow_version, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, r.wake_at, v.definition
-           FROM workflow_runs r JOIN workflow_versions v ON v.workflow_id = r.workflow_id AND v.version = r.workflow_version
-          WHERE r.id = $1 FOR UPDATE OF r`,
-        [runId],
-      );
+      const [run] = await namedQuery<LockedRun>(tx, 'run_step_lock', LOCK_RUN_SQL, [runId]);
       if (!run) return null;
 
       let result: StepResult;
@@ -141,7 +143,7 @@ export class EmbeddedDriver {
   }
 
   private async persist(tx: EntityManager, runId: string, state: RunState): Promise<void> {
-    await tx.query(`UPDATE workflow_runs SET ${RUN_ROW_SET} WHERE id = $1`, [runId, ...runRowValues(state)]);
+    await namedQuery(tx, 'run_step_persist', PERSIST_RUN_SQL, [runId, ...runRowValues(state)]);
   }
 
   /** Performs one action effect; never throws (an activity error is the step's failure). */

@@ -1,12 +1,12 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 /**
  * Runs a hot query as a named prepared statement: PostgreSQL parses and plans it once per connection instead of on
  * every call (for the contact list, planning took longer than running). TypeORM's query() cannot name a statement, so
- * this goes to pg's pool, one connection per query. The text must never vary under one name (pg refuses that); inside
- * a transaction (an EntityManager with its own query runner) it is an ordinary query of that transaction.
+ * this goes to pg's pool, one connection per query, or, inside a transaction (an EntityManager with its own query
+ * runner), to that transaction's connection. The text must never vary under one name (pg refuses that).
  */
 export async function namedQuery<T = Record<string, unknown>>(
   db: DataSource | EntityManager,
@@ -14,7 +14,10 @@ export async function namedQuery<T = Record<string, unknown>>(
   text: string,
   values: unknown[],
 ): Promise<T[]> {
-  if ('queryRunner' in db && db.queryRunner) return db.query(text, values);
+  if ('queryRunner' in db && db.queryRunner) {
+    const client = (await db.queryRunner.connect()) as PoolClient;
+    return (await client.query({ name, text, values })).rows as T[];
+  }
   const source = 'connection' in db ? db.connection : db;
   const pool = (source.driver as PostgresDriver).master as Pool;
   return (await pool.query({ name, text, values })).rows as T[];
