@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { AppConfig } from '@switchboard/core';
 import { DataSource } from 'typeorm';
 
-/** How long one reading of the backlog is reused (per API process). */
+/** How long one reading of the backlog is reused (per API process): at most a quarter of the limit. */
 const READ_EVERY_MS = 500;
 
 export interface BacklogVerdict {
@@ -16,7 +16,7 @@ export interface BacklogVerdict {
 /**
  * Backpressure of the inbound workflow webhook: the age of the oldest run still `pending` (accepted, not started by
  * the worker yet, on either driver). Above AUTOMATION_MAX_BACKLOG_MS the webhook answers 429 with a Retry-After, so
- * that accepted work starts promptly instead of piling up. One indexed query per READ_EVERY_MS per API process.
+ * that accepted work starts promptly instead of piling up. At most one indexed query per READ_EVERY_MS per API process.
  */
 @Injectable()
 export class RunBacklog {
@@ -31,13 +31,13 @@ export class RunBacklog {
   async verdict(): Promise<BacklogVerdict> {
     const limit = this.config.AUTOMATION_MAX_BACKLOG_MS;
     if (limit <= 0) return { oldestPendingMs: 0 };
-    const oldestPendingMs = await this.oldestPendingMs();
+    const oldestPendingMs = await this.oldestPendingMs(Math.min(READ_EVERY_MS, limit / 4));
     if (oldestPendingMs <= limit) return { oldestPendingMs };
     return { oldestPendingMs, retryAfterSeconds: Math.max(1, Math.min(30, Math.ceil(limit / 6000))) };
   }
 
-  private oldestPendingMs(): Promise<number> {
-    if (!this.reading || Date.now() - this.readAt > READ_EVERY_MS) {
+  private oldestPendingMs(maxAgeMs: number): Promise<number> {
+    if (!this.reading || Date.now() - this.readAt > maxAgeMs) {
       this.readAt = Date.now();
       this.reading = this.db
         .query(

@@ -7,6 +7,8 @@ import { load } from '../load';
 import { automationSends, type SendFigures } from './automation-sends';
 
 const APP_SECRET = 'bench-app-secret';
+/** The webhook's backpressure (429 + Retry-After once the oldest run not started is older): issue 22 wants p99 < 500 ms. */
+const MAX_BACKLOG_MS = Number(process.env.BENCH_MAX_BACKLOG_MS ?? 400);
 
 /**
  * ARCHITECTURE.md targets: inbound workflow webhook to run started p99 < 50 ms; reply to next step executed p99 < 100 ms.
@@ -52,7 +54,7 @@ export async function automationLatency(ctx: BenchContext) {
         'ms',
       ),
       row(`reply → next step p99 (${embedded.replyRate}/s)`, embedded.replyP99, temporal.replyP99, 'ms'),
-      row('runs/s (webhook, closed loop, 20 conns)', embedded.runsPerSecond, temporal.runsPerSecond, 'runs/s'),
+      row('runs accepted/s (webhook, closed loop, 20 conns)', embedded.runsPerSecond, temporal.runsPerSecond, 'runs/s'),
       row(`reply → next step p99 (${embedded.burstRuns} at once)`, embedded.burstP99, temporal.burstP99, 'ms'),
       row(
         'send_template runs completed/s (at the platform)',
@@ -90,7 +92,7 @@ async function measureDriver(
     await ctx.startProcess(
       `api (${driver})`,
       join(DIST, 'apps/api/src/main.js'),
-      { ...env, PORT: String(apiPort) },
+      { ...env, PORT: String(apiPort), AUTOMATION_MAX_BACKLOG_MS: String(MAX_BACKLOG_MS) },
       `${base}/health`,
     ),
   );
@@ -150,6 +152,7 @@ async function measureDriver(
        FROM (SELECT status, extract(epoch FROM updated_at - created_at) * 1000 AS ms FROM workflow_runs WHERE workflow_id = $1) r`,
     [started.id],
   );
+  const acceptedPerSecond = pickup.runs / 10;
   const webhookRate = Number(process.env.BENCH_WEBHOOK_RATE ?? 200);
   const paced = await load(`${base}/webhook/workflow/${started.identifier}`, {
     connections: 20,
@@ -170,11 +173,16 @@ async function measureDriver(
     await Promise.all(
       chunks(phones, Math.ceil(phones.length / 5)).map(async (group) => {
         for (const phone of group)
-          await fetch(`${base}/webhook/workflow/${wf.identifier}`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ phone }),
-          });
+          for (;;) {
+            const res = await fetch(`${base}/webhook/workflow/${wf.identifier}`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ phone }),
+            });
+            await res.arrayBuffer();
+            if (res.status !== 429) break;
+            await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 1) * 1000));
+          }
       }),
     );
     await waitUntil(async () => {
@@ -244,12 +252,12 @@ async function measureDriver(
   const bigBurstReplies = await burstOf(bigBurst, '49154');
 
   ctx.record(`automations (${driver} driver)`, {
-    'webhook, closed loop (20 conns): runs/s': webhook.rps,
-    'webhook, closed loop: p50 / p99 ms': `${webhook.p50} / ${webhook.p99} ${webhook.p99 < 50 ? 'OK' : 'ABOVE TARGET'} (target p99 < 50)`,
+    'webhook, closed loop (20 conns): runs accepted/s': `${acceptedPerSecond.toFixed(0)} (answered ${webhook.rps} req/s; ${webhook.non2xx} answers were 429: backpressure above ${MAX_BACKLOG_MS} ms)`,
+    'webhook, closed loop: p50 / p99 ms': `${webhook.p50} / ${webhook.p99} ${webhook.p99 < 50 ? 'OK' : 'ABOVE TARGET'} (target p99 < 50; 429s included)`,
     [`webhook at ${webhookRate}/s: p50 / p99 ms`]: `${paced.p50} / ${paced.p99} ${paced.p99 < 50 ? 'OK' : 'ABOVE TARGET'} (target p99 < 50; ${paced.rps} req/s)`,
     'webhook errors / non-2xx': `${webhook.errors + paced.errors} / ${webhook.non2xx + paced.non2xx}`,
     'runs accepted / reached their wait': `${pickup.runs} / ${pickup.waiting} (closed loop)`,
-    'accepted → first wait p50 / p99 ms': `${Number(pickup.p50).toFixed(0)} / ${Number(pickup.p99).toFixed(0)} (closed loop: the worker's backlog)`,
+    'accepted → first wait p50 / p99 ms': `${Number(pickup.p50).toFixed(0)} / ${Number(pickup.p99).toFixed(0)} ${Number(pickup.p99) < 500 ? 'OK' : 'ABOVE TARGET'} (target p99 < 500, closed loop; it holds up to the accepted rate above)`,
     [`reply → next step, ${replyRate} replies/s: p50 / p99 ms`]: `${steadyReplies.p50} / ${steadyReplies.p99} ${Number(steadyReplies.p99) < 100 ? 'OK' : 'ABOVE TARGET'} (target p99 < 100; ${steadyReplies.count} replies)`,
     [`reply → next step, ${replyRuns} at once: p50 / p99 ms`]: `${burstReplies.p50} / ${burstReplies.p99} ${Number(burstReplies.p99) < 200 ? 'OK' : 'ABOVE TARGET'} (target p99 < 200; 10 senders back to back)`,
     [`reply → next step, ${bigBurst} at once: p50 / p99 ms`]: `${bigBurstReplies.p50} / ${bigBurstReplies.p99} (no target; 10 senders back to back)`,
@@ -266,7 +274,7 @@ async function measureDriver(
     webhookP99: Number(paced.p99),
     firstWaitP99: Number(pickup.p99),
     replyP99: Number(steadyReplies.p99),
-    runsPerSecond: Number(webhook.rps),
+    runsPerSecond: acceptedPerSecond,
     burstRuns: replyRuns,
     burstP99: Number(burstReplies.p99),
   };
