@@ -25,7 +25,13 @@ const MAX_BACKLOG_MS = Number(process.env.BENCH_MAX_BACKLOG_MS ?? 400);
  * on a dev server started for the run (scripts/temporal-server.ts; skipped with the reason when none can be had).
  */
 export async function automationLatency(ctx: BenchContext) {
-  const embedded = { ...(await measureDriver(ctx, 'embedded', {})), ...(await automationSends(ctx, 'embedded', {})) };
+  // BENCH_AUTOMATION_DRIVER=embedded or temporal: that driver only
+  const only = process.env.BENCH_AUTOMATION_DRIVER;
+  const embedded =
+    only === 'temporal'
+      ? undefined
+      : { ...(await measureDriver(ctx, 'embedded', {})), ...(await automationSends(ctx, 'embedded', {})) };
+  if (only === 'embedded') return;
   let temporal: (DriverFigures & SendFigures) | undefined;
   const server = process.env.TEMPORAL_ADDRESS ? undefined : await startTemporal({ log: (line) => console.error(line) });
   if (server && !('address' in server)) {
@@ -39,7 +45,7 @@ export async function automationLatency(ctx: BenchContext) {
       await (server as TemporalDevServer | undefined)?.stop?.();
     }
   }
-  if (!temporal) return;
+  if (!temporal || !embedded) return;
   const ratio = (t: number, e: number) => (e > 0 ? `${(t / e).toFixed(1)}x` : 'n/a');
   const row = (label: string, e: number, t: number, unit: string) =>
     [label.padEnd(42), `${e.toFixed(0)} ${unit} | ${t.toFixed(0)} ${unit} | ${ratio(t, e)}`] as const;

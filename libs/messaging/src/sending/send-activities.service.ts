@@ -19,7 +19,7 @@ export class SendStepError extends Error {
 
 /**
  * Sends for automation steps (and anything else that sends one message without an HTTP request): resolve, store with
- * the step's idempotency key, queue on the bulk lane; resolves with `{messageId, status: 'queued'}` without waiting for
+ * the step's idempotency key, queue on the bulk lane (batched with the other steps' sends of the moment, see storeInBatch); resolves with `{messageId, status: 'queued'}` without waiting for
  * the platform. A message that cannot be sent (unknown template, variable count, opted-out contact) rejects with the
  * reason. Meant as the sendTemplate / sendSessionMessage of libs/automations' AutomationActivities.
  */
@@ -42,7 +42,7 @@ export class SendActivitiesService {
       input.idempotencyKey,
     );
     if (!prepared.ok) throw new SendStepError(prepared.reason);
-    const [messageId] = await this.sends.store([prepared.message], 'bulk');
+    const messageId = await this.sends.storeInBatch(prepared.message);
     return { messageId, status: 'queued' };
   }
 
@@ -59,7 +59,7 @@ export class SendActivitiesService {
       input.idempotencyKey,
     );
     if (!prepared.ok) throw new SendStepError(prepared.reason);
-    const [messageId] = await this.sends.store([prepared.message], 'bulk');
+    const messageId = await this.sends.storeInBatch(prepared.message);
     return { messageId, status: 'queued' };
   }
 

@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AppConfig, createRedis, QUEUES, runWithRequestId, withRequestId } from '@switchboard/core';
+import { AppConfig, createRedis, MicroBatcher, QUEUES, runWithRequestId, withRequestId } from '@switchboard/core';
 import type { SendMessageRequest } from '@switchboard/whatsapp';
 import { JobsOptions, Queue, QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
@@ -74,6 +74,8 @@ export interface QueuedMessageRef {
 export const SEND_JOB = 'send';
 export const SEND_BATCH_JOB = 'send-batch';
 const INSERT_CHUNK = 1000;
+/** the most messages stored together by storeInBatch: the size of a campaign chunk */
+const BULK_BATCH_MAX = 50;
 
 /** Job id = message id, or the batch's id: a second enqueue of the same message (or batch) is a no-op while the first waits. */
 export function sendJobOptions(jobId: string): JobsOptions {
@@ -109,6 +111,32 @@ export class SendQueueService implements OnModuleDestroy {
   /** Campaigns and automations: store and queue, no waiting. Returns the message ids in input order. */
   enqueueBulk(messages: OutboundMessage[]): Promise<string[]> {
     return this.store(messages, 'bulk');
+  }
+
+  /**
+   * One message on the bulk lane, stored and queued together with the others stored at the same moment (automation
+   * steps): one INSERT and one batch job for all of them, sent like a campaign chunk, instead of a statement and a job
+   * each. Resolves with the message id (an existing id for a repeated idempotency key).
+   */
+  storeInBatch(message: OutboundMessage): Promise<string> {
+    return this.bulkBatcher.add(message);
+  }
+
+  private readonly bulkBatcher = new MicroBatcher((messages: OutboundMessage[]) => this.storeBatch(messages), {
+    maxItems: BULK_BATCH_MAX,
+  });
+
+  private async storeBatch(messages: OutboundMessage[]): Promise<string[]> {
+    const jobId = `bulk-batch-${randomUUID()}`; // BullMQ refuses custom ids with ":"
+    const { ids, created } = await this.insert(
+      messages.map((m) => ({ ...m, sendJob: jobId })),
+      'bulk',
+    );
+    const fresh = ids.filter((id) => created.has(id));
+    if (fresh.length) await this.enqueueBatches([{ jobId, messageIds: fresh }]);
+    // a repeated idempotency key (a step performed again after a crash): queue the existing message under its own job
+    await this.requeue(await this.stillQueued(ids.filter((id) => !created.has(id))), 'bulk');
+    return ids;
   }
 
   /** Stores then queues; returns the message ids in input order (an existing id for a repeated idempotency key). */
@@ -230,7 +258,7 @@ export class SendQueueService implements OnModuleDestroy {
 
   // ------------------------------------------------------------------ campaign messages (libs/campaigns)
 
-  /** Of these messages, the ones still `queued`, with their batch job (a fan-out replay re-queues them). */
+  /** Of these messages, the ones still `queued`, with their batch job (a fan-out replay or a repeated step re-queues them). */
   async stillQueued(messageIds: string[]): Promise<QueuedMessageRef[]> {
     if (!messageIds.length) return [];
     return this.db.query(`SELECT id, send_job FROM messages WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [
