@@ -133,9 +133,14 @@ export class SendQueueService implements OnModuleDestroy {
       'bulk',
     );
     const fresh = ids.filter((id) => created.has(id));
-    if (fresh.length) await this.enqueueBatches([{ jobId, messageIds: fresh }]);
-    // a repeated idempotency key (a step performed again after a crash): queue the existing message under its own job
-    await this.requeue(await this.stillQueued(ids.filter((id) => !created.has(id))), 'bulk');
+    try {
+      if (fresh.length) await this.enqueueBatches([{ jobId, messageIds: fresh }]);
+      // a repeated idempotency key (a step performed again after a crash): queue the existing message under its job
+      await this.requeue(await this.stillQueued(ids.filter((id) => !created.has(id))), 'bulk');
+    } catch (error) {
+      // Stored: the sweep of queued messages sends them; the steps must not fail for a message that will go out.
+      this.logger.warn({ msg: 'stored messages not queued; the sweep will', jobId, error: (error as Error).message });
+    }
     return ids;
   }
 
