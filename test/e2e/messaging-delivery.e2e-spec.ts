@@ -383,6 +383,46 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       await settle();
       expect(await h.received(account, to)).toHaveLength(2);
     });
+
+    it('sends stored at the same moment share one INSERT and one batch job; each customer gets one message, a repeat none', async () => {
+      const { SendQueueService } = await import('@switchboard/messaging');
+      const sends = t.worker!.get(SendQueueService, { strict: false });
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+        account.messagingPhoneId,
+      ]);
+      const name = await h.approvedTemplate(account, [h.body('Your order has shipped.')]);
+      const customers = Array.from({ length: 5 }, () => h.customer());
+      const store = () =>
+        Promise.all(
+          customers.map((to, i) =>
+            sends.storeInBatch({
+              accountId: account.accountId,
+              phoneNumberId: phone.id,
+              recipient: to,
+              kind: 'template',
+              templateName: name,
+              idempotencyKey: `run:batch-${i}:step:1`,
+              payload: {
+                messaging_product: 'whatsapp',
+                to,
+                type: 'template',
+                template: { name, language: { code: 'en_US' } },
+              },
+            }),
+          ),
+        );
+      const ids = await store();
+      const rows = await t.db.query('SELECT send_job FROM messages WHERE id = ANY($1::uuid[])', [ids]);
+      expect(rows).toHaveLength(5);
+      expect(new Set(rows.map((r: any) => r.send_job)).size).toBe(1);
+      expect(rows[0].send_job).toMatch(/^bulk-batch-/);
+      // the same steps performed again (after a crash) answer with the same messages
+      expect(await store()).toEqual(ids);
+      for (const to of customers)
+        await eventually(async () => (await h.received(account, to)).length === 1, 10_000, `sent to ${to}`);
+      await settle();
+      for (const to of customers) expect(await h.received(account, to)).toHaveLength(1);
+    });
   });
 
   describe('recovery', () => {

@@ -292,6 +292,9 @@ export class MessageEventsService {
          WHERE id = (
            SELECT id FROM messages
            WHERE phone_number_id = $1 AND recipient = $2 AND direction = 'outbound'
+             -- without a context, a message the customer wrote before ours was created (the platform's timestamp has
+             -- whole seconds) is no reply to it, however late its webhook is handled
+             AND (wamid = $3 OR created_at < to_timestamp($4 + 1))
            ORDER BY (wamid = $3) DESC NULLS LAST, created_at DESC LIMIT 1
          ) AND replied_at IS NULL
          RETURNING id`,
