@@ -36,14 +36,17 @@ app.get<PageQuery>('/v2/templates', async (request) => {
   return { success: true, data: { templates: templates.map(templateListItem), page, pageSize, total } };
 });
 
+const messagingIds = new Map<string, string>();
 app.get<{ Params: { id: string } }>('/v2/campaigns/:id', async (request, reply) => {
   const found = campaignReportRow(await rows(campaignReportSql(accountId, request.params.id)));
   if (!found) return reply.code(404).send({ message: 'Campaign not found' });
-  // the API asks libs/accounts (AccountsService.phoneNumbersByIds, all columns through TypeORM); here only the one needed
-  const [phone] = (
-    await pool.query(`SELECT messaging_phone_id FROM phone_numbers WHERE id = $1`, [found.campaign.phone_number_id])
-  ).rows;
-  const campaign = { ...found.campaign, messaging_phone_id: phone?.messaging_phone_id ?? '' };
+  // as the API (AccountsService.messagingPhoneIds): a number's messaging_phone_id is read once, then remembered
+  const phoneId = String(found.campaign.phone_number_id);
+  if (!messagingIds.has(phoneId)) {
+    const { rows } = await pool.query(`SELECT messaging_phone_id FROM phone_numbers WHERE id = $1`, [phoneId]);
+    messagingIds.set(phoneId, rows[0]?.messaging_phone_id ?? '');
+  }
+  const campaign = { ...found.campaign, messaging_phone_id: messagingIds.get(phoneId)! };
   return { success: true, data: campaignView(campaign, found.progress) };
 });
 

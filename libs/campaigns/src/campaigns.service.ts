@@ -272,11 +272,8 @@ export class CampaignsService {
 
   /** messaging_phone_id of each campaign's number (libs/accounts). */
   private async withMessagingPhoneIds(rows: Array<Omit<CampaignRow, 'messaging_phone_id'>>): Promise<CampaignRow[]> {
-    const numbers = await this.accounts.phoneNumbersByIds(rows.map((r) => String(r.phone_number_id)));
-    return rows.map((r) => ({
-      ...r,
-      messaging_phone_id: numbers.get(String(r.phone_number_id))?.messagingPhoneId ?? '',
-    }));
+    const numbers = await this.accounts.messagingPhoneIds(rows.map((r) => String(r.phone_number_id)));
+    return rows.map((r) => ({ ...r, messaging_phone_id: numbers.get(String(r.phone_number_id)) ?? '' }));
   }
 
   /**
