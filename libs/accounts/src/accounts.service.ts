@@ -14,9 +14,12 @@ export interface PlatformConnection {
   businessAccountId: string;
 }
 
+const MESSAGING_IDS_KEPT = 10_000;
+
 @Injectable()
 export class AccountsService {
   private readonly secretBox: SecretBox;
+  private readonly messagingIds = new Map<string, string>();
 
   constructor(
     @InjectRepository(Account) private readonly accounts: Repository<Account>,
@@ -69,6 +72,29 @@ export class AccountsService {
       take: 1,
     });
     return phone ?? null;
+  }
+
+  /**
+   * messagingPhoneId by phone_numbers.id (any account), for showing rows of other modules that store phone_number_id.
+   * A row's messaging_phone_id never changes and ids are not reused, so each is read once per process (at most
+   * MESSAGING_IDS_KEPT kept); unknown ids are left out.
+   */
+  async messagingPhoneIds(ids: string[]): Promise<Map<string, string>> {
+    const missing = [...new Set(ids)].filter((id) => !this.messagingIds.has(id));
+    if (missing.length) {
+      const rows: Array<{ id: string; messaging_phone_id: string }> = await this.phoneNumbers.query(
+        `SELECT id::text, messaging_phone_id FROM phone_numbers WHERE id = ANY($1::bigint[])`,
+        [missing],
+      );
+      if (this.messagingIds.size + rows.length > MESSAGING_IDS_KEPT) this.messagingIds.clear();
+      for (const r of rows) this.messagingIds.set(r.id, r.messaging_phone_id);
+    }
+    const found = new Map<string, string>();
+    for (const id of ids) {
+      const messagingPhoneId = this.messagingIds.get(id);
+      if (messagingPhoneId !== undefined) found.set(id, messagingPhoneId);
+    }
+    return found;
   }
 
   /** Connected numbers by row id (any account), for joining to rows of other modules that store phone_number_id. */

@@ -5,6 +5,7 @@ export * from './contact-binding';
 export * from './dto';
 export * from './workflows.service';
 export * from './workflow-runs.service';
+export * from './run-list';
 export * from './embedded/automation-queue';
 export * from './embedded/embedded-driver';
 export * from './embedded/automations-worker';

@@ -3,10 +3,12 @@ import { triggerMatchesMessage, type InboundReply, type RunState, type Trigger }
 import { namedQuery } from '@switchboard/core/database';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
+import { namedQuery } from '@switchboard/core/database';
 import { contactFromPayload, digitsOnly } from './contact-binding';
 import type { ListRunsQuery } from './dto';
 import { AUTOMATION_DRIVER, type AutomationDriver } from './driver/automation-driver';
 import type { WorkflowRunStatus } from './entities';
+import { runListPage, runListSql } from './run-list';
 import { parseId, WORKFLOW_NOT_FOUND } from './workflows.service';
 
 export const RUN_NOT_FOUND = { message: 'Workflow run not found' };
@@ -233,39 +235,14 @@ export class WorkflowRunsService {
 
   async listRuns(accountId: string, workflowId: string, query: ListRunsQuery) {
     const id = parseId(workflowId);
-    const [workflow] = id
-      ? await this.dataSource.query(`SELECT id FROM workflows WHERE id = $1 AND account_id = $2`, [id, accountId])
-      : [];
-    if (!workflow) throw new NotFoundException(WORKFLOW_NOT_FOUND);
-    const params: unknown[] = [id, accountId];
-    let filter = '';
-    if (query.status) {
-      params.push(query.status);
-      filter = `AND status = $${params.length}`;
-    }
-    const [{ total }] = await this.dataSource.query(
-      `SELECT count(*)::int AS total FROM workflow_runs WHERE workflow_id = $1 AND account_id = $2 ${filter}`,
-      params,
-    );
-    const rows: RunRow[] = await this.dataSource.query(
-      `SELECT * FROM workflow_runs WHERE workflow_id = $1 AND account_id = $2 ${filter}
-        ORDER BY created_at DESC, id DESC LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
-      params,
-    );
-    return {
-      data: rows.map((r) => ({
-        runId: r.id,
-        status: r.status,
-        workflowVersion: r.workflow_version,
-        currentNodeId: r.current_node_id,
-        contactPhone: r.contact_phone,
-        error: r.state?.error?.message ?? null,
-        createdAt: iso(r.created_at),
-        updatedAt: iso(r.updated_at),
-        finishedAt: iso(r.finished_at),
-      })),
-      pagination: { page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) },
-    };
+    if (!id) throw new NotFoundException(WORKFLOW_NOT_FOUND);
+    const plan = runListSql(accountId, id, query);
+    const rows: Array<Record<string, unknown>> = plan.name
+      ? await namedQuery(this.dataSource, plan.name, plan.sql, plan.params)
+      : await this.dataSource.query(plan.sql, plan.params);
+    const answer = runListPage(rows, query);
+    if (!answer) throw new NotFoundException(WORKFLOW_NOT_FOUND);
+    return answer;
   }
 
   /**

@@ -134,8 +134,8 @@ export class CampaignsController {
   @ApiParam({ name: 'campaign_id', type: 'integer' })
   @ApiResponse({ status: 404, description: "`Campaign not found` (also for another account's campaign)" })
   async get(@AccountId() accountId: string, @Param('campaign_id') campaignId: string) {
-    const campaign = await this.campaigns.find(accountId, campaignId);
-    return { success: true, data: campaignView(campaign, await this.campaigns.progress(campaign.id)) };
+    const { campaign, progress } = await this.campaigns.report(accountId, campaignId);
+    return { success: true, data: campaignView(campaign, progress) };
   }
 
   @Post('v2/campaigns/:campaign_id/:action')

@@ -14,6 +14,7 @@ import {
 } from '@switchboard/core';
 import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { NO_TEMPLATE_FOUND, TemplatesService } from '@switchboard/templates';
+import { namedQuery } from '@switchboard/core/database';
 import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import {
@@ -81,6 +82,55 @@ export interface CampaignProgress {
 }
 
 const SELECT_CAMPAIGN = `SELECT c.* FROM campaigns c`;
+
+/**
+ * The SQL of GET /v2/campaigns/{id} (exported for test/bench/bare-server.ts, which runs it against the API): the
+ * campaign and its counters (campaign_counts, a dozen rows) in one round trip; no row when it is not the account's.
+ * The text never varies, so `name` can be a named prepared statement.
+ */
+export function campaignReportSql(accountId: string, campaignId: string) {
+  return {
+    name: 'campaign_report',
+    sql: `SELECT c.*, COALESCE((SELECT json_agg(json_build_object('counter', k.counter, 'n', k.n))
+                                  FROM campaign_counts k WHERE k.campaign_id = c.id), '[]') AS counters
+            FROM campaigns c WHERE c.account_id = $1 AND c.id = $2`,
+    params: [accountId, campaignId],
+  };
+}
+
+/** The campaign (without its messaging phone id: libs/accounts has it) and progress of campaignReportSql's rows. */
+export function campaignReportRow(
+  rows: Array<Record<string, unknown>>,
+): { campaign: Omit<CampaignRow, 'messaging_phone_id'>; progress: CampaignProgress } | null {
+  if (!rows[0]) return null;
+  const { counters, ...campaign } = rows[0];
+  return {
+    campaign: campaign as unknown as Omit<CampaignRow, 'messaging_phone_id'>,
+    progress: campaignProgress(counters as Array<{ counter: string; n: string | number }>),
+  };
+}
+
+/** A campaign's progress from its campaign_counts rows. */
+export function campaignProgress(rows: Array<{ counter: string; n: string | number }>): CampaignProgress {
+  const counts = new Map(rows.map((r) => [r.counter, Number(r.n)]));
+  const sum = (...counters: string[]) => counters.reduce((total, c) => total + (counts.get(c) ?? 0), 0);
+  const recipients = rows
+    .filter((r) => r.counter.startsWith('recipients:'))
+    .reduce((total, r) => total + Number(r.n), 0);
+  return {
+    audience: sum('audience'),
+    recipients,
+    pending: sum('recipients:pending'),
+    queued: sum('messages:queued', 'messages:paused'),
+    sent: sum('messages:accepted', 'messages:sent', 'messages:delivered', 'messages:read'),
+    delivered: sum('messages:delivered', 'messages:read'),
+    read: sum('messages:read'),
+    failed: sum('messages:failed', 'recipients:failed'),
+    replied: sum('messages:replied'),
+    skipped_blocked: sum('recipients:skipped_blocked'),
+    cancelled: sum('messages:cancelled', 'recipients:cancelled'),
+  };
+}
 
 /** The campaign's template as the send payload builder needs it (libs/templates' approved-template lookup), or the reason it cannot be sent. */
 export async function approvedTemplate(
@@ -222,11 +272,8 @@ export class CampaignsService {
 
   /** messaging_phone_id of each campaign's number (libs/accounts). */
   private async withMessagingPhoneIds(rows: Array<Omit<CampaignRow, 'messaging_phone_id'>>): Promise<CampaignRow[]> {
-    const numbers = await this.accounts.phoneNumbersByIds(rows.map((r) => String(r.phone_number_id)));
-    return rows.map((r) => ({
-      ...r,
-      messaging_phone_id: numbers.get(String(r.phone_number_id))?.messagingPhoneId ?? '',
-    }));
+    const numbers = await this.accounts.messagingPhoneIds(rows.map((r) => String(r.phone_number_id)));
+    return rows.map((r) => ({ ...r, messaging_phone_id: numbers.get(String(r.phone_number_id)) ?? '' }));
   }
 
   /**
@@ -234,28 +281,20 @@ export class CampaignsService {
    * webhooks). Read from campaign_counts, which triggers keep in step with every write (see its migration).
    */
   async progress(campaignId: string): Promise<CampaignProgress> {
-    const rows: Array<{ counter: string; n: string }> = await this.db.query(
-      `SELECT counter, n FROM campaign_counts WHERE campaign_id = $1`,
-      [campaignId],
+    return campaignProgress(
+      await this.db.query(`SELECT counter, n FROM campaign_counts WHERE campaign_id = $1`, [campaignId]),
     );
-    const counts = new Map(rows.map((r) => [r.counter, Number(r.n)]));
-    const sum = (...counters: string[]) => counters.reduce((total, c) => total + (counts.get(c) ?? 0), 0);
-    const recipients = rows
-      .filter((r) => r.counter.startsWith('recipients:'))
-      .reduce((total, r) => total + Number(r.n), 0);
-    return {
-      audience: sum('audience'),
-      recipients,
-      pending: sum('recipients:pending'),
-      queued: sum('messages:queued', 'messages:paused'),
-      sent: sum('messages:accepted', 'messages:sent', 'messages:delivered', 'messages:read'),
-      delivered: sum('messages:delivered', 'messages:read'),
-      read: sum('messages:read'),
-      failed: sum('messages:failed', 'recipients:failed'),
-      replied: sum('messages:replied'),
-      skipped_blocked: sum('recipients:skipped_blocked'),
-      cancelled: sum('messages:cancelled', 'recipients:cancelled'),
-    };
+  }
+
+  /** GET /v2/campaigns/{id}: the account's campaign and its progress (campaignReportSql), or 404. */
+  async report(accountId: string, campaignId: string): Promise<{ campaign: CampaignRow; progress: CampaignProgress }> {
+    if (!/^[1-9]\d{0,17}$/.test(campaignId))
+      throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
+    const plan = campaignReportSql(accountId, campaignId);
+    const found = campaignReportRow(await namedQuery(this.db, plan.name, plan.sql, plan.params));
+    if (!found) throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
+    const [campaign] = await this.withMessagingPhoneIds([found.campaign]);
+    return { campaign, progress: found.progress };
   }
 
   // ------------------------------------------------------------------ state machine

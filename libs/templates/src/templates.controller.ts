@@ -16,6 +16,7 @@ import { isStreamId, KnownQueryParameters, LiveEvents } from '@switchboard/core'
 import type { Observable } from 'rxjs';
 import { templateEventStream } from './template-event-stream';
 import { AccountId, RequireGrant } from '@switchboard/auth';
+import type { TemplateListRow } from './template-list';
 import { Template } from './template.entity';
 import {
   CreateTemplateBody,
@@ -27,7 +28,7 @@ import {
 import { templateEventsTopic, TemplatesService } from './templates.service';
 
 /** GET /v2/templates item (SPEC §4) */
-export function templateSummary(t: Template) {
+export function templateSummary(t: Pick<Template, 'name' | 'category' | 'language' | 'status' | 'variables'>) {
   return {
     template_name: t.name,
     category: t.category,
@@ -38,7 +39,7 @@ export function templateSummary(t: Template) {
 }
 
 /** GET /v2/templates item: the SPEC fields, plus why it cannot be sent (REJECTED / PAUSED / DISABLED) and when it changed. */
-export function templateListItem(t: Template) {
+export function templateListItem(t: TemplateListRow) {
   return {
     ...templateSummary(t),
     rejected_reason: sendBlockedReason(t),
@@ -46,7 +47,7 @@ export function templateListItem(t: Template) {
   };
 }
 
-function sendBlockedReason(t: Template): string | null {
+function sendBlockedReason(t: Pick<Template, 'status' | 'rejectedReason'>): string | null {
   return t.status === 'REJECTED' || t.status === 'PAUSED' || t.status === 'DISABLED' ? t.rejectedReason : null;
 }
 

@@ -11,6 +11,7 @@ import {
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
 import { LiveEvents, validationException } from '@switchboard/core';
+import { namedQuery } from '@switchboard/core/database';
 import {
   CloudApiClient,
   CloudApiError,
@@ -24,6 +25,7 @@ import {
 import { recordWebhookEvent } from '@switchboard/webhooks';
 import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { templateListPage, templateListSql } from './template-list';
 import { compileComponents, CompiledTemplate, TEMPLATE_CATEGORIES } from './template-rules';
 import { Template, TemplateCategoryValue, TemplateStatusValue } from './template.entity';
 import { CreateTemplateBody, DEFAULT_PAGE_SIZE, ListTemplatesQuery, UpdateTemplateBody } from './templates.dto';
@@ -243,19 +245,18 @@ export class TemplatesService {
 
   // ------------------------------------------------------------------ reads
 
-  async list(accountId: string, query: ListTemplatesQuery) {
+  /**
+   * GET /v2/templates (and MCP's list_templates, which also wants `platformComponents` for its preview): newest
+   * first, the page and the total in one round trip (templateListSql).
+   */
+  async list(accountId: string, query: ListTemplatesQuery, options: { platformComponents?: boolean } = {}) {
     const page = query.page ?? 1;
     const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
-    const qb = this.templates.createQueryBuilder('t').where('t.account_id = :accountId', { accountId });
-    if (query.status) qb.andWhere('t.status = :status', { status: query.status });
-    if (query.search) qb.andWhere('strpos(t.name, :search) > 0', { search: query.search.toLowerCase() });
-    const [rows, total] = await qb
-      .orderBy('t.created_at', 'DESC')
-      .addOrderBy('t.id', 'DESC')
-      .skip((page - 1) * pageSize)
-      .take(pageSize)
-      .getManyAndCount();
-    return { templates: rows, page, pageSize, total };
+    const plan = templateListSql(accountId, query, options);
+    const rows: Array<Record<string, unknown>> = plan.name
+      ? await namedQuery(this.dataSource, plan.name, plan.sql, plan.params)
+      : await this.dataSource.query(plan.sql, plan.params);
+    return { ...templateListPage(rows), page, pageSize };
   }
 
   listApproved(accountId: string): Promise<Template[]> {

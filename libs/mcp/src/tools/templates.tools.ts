@@ -10,7 +10,7 @@ import type { McpServices } from '../mcp-services';
 import { defineTool, defined, type ToolDefinition, validateDto } from '../tool-kit';
 
 /** The text a recipient would read (header, body, footer), with the {{variables}} still in place. */
-export function templatePreview(t: Pick<Template, 'platformComponents'>): string {
+export function templatePreview(t: Partial<Pick<Template, 'platformComponents'>>): string {
   const parts = (t.platformComponents ?? [])
     .map((c) => c as { type?: string; text?: unknown })
     .filter((c) => ['HEADER', 'BODY', 'FOOTER'].includes(String(c.type).toUpperCase()) && typeof c.text === 'string')
@@ -41,7 +41,7 @@ export function templateTools(s: McpServices): ToolDefinition[] {
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async run(args, client) {
         const query = await validateDto(ListTemplatesQuery, defined(args));
-        const result = await s.templates.list(client.accountId, query);
+        const result = await s.templates.list(client.accountId, query, { platformComponents: true });
         const templates = result.templates.map((t) => ({ ...templateSummary(t), preview: templatePreview(t) }));
         const names = templates.map(
           (t) =>

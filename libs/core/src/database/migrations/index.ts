@@ -19,6 +19,7 @@ import { ContactImports1764120000000 } from './1764120000000-contact-imports';
 import { CampaignSchedule1764120100000 } from './1764120100000-campaign-schedule';
 import { SecretsKeyCheck1764130000000 } from './1764130000000-secrets-key-check';
 import { SendClaims1764150000000 } from './1764150000000-send-claims';
+import { TemplatesNewest1764165000000 } from './1764165000000-templates-newest';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   CampaignSchedule1764120100000,
   SecretsKeyCheck1764130000000,
   SendClaims1764150000000,
+  TemplatesNewest1764165000000,
 ];
