@@ -3,7 +3,6 @@ import { triggerMatchesMessage, type InboundReply, type RunState, type Trigger }
 import { namedQuery } from '@switchboard/core/database';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
-import { namedQuery } from '@switchboard/core/database';
 import { contactFromPayload, digitsOnly } from './contact-binding';
 import type { ListRunsQuery } from './dto';
 import { AUTOMATION_DRIVER, type AutomationDriver } from './driver/automation-driver';
