@@ -163,17 +163,18 @@ export function cpuSecondsOf(command: string): number {
 }
 
 /**
- * CPU seconds of the platform's processes and of PostgreSQL and Redis since `cpuMeter` was called, labelled in the
- * order worker(s) / api / sandbox / postgres / redis.
+ * CPU seconds of the platform's processes and of PostgreSQL, Redis and the Temporal server (0 without one) since
+ * `cpuMeter` was called, in the order worker(s) / api / sandbox / postgres / redis / temporal. PostgreSQL counts every
+ * backend on the machine: figures taken while other work runs are too high.
  */
 export function cpuMeter(processes: ChildProcess[]): () => { seconds: number[]; total: number } {
+  const services = ['postgres', 'redis-server', 'temporal'];
   const atStart = processes.map((p) => cpuSeconds(p.pid) ?? 0);
-  const servicesAtStart = [cpuSecondsOf('postgres'), cpuSecondsOf('redis-server')];
+  const servicesAtStart = services.map(cpuSecondsOf);
   return () => {
     const seconds = [
       ...processes.map((p, i) => (cpuSeconds(p.pid) ?? 0) - atStart[i]),
-      cpuSecondsOf('postgres') - servicesAtStart[0],
-      cpuSecondsOf('redis-server') - servicesAtStart[1],
+      ...services.map((name, i) => cpuSecondsOf(name) - servicesAtStart[i]),
     ];
     return { seconds, total: seconds.reduce((a, b) => a + b, 0) };
   };

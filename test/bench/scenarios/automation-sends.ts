@@ -125,7 +125,9 @@ export async function automationSends(
       'completed runs/s (message at the platform; target >= 600)': `${completedPerSecond.toFixed(0)} ${completedPerSecond >= 600 ? 'OK' : 'BELOW TARGET'} (last accept ${((lastAccept - closedEnd) / 1000).toFixed(1)} s after the load stopped)`,
       'closed loop: webhook → platform p50 / p99 ms': `${closedLatency.p50} / ${closedLatency.p99}`,
       'CPU ms per run, all processes (target <= 3)': `${cpuMsPerRun.toFixed(2)} ${cpuMsPerRun <= 3 ? 'OK' : 'ABOVE TARGET'}`,
-      'CPU s: worker / api / sandbox / postgres / redis': closedCpu.seconds.map((s) => s.toFixed(1)).join(' / '),
+      'CPU s: worker / api / sandbox / postgres / redis / temporal': closedCpu.seconds
+        .map((s) => s.toFixed(1))
+        .join(' / '),
       [`at ${OFFERED_RATE} runs/s offered: webhook → platform p50 / p99 ms`]: `${openLatency.p50} / ${openLatency.p99} ${openLatency.p99 < 250 ? 'OK' : 'ABOVE TARGET'} (target p99 < 250; ${open.length} runs, 429: ${openRejected.n}, errors: ${openRejected.errors})`,
     });
     return { completedPerSecond, cpuMsPerRun, p99AtRate: openLatency.p99 };
