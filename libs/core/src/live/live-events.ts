@@ -63,7 +63,10 @@ export class LiveEvents implements OnModuleDestroy {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    // sent by its SHA (EVALSHA; ioredis resends the text only after a NOSCRIPT), not as the whole script every time
+    redis.defineCommand('sbLivePublish', { numberOfKeys: 1, lua: PUBLISH_SCRIPT });
+  }
 
   private key(topic: string) {
     return `${this.config.REDIS_PREFIX}:live:${topic}`;
@@ -75,16 +78,17 @@ export class LiveEvents implements OnModuleDestroy {
 
   /** Appends an event to the topic and notifies every process; resolves to its id. */
   async publish(topic: string, event: string, data: unknown): Promise<string> {
-    return (await this.redis.eval(
-      PUBLISH_SCRIPT,
-      1,
+    const redis = this.redis as Redis & {
+      sbLivePublish(key: string, ...args: Array<string | number>): Promise<string>;
+    };
+    return redis.sbLivePublish(
       this.key(topic),
       LIVE_EVENTS_KEPT_PER_TOPIC,
       event,
       JSON.stringify(data ?? null),
       TOPIC_TTL_MS,
       this.channel(topic),
-    )) as string;
+    );
   }
 
   /** Like `publish`, but a failure is logged instead of thrown: for callers whose own work already succeeded. */
