@@ -34,7 +34,7 @@ export function cpuSeconds(pid: number | undefined): number | null {
 }
 
 /** CPU seconds used so far by every process with this command name (PostgreSQL's backends, redis-server). */
-function cpuSecondsOf(command: string): number {
+export function cpuSecondsOf(command: string): number {
   let total = 0;
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {

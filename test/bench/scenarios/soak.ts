@@ -8,34 +8,40 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BenchContext, DIST, freePort } from '../bench-context';
+import { cpuSeconds, cpuSecondsOf } from './campaign';
 import { createApprovedTemplate, inboundWebhook, percentile, postJson } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 /** offered rates per second (open loop: requests go out on schedule whatever the answers take) */
 const RATES = {
-  send: env('BENCH_SOAK_SEND_RATE', 100),
-  read: env('BENCH_SOAK_READ_RATE', 100),
-  inbound: env('BENCH_SOAK_INBOUND_RATE', 25),
-  workflow: env('BENCH_SOAK_WORKFLOW_RATE', 25),
+  send: env('BENCH_SOAK_SEND_RATE', 40),
+  read: env('BENCH_SOAK_READ_RATE', 40),
+  inbound: env('BENCH_SOAK_INBOUND_RATE', 10),
+  workflow: env('BENCH_SOAK_WORKFLOW_RATE', 10),
 };
 /** the number's pace: API sends go first, campaigns take the rest */
 const NUMBER_RATE = env('BENCH_SOAK_NUMBER_RATE', 400);
-const CAMPAIGN_RECIPIENTS = env('BENCH_SOAK_CAMPAIGN_RECIPIENTS', 1000);
+const CAMPAIGN_RECIPIENTS = env('BENCH_SOAK_CAMPAIGN_RECIPIENTS', 500);
 const CAMPAIGN_EVERY_MS = env('BENCH_SOAK_CAMPAIGN_EVERY_S', 60) * 1000;
 /** a workflow run is answered this long after it was started (it waits in wait_for_reply meanwhile) */
 const REPLY_AFTER_MS = 3000;
 const SAMPLE_MS = 10_000;
 /** requests of one operation in flight beyond which the next is dropped (and counted) instead of piling up */
 const MAX_IN_FLIGHT = 500;
-const SEND_RECIPIENTS = 5000;
-const CUSTOMERS = 2000;
+/**
+ * Send recipients, customers writing in, and contacts running the workflow come from fixed pools (each used up within
+ * the first minute at the default rates): after that, contacts and conversations stop growing, and what still grows
+ * per operation is the operation's own cost.
+ */
+const SEND_RECIPIENTS = 2000;
+const CUSTOMERS = 500;
+const WORKFLOW_CONTACTS = 500;
 const READ_PATHS = [
   '/v2/contacts?page=1&pageSize=20',
   '/v2/contacts?search=49170&pageSize=20',
-  '/v2/conversations',
   '/v2/campaigns',
-  '/v1/workflow-runs',
+  '/v1/workflows',
   '/v2/templates',
 ];
 const OPERATIONS = ['send', 'read', 'inbound', 'workflow', 'reply', 'reply→done', 'campaign'] as const;
@@ -61,6 +67,8 @@ interface Sample {
   pgBackends: { count: number; anonKb: number };
   queues: Record<string, { waiting: number; active: number; delayed: number; completed: number; oldestMs: number }>;
   load1: number;
+  /** share of the last 10 s in which some runnable task waited for a CPU (/proc/pressure/cpu): the shared machine */
+  cpuPressure: number;
 }
 
 /**
@@ -115,6 +123,9 @@ export async function soak(ctx: BenchContext, minutes = 10) {
     statusDelaysMs: { sent: 200, delivered: 1000, read: null },
     enforceCustomerCareWindow: false,
     failureRules: [],
+    // small logs, full within the warm-up: their filling up is not growth
+    messageLogLimit: 1000,
+    webhookLogLimit: 200,
     autoReview: false,
   });
   const auth = await fetch(`${api}/v1/authenticate`, {
@@ -161,8 +172,9 @@ export async function soak(ctx: BenchContext, minutes = 10) {
   const queues = Object.values(QUEUES).map((name) => new Queue(name, { connection, prefix: bullPrefix }));
   // failed jobs are removed at once by some queues (removeOnFail): count them as they happen
   const failedJobs: Record<string, number> = {};
-  const queueEvents = Object.values(QUEUES).map((name) => {
-    const events = new QueueEvents(name, { connection: createRedis(config.REDIS_URL), prefix: bullPrefix });
+  const eventConnections = Object.values(QUEUES).map(() => createRedis(config.REDIS_URL));
+  const queueEvents = Object.values(QUEUES).map((name, i) => {
+    const events = new QueueEvents(name, { connection: eventConnections[i], prefix: bullPrefix });
     events.on('failed', () => (failedJobs[name] = (failedJobs[name] ?? 0) + 1));
     return events;
   });
@@ -192,7 +204,8 @@ export async function soak(ctx: BenchContext, minutes = 10) {
     try {
       error = await call();
     } catch (e) {
-      error = (e as Error).message;
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      error = `${(e as Error).message}${cause ? `: ${cause.code ?? cause.message}` : ''}`;
     } finally {
       s.inFlight--;
     }
@@ -222,12 +235,14 @@ export async function soak(ctx: BenchContext, minutes = 10) {
     });
   };
 
-  let seq = 0;
+  const counters = { send: 0, read: 0, inbound: 0, workflow: 0 };
+  const phone = (prefix: string, n: number, pool: number) => `${prefix}${String(n % pool).padStart(8, '0')}`;
+  /** run id → when its reply was posted */
   const replySentAt = new Map<string, number>();
   const pendingReplies = new Set<NodeJS.Timeout>();
   const fire: Record<keyof typeof RATES, () => void> = {
     send: () => {
-      const to = `49150${String(seq++ % SEND_RECIPIENTS).padStart(8, '0')}`;
+      const to = phone('49150', counters.send++, SEND_RECIPIENTS);
       void timed('send', () =>
         request(
           `/send-message/${phoneId}`,
@@ -241,30 +256,30 @@ export async function soak(ctx: BenchContext, minutes = 10) {
       );
     },
     read: () => {
-      const path = READ_PATHS[seq++ % READ_PATHS.length];
+      const path = READ_PATHS[counters.read++ % READ_PATHS.length];
       void timed('read', () => request(path, { headers: authz }));
     },
     inbound: () => {
-      const n = seq++;
-      void timed('inbound', () => signedInbound(`49170${String(n % CUSTOMERS).padStart(8, '0')}`, `wamid.soak-${n}`));
+      const n = counters.inbound++;
+      void timed('inbound', () => signedInbound(phone('49170', n, CUSTOMERS), `wamid.soak-${n}`));
     },
     workflow: () => {
-      const phone = `49160${String(seq++).padStart(8, '0')}`;
+      const contact = phone('49160', counters.workflow++, WORKFLOW_CONTACTS);
       void timed('workflow', async () => {
-        const error = await request(`/webhook/workflow/${identifier}`, {
+        const res = await fetch(`${api}/webhook/workflow/${identifier}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ phone }),
+          body: JSON.stringify({ phone: contact }),
         });
-        if (error === undefined) {
-          const timer = setTimeout(() => {
-            pendingReplies.delete(timer);
-            replySentAt.set(phone, Date.now());
-            void timed('reply', () => signedInbound(phone, `wamid.soak-reply-${phone}`));
-          }, REPLY_AFTER_MS);
-          pendingReplies.add(timer);
-        }
-        return error;
+        const text = await res.text();
+        if (!res.ok) return `${res.status} ${text.slice(0, 120)}`;
+        const { runId } = JSON.parse(text) as { runId: string };
+        const timer = setTimeout(() => {
+          pendingReplies.delete(timer);
+          replySentAt.set(runId, Date.now());
+          void timed('reply', () => signedInbound(contact, `wamid.soak-reply-${runId}`));
+        }, REPLY_AFTER_MS);
+        pendingReplies.add(timer);
       });
     },
   };
@@ -326,6 +341,7 @@ export async function soak(ctx: BenchContext, minutes = 10) {
       },
       queues: queueStats,
       load1: loadavg()[0],
+      cpuPressure: cpuPressure(),
     };
   };
   const tableSizes = () => relationSizes(ctx);
@@ -349,6 +365,12 @@ export async function soak(ctx: BenchContext, minutes = 10) {
       `${CAMPAIGN_RECIPIENTS} every ${CAMPAIGN_EVERY_MS / 1000} s, number at ${NUMBER_RATE} msg/s; warm-up ${warmupMs / 1000} s`,
   );
   const loadAtStart = loadavg();
+  const cpuNow = (): Record<string, number> => ({
+    ...Object.fromEntries(Object.entries(processes).map(([name, child]) => [name, cpuSeconds(child.pid) ?? 0])),
+    'redis (shared)': cpuSecondsOf('redis-server'),
+    'load driver': process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+  });
+  const cpuAtStart = cpuNow();
   loadStart = Date.now();
   const loadEnd = loadStart + durationMs;
   const tickers = Object.entries(RATES).map(([op, rate]) => pace(rate, loadEnd, fire[op as keyof typeof RATES]));
@@ -380,13 +402,14 @@ export async function soak(ctx: BenchContext, minutes = 10) {
       `[soak] ${((s.at - loadStart) / 1000).toFixed(0)} s: RSS MB ${Object.entries(s.rssKb)
         .map(([n, kb]) => `${n} ${(kb / 1024).toFixed(0)}`)
         .join(' ')} pg ${s.pgBackends.count}×${(s.pgBackends.anonKb / 1024).toFixed(0)}; queues ${q || 'empty'}; ` +
-        `load ${s.load1.toFixed(2)}; ok ${OPERATIONS.map((op) => stats.get(op)!.ok).join('/')} failed ${OPERATIONS.reduce((n, op) => n + stats.get(op)!.failed, 0)}`,
+        `load ${s.load1.toFixed(2)}, CPU pressure ${s.cpuPressure}%; ok ${OPERATIONS.map((op) => stats.get(op)!.ok).join('/')} failed ${OPERATIONS.reduce((n, op) => n + stats.get(op)!.failed, 0)}`,
     );
   }
   await Promise.all(tickers);
   clearInterval(campaignTimer);
   clearTimeout(firstCampaign);
   const end = samples[samples.length - 1];
+  const cpuAtEnd = cpuNow();
 
   // drain: answers in flight, replies still to come, campaigns, queues
   const drainStarted = Date.now();
@@ -394,11 +417,8 @@ export async function soak(ctx: BenchContext, minutes = 10) {
   while (busy() && Date.now() - drainStarted < 120_000) await new Promise((r) => setTimeout(r, 200));
   const campaignTimes = await Promise.all(campaigns);
   let drained = await sample();
-  const queued = (s: Sample) =>
-    Object.entries(s.queues).reduce(
-      (n, [name, q]) => n + q.waiting + q.active + (name === QUEUES.sweeps ? 0 : q.delayed),
-      0,
-    );
+  // (delayed jobs are timers: sweeps, reply timeouts)
+  const queued = (s: Sample) => Object.values(s.queues).reduce((n, q) => n + q.waiting + q.active, 0);
   while (queued(drained) > 0 && Date.now() - drainStarted < 120_000) {
     await new Promise((r) => setTimeout(r, 1000));
     drained = await sample();
@@ -407,13 +427,13 @@ export async function soak(ctx: BenchContext, minutes = 10) {
   const drainMs = Date.now() - drainStarted;
 
   // reply → run finished (the step after wait_for_reply executed), bucketed by when the reply was posted
-  const runs: Array<{ contact_phone: string; status: string; finished: number | null }> = await ctx.db.query(
-    `SELECT contact_phone, status, extract(epoch FROM finished_at) * 1000 AS finished FROM workflow_runs WHERE workflow_id = $1`,
+  const runs: Array<{ id: string; status: string; finished: number | null }> = await ctx.db.query(
+    `SELECT id, status, extract(epoch FROM finished_at) * 1000 AS finished FROM workflow_runs WHERE workflow_id = $1`,
     [workflowId],
   );
   const replyDone = stats.get('reply→done')!;
   for (const run of runs) {
-    const sentAt = replySentAt.get(run.contact_phone);
+    const sentAt = replySentAt.get(run.id);
     if (sentAt === undefined) continue;
     if (run.status === 'completed' && run.finished !== null) {
       replyDone.ok++;
@@ -450,6 +470,10 @@ export async function soak(ctx: BenchContext, minutes = 10) {
       )}, reply ${RATES.workflow}; campaign ${CAMPAIGN_RECIPIENTS} recipients every ${CAMPAIGN_EVERY_MS / 1000} s`,
     'operations done (ok)': OPERATIONS.map((op) => `${op} ${stats.get(op)!.ok}`).join(', '),
     'load average at start / end (1/5/15)': `${fmtLoad(loadAtStart)} / ${fmtLoad(loadAtEnd)}; 1-min max over the run ${Math.max(...samples.map((s) => s.load1)).toFixed(2)}`,
+    'CPU pressure (tasks waiting for a CPU) mean / max %': `${(samples.reduce((n, s) => n + s.cpuPressure, 0) / samples.length).toFixed(0)} / ${Math.max(...samples.map((s) => s.cpuPressure)).toFixed(0)}`,
+    'CPU % of one core during the load': Object.entries(cpuAtEnd)
+      .map(([name, sec]) => `${name} ${(((sec - cpuAtStart[name]) / (durationMs / 1000)) * 100).toFixed(0)}`)
+      .join(', '),
   };
   if (!baseline) throw new Error('the run ended before its warm-up: use more minutes');
   for (const name of Object.keys(processes)) {
@@ -460,9 +484,11 @@ export async function soak(ctx: BenchContext, minutes = 10) {
       `${mb(from)} → ${mb(to)} (${g >= 0 ? '+' : ''}${g.toFixed(1)}%) ${verdict(g < 10)}; max ${mb(Math.max(...samples.map((s) => s.rssKb[name])))}`;
   }
   const pgFrom = baseline.sample.pgBackends;
-  const pgGrowth = growth(pgFrom.anonKb, end.pgBackends.anonKb);
-  figures['PostgreSQL backends, private RSS MB (target < +10%)'] =
-    `${pgFrom.count} × ${mb(pgFrom.anonKb)} → ${end.pgBackends.count} × ${mb(end.pgBackends.anonKb)} (${pgGrowth >= 0 ? '+' : ''}${pgGrowth.toFixed(1)}%) ${verdict(pgGrowth < 10)}`;
+  const pgEnd = end.pgBackends;
+  const perBackend = (b: Sample['pgBackends']) => b.anonKb / Math.max(b.count, 1);
+  const pgGrowth = growth(perBackend(pgFrom), perBackend(pgEnd));
+  figures['PostgreSQL backends: private RSS MB per backend (target < +10%)'] =
+    `${(perBackend(pgFrom) / 1024).toFixed(1)} → ${(perBackend(pgEnd) / 1024).toFixed(1)} (${pgGrowth >= 0 ? '+' : ''}${pgGrowth.toFixed(1)}%) ${verdict(pgGrowth < 10)}; total ${pgFrom.count} backends ${mb(pgFrom.anonKb)} MB → ${pgEnd.count} backends ${mb(pgEnd.anonKb)} MB`;
 
   for (const queue of queues) {
     const over = samples.map((s) => s.queues[queue.name]);
@@ -544,9 +570,18 @@ export async function soak(ctx: BenchContext, minutes = 10) {
     .join(', ');
   ctx.record(`soak (${minutes} min)`, figures);
 
-  await Promise.all(queueEvents.map((e) => e.close().then(() => e.disconnect())));
+  await Promise.all(queueEvents.map((e) => e.close()));
+  for (const c of eventConnections) c.disconnect();
   await Promise.all(queues.map((q) => q.close()));
   connection.disconnect();
+}
+
+function cpuPressure(): number {
+  try {
+    return Number(/some avg10=([\d.]+)/.exec(readFileSync('/proc/pressure/cpu', 'utf8'))?.[1] ?? NaN);
+  } catch {
+    return NaN;
+  }
 }
 
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : '-');
