@@ -28,7 +28,7 @@ const CAMPAIGN_EVERY_MS = env('BENCH_SOAK_CAMPAIGN_EVERY_S', 60) * 1000;
 const REPLY_AFTER_MS = 3000;
 const SAMPLE_MS = 10_000;
 /** requests of one operation in flight beyond which the next is dropped (and counted) instead of piling up */
-const MAX_IN_FLIGHT = 500;
+const MAX_IN_FLIGHT = 100;
 /**
  * Send recipients, customers writing in, and contacts running the workflow come from fixed pools (each used up within
  * the first minute at the default rates): after that, contacts and conversations stop growing, and what still grows
@@ -345,15 +345,19 @@ export async function soak(ctx: BenchContext, minutes = 10) {
     };
   };
   const tableSizes = () => relationSizes(ctx);
+  /** our Redis keys by kind: ids (numbers, uuids, hex) replaced with `*` */
   const redisKeys = async () => {
-    let count = 0;
+    const kinds = new Map<string, number>();
     let cursor = '0';
     do {
       const [next, keys] = await connection.scan(cursor, 'MATCH', `${config.REDIS_PREFIX}*`, 'COUNT', 1000);
-      count += keys.length;
+      for (const key of keys) {
+        const kind = key.replace(/[0-9a-f]{8}-[0-9a-f-]{27}|[0-9a-f]{16,}|\d+/g, '*');
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      }
       cursor = next;
     } while (cursor !== '0');
-    return count;
+    return kinds;
   };
 
   // the load: every operation on its own schedule; samples every 10 s
@@ -385,7 +389,7 @@ export async function soak(ctx: BenchContext, minutes = 10) {
   const firstCampaign = setTimeout(startCampaign, Math.min(20_000, durationMs / 4));
 
   const samples: Sample[] = [];
-  let baseline: { sample: Sample; tables: TableSize[]; redisKeys: number } | undefined;
+  let baseline: { sample: Sample; tables: TableSize[]; redisKeys: Map<string, number> } | undefined;
   while (Date.now() < loadEnd) {
     await new Promise((r) => setTimeout(r, Math.min(SAMPLE_MS, loadEnd - Date.now())));
     const s = await sample();
@@ -500,7 +504,15 @@ export async function soak(ctx: BenchContext, minutes = 10) {
     figures[`queue ${queue.name}: max waiting / active, oldest s`] =
       `${maxWaiting} / ${maxActive}, ${(maxAge / 1000).toFixed(1)}; after drain ${left.waiting} waiting, ${left.delayed} delayed, ${left.completed} completed kept ${verdict(left.waiting + left.active === 0, 'NOT DRAINED')}`;
   }
-  figures['Redis keys under the prefix: warm-up → end'] = `${baseline.redisKeys} → ${finalRedisKeys}`;
+  const keyCount = (kinds: Map<string, number>) => [...kinds.values()].reduce((a, b) => a + b, 0);
+  figures['Redis keys under the prefix: warm-up → end'] =
+    `${keyCount(baseline.redisKeys)} → ${keyCount(finalRedisKeys)}`;
+  for (const [kind, n] of [...finalRedisKeys]
+    .map(([kind, n]) => [kind, n - (baseline!.redisKeys.get(kind) ?? 0)] as const)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5))
+    figures[`  grown: ${kind.slice(config.REDIS_PREFIX.length)}`] = `+${n} (now ${finalRedisKeys.get(kind)})`;
 
   const writes = WRITES.reduce((n, op) => n + stats.get(op)!.afterBaseline, 0) + campaignRecipientsAfterBaseline;
   figures['write operations after the warm-up'] =
