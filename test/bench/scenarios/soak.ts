@@ -345,19 +345,21 @@ export async function soak(ctx: BenchContext, minutes = 10) {
     };
   };
   const tableSizes = () => relationSizes(ctx);
-  /** our Redis keys by kind: ids (numbers, uuids, hex) replaced with `*` */
+  /** our Redis keys by kind (ids: numbers, uuids, hex replaced with `*`), with one key of each kind */
   const redisKeys = async () => {
     const kinds = new Map<string, number>();
+    const examples = new Map<string, string>();
     let cursor = '0';
     do {
       const [next, keys] = await connection.scan(cursor, 'MATCH', `${config.REDIS_PREFIX}*`, 'COUNT', 1000);
       for (const key of keys) {
-        const kind = key.replace(/[0-9a-f]{8}-[0-9a-f-]{27}|[0-9a-f]{16,}|\d+/g, '*');
+        const kind = key.slice(config.REDIS_PREFIX.length).replace(/[0-9a-f]{8}-[0-9a-f-]{27}|[0-9a-f]{16,}|\d+/g, '*');
         kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+        examples.set(kind, key);
       }
       cursor = next;
     } while (cursor !== '0');
-    return kinds;
+    return { kinds, examples };
   };
 
   // the load: every operation on its own schedule; samples every 10 s
@@ -389,7 +391,7 @@ export async function soak(ctx: BenchContext, minutes = 10) {
   const firstCampaign = setTimeout(startCampaign, Math.min(20_000, durationMs / 4));
 
   const samples: Sample[] = [];
-  let baseline: { sample: Sample; tables: TableSize[]; redisKeys: Map<string, number> } | undefined;
+  let baseline: { sample: Sample; tables: TableSize[]; redisKeys: Awaited<ReturnType<typeof redisKeys>> } | undefined;
   while (Date.now() < loadEnd) {
     await new Promise((r) => setTimeout(r, Math.min(SAMPLE_MS, loadEnd - Date.now())));
     const s = await sample();
@@ -504,17 +506,26 @@ export async function soak(ctx: BenchContext, minutes = 10) {
     figures[`queue ${queue.name}: max waiting / active, oldest s`] =
       `${maxWaiting} / ${maxActive}, ${(maxAge / 1000).toFixed(1)}; after drain ${left.waiting} waiting, ${left.delayed} delayed, ${left.completed} completed kept ${verdict(left.waiting + left.active === 0, 'NOT DRAINED')}`;
   }
-  const keyCount = (kinds: Map<string, number>) => [...kinds.values()].reduce((a, b) => a + b, 0);
+  const writes = WRITES.reduce((n, op) => n + stats.get(op)!.afterBaseline, 0) + campaignRecipientsAfterBaseline;
+  const keyCount = (keys: { kinds: Map<string, number> }) => [...keys.kinds.values()].reduce((a, b) => a + b, 0);
   figures['Redis keys under the prefix: warm-up → end'] =
     `${keyCount(baseline.redisKeys)} → ${keyCount(finalRedisKeys)}`;
-  for (const [kind, n] of [...finalRedisKeys]
-    .map(([kind, n]) => [kind, n - (baseline!.redisKeys.get(kind) ?? 0)] as const)
+  const grownKinds = [...finalRedisKeys.kinds]
+    .map(([kind, n]) => [kind, n - (baseline!.redisKeys.kinds.get(kind) ?? 0)] as const)
     .filter(([, n]) => n > 0)
     .sort((a, b) => b[1] - a[1])
-    .slice(0, 5))
-    figures[`  grown: ${kind.slice(config.REDIS_PREFIX.length)}`] = `+${n} (now ${finalRedisKeys.get(kind)})`;
+    .slice(0, 5);
+  for (const [kind, n] of grownKinds) {
+    const example = finalRedisKeys.examples.get(kind)!;
+    const [bytes, ttl] = await Promise.all([
+      connection.call('MEMORY', 'USAGE', example) as Promise<number | null>,
+      connection.pttl(example),
+    ]);
+    figures[`  grown: ${kind}`] =
+      `+${n} (${((n / Math.max(writes, 1)) * 1000).toFixed(0)} per 1,000 ops; now ${finalRedisKeys.kinds.get(kind)}), ` +
+      `${bytes ?? '?'} bytes each, ${ttl > 0 ? `expires in ${(ttl / 3600_000).toFixed(1)} h` : 'no expiry'}`;
+  }
 
-  const writes = WRITES.reduce((n, op) => n + stats.get(op)!.afterBaseline, 0) + campaignRecipientsAfterBaseline;
   figures['write operations after the warm-up'] =
     `${writes} (sends + customer messages + workflow runs + replies + campaign recipients)`;
   const before = new Map(baseline.tables.map((t) => [t.name, t]));
