@@ -455,6 +455,7 @@ export async function soak(ctx: BenchContext, minutes = 10) {
   const [db] = await ctx.db.query(
     `SELECT (SELECT count(*) FROM messages WHERE account_id = $1 AND status = 'failed')::int AS failed_messages,
             (SELECT count(*) FROM messages WHERE account_id = $1 AND status = 'queued')::int AS queued_messages,
+            (SELECT count(*) FROM messages WHERE account_id = $1 AND status IN ('accepted', 'sent'))::int AS undelivered,
             (SELECT count(*) FROM messages WHERE account_id = $1)::int AS messages,
             (SELECT count(*) FROM workflow_runs WHERE workflow_id = $2 AND status = 'failed')::int AS failed_runs`,
     [account.accountId, workflowId],
@@ -560,6 +561,10 @@ export async function soak(ctx: BenchContext, minutes = 10) {
   figures['failed messages (target 0)'] =
     `${db.failed_messages} of ${db.messages} ${verdict(db.failed_messages === 0)}`;
   figures['messages still queued after drain'] = `${db.queued_messages} ${verdict(db.queued_messages === 0)}`;
+  figures['messages accepted but never delivered (status lost)'] = `${db.undelivered} ${verdict(db.undelivered === 0)}`;
+  const platform = (await (await fetch(`${sandboxUrl}/_sandbox/stats`)).json()) as Record<string, any>;
+  figures['sandbox → API webhooks delivered / failed / dropped (target 0 failed)'] =
+    `${platform.webhooksDelivered} / ${platform.webhooksFailed} / ${platform.webhooksDropped} ${verdict(platform.webhooksFailed + platform.webhooksDropped === 0)}`;
   figures['workflow runs failed / not finished after reply (target 0)'] =
     `${db.failed_runs} / ${replyDone.failed} ${verdict(db.failed_runs + replyDone.failed === 0)}`;
   figures['campaign start → completed s'] = campaignTimes.map((ms) => (ms / 1000).toFixed(1)).join(' / ');
