@@ -9,10 +9,11 @@ import { inboxFanout } from './scenarios/inbox';
 import { mcpThroughput } from './scenarios/mcp';
 import { consoleBuilder } from './scenarios/console';
 import { sends } from './scenarios/sends';
+import { soak } from './scenarios/soak';
 import { webhookDeliveries } from './scenarios/webhooks';
 
 /**
- * `npm run bench [scenario...]`: builds, then runs each scenario against real processes, PostgreSQL and Redis,
+ * `npm run bench [scenario...] [-- --minutes N]`: builds, then runs each scenario against real processes, PostgreSQL and Redis,
  * printing figures and their ratio to the targets of ARCHITECTURE.md. Nothing here asserts: it measures.
  */
 const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchContext>>) => Promise<void>> = {
@@ -26,11 +27,31 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   console: (ctx) => consoleBuilder(ctx),
   import: (ctx) => contactImport(ctx),
   inbox: (ctx) => inboxFanout(ctx),
+  soak: (ctx) => soak(ctx, options.minutes),
 };
+/** what `npm run bench` with no scenario named runs: all but the soak, which runs only when named */
+const DEFAULT = Object.keys(SCENARIOS).filter((name) => name !== 'soak');
+
+/**
+ * Arguments: scenario names and `--minutes N` (or `--minutes=N`) for the soak. `npm run bench soak --minutes 2`
+ * without `--` leaves npm the flag and passes only `2`: a bare number is taken as the minutes too.
+ */
+function parseArguments(args: string[]) {
+  const names: string[] = [];
+  let minutes = 10;
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].split('=');
+    if (flag === '--minutes') minutes = Number(inline ?? args[++i]);
+    else if (/^\d+(\.\d+)?$/.test(args[i])) minutes = Number(args[i]);
+    else names.push(args[i]);
+  }
+  if (!(minutes > 0)) throw new Error('--minutes wants a positive number');
+  return { names, minutes };
+}
+const options = parseArguments(process.argv.slice(2));
 
 async function main() {
-  const wanted = process.argv.slice(2);
-  const names = wanted.length ? wanted : Object.keys(SCENARIOS);
+  const names = options.names.length ? options.names : DEFAULT;
   const unknown = names.filter((n) => !SCENARIOS[n]);
   if (unknown.length)
     throw new Error(`Unknown scenario(s) ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}`);

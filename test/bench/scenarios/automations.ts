@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { startTemporal, type TemporalDevServer } from '../../../scripts/temporal-server';
 import { BenchContext, DIST, freePort } from '../bench-context';
+import { inboundWebhook, percentile } from '../helpers';
 import { load } from '../load';
 import { automationSends, type SendFigures } from './automation-sends';
 
@@ -284,39 +285,6 @@ async function measureDriver(
     burstRuns: replyRuns,
     burstP99: Number(burstReplies.p99),
   };
-}
-
-const percentile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]?.toFixed(0);
-
-function inboundWebhook(phoneNumberId: string, from: string): string {
-  return JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: 'bench-waba',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550000000', phone_number_id: phoneNumberId },
-              contacts: [{ profile: { name: 'Bench' }, wa_id: from }],
-              messages: [
-                {
-                  from,
-                  id: `wamid.bench-${from}`,
-                  timestamp: String(Math.floor(Date.now() / 1000)),
-                  type: 'text',
-                  text: { body: 'yes' },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  });
 }
 
 function chunks<T>(items: T[], size: number): T[][] {

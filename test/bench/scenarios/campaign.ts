@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
+import { createApprovedTemplate, postJson as post } from '../helpers';
 
 const RECIPIENTS = Number(process.env.BENCH_CAMPAIGN_RECIPIENTS ?? 100_000);
 const RATE = Number(process.env.BENCH_CAMPAIGN_RATE ?? 1000);
@@ -33,7 +34,7 @@ export function cpuSeconds(pid: number | undefined): number | null {
 }
 
 /** CPU seconds used so far by every process with this command name (PostgreSQL's backends, redis-server). */
-function cpuSecondsOf(command: string): number {
+export function cpuSecondsOf(command: string): number {
   let total = 0;
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
@@ -114,15 +115,6 @@ export async function campaignFanout(ctx: BenchContext) {
     messagesPerSecond: RATE,
   });
   const phoneId = account.messagingPhoneIds[0];
-  const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
   await post(`${sandboxUrl}/_sandbox/config`, {
     messagesPerSecond: { [phoneId]: RATE },
     statusBatchSize: 100,
@@ -138,36 +130,7 @@ export async function campaignFanout(ctx: BenchContext) {
   const { token } = (await auth.json()) as { token: string };
   const authz = { authorization: token };
 
-  // an approved template (created through the API, approved by the sandbox's reviewer, seen through the webhook)
-  const name = `bench_${Date.now().toString(36)}`;
-  const created = await post(
-    `${api}/templates/create`,
-    {
-      template_name: name,
-      category: 'MARKETING',
-      language: 'en_US',
-      messagingPhoneId: phoneId,
-      components: [
-        {
-          type: 'body',
-          parameters: [
-            { type: 'text', text: 'Hi {{first}}, the sale starts today.' },
-            { type: 'variable', variable: { text: 'first', value: 'Ann' } },
-          ],
-        },
-      ],
-    },
-    authz,
-  );
-  if (created.status !== 200 || typeof created.body.data !== 'object')
-    throw new Error(`template create failed: ${JSON.stringify(created.body)}`);
-  await post(`${sandboxUrl}/_sandbox/templates/review`, { name, status: 'APPROVED' });
-  for (let i = 0; ; i++) {
-    const s = (await (await fetch(`${api}/templates/status?template_name=${name}`, { headers: authz })).json()) as any;
-    if (s?.data?.status === 'APPROVED') break;
-    if (i > 100) throw new Error('template not approved');
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const name = await createApprovedTemplate(api, sandboxUrl, authz, phoneId);
 
   // the audience: RECIPIENTS contacts in one group, seeded in one statement
   const seedStarted = Date.now();

@@ -1,0 +1,88 @@
+/** Small helpers shared by several benchmark scenarios. */
+
+/** The q-quantile of ascending numbers, rounded to whole milliseconds (undefined for none). */
+export const percentile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]?.toFixed(0);
+
+/** A customer's text message as the platform posts it to /webhooks/whatsapp (sign it with computeSignature). */
+export function inboundWebhook(phoneNumberId: string, from: string, id = `wamid.bench-${from}`): string {
+  return JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: 'bench-waba',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550000000', phone_number_id: phoneNumberId },
+              contacts: [{ profile: { name: 'Bench' }, wa_id: from }],
+              messages: [
+                {
+                  from,
+                  id,
+                  timestamp: String(Math.floor(Date.now() / 1000)),
+                  type: 'text',
+                  text: { body: 'yes' },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    ],
+  });
+}
+
+/** POST JSON (or nothing); answers the status and the parsed body. */
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/**
+ * A MARKETING template with one body variable, created through the API, approved by the sandbox's reviewer and seen
+ * as APPROVED by the API (through the platform's webhook). Answers its name.
+ */
+export async function createApprovedTemplate(
+  api: string,
+  sandboxUrl: string,
+  authz: Record<string, string>,
+  messagingPhoneId: string,
+): Promise<string> {
+  const name = `bench_${Date.now().toString(36)}`;
+  const created = await postJson(
+    `${api}/templates/create`,
+    {
+      template_name: name,
+      category: 'MARKETING',
+      language: 'en_US',
+      messagingPhoneId,
+      components: [
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', text: 'Hi {{first}}, the sale starts today.' },
+            { type: 'variable', variable: { text: 'first', value: 'Ann' } },
+          ],
+        },
+      ],
+    },
+    authz,
+  );
+  if (created.status !== 200 || typeof created.body.data !== 'object')
+    throw new Error(`template create failed: ${JSON.stringify(created.body)}`);
+  await postJson(`${sandboxUrl}/_sandbox/templates/review`, { name, status: 'APPROVED' });
+  for (let i = 0; ; i++) {
+    const s = (await (await fetch(`${api}/templates/status?template_name=${name}`, { headers: authz })).json()) as any;
+    if (s?.data?.status === 'APPROVED') return name;
+    if (i > 100) throw new Error('template not approved');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
