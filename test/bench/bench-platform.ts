@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from './bench-context';
+import { postJson as post } from './helpers';
 
 /** The sandbox, an API and workers as their own processes, and an account whose number the sandbox paces. */
 export interface Platform {
@@ -15,7 +16,6 @@ export interface Platform {
   account: ProvisionedAccount;
   phoneId: string;
   authz: { authorization: string };
-  post(url: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   /** Stops the API and the workers (the sandbox too); the next platform must not compete with them for the CPU. */
   stop(): Promise<void>;
 }
@@ -59,15 +59,6 @@ export async function startPlatform(
     messagesPerSecond: options.rate,
   });
   const phoneId = account.messagingPhoneIds[0];
-  const post = async (url: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
   await post(`${sandboxUrl}/_sandbox/config`, {
     messagesPerSecond: { [phoneId]: options.rate },
     statusBatchSize: 100,
@@ -91,7 +82,6 @@ export async function startPlatform(
     account,
     phoneId,
     authz: { authorization: token },
-    post,
     stop: () =>
       Promise.all(
         processes.map((p) =>
@@ -99,40 +89,6 @@ export async function startPlatform(
         ),
       ).then(() => undefined),
   };
-}
-
-/** Creates a one-variable template through the API, has the sandbox's reviewer approve it, waits until we know. */
-export async function approvedTemplate(platform: Platform): Promise<string> {
-  const { api, sandboxUrl, post, authz, phoneId } = platform;
-  const name = `bench_${Date.now().toString(36)}`;
-  const created = await post(
-    `${api}/templates/create`,
-    {
-      template_name: name,
-      category: 'MARKETING',
-      language: 'en_US',
-      messagingPhoneId: phoneId,
-      components: [
-        {
-          type: 'body',
-          parameters: [
-            { type: 'text', text: 'Hi {{first}}, the sale starts today.' },
-            { type: 'variable', variable: { text: 'first', value: 'Ann' } },
-          ],
-        },
-      ],
-    },
-    authz,
-  );
-  if (created.status !== 200 || typeof created.body.data !== 'object')
-    throw new Error(`template create failed: ${JSON.stringify(created.body)}`);
-  await post(`${sandboxUrl}/_sandbox/templates/review`, { name, status: 'APPROVED' });
-  for (let i = 0; ; i++) {
-    const s = (await (await fetch(`${api}/templates/status?template_name=${name}`, { headers: authz })).json()) as any;
-    if (s?.data?.status === 'APPROVED') return name;
-    if (i > 100) throw new Error('template not approved');
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** CPU seconds (user + system) a process has used so far; null once it has exited. */

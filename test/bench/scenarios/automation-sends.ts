@@ -1,4 +1,5 @@
-import { approvedTemplate, cpuMeter, startPlatform, type Platform } from '../bench-platform';
+import { cpuMeter, startPlatform, type Platform } from '../bench-platform';
+import { createApprovedTemplate, postJson } from '../helpers';
 import type { BenchContext } from '../bench-context';
 
 const SECONDS = Number(process.env.BENCH_AUTOMATION_SECONDS ?? 10);
@@ -40,8 +41,9 @@ export async function automationSends(
   });
   try {
     await new Promise((r) => setTimeout(r, driver === 'temporal' ? 5000 : 2000)); // the worker boots
-    const templateName = await approvedTemplate(platform);
-    const created = await platform.post(
+    const { api, sandboxUrl, authz, phoneId } = platform;
+    const templateName = await createApprovedTemplate(api, sandboxUrl, authz, phoneId);
+    const created = await postJson(
       `${platform.api}/v1/workflows`,
       {
         mode: 'create',

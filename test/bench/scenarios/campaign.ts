@@ -1,9 +1,7 @@
-import { provisionAccount } from '@switchboard/accounts';
-import { loadConfig, SecretBox } from '@switchboard/core';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
-import { BenchContext, DIST, freePort } from '../bench-context';
+import { BenchContext } from '../bench-context';
+import { cpuMeter, startPlatform } from '../bench-platform';
 import { createApprovedTemplate, postJson as post } from '../helpers';
 
 const RECIPIENTS = Number(process.env.BENCH_CAMPAIGN_RECIPIENTS ?? 100_000);
@@ -20,33 +18,6 @@ function peakRssMb(pid: number | undefined): number | null {
   } catch {
     return null;
   }
-}
-
-/** CPU seconds (user + system) a process has used so far; null once it has exited. */
-export function cpuSeconds(pid: number | undefined): number | null {
-  if (!pid) return null;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return null;
-  }
-}
-
-/** CPU seconds used so far by every process with this command name (PostgreSQL's backends, redis-server). */
-export function cpuSecondsOf(command: string): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== command) continue;
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      // the process exited while we looked
-    }
-  }
-  return total;
 }
 
 /** The largest number of timestamps inside any window of `windowMs` (sliding, two pointers over sorted times). */
@@ -80,56 +51,13 @@ export function minInWindow(times: number[], windowMs = 1000): number {
  * processes; the sandbox enforces the same limit (error 130429) and batches its status webhooks.
  */
 export async function campaignFanout(ctx: BenchContext) {
-  // free ports, not fixed ones: benchmarks of other worktrees may run on the same machine at the same time
-  const apiPort = String(await freePort());
-  const sandboxPort = String(await freePort());
-  const api = `http://127.0.0.1:${apiPort}`;
-  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-  const env = { ALLOW_PRIVATE_NETWORK_TARGETS: 'true', WHATSAPP_API_BASE_URL: sandboxUrl };
-  const config = loadConfig({ ...ctx.env, ...env });
-
-  const sandboxProcess = await ctx.startProcess(
-    'sandbox',
-    join(DIST, 'apps/sandbox/src/main.js'),
-    {
-      SANDBOX_PORT: sandboxPort,
-      SANDBOX_WEBHOOK_URL: `${api}/webhooks/whatsapp`,
-      WHATSAPP_APP_SECRET: config.WHATSAPP_APP_SECRET,
-    },
-    `${sandboxUrl}/_sandbox/health`,
-  );
-  const apiProcess = await ctx.startProcess(
-    'api',
-    join(DIST, 'apps/api/src/main.js'),
-    { ...env, PORT: apiPort },
-    `${api}/health`,
-  );
-  const workers = [];
-  for (let i = 0; i < WORKERS; i++)
-    workers.push(await ctx.startProcess(`worker ${i + 1}`, join(DIST, 'apps/worker/src/main.js'), env));
-
-  const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
-    name: 'Bench campaign',
-    apiBaseUrl: sandboxUrl,
-    apiVersion: config.WHATSAPP_API_VERSION,
-    messagesPerSecond: RATE,
-  });
-  const phoneId = account.messagingPhoneIds[0];
-  await post(`${sandboxUrl}/_sandbox/config`, {
-    messagesPerSecond: { [phoneId]: RATE },
-    statusBatchSize: 100,
-    statusDelaysMs: { sent: 200, delivered: 1000, read: null },
+  const platform = await startPlatform(ctx, {
+    name: 'campaign',
+    rate: RATE,
+    workers: WORKERS,
     messageLogLimit: RECIPIENTS * 2,
-    webhookLogLimit: 1000,
-    autoReview: false,
   });
-  const auth = await fetch(`${api}/v1/authenticate`, {
-    method: 'POST',
-    headers: { clientid: account.clientId, clientsecret: account.clientSecret },
-  });
-  const { token } = (await auth.json()) as { token: string };
-  const authz = { authorization: token };
-
+  const { api, sandboxUrl, account, phoneId, authz, workers } = platform;
   const name = await createApprovedTemplate(api, sandboxUrl, authz, phoneId);
 
   // the audience: RECIPIENTS contacts in one group, seeded in one statement
@@ -160,9 +88,7 @@ export async function campaignFanout(ctx: BenchContext) {
   if (campaign.status !== 201) throw new Error(`campaign create failed: ${JSON.stringify(campaign.body)}`);
   const id = campaign.body.data.campaign_id;
 
-  const processes = [...workers, apiProcess, sandboxProcess];
-  const cpuAtStart = processes.map((p) => cpuSeconds(p.pid) ?? 0);
-  const servicesAtStart = [cpuSecondsOf('postgres'), cpuSecondsOf('redis-server')];
+  const cpuUsed = cpuMeter([...workers, platform.apiProcess, platform.sandboxProcess]);
   const started = Date.now();
   const start = await post(`${api}/v2/campaigns/${id}/start`, undefined, authz);
   if (start.status !== 200) throw new Error(`start failed: ${JSON.stringify(start.body)}`);
@@ -182,11 +108,10 @@ export async function campaignFanout(ctx: BenchContext) {
   }
   const totalMs = Date.now() - started;
   const workerPeak = workers.map((w) => peakRssMb(w.pid) ?? 'n/a').join(' / ');
-  const cpu = processes.map((p, i) => ((cpuSeconds(p.pid) ?? 0) - cpuAtStart[i]).toFixed(1));
-  const services = [
-    cpuSecondsOf('postgres') - servicesAtStart[0],
-    cpuSecondsOf('redis-server') - servicesAtStart[1],
-  ].map((s) => s.toFixed(1));
+  // worker(s) / api / sandbox / postgres / redis (no Temporal server here)
+  const cpu = cpuUsed()
+    .seconds.slice(0, -1)
+    .map((s) => s.toFixed(1));
   const load = loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
@@ -209,7 +134,7 @@ export async function campaignFanout(ctx: BenchContext) {
   const targetSeconds = RECIPIENTS / (0.97 * RATE);
   const lowest = minInWindow(times);
   const refused130429 = Number(stats.rejected?.['130429'] ?? 0);
-  const cpuPerRecipient = ([...cpu, ...services].reduce((a, b) => a + Number(b), 0) * 1000) / RECIPIENTS;
+  const cpuPerRecipient = (cpu.reduce((a, b) => a + Number(b), 0) * 1000) / RECIPIENTS;
   const rejected =
     Object.entries(stats.rejected ?? {})
       .map(([code, n]) => `${code}: ${n}`)
@@ -232,7 +157,7 @@ export async function campaignFanout(ctx: BenchContext) {
     'progress at completion': JSON.stringify(progress),
     'worker processes': WORKERS,
     'worker peak RSS MB': workerPeak,
-    [`CPU s during the run: worker${WORKERS > 1 ? 's' : ''} / api / sandbox / postgres / redis`]: `${[...cpu, ...services].join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
+    [`CPU s during the run: worker${WORKERS > 1 ? 's' : ''} / api / sandbox / postgres / redis`]: `${cpu.join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
     'CPU ms per recipient, all processes (target <= 0.7)': `${cpuPerRecipient.toFixed(2)} ${cpuPerRecipient <= 0.7 ? 'OK' : 'ABOVE TARGET'}`,
     'load average at the end (1/5/15 min)': load,
   });

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { BenchContext, DIST, freePort } from '../bench-context';
-import { cpuSeconds } from './campaign';
+import { cpuSeconds } from '../bench-platform';
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 /** ARCHITECTURE/issue target: 100,000 rows imported in under 20 s, worker peak RSS under 300 MB. */

@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BenchContext, DIST, freePort } from '../bench-context';
-import { cpuSeconds, cpuSecondsOf } from './campaign';
+import { cpuSeconds, cpuSecondsOf } from '../bench-platform';
 import { createApprovedTemplate, inboundWebhook, percentile, postJson } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
