@@ -7,6 +7,13 @@ import { map, Observable } from 'rxjs';
  * live), so every API process can push it to the browsers watching that run (Server-Sent Events,
  * GET /v1/workflow-runs/{id}/events).
  */
+/**
+ * A run's stream is kept this long after its last change (a topic per run: at hundreds of runs per second, the 24 h of
+ * other topics would fill Redis). Nothing needs its history for long: the run's event stream starts with the run as it
+ * is now.
+ */
+const RUN_TOPIC_TTL_MS = 15 * 60_000;
+
 @Injectable()
 export class RunEvents {
   constructor(private readonly live: LiveEvents) {}
@@ -16,7 +23,7 @@ export class RunEvents {
   }
 
   async publish(runId: string): Promise<void> {
-    await this.live.publishQuietly(this.topic(runId), 'changed', null);
+    await this.live.publishQuietly(this.topic(runId), 'changed', null, RUN_TOPIC_TTL_MS);
   }
 
   /** Emits (no value) each time the run changes, until unsubscribed. */

@@ -77,6 +77,14 @@ export class AutomationQueue {
     });
   }
 
+  /**
+   * Removes the timer job of step `seq` once the run has left that step (a reply came before the timeout). Best effort:
+   * a timer that fires anyway is ignored by the engine (stale seq).
+   */
+  async cancelTimer(runId: string, seq: number): Promise<void> {
+    await this.queue.remove(`${runId}:${seq}:timer`).catch(() => undefined);
+  }
+
   /** The delay or reply timeout of step `seq`, fired after `delayMs`. */
   async timer(runId: string, seq: number, delayMs: number): Promise<void> {
     await this.queue.add(JOB_TIMER_FIRED, withRequestId({ runId, seq }) satisfies TimerFiredJob, {

@@ -93,6 +93,8 @@ export class EmbeddedDriver {
 
   private async step(runId: string, input: DriverInput): Promise<StepOutcome | null> {
     const timers: Array<{ seq: number; delayMs: number }> = [];
+    /** a reply's timeout job that the reply made useless (a delayed job may wait days: it is removed, not left to fire) */
+    let timeoutLeft: number | undefined;
     const outcome = await this.dataSource.transaction(async (tx) => {
       const [run] = await namedQuery<LockedRun>(tx, 'run_step_lock', LOCK_RUN_SQL, [runId]);
       if (!run) return null;
@@ -105,6 +107,8 @@ export class EmbeddedDriver {
         result = advance(run.definition, run.state, input.event);
         if (result.effects.length === 0) return null; // ignored: stale, duplicate, unmatched or finished
         annotateHistory(result.state, run.state.waitingFor, input.event);
+        if (run.state.waitingFor?.kind === 'reply' && input.event.type !== 'timer_fired')
+          timeoutLeft = run.state.waitingFor.seq;
       } else {
         // A start of an already started run, or a resume: re-perform the pending effect (it was committed, maybe
         // not performed) or make sure the timer exists. Nothing changes in the database.
@@ -134,6 +138,7 @@ export class EmbeddedDriver {
     });
     // After the commit: a timer job never fires for a state that was rolled back.
     for (const timer of timers) await this.queue.timer(runId, timer.seq, timer.delayMs);
+    if (timeoutLeft !== undefined) await this.queue.cancelTimer(runId, timeoutLeft);
     if (outcome && this.events) await this.events.publish(runId);
     return outcome;
   }

@@ -26,7 +26,7 @@ export interface SseOptions {
 
 /** Events kept per topic for resuming (XADD MAXLEN ~): about this many, the oldest trimmed first. */
 export const LIVE_EVENTS_KEPT_PER_TOPIC = 1000;
-/** A topic's stream is dropped this long after its last event. */
+/** A topic's stream is dropped this long after its last event (unless its publisher says otherwise). */
 const TOPIC_TTL_MS = 24 * 3600_000;
 /** A comment line this often keeps proxies and browsers from closing an idle stream. */
 export const LIVE_EVENTS_HEARTBEAT_MS = 15_000;
@@ -76,8 +76,8 @@ export class LiveEvents implements OnModuleDestroy {
     return `${this.config.REDIS_PREFIX}:live-notify:${topic}`;
   }
 
-  /** Appends an event to the topic and notifies every process; resolves to its id. */
-  async publish(topic: string, event: string, data: unknown): Promise<string> {
+  /** Appends an event to the topic and notifies every process; resolves to its id. The topic is dropped `ttlMs` after its last event. */
+  async publish(topic: string, event: string, data: unknown, ttlMs = TOPIC_TTL_MS): Promise<string> {
     const redis = this.redis as Redis & {
       sbLivePublish(key: string, ...args: Array<string | number>): Promise<string>;
     };
@@ -86,14 +86,14 @@ export class LiveEvents implements OnModuleDestroy {
       LIVE_EVENTS_KEPT_PER_TOPIC,
       event,
       JSON.stringify(data ?? null),
-      TOPIC_TTL_MS,
+      ttlMs,
       this.channel(topic),
     );
   }
 
   /** Like `publish`, but a failure is logged instead of thrown: for callers whose own work already succeeded. */
-  async publishQuietly(topic: string, event: string, data: unknown): Promise<void> {
-    await this.publish(topic, event, data).catch((error) =>
+  async publishQuietly(topic: string, event: string, data: unknown, ttlMs?: number): Promise<void> {
+    await this.publish(topic, event, data, ttlMs).catch((error) =>
       this.logger.warn({ msg: 'live event not published', topic, event, error: String(error) }),
     );
   }
