@@ -1,5 +1,5 @@
 import { PRIVATE_TARGETS_HINT } from '@switchboard/core';
-import { WorkflowRunsService } from '@switchboard/automations';
+import { AutomationQueue, WorkflowRunsService } from '@switchboard/automations';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createWorkflow, seedTemplate, waitForRun } from '../helpers/automations';
@@ -411,6 +411,10 @@ describe('Workflow runs (embedded driver)', () => {
       expect(run.currentNodeId).toBe('confirmed');
       expect(run.reply).toEqual({ text: ' Yes ', messageId: 'wamid.2' });
       expect(run.history.map((h: any) => h.outcome)).toEqual(['branch:1', 'end']);
+      // the hour-long timeout of the wait is not left behind as a delayed job
+      const queue = t.worker!.get(AutomationQueue, { strict: false }).queue;
+      const timeoutJobs = (await queue.getDelayed()).filter((j) => j.id?.startsWith(`${runId}:`));
+      expect(timeoutJobs).toEqual([]);
       expect(
         await runs.deliverReply(account.accountId, undefined, '447700900001', { text: 'yes', messageId: 'wamid.3' }),
       ).toEqual([]);
