@@ -335,4 +335,29 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
     });
     await eventually(async () => (await messageRow(row.id)).replied_at);
   });
+
+  describe('retention', () => {
+    it('deletes processed and failed events older than the retention; unprocessed and recent ones stay', async () => {
+      const { PlatformWebhooksService } = await import('@switchboard/messaging');
+      const webhooks = t.worker!.get(PlatformWebhooksService, { strict: false });
+      const insert = async (ageDays: number, state: 'processed' | 'failed' | 'unprocessed') => {
+        const [{ id }] = await t.db.query(
+          `INSERT INTO platform_webhook_events (payload, received_at, processed_at, error)
+           VALUES ('{}', now() - make_interval(days => $1), CASE WHEN $2 = 'processed' THEN now() END, CASE WHEN $2 = 'failed' THEN 'boom' END)
+           RETURNING id`,
+          [ageDays, state],
+        );
+        return String(id);
+      };
+      // a retention of 30 days, so that the events other tests store (received now) are not touched
+      const old = [await insert(40, 'processed'), await insert(35, 'failed')];
+      const kept = [await insert(40, 'unprocessed'), await insert(20, 'processed')];
+      expect(await webhooks.prune(30)).toBeGreaterThanOrEqual(2);
+      const left = await t.db.query('SELECT id::text FROM platform_webhook_events WHERE id = ANY($1)', [
+        [...old, ...kept],
+      ]);
+      expect(left.map((r: any) => r.id).sort()).toEqual([...kept].sort());
+      await t.db.query('DELETE FROM platform_webhook_events WHERE id = ANY($1)', [kept]);
+    });
+  });
 });

@@ -334,6 +334,12 @@ export class AppConfig {
   @Min(0)
   SEND_IN_DOUBT_MS = 30_000;
 
+  /** Processed platform webhooks are deleted this many days after they arrived (hourly sweep); unprocessed ones stay. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  PLATFORM_WEBHOOK_RETENTION_DAYS = 7;
+
   /** Worker diagnostics: every 5 s the pacer's counters and the event loop's lag (a warn log line). */
   @Transform(toBool)
   @IsBoolean()

@@ -3,7 +3,14 @@ import { Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
-import { inJobContext, messageStatusesTotal, QUEUES, webhookLagSeconds } from '@switchboard/core';
+import {
+  AppConfig,
+  inJobContext,
+  messageStatusesTotal,
+  PeriodicSweeps,
+  QUEUES,
+  webhookLagSeconds,
+} from '@switchboard/core';
 import { TemplatesService } from '@switchboard/templates';
 import { parseWebhook, type MessageEvent, type WebhookEvent } from '@switchboard/whatsapp';
 import { Job } from 'bullmq';
@@ -17,6 +24,8 @@ import { PlatformWebhooksService } from './platform-webhooks.service';
 
 /** Thrown when a status names a wamid we have not stored yet (the send's response may still be in flight). */
 class StatusBeforeMessageError extends Error {}
+
+const RETENTION_SWEEP_EVERY_MS = 3600_000;
 
 @Processor(QUEUES.platformWebhooks, { concurrency: 16 })
 export class PlatformWebhookProcessor extends WorkerHost implements OnApplicationBootstrap {
@@ -32,6 +41,8 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     private readonly accounts: AccountsService,
     private readonly inbound: InboundMessages,
     private readonly inboxEvents: InboxEvents,
+    private readonly sweeps: PeriodicSweeps,
+    private readonly config: AppConfig,
   ) {
     super();
   }
@@ -39,6 +50,11 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
   async onApplicationBootstrap() {
     const requeued = await this.webhooks.requeueUnprocessed();
     if (requeued) this.logger.log(`Re-queued ${requeued} unprocessed platform webhooks`);
+    // the table would grow with every webhook forever: processed ones are kept PLATFORM_WEBHOOK_RETENTION_DAYS
+    await this.sweeps.register('platform-webhook-retention', RETENTION_SWEEP_EVERY_MS, async () => {
+      const deleted = await this.webhooks.prune(this.config.PLATFORM_WEBHOOK_RETENTION_DAYS);
+      if (deleted) this.logger.log({ msg: 'old platform webhooks deleted', deleted });
+    });
   }
 
   process(job: Job<{ eventId: string }>): Promise<void> {

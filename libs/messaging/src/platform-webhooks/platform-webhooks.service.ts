@@ -7,6 +7,7 @@ import { IsNull, Repository } from 'typeorm';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 
 export const PROCESS_WEBHOOK_JOB = 'process-webhook';
+const PRUNE_BATCH = 5000;
 
 /** Stores each verified platform webhook, then queues it: nothing acknowledged to the platform is lost. */
 @Injectable()
@@ -35,6 +36,32 @@ export class PlatformWebhooksService {
     });
     for (const { id } of pending) await this.enqueue(id);
     return pending.length;
+  }
+
+  /**
+   * Deletes the events received more than `retentionDays` ago that were processed (or failed for good), oldest first,
+   * walking the primary key in batches (ids grow with arrival, so no index on the time is needed). Returns how many.
+   */
+  async prune(retentionDays: number): Promise<number> {
+    let deleted = 0;
+    let after = '0';
+    for (;;) {
+      const [batch]: Array<{ last: string | null; done: boolean; deleted: number }> = await this.events.query(
+        `WITH batch AS (SELECT id, received_at, processed_at, error FROM platform_webhook_events
+                         WHERE id > $1 ORDER BY id LIMIT ${PRUNE_BATCH}),
+              gone AS (DELETE FROM platform_webhook_events WHERE id IN (
+                         SELECT id FROM batch WHERE received_at < now() - make_interval(days => $2)
+                                                AND (processed_at IS NOT NULL OR error IS NOT NULL))
+                       RETURNING id)
+         SELECT (SELECT max(id) FROM batch)::text AS last,
+                (SELECT count(*) < ${PRUNE_BATCH} OR bool_or(received_at >= now() - make_interval(days => $2)) FROM batch) AS done,
+                (SELECT count(*) FROM gone)::int AS deleted`,
+        [after, retentionDays],
+      );
+      deleted += batch.deleted;
+      if (batch.done || batch.last === null) return deleted;
+      after = batch.last;
+    }
   }
 
   private enqueue(eventId: string) {
