@@ -202,7 +202,8 @@ async function measureDriver(
     return { wf, phones };
   };
   const reply = async (phone: string, sentAt: Map<string, number>) => {
-    const body = inboundWebhook(messagingPhoneId, phone);
+    // a wamid of its own: the same customers reply again in the next driver's part (a repeated wamid is a duplicate)
+    const body = inboundWebhook(messagingPhoneId, phone, `wamid.bench-${driver}-${phone}`);
     sentAt.set(phone, Date.now());
     await fetch(`${base}/webhooks/whatsapp`, {
       method: 'POST',
