@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { createBenchContext } from './bench-context';
 import { authenticatedReads } from './scenarios/authenticated-reads';
 import { automationLatency } from './scenarios/automations';
-import { automationSends } from './scenarios/automation-sends';
 import { campaignFanout } from './scenarios/campaign';
 import { contactImport } from './scenarios/import';
 import { inboxFanout } from './scenarios/inbox';
@@ -21,7 +20,6 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   campaign: (ctx) => campaignFanout(ctx),
   sends: (ctx) => sends(ctx),
   automations: (ctx) => automationLatency(ctx),
-  'automation-sends': (ctx) => automationSends(ctx, 'embedded', {}).then(() => undefined),
   mcp: (ctx) => mcpThroughput(ctx),
   webhooks: (ctx) => webhookDeliveries(ctx),
   console: (ctx) => consoleBuilder(ctx),
