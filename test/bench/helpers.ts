@@ -5,7 +5,12 @@ export const percentile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]?.toFixed(0);
 
 /** A customer's text message as the platform posts it to /webhooks/whatsapp (sign it with computeSignature). */
-export function inboundWebhook(phoneNumberId: string, from: string, id = `wamid.bench-${from}`): string {
+export function inboundWebhook(
+  phoneNumberId: string,
+  from: string,
+  id = `wamid.bench-${from}`,
+  { text = 'yes', name = 'Bench' }: { text?: string; name?: string } = {},
+): string {
   return JSON.stringify({
     object: 'whatsapp_business_account',
     entry: [
@@ -17,14 +22,14 @@ export function inboundWebhook(phoneNumberId: string, from: string, id = `wamid.
             value: {
               messaging_product: 'whatsapp',
               metadata: { display_phone_number: '15550000000', phone_number_id: phoneNumberId },
-              contacts: [{ profile: { name: 'Bench' }, wa_id: from }],
+              contacts: [{ profile: { name }, wa_id: from }],
               messages: [
                 {
                   from,
                   id,
                   timestamp: String(Math.floor(Date.now() / 1000)),
                   type: 'text',
-                  text: { body: 'yes' },
+                  text: { body: text },
                 },
               ],
             },

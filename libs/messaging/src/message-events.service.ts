@@ -292,13 +292,13 @@ export class MessageEventsService {
          WHERE id = (
            SELECT id FROM messages
            WHERE phone_number_id = $1 AND recipient = $2 AND direction = 'outbound'
-             -- without a context, a message the customer wrote before ours was created (the platform's timestamp has
-             -- whole seconds) is no reply to it, however late its webhook is handled
-             AND (wamid = $3 OR created_at < to_timestamp($4 + 1))
+             -- without a context, a message that reached our webhook before ours was created is no reply to it,
+             -- however late the worker handles it
+             AND (wamid = $3 OR $5::timestamptz IS NULL OR created_at < $5::timestamptz)
            ORDER BY (wamid = $3) DESC NULLS LAST, created_at DESC LIMIT 1
          ) AND replied_at IS NULL
          RETURNING id`,
-        [phone.id, event.from, event.contextWamid ?? null, event.timestamp],
+        [phone.id, event.from, event.contextWamid ?? null, event.timestamp, receivedAt ?? null],
       )) as [Array<{ id: string }>, number];
 
       return {

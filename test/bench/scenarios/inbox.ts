@@ -2,6 +2,7 @@ import { computeSignature } from '@switchboard/whatsapp';
 import { Agent, request, type ClientRequest } from 'node:http';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
+import { inboundWebhook } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
 const TARGET_P99_MS = 200;
@@ -167,31 +168,5 @@ async function postJson(url: string, body: unknown, headers: Record<string, stri
 /** A customer's text message as the platform posts it (one customer per round). */
 function platformWebhook(phoneId: string, n: number, text: string): string {
   const from = `4916${String(100_000_000 + n)}`;
-  return JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: 'bench-waba',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550000000', phone_number_id: phoneId },
-              contacts: [{ profile: { name: `Customer ${n}` }, wa_id: from }],
-              messages: [
-                {
-                  from,
-                  id: `wamid.inboxbench.${process.pid}.${n}`,
-                  timestamp: String(Math.floor(Date.now() / 1000)),
-                  type: 'text',
-                  text: { body: text },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  });
+  return inboundWebhook(phoneId, from, `wamid.inboxbench.${process.pid}.${n}`, { text, name: `Customer ${n}` });
 }

@@ -3,6 +3,7 @@ import { computeSignature } from '@switchboard/whatsapp';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
+import { inboundWebhook } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
 
@@ -80,36 +81,11 @@ export async function webhookDeliveries(ctx: BenchContext) {
   }
 
   const phoneId = account.messagingPhoneIds[0];
-  const platformWebhook = (n: number) => {
-    const from = `4917${String(100_000_000 + n)}`;
-    return JSON.stringify({
-      object: 'whatsapp_business_account',
-      entry: [
-        {
-          id: 'bench-waba',
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                messaging_product: 'whatsapp',
-                metadata: { display_phone_number: '15550000000', phone_number_id: phoneId },
-                contacts: [{ profile: { name: `Customer ${n}` }, wa_id: from }],
-                messages: [
-                  {
-                    from,
-                    id: `wamid.bench.${process.pid}.${n}`,
-                    timestamp: String(Math.floor(Date.now() / 1000)),
-                    type: 'text',
-                    text: { body: `bench ${n}` },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      ],
+  const platformWebhook = (n: number) =>
+    inboundWebhook(phoneId, `4917${String(100_000_000 + n)}`, `wamid.bench.${process.pid}.${n}`, {
+      text: `bench ${n}`,
+      name: `Customer ${n}`,
     });
-  };
 
   // offered at a steady rate (every 10 ms, the events due by then), at most 64 posts in flight
   const started = performance.now();
