@@ -1,3 +1,5 @@
+import { isoOrNull } from '@switchboard/core';
+import type { QueryPlan } from '@switchboard/core/database';
 import type { WorkflowRunStatus } from './entities';
 
 /** One run of GET /v1/workflows/{id}/runs, as the API answers it. */
@@ -25,7 +27,7 @@ export function runListSql(
   accountId: string,
   workflowId: string,
   query: { page: number; pageSize: number; status?: WorkflowRunStatus },
-): { sql: string; params: unknown[]; name?: string } {
+): QueryPlan {
   const params: unknown[] = [workflowId, accountId, query.pageSize, (query.page - 1) * query.pageSize];
   let filter = '';
   if (query.status) {
@@ -47,8 +49,6 @@ export function runListSql(
   };
 }
 
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
-
 /** The answer from runListSql's rows (without `success`), or null when the workflow is not the account's. */
 export function runListPage(
   rows: Array<Record<string, unknown>>,
@@ -66,9 +66,9 @@ export function runListPage(
         currentNodeId: r.current_node_id as string | null,
         contactPhone: r.contact_phone as string | null,
         error: (r.error as string | null) ?? null,
-        createdAt: iso(r.created_at as Date),
-        updatedAt: iso(r.updated_at as Date),
-        finishedAt: iso(r.finished_at as Date | null),
+        createdAt: isoOrNull(r.created_at),
+        updatedAt: isoOrNull(r.updated_at),
+        finishedAt: isoOrNull(r.finished_at),
       })),
     pagination: { page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) },
   };

@@ -1,6 +1,6 @@
 import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { triggerMatchesMessage, type InboundReply, type RunState, type Trigger } from '@switchboard/engine';
-import { namedQuery } from '@switchboard/core/database';
+import { namedQuery, queryPlan } from '@switchboard/core/database';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { contactFromPayload, digitsOnly } from './contact-binding';
@@ -9,6 +9,7 @@ import { AUTOMATION_DRIVER, type AutomationDriver } from './driver/automation-dr
 import type { WorkflowRunStatus } from './entities';
 import { runListPage, runListSql } from './run-list';
 import { parseId, WORKFLOW_NOT_FOUND } from './workflows.service';
+import { isoOrNull } from '@switchboard/core';
 
 export const RUN_NOT_FOUND = { message: 'Workflow run not found' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -47,14 +48,12 @@ interface RunRow {
   finished_at: Date | null;
 }
 
-/** The webhook's one round trip: find the active workflow and insert the run (a prepared statement: it is the hot path). */
+/** The webhook's one round trip: find the active workflow and insert the run (prepared: it is the hot path). */
 const START_FROM_WEBHOOK_SQL = `WITH w AS (SELECT id, account_id, current_version FROM workflows WHERE identifier = $1 AND is_active AND current_version > 0)
   INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload, contact_phone, idempotency_key)
   SELECT $2, w.account_id, w.id, w.current_version, 'pending', $3, $4, $5 FROM w
   ON CONFLICT (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING id`;
-
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 /**
  * Starting runs and routing events to them (the public face of the automation driver for other modules):
@@ -236,9 +235,7 @@ export class WorkflowRunsService {
     const id = parseId(workflowId);
     if (!id) throw new NotFoundException(WORKFLOW_NOT_FOUND);
     const plan = runListSql(accountId, id, query);
-    const rows: Array<Record<string, unknown>> = plan.name
-      ? await namedQuery(this.dataSource, plan.name, plan.sql, plan.params)
-      : await this.dataSource.query(plan.sql, plan.params);
+    const rows = await queryPlan(this.dataSource, plan);
     const answer = runListPage(rows, query);
     if (!answer) throw new NotFoundException(WORKFLOW_NOT_FOUND);
     return answer;
@@ -279,9 +276,9 @@ export class WorkflowRunsService {
         currentNodeId: r.current_node_id,
         contactPhone: r.contact_phone,
         error: r.state?.error?.message ?? null,
-        createdAt: iso(r.created_at),
-        updatedAt: iso(r.updated_at),
-        finishedAt: iso(r.finished_at),
+        createdAt: isoOrNull(r.created_at),
+        updatedAt: isoOrNull(r.updated_at),
+        finishedAt: isoOrNull(r.finished_at),
       })),
       pagination: { page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) },
     };
@@ -306,7 +303,7 @@ export class WorkflowRunsService {
             nodeId: waiting.nodeId,
             seq: waiting.seq,
             ...(waiting.kind === 'effect' ? { effect: waiting.effect.type } : {}),
-            ...(r.wake_at ? { until: iso(r.wake_at) } : {}),
+            ...(r.wake_at ? { until: isoOrNull(r.wake_at) } : {}),
           }
         : null,
       error: state?.error ?? null,
@@ -316,9 +313,9 @@ export class WorkflowRunsService {
       vars: state?.context.vars ?? {},
       history: state?.history ?? [],
       historyCount: state?.historyCount ?? 0,
-      createdAt: iso(r.created_at),
-      updatedAt: iso(r.updated_at),
-      finishedAt: iso(r.finished_at),
+      createdAt: isoOrNull(r.created_at),
+      updatedAt: isoOrNull(r.updated_at),
+      finishedAt: isoOrNull(r.finished_at),
     };
   }
 }

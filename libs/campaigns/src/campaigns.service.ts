@@ -14,7 +14,7 @@ import {
 } from '@switchboard/core';
 import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
 import { NO_TEMPLATE_FOUND, TemplatesService } from '@switchboard/templates';
-import { namedQuery } from '@switchboard/core/database';
+import { queryPlan } from '@switchboard/core/database';
 import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import {
@@ -290,8 +290,7 @@ export class CampaignsService {
   async report(accountId: string, campaignId: string): Promise<{ campaign: CampaignRow; progress: CampaignProgress }> {
     if (!/^[1-9]\d{0,17}$/.test(campaignId))
       throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
-    const plan = campaignReportSql(accountId, campaignId);
-    const found = campaignReportRow(await namedQuery(this.db, plan.name, plan.sql, plan.params));
+    const found = campaignReportRow(await queryPlan(this.db, campaignReportSql(accountId, campaignId)));
     if (!found) throw new NotFoundException({ message: CAMPAIGN_NOT_FOUND, campaign_id: campaignId });
     const [campaign] = await this.withMessagingPhoneIds([found.campaign]);
     return { campaign, progress: found.progress };

@@ -1,7 +1,7 @@
 import { BadRequestException, ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { normalizePhone, pageOffset, PageRequest, PHONE_FORMAT_HINT, validationException } from '@switchboard/core';
-import { namedQuery } from '@switchboard/core/database';
+import { queryPlan, type QueryPlan } from '@switchboard/core/database';
 import { EntityManager, Repository } from 'typeorm';
 import { ContactGroup } from './contact-group.entity';
 import { Contact } from './contact.entity';
@@ -449,9 +449,7 @@ export class ContactsService {
     if (query.groupId) await this.getGroup(accountId, query.groupId);
     const plan = contactListSql(accountId, query);
     if (plan.kind === 'combined') {
-      const rows: Array<Record<string, unknown>> = plan.name
-        ? await namedQuery(this.contacts.manager, plan.name, plan.sql, plan.params)
-        : await this.contacts.query(plan.sql, plan.params);
+      const rows = await queryPlan(this.contacts.manager, plan);
       return contactListPage(rows);
     }
     const [rows, [{ total }]] = await Promise.all([
@@ -772,7 +770,7 @@ export class ContactsService {
 export type ContactListSql =
   | { kind: 'separate'; pageSql: string; pageParams: unknown[]; countSql: string; countParams: unknown[] }
   /** `name`: the text never varies, so it can be a named prepared statement. */
-  | { kind: 'combined'; sql: string; params: unknown[]; name?: string };
+  | ({ kind: 'combined' } & QueryPlan);
 
 /** The page and total of a `combined` plan's rows (one row per contact, each with the total; nulls when empty). */
 export function contactListPage(rows: Array<Record<string, unknown>>): { contacts: ContactListRow[]; total: number } {

@@ -25,3 +25,4 @@ export * from './live/live-events.module';
 export * from './live/stream-ids';
 export * from './process/stop-on-signals';
 export * from './metrics';
+export * from './dates';

@@ -1,3 +1,4 @@
+import type { QueryPlan } from '@switchboard/core/database';
 import type { Template } from './template.entity';
 import { DEFAULT_PAGE_SIZE, type ListTemplatesQuery } from './templates.dto';
 
@@ -20,7 +21,7 @@ export function templateListSql(
   accountId: string,
   query: ListTemplatesQuery,
   options: { platformComponents?: boolean } = {},
-): { sql: string; params: unknown[]; name?: string } {
+): QueryPlan {
   const where = ['account_id = $1'];
   const params: unknown[] = [accountId];
   if (query.status) {

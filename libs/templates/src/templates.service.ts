@@ -11,7 +11,7 @@ import {
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
 import { LiveEvents, validationException } from '@switchboard/core';
-import { namedQuery } from '@switchboard/core/database';
+import { queryPlan } from '@switchboard/core/database';
 import {
   CloudApiClient,
   CloudApiError,
@@ -253,9 +253,7 @@ export class TemplatesService {
     const page = query.page ?? 1;
     const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
     const plan = templateListSql(accountId, query, options);
-    const rows: Array<Record<string, unknown>> = plan.name
-      ? await namedQuery(this.dataSource, plan.name, plan.sql, plan.params)
-      : await this.dataSource.query(plan.sql, plan.params);
+    const rows = await queryPlan(this.dataSource, plan);
     return { ...templateListPage(rows), page, pageSize };
   }
 

@@ -1,6 +1,14 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AppConfig, assertPublicTarget, pageMeta, pageOffset, SecretBox, validationException } from '@switchboard/core';
+import {
+  AppConfig,
+  assertPublicTarget,
+  isoOrNull,
+  pageMeta,
+  pageOffset,
+  SecretBox,
+  validationException,
+} from '@switchboard/core';
 import { DataSource } from 'typeorm';
 import { TEST_EVENT_TYPE, WebhookEnvelope } from './event-types';
 import { newSigningSecret } from './signing';
@@ -30,8 +38,6 @@ export interface WebhookEndpointView {
   updated_at: string;
 }
 
-const iso = (v: Date | string | null) => (v ? new Date(v).toISOString() : null);
-
 function view(row: any): WebhookEndpointView {
   return {
     id: row.id,
@@ -40,14 +46,14 @@ function view(row: any): WebhookEndpointView {
     description: row.description,
     enabled: row.enabled,
     disabled_reason: row.disabled_reason,
-    disabled_at: iso(row.disabled_at),
-    failing_since: iso(row.failing_since),
+    disabled_at: isoOrNull(row.disabled_at),
+    failing_since: isoOrNull(row.failing_since),
     previous_secret_expires_at:
       row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > new Date()
-        ? iso(row.previous_secret_expires_at)
+        ? isoOrNull(row.previous_secret_expires_at)
         : null,
-    created_at: iso(row.created_at)!,
-    updated_at: iso(row.updated_at)!,
+    created_at: isoOrNull(row.created_at)!,
+    updated_at: isoOrNull(row.updated_at)!,
   };
 }
 
@@ -142,7 +148,7 @@ export class WebhookEndpointsService {
       [id, accountId, this.secretBox.encrypt(secret), this.config.WEBHOOK_SECRET_OVERLAP_MS],
     );
     if (!row) throw new NotFoundException({ statusCode: 404, message: ENDPOINT_NOT_FOUND });
-    return { secret, previous_secret_expires_at: iso(row.previous_secret_expires_at)! };
+    return { secret, previous_secret_expires_at: isoOrNull(row.previous_secret_expires_at)! };
   }
 
   /** Records a `webhook.test` event and one delivery of it to this endpoint only (also when disabled: it waits). */
@@ -207,7 +213,7 @@ export class WebhookEndpointsService {
       [deliveryId, accountId],
     );
     if (!row) throw new NotFoundException({ statusCode: 404, message: 'Webhook delivery not found' });
-    return { id: row.id, status: row.status, next_attempt_at: iso(row.next_attempt_at) };
+    return { id: row.id, status: row.status, next_attempt_at: isoOrNull(row.next_attempt_at) };
   }
 
   /** New deliveries to this endpoint of the account's events in [since, until), with their original ids. */
@@ -274,11 +280,11 @@ export class WebhookEndpointsService {
       attempts: d.attempts,
       last_status_code: d.last_status_code,
       last_error: d.last_error,
-      next_attempt_at: d.status === 'pending' ? iso(d.next_attempt_at) : null,
-      created_at: iso(d.created_at),
-      delivered_at: iso(d.delivered_at),
+      next_attempt_at: d.status === 'pending' ? isoOrNull(d.next_attempt_at) : null,
+      created_at: isoOrNull(d.created_at),
+      delivered_at: isoOrNull(d.delivered_at),
       attempt_log: attempts.map((a) => ({
-        attempted_at: iso(a.attempted_at),
+        attempted_at: isoOrNull(a.attempted_at),
         status_code: a.status_code,
         latency_ms: a.latency_ms,
         response_excerpt: a.response_excerpt,

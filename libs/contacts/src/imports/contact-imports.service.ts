@@ -4,8 +4,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import {
   AppConfig,
   FieldError,
-  PageRequest,
+  isoOrNull,
   pageOffset,
+  PageRequest,
   QUEUES,
   validationException,
   withRequestId,
@@ -76,8 +77,6 @@ export interface ImportRow {
   completed_at: Date | null;
 }
 
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
-
 /** The import as the API shows it. */
 export function importView(r: ImportRow) {
   return {
@@ -97,9 +96,9 @@ export function importView(r: ImportRow) {
     skipped: r.skipped_count,
     failed: r.failed_count,
     errors_url: `/v2/contacts/imports/${r.id}/errors`,
-    created_at: iso(r.created_at),
-    started_at: iso(r.started_at),
-    completed_at: iso(r.completed_at),
+    created_at: isoOrNull(r.created_at),
+    started_at: isoOrNull(r.started_at),
+    completed_at: isoOrNull(r.completed_at),
   };
 }
 

@@ -22,3 +22,15 @@ export async function namedQuery<T = Record<string, unknown>>(
   const pool = (source.driver as PostgresDriver).master as Pool;
   return (await pool.query({ name, text, values })).rows as T[];
 }
+
+/** A statement built by a library's SQL builder: `name` set when its text never varies (see namedQuery). */
+export interface QueryPlan {
+  sql: string;
+  params: unknown[];
+  name?: string;
+}
+
+/** Runs a builder's statement: as a named prepared statement when it has a name, else as an ordinary query. */
+export function queryPlan<T = Record<string, unknown>>(db: DataSource | EntityManager, plan: QueryPlan): Promise<T[]> {
+  return plan.name ? namedQuery<T>(db, plan.name, plan.sql, plan.params) : db.query(plan.sql, plan.params);
+}

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { AccountId, RequireGrant } from '@switchboard/auth';
 import { ContactsService } from '@switchboard/contacts';
-import { pageMeta, pageOffset, PaginationQuery } from '@switchboard/core';
+import { isoOrNull, pageMeta, pageOffset, PaginationQuery } from '@switchboard/core';
 import { IsIn, IsOptional } from 'class-validator';
 import { DataSource } from 'typeorm';
 
@@ -18,7 +18,6 @@ export class ListConversationMessagesQuery extends PaginationQuery({ defaultPage
 }
 
 const WINDOW_MS = 24 * 3600 * 1000;
-const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
 
 function messageView(m: Record<string, any>) {
   return {
@@ -31,13 +30,13 @@ function messageView(m: Record<string, any>) {
     wamid: m.wamid ?? null,
     error:
       m.error_code || m.error_title ? { code: m.error_code, title: m.error_title, details: m.error_message } : null,
-    created_at: iso(m.created_at),
-    accepted_at: iso(m.accepted_at),
-    sent_at: iso(m.sent_at),
-    delivered_at: iso(m.delivered_at),
-    read_at: iso(m.read_at),
-    failed_at: iso(m.failed_at),
-    replied_at: iso(m.replied_at),
+    created_at: isoOrNull(m.created_at),
+    accepted_at: isoOrNull(m.accepted_at),
+    sent_at: isoOrNull(m.sent_at),
+    delivered_at: isoOrNull(m.delivered_at),
+    read_at: isoOrNull(m.read_at),
+    failed_at: isoOrNull(m.failed_at),
+    replied_at: isoOrNull(m.replied_at),
   };
 }
 
@@ -102,7 +101,7 @@ export class ConversationsService {
             },
             messagingPhoneId: numbers.get(String(r.phone_number_id))?.messagingPhoneId,
             last_message: r.id ? messageView(r) : null,
-            last_activity_at: iso(r.last_message_at),
+            last_activity_at: isoOrNull(r.last_message_at),
             unread_count: r.unread_count,
             window: { open: !!expiresAt && expiresAt.getTime() > now, expires_at: expiresAt?.toISOString() ?? null },
           };

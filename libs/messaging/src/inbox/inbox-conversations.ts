@@ -5,9 +5,9 @@ import { ContactsService, type Contact } from '@switchboard/contacts';
 import type { MessageEvent } from '@switchboard/whatsapp';
 import { DataSource } from 'typeorm';
 import { replyContentOf } from '../message-events.service';
+import { isoOrNull } from '@switchboard/core';
 
 const WINDOW_MS = 24 * 3600 * 1000;
-const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
 
 /**
  * Which conversations an inbox may see: null means "no restriction" on that axis. A conversation is in scope when its
@@ -65,11 +65,11 @@ function messageOf(m: Record<string, any>): InboxMessage {
     content,
     status: m.status,
     error: m.error_code || m.error_title ? { code: m.error_code ?? null, title: m.error_title ?? null } : null,
-    createdAt: iso(m.created_at)!,
-    sentAt: iso(m.sent_at),
-    deliveredAt: iso(m.delivered_at),
-    readAt: iso(m.read_at),
-    failedAt: iso(m.failed_at),
+    createdAt: isoOrNull(m.created_at)!,
+    sentAt: isoOrNull(m.sent_at),
+    deliveredAt: isoOrNull(m.delivered_at),
+    readAt: isoOrNull(m.read_at),
+    failedAt: isoOrNull(m.failed_at),
   };
 }
 
@@ -207,7 +207,7 @@ export class InboxConversations {
         contactNumber: customerOf(contact),
         messagingPhoneId: numbers.get(String(r.phone_number_id))?.messagingPhoneId ?? null,
         lastMessage: r.id ? messageOf(r) : null,
-        lastActivityAt: iso(r.last_message_at)!,
+        lastActivityAt: isoOrNull(r.last_message_at)!,
         unreadCount: r.unread_count,
         window: { open: !!expiresAt && expiresAt.getTime() > now, expiresAt: expiresAt?.toISOString() ?? null },
       };
