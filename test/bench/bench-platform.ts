@@ -22,7 +22,15 @@ export interface Platform {
 
 export async function startPlatform(
   ctx: BenchContext,
-  options: { name: string; rate: number; workers?: number; env?: Record<string, string>; messageLogLimit: number },
+  options: {
+    name: string;
+    rate: number;
+    workers?: number;
+    env?: Record<string, string>;
+    messageLogLimit: number;
+    /** more of the sandbox's configuration (POST /_sandbox/config), over the defaults below */
+    sandboxConfig?: Record<string, unknown>;
+  },
 ): Promise<Platform> {
   const apiPort = String(await freePort());
   const sandboxPort = String(await freePort());
@@ -66,6 +74,7 @@ export async function startPlatform(
     messageLogLimit: options.messageLogLimit,
     webhookLogLimit: 1000,
     autoReview: false,
+    ...options.sandboxConfig,
   });
   const auth = await fetch(`${api}/v1/authenticate`, {
     method: 'POST',

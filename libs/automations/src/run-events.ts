@@ -3,17 +3,17 @@ import { LiveEvents } from '@switchboard/core';
 import { map, Observable } from 'rxjs';
 
 /**
- * "This run changed": published by the driver after each committed step, through the shared live events (libs/core
- * live), so every API process can push it to the browsers watching that run (Server-Sent Events,
- * GET /v1/workflow-runs/{id}/events).
- */
-/**
  * A run's stream is kept this long after its last change (a topic per run: at hundreds of runs per second, the 24 h of
  * other topics would fill Redis). Nothing needs its history for long: the run's event stream starts with the run as it
  * is now.
  */
 const RUN_TOPIC_TTL_MS = 15 * 60_000;
 
+/**
+ * "This run changed": published by the driver after each committed step, through the shared live events (libs/core
+ * live), so every API process can push it to the browsers watching that run (Server-Sent Events,
+ * GET /v1/workflow-runs/{id}/events).
+ */
 @Injectable()
 export class RunEvents {
   constructor(private readonly live: LiveEvents) {}

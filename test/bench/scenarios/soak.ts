@@ -1,14 +1,12 @@
-import { provisionAccount } from '@switchboard/accounts';
-import { createRedis, loadConfig, QUEUES, SecretBox } from '@switchboard/core';
+import { createRedis, loadConfig, QUEUES } from '@switchboard/core';
 import { computeSignature } from '@switchboard/whatsapp';
 import { Queue, QueueEvents } from 'bullmq';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BenchContext, DIST, freePort } from '../bench-context';
-import { cpuSeconds, cpuSecondsOf } from '../bench-platform';
+import { BenchContext } from '../bench-context';
+import { cpuSeconds, cpuSecondsOf, startPlatform } from '../bench-platform';
 import { createApprovedTemplate, inboundWebhook, percentile, postJson } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
@@ -83,57 +81,21 @@ interface Sample {
 export async function soak(ctx: BenchContext, minutes = 10) {
   const durationMs = minutes * 60_000;
   const warmupMs = Math.min(60_000, durationMs / 10);
-  const apiPort = String(await freePort());
-  const sandboxPort = String(await freePort());
-  const api = `http://127.0.0.1:${apiPort}`;
-  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-  const procEnv = {
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    WHATSAPP_API_BASE_URL: sandboxUrl,
-    WHATSAPP_APP_SECRET: APP_SECRET,
-    TEMPORAL_ADDRESS: '', // the embedded automation driver
-  };
-  const config = loadConfig({ ...ctx.env, ...procEnv });
-  const processes: Record<string, ChildProcess> = {
-    sandbox: await ctx.startProcess(
-      'sandbox',
-      join(DIST, 'apps/sandbox/src/main.js'),
-      { ...procEnv, SANDBOX_PORT: sandboxPort, SANDBOX_WEBHOOK_URL: `${api}/webhooks/whatsapp` },
-      `${sandboxUrl}/_sandbox/health`,
-    ),
-    api: await ctx.startProcess(
-      'api',
-      join(DIST, 'apps/api/src/main.js'),
-      { ...procEnv, PORT: apiPort },
-      `${api}/health`,
-    ),
-    worker: await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'), procEnv),
-  };
-
-  const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
-    name: 'Bench soak',
-    apiBaseUrl: sandboxUrl,
-    apiVersion: config.WHATSAPP_API_VERSION,
-    messagesPerSecond: NUMBER_RATE,
-  });
-  const phoneId = account.messagingPhoneIds[0];
-  await postJson(`${sandboxUrl}/_sandbox/config`, {
-    messagesPerSecond: { [phoneId]: NUMBER_RATE },
-    statusBatchSize: 100,
-    statusDelaysMs: { sent: 200, delivered: 1000, read: null },
-    enforceCustomerCareWindow: false,
-    failureRules: [],
+  const platform = await startPlatform(ctx, {
+    name: 'soak',
+    rate: NUMBER_RATE,
+    env: { WHATSAPP_APP_SECRET: APP_SECRET, TEMPORAL_ADDRESS: '' }, // the embedded automation driver
     // small logs, full within the warm-up: their filling up is not growth
     messageLogLimit: 1000,
-    webhookLogLimit: 200,
-    autoReview: false,
+    sandboxConfig: { enforceCustomerCareWindow: false, failureRules: [], webhookLogLimit: 200 },
   });
-  const auth = await fetch(`${api}/v1/authenticate`, {
-    method: 'POST',
-    headers: { clientid: account.clientId, clientsecret: account.clientSecret },
-  });
-  const { token } = (await auth.json()) as { token: string };
-  const authz = { authorization: token };
+  const { api, sandboxUrl, account, phoneId, authz } = platform;
+  const config = loadConfig(ctx.env);
+  const processes: Record<string, ChildProcess> = {
+    sandbox: platform.sandboxProcess,
+    api: platform.apiProcess,
+    worker: platform.workers[0],
+  };
   const templateName = await createApprovedTemplate(api, sandboxUrl, authz, phoneId);
   const workflow = await postJson(
     `${api}/v1/workflows`,
@@ -570,9 +532,9 @@ export async function soak(ctx: BenchContext, minutes = 10) {
     `${db.failed_messages} of ${db.messages} ${verdict(db.failed_messages === 0)}`;
   figures['messages still queued after drain'] = `${db.queued_messages} ${verdict(db.queued_messages === 0)}`;
   figures['messages accepted but never delivered (status lost)'] = `${db.undelivered} ${verdict(db.undelivered === 0)}`;
-  const platform = (await (await fetch(`${sandboxUrl}/_sandbox/stats`)).json()) as Record<string, any>;
+  const sandboxStats = (await (await fetch(`${sandboxUrl}/_sandbox/stats`)).json()) as Record<string, any>;
   figures['sandbox → API webhooks delivered / failed / dropped (target 0 failed)'] =
-    `${platform.webhooksDelivered} / ${platform.webhooksFailed} / ${platform.webhooksDropped} ${verdict(platform.webhooksFailed + platform.webhooksDropped === 0)}`;
+    `${sandboxStats.webhooksDelivered} / ${sandboxStats.webhooksFailed} / ${sandboxStats.webhooksDropped} ${verdict(sandboxStats.webhooksFailed + sandboxStats.webhooksDropped === 0)}`;
   figures['workflow runs failed / not finished after reply (target 0)'] =
     `${db.failed_runs} / ${replyDone.failed} ${verdict(db.failed_runs + replyDone.failed === 0)}`;
   figures['campaign start → completed s'] = campaignTimes.map((ms) => (ms / 1000).toFixed(1)).join(' / ');

@@ -93,7 +93,7 @@ export class EmbeddedDriver {
 
   private async step(runId: string, input: DriverInput): Promise<StepOutcome | null> {
     const timers: Array<{ seq: number; delayMs: number }> = [];
-    /** a reply's timeout job that the reply made useless (a delayed job may wait days: it is removed, not left to fire) */
+    /** the timeout job of a wait the reply ended: removed, not left delayed until it fires (it may wait for days) */
     let timeoutLeft: number | undefined;
     const outcome = await this.dataSource.transaction(async (tx) => {
       const [run] = await namedQuery<LockedRun>(tx, 'run_step_lock', LOCK_RUN_SQL, [runId]);

@@ -76,7 +76,7 @@ export class LiveEvents implements OnModuleDestroy {
     return `${this.config.REDIS_PREFIX}:live-notify:${topic}`;
   }
 
-  /** Appends an event to the topic and notifies every process; resolves to its id. The topic is dropped `ttlMs` after its last event. */
+  /** Appends an event to the topic and notifies every process; resolves to its id. The topic lives `ttlMs` longer. */
   async publish(topic: string, event: string, data: unknown, ttlMs = TOPIC_TTL_MS): Promise<string> {
     const redis = this.redis as Redis & {
       sbLivePublish(key: string, ...args: Array<string | number>): Promise<string>;

@@ -19,9 +19,10 @@ export class SendStepError extends Error {
 
 /**
  * Sends for automation steps (and anything else that sends one message without an HTTP request): resolve, store with
- * the step's idempotency key, queue on the bulk lane (batched with the other steps' sends of the moment, see storeInBatch); resolves with `{messageId, status: 'queued'}` without waiting for
- * the platform. A message that cannot be sent (unknown template, variable count, opted-out contact) rejects with the
- * reason. Meant as the sendTemplate / sendSessionMessage of libs/automations' AutomationActivities.
+ * the step's idempotency key, queue on the bulk lane (together with the other steps' sends of the moment, see
+ * storeInBatch); resolves with `{messageId, status: 'queued'}` without waiting for the platform. A message that cannot
+ * be sent (unknown template, variable count, opted-out contact) rejects with the reason. Meant as the sendTemplate /
+ * sendSessionMessage of libs/automations' AutomationActivities.
  */
 @Injectable()
 export class SendActivitiesService {

@@ -100,6 +100,10 @@ export class SendQueueService implements OnModuleDestroy {
   private events?: QueueEvents;
   private eventsConnection?: Redis;
   private readonly waiters = new Map<string, () => void>();
+  /** automation steps' sends stored at the same moment: one INSERT and one batch job (storeInBatch) */
+  private readonly bulkBatcher = new MicroBatcher((messages: OutboundMessage[]) => this.storeBatch(messages), {
+    maxItems: BULK_BATCH_MAX,
+  });
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -121,10 +125,6 @@ export class SendQueueService implements OnModuleDestroy {
   storeInBatch(message: OutboundMessage): Promise<string> {
     return this.bulkBatcher.add(message);
   }
-
-  private readonly bulkBatcher = new MicroBatcher((messages: OutboundMessage[]) => this.storeBatch(messages), {
-    maxItems: BULK_BATCH_MAX,
-  });
 
   private async storeBatch(messages: OutboundMessage[]): Promise<string[]> {
     const jobId = `bulk-batch-${randomUUID()}`; // BullMQ refuses custom ids with ":"
@@ -263,7 +263,7 @@ export class SendQueueService implements OnModuleDestroy {
 
   // ------------------------------------------------------------------ campaign messages (libs/campaigns)
 
-  /** Of these messages, the ones still `queued`, with their batch job (a fan-out replay or a repeated step re-queues them). */
+  /** Of these messages, the ones still `queued`, with their batch job (for a fan-out replay or a repeated step) */
   async stillQueued(messageIds: string[]): Promise<QueuedMessageRef[]> {
     if (!messageIds.length) return [];
     return this.db.query(`SELECT id, send_job FROM messages WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [
