@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { createBenchContext } from './bench-context';
 import { authenticatedReads } from './scenarios/authenticated-reads';
 import { automationLatency } from './scenarios/automations';
+import { automationSends } from './scenarios/automation-sends';
 import { campaignFanout } from './scenarios/campaign';
 import { contactImport } from './scenarios/import';
 import { inboxFanout } from './scenarios/inbox';
@@ -20,6 +21,8 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   campaign: (ctx) => campaignFanout(ctx),
   sends: (ctx) => sends(ctx),
   automations: (ctx) => automationLatency(ctx),
+  /** part 3 of automations alone, embedded driver: for iterating on the send path */
+  'automation-sends': async (ctx) => void (await automationSends(ctx, 'embedded', {})),
   mcp: (ctx) => mcpThroughput(ctx),
   webhooks: (ctx) => webhookDeliveries(ctx),
   console: (ctx) => consoleBuilder(ctx),
@@ -27,8 +30,8 @@ const SCENARIOS: Record<string, (ctx: Awaited<ReturnType<typeof createBenchConte
   inbox: (ctx) => inboxFanout(ctx),
   soak: (ctx) => soak(ctx, options.minutes),
 };
-/** what `npm run bench` with no scenario named runs: all but the soak, which runs only when named */
-const DEFAULT = Object.keys(SCENARIOS).filter((name) => name !== 'soak');
+/** what `npm run bench` with no scenario named runs: all but the soak and automation-sends (part of automations), which run only when named */
+const DEFAULT = Object.keys(SCENARIOS).filter((name) => name !== 'soak' && name !== 'automation-sends');
 
 /**
  * Arguments: scenario names and `--minutes N` (or `--minutes=N`) for the soak. `npm run bench soak --minutes 2`

@@ -1,5 +1,5 @@
 import { PRIVATE_TARGETS_HINT } from '@switchboard/core';
-import { AutomationQueue, WorkflowRunsService } from '@switchboard/automations';
+import { AutomationQueue, EmbeddedDriver, WorkflowRunsService } from '@switchboard/automations';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createWorkflow, seedTemplate, waitForRun } from '../helpers/automations';
@@ -439,6 +439,69 @@ describe('Workflow runs (embedded driver)', () => {
       expect(run.currentNodeId).toBe('timed_out');
       expect(run.history.map((h: any) => h.outcome)).toEqual(['timeout', 'end']);
       expect(await runs.deliverReply(account.accountId, null, '447700900020', { text: 'yes' })).toEqual([]);
+    });
+
+    it('runs driven together (a batch job) each perform their effect once and take their own reply', async () => {
+      const wf = await createWorkflow(t, account.token, {
+        trigger: { type: 'webhook' },
+        startNodeId: 'call',
+        nodes: [
+          {
+            id: 'call',
+            type: 'http_request',
+            method: 'GET',
+            url: `${receiver.url}/together/{{payload.n}}`,
+            next: 'ask',
+          },
+          {
+            id: 'ask',
+            type: 'wait_for_reply',
+            timeout: '1h',
+            branches: [{ match: { type: 'any' }, next: 'done' }],
+            onTimeout: 'done',
+          },
+          { id: 'done', type: 'end' },
+        ],
+      });
+      // 20 runs accepted and not yet started (as a busy webhook leaves them for one start-runs job)
+      const rows: Array<{ id: string }> = await t.db.query(
+        `INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload)
+         SELECT gen_random_uuid(), $1, $2, 1, 'pending', json_build_object('n', i) FROM generate_series(1, 20) i
+         RETURNING id`,
+        [account.accountId, wf.id],
+      );
+      const ids = rows.map((r) => r.id);
+      const driver = t.worker!.get(EmbeddedDriver);
+      // the first run named twice: its second start finds it started and does nothing
+      await driver.driveMany([...ids, ids[0]].map((runId) => ({ runId, input: { kind: 'start' as const } })));
+      const waiting: Array<{ id: string; status: string; waiting_seq: number }> = await t.db.query(
+        `SELECT id, status, waiting_seq FROM workflow_runs WHERE id = ANY($1::uuid[])`,
+        [ids],
+      );
+      expect(waiting.map((r) => r.status)).toEqual(ids.map(() => 'waiting'));
+      const calls = receiver.received.filter((r) => r.url.startsWith('/together/')).map((r) => r.url);
+      expect(calls.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `/together/${i + 1}`).sort());
+
+      const seq = waiting[0].waiting_seq;
+      const reply = (runId: string, text: string) => ({
+        runId,
+        input: { kind: 'event' as const, event: { type: 'reply_received' as const, seq, reply: { text } } },
+      });
+      // every run's reply, a second reply to the first run and a late timeout of the second: both come too late
+      await driver.driveMany([
+        ...ids.map((id, i) => reply(id, `answer ${i}`)),
+        reply(ids[0], 'second answer'),
+        { runId: ids[1], input: { kind: 'event', event: { type: 'timer_fired', seq } } },
+      ]);
+      for (const [i, id] of ids.entries()) {
+        const run = await waitForRun(t, account.token, id, ['completed'], 1000);
+        expect(run.reply).toEqual({ text: `answer ${i}` });
+        expect(run.history.map((h: any) => [h.nodeId, h.outcome])).toEqual([
+          ['call', 'completed'],
+          ['ask', 'branch:0'],
+          ['done', 'end'],
+        ]);
+      }
     });
 
     // 1,000 runs waiting for replies at once: automations-waiting.e2e-spec.ts (both drivers).

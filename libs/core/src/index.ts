@@ -16,6 +16,7 @@ export * from './phone';
 export * from './http/ssrf-guard';
 export * from './http/safe-http';
 export * from './batching/micro-batcher';
+export * from './batching/same-moment-cache';
 export * from './http/request-rules';
 export * from './http/input-rules';
 export * from './http/error-body';

@@ -1,11 +1,17 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { InboundReply } from '@switchboard/engine';
+import { MicroBatcher } from '@switchboard/core';
+import type { EngineEvent, InboundReply } from '@switchboard/engine';
 import { AutomationQueue } from '../embedded/automation-queue';
 import type { AutomationDriver, DriverHealth, ReplyTarget, RunRef } from './automation-driver';
 
+/** the most runs started, or replies delivered, by one job */
+const RUNS_PER_JOB = 50;
+
 /**
  * The embedded driver behind the AutomationDriver seam: a start is a `start-run` job, a reply a `resume-run` job
- * (deterministic job ids); EmbeddedDriver executes them in the worker (AutomationsWorker).
+ * (deterministic job ids); EmbeddedDriver executes them in the worker (AutomationsWorker). Starts or replies that
+ * come while the previous enqueue is in flight go together in one `start-runs` / `resume-runs` job (at most
+ * RUNS_PER_JOB), which the worker steps together: a busy webhook costs one job per batch, not per run.
  */
 @Injectable()
 export class EmbeddedAutomationDriver implements AutomationDriver {
@@ -13,12 +19,24 @@ export class EmbeddedAutomationDriver implements AutomationDriver {
   readonly replyTargets = 'reply' as const;
   private readonly logger = new Logger('EmbeddedAutomationDriver');
 
+  private readonly starts = new MicroBatcher(
+    async (runIds: string[]) => (await this.queue.startBatch(runIds), runIds.map(() => undefined)),
+    { maxItems: RUNS_PER_JOB },
+  );
+  private readonly replies = new MicroBatcher(
+    async (replies: Array<{ runId: string; event: EngineEvent & { seq: number }; messageId?: string }>) => (
+      await this.queue.replyBatch(replies),
+      replies.map(() => undefined)
+    ),
+    { maxItems: RUNS_PER_JOB },
+  );
+
   constructor(private readonly queue: AutomationQueue) {}
 
   /** The run is committed: a failed enqueue is logged, and the worker's recovery sweep starts the run later. */
   async startRun(run: RunRef): Promise<void> {
     try {
-      await this.queue.start(run.id);
+      await this.starts.add(run.id);
     } catch (error) {
       this.logger.error({
         msg: 'could not enqueue run start; the recovery sweep will start it',
@@ -31,7 +49,11 @@ export class EmbeddedAutomationDriver implements AutomationDriver {
   async deliverReply(run: ReplyTarget, reply: InboundReply): Promise<boolean> {
     if (run.waitingSeq === null) return false;
     const messageId = typeof reply.messageId === 'string' && reply.messageId ? reply.messageId : undefined;
-    await this.queue.reply(run.id, run.waitingSeq, { type: 'reply_received', reply, seq: run.waitingSeq }, messageId);
+    await this.replies.add({
+      runId: run.id,
+      event: { type: 'reply_received', reply, seq: run.waitingSeq },
+      messageId,
+    });
     return true;
   }
 

@@ -8,6 +8,9 @@ import { createHash, randomUUID } from 'node:crypto';
 export const JOB_START_RUN = 'start-run';
 export const JOB_RESUME_RUN = 'resume-run';
 export const JOB_TIMER_FIRED = 'timer-fired';
+/** many runs at once: starts from a busy webhook, replies of one moment (EmbeddedDriver.driveMany) */
+export const JOB_START_RUNS = 'start-runs';
+export const JOB_RESUME_RUNS = 'resume-runs';
 
 export interface StartRunJob {
   runId: string;
@@ -16,6 +19,12 @@ export interface StartRunJob {
 export interface ResumeRunJob {
   runId: string;
   event?: EngineEvent;
+}
+export interface StartRunsJob {
+  runIds: string[];
+}
+export interface ResumeRunsJob {
+  replies: Array<{ runId: string; event: EngineEvent }>;
 }
 export interface TimerFiredJob {
   runId: string;
@@ -60,6 +69,32 @@ export class AutomationQueue {
     );
   }
 
+  /**
+   * Starts of runs committed at the same moment, in one job. Its id is random: the batch is not repeated by anyone,
+   * and a run whose batch was lost is started by the recovery sweep (a start of a started run does nothing).
+   */
+  async startBatch(runIds: string[]): Promise<void> {
+    if (runIds.length === 1) return this.start(runIds[0]);
+    await this.queue.add(JOB_START_RUNS, withRequestId({ runIds }) satisfies StartRunsJob, {
+      ...JOB_OPTIONS,
+      jobId: `starts-${randomUUID()}`,
+    });
+  }
+
+  /**
+   * Replies delivered at the same moment, in one job (one alone keeps its own job id, as `reply`). A reply repeated
+   * in two jobs reaches its run once: the second finds the run past that wait (stale seq) and is ignored.
+   */
+  async replyBatch(replies: Array<{ runId: string; event: EngineEvent & { seq: number }; messageId?: string }>) {
+    if (replies.length === 1)
+      return this.reply(replies[0].runId, replies[0].event.seq, replies[0].event, replies[0].messageId);
+    await this.queue.add(
+      JOB_RESUME_RUNS,
+      withRequestId({ replies: replies.map(({ runId, event }) => ({ runId, event })) }) satisfies ResumeRunsJob,
+      { ...JOB_OPTIONS, jobId: `replies-${randomUUID()}` },
+    );
+  }
+
   /** Re-performs the pending effect of step `seq` (after a crash). */
   async resume(runId: string, seq: number): Promise<void> {
     await this.queue.add(JOB_RESUME_RUN, withRequestId({ runId }) satisfies ResumeRunJob, {
@@ -83,6 +118,18 @@ export class AutomationQueue {
    */
   async cancelTimer(runId: string, seq: number): Promise<void> {
     await this.queue.remove(`${runId}:${seq}:timer`).catch(() => undefined);
+  }
+
+  /** Timers of many runs (one round trip); each as `timer`. */
+  async timers(timers: Array<{ runId: string; seq: number; delayMs: number }>): Promise<void> {
+    if (timers.length === 1) return this.timer(timers[0].runId, timers[0].seq, timers[0].delayMs);
+    await this.queue.addBulk(
+      timers.map(({ runId, seq, delayMs }) => ({
+        name: JOB_TIMER_FIRED,
+        data: withRequestId({ runId, seq }) satisfies TimerFiredJob,
+        opts: { ...JOB_OPTIONS, jobId: `${runId}:${seq}:timer`, delay: Math.max(0, Math.round(delayMs)) },
+      })),
+    );
   }
 
   /** The delay or reply timeout of step `seq`, fired after `delayMs`. */

@@ -3,10 +3,14 @@ import { AppConfig, inJobContext, PeriodicSweeps, QUEUES } from '@switchboard/co
 import { Worker, type Job } from 'bullmq';
 import {
   JOB_RESUME_RUN,
+  JOB_RESUME_RUNS,
   JOB_START_RUN,
+  JOB_START_RUNS,
   JOB_TIMER_FIRED,
   type ResumeRunJob,
+  type ResumeRunsJob,
   type StartRunJob,
+  type StartRunsJob,
   type TimerFiredJob,
 } from './automation-queue';
 import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
@@ -17,7 +21,7 @@ export const RECOVERY_INTERVAL_MS = 60_000;
 
 /**
  * The BullMQ worker of the `automations` queue (embedded driver; off when the Temporal driver is selected), started with the worker process: runs the
- * recovery sweep at start and every minute (a BullMQ job scheduler: once per minute across all worker processes), then processes start-run, resume-run and timer-fired jobs.
+ * recovery sweep at start and every minute (a BullMQ job scheduler: once per minute across all worker processes), then processes start-run(s), resume-run(s) and timer-fired jobs.
  */
 @Injectable()
 export class AutomationsWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -73,6 +77,17 @@ export class AutomationsWorker implements OnApplicationBootstrap, BeforeApplicat
     switch (job.name) {
       case JOB_START_RUN:
         return this.driver.drive((job.data as StartRunJob).runId, { kind: 'start' });
+      case JOB_START_RUNS:
+        return this.driver.driveMany(
+          (job.data as StartRunsJob).runIds.map((runId) => ({ runId, input: { kind: 'start' as const } })),
+        );
+      case JOB_RESUME_RUNS:
+        return this.driver.driveMany(
+          (job.data as ResumeRunsJob).replies.map(({ runId, event }) => ({
+            runId,
+            input: { kind: 'event' as const, event },
+          })),
+        );
       case JOB_RESUME_RUN: {
         const { runId, event } = job.data as ResumeRunJob;
         return this.driver.drive(runId, event ? { kind: 'event', event } : { kind: 'resume' });

@@ -27,6 +27,12 @@ import { AutomationQueue } from './automation-queue';
 /** What a job asks the driver to do with a run. */
 export type DriverInput = { kind: 'start' } | { kind: 'resume' } | { kind: 'event'; event: EngineEvent };
 
+/** One run and what to do with it: the unit of `driveMany`. */
+export interface DriveItem {
+  runId: string;
+  input: DriverInput;
+}
+
 interface LockedRun {
   id: string;
   account_id: string;
@@ -48,11 +54,29 @@ interface StepOutcome {
   action?: ActionEffect;
 }
 
-/** One step's statements, prepared once per connection (PostgreSQL planned them longer than it ran them). */
-const LOCK_RUN_SQL = `SELECT r.id, r.account_id, r.workflow_id, r.workflow_version, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, r.wake_at, v.definition
+/** What one run's step decided, before anything is written. */
+interface StepDecision {
+  outcome: StepOutcome | null;
+  /** the new state to write (absent: nothing changes in the database) */
+  state?: RunState;
+  timers: Array<{ runId: string; seq: number; delayMs: number }>;
+  /** the timeout job of a wait the reply ended: removed, not left delayed until it fires (it may wait for days) */
+  timeoutLeft?: number;
+}
+
+/**
+ * A step's statements for many runs at once, prepared once per connection (PostgreSQL planned them longer than it
+ * ran them). The rows are locked in id order, so two steps locking overlapping runs cannot deadlock. The UPDATE
+ * writes RUN_ROW_SET (the same SET as one run's) from one array per column.
+ */
+const LOCK_RUNS_SQL = `SELECT r.id, r.account_id, r.workflow_id, r.workflow_version, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, r.wake_at, v.definition
    FROM workflow_runs r JOIN workflow_versions v ON v.workflow_id = r.workflow_id AND v.version = r.workflow_version
-  WHERE r.id = $1 FOR UPDATE OF r`;
-const PERSIST_RUN_SQL = `UPDATE workflow_runs SET ${RUN_ROW_SET} WHERE id = $1`;
+  WHERE r.id = ANY($1::uuid[]) ORDER BY r.id FOR UPDATE OF r`;
+const PERSIST_RUNS_SQL = `UPDATE workflow_runs SET ${RUN_ROW_SET.replace(/\$(\d+)/g, 'u.c$1')}
+   FROM unnest($1::uuid[], $2::text[], $3::json[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[],
+               $9::text[], $10::bool[], $11::text[])
+        AS u(id, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11)
+  WHERE workflow_runs.id = u.id`;
 
 /** Runs still `running` (waiting for an effect) after this long are re-driven by the recovery sweep. */
 export const STALE_RUNNING_MS = 2 * 60_000;
@@ -68,6 +92,10 @@ export const OVERDUE_MS = 5_000;
  * and perform the action effect, if any, outside the lock, and feed its outcome back as the next step. An effect
  * is performed only after the state that asks for it is committed, with `effectIdempotencyKey(runId, seq)`, so a
  * crash at any point re-performs at most the pending effect, with the same key.
+ *
+ * Runs that arrive together (a batch job: starts from a busy webhook, replies of one moment) step together: one
+ * transaction locks and writes all of them, and their effects are performed side by side, so a send step of 50
+ * runs costs one lock, one write and one stored batch of messages instead of 50 of each.
  */
 @Injectable()
 export class EmbeddedDriver {
@@ -82,73 +110,115 @@ export class EmbeddedDriver {
 
   /** Drives a run from one input until it waits (timer, reply) or finishes. */
   async drive(runId: string, input: DriverInput): Promise<void> {
-    let next: DriverInput = input;
-    for (let round = 0; round < 1000; round++) {
-      const outcome = await this.step(runId, next);
-      if (!outcome?.action) return;
-      next = { kind: 'event', event: await this.perform(outcome.run, outcome.action) };
-    }
-    this.logger.error({ msg: 'run still busy after 1000 effects in one job', runId });
+    await this.driveMany([{ runId, input }]);
   }
 
-  private async step(runId: string, input: DriverInput): Promise<StepOutcome | null> {
-    const timers: Array<{ seq: number; delayMs: number }> = [];
-    /** the timeout job of a wait the reply ended: removed, not left delayed until it fires (it may wait for days) */
-    let timeoutLeft: number | undefined;
-    const outcome = await this.dataSource.transaction(async (tx) => {
-      const [run] = await namedQuery<LockedRun>(tx, 'run_step_lock', LOCK_RUN_SQL, [runId]);
-      if (!run) return null;
+  /** Drives runs until each waits or finishes; a run named twice (two replies) takes its inputs one after the other. */
+  async driveMany(items: DriveItem[]): Promise<void> {
+    let rest = items;
+    while (rest.length) {
+      const seen = new Set<string>();
+      const wave = rest.filter((item) => !seen.has(item.runId) && !!seen.add(item.runId));
+      rest = rest.filter((item) => !wave.includes(item));
+      await this.driveWave(wave);
+    }
+  }
 
-      let result: StepResult;
-      if (input.kind === 'start' && run.status === 'pending') {
-        result = start(run.definition, { payload: run.payload, contact: this.startContact(run) });
-        annotateHistory(result.state, null, null);
-      } else if (input.kind === 'event' && run.state) {
-        result = advance(run.definition, run.state, input.event);
-        if (result.effects.length === 0) return null; // ignored: stale, duplicate, unmatched or finished
-        annotateHistory(result.state, run.state.waitingFor, input.event);
-        if (run.state.waitingFor?.kind === 'reply' && input.event.type !== 'timer_fired')
-          timeoutLeft = run.state.waitingFor.seq;
-      } else {
-        // A start of an already started run, or a resume: re-perform the pending effect (it was committed, maybe
-        // not performed) or make sure the timer exists. Nothing changes in the database.
-        const waiting = run.state?.waitingFor;
-        if (!run.state || isFinished(run.state) || !waiting) return null;
-        if (waiting.kind === 'effect') return { run, action: waiting.effect };
-        // Waiting on a timer or a reply: the step that scheduled its timer may have failed before enqueueing it.
-        timers.push({
-          seq: waiting.seq,
-          delayMs: Math.max(0, new Date(run.wake_at ?? Date.now()).getTime() - Date.now()),
-        });
-        return null;
-      }
+  private async driveWave(items: DriveItem[]): Promise<void> {
+    let next = items;
+    for (let round = 0; round < 1000 && next.length; round++) {
+      const acting = (await this.stepMany(next)).filter((outcome) => outcome.action);
+      next = await Promise.all(
+        acting.map(async ({ run, action }) => ({
+          runId: run.id,
+          input: { kind: 'event' as const, event: await this.perform(run, action!) },
+        })),
+      );
+    }
+    if (next.length)
+      this.logger.error({ msg: 'run still busy after 1000 effects in one job', runIds: next.map((i) => i.runId) });
+  }
 
-      await this.persist(tx, run.id, result.state);
-      if (result.state.status === 'failed' && run.status !== 'failed')
-        await recordRunFailedEvent(tx, run, result.state);
-      let action: ActionEffect | undefined;
-      for (const effect of result.effects) {
-        if (effect.type === 'start_timer') timers.push({ seq: effect.seq, delayMs: effect.durationMs });
-        else if (effect.type === 'wait_for_reply') timers.push({ seq: effect.seq, delayMs: effect.timeoutMs });
-        else if (effect.type === 'complete') continue;
-        else if (effect.type === 'fail') this.logger.warn({ msg: 'run failed', runId, error: effect.error.message });
-        else action = effect;
-      }
-      return { run: { ...run, state: result.state }, action };
+  /** One step of each run (each named once), in one transaction. */
+  private async stepMany(items: DriveItem[]): Promise<StepOutcome[]> {
+    const decisions = await this.dataSource.transaction(async (tx) => {
+      const runs = await namedQuery<LockedRun>(tx, 'run_step_lock_many', LOCK_RUNS_SQL, [items.map((i) => i.runId)]);
+      const byId = new Map(runs.map((run) => [run.id, run]));
+      const decided = items.flatMap((item) => {
+        const run = byId.get(item.runId);
+        return run ? [{ run, decision: this.decide(run, item.input) }] : [];
+      });
+      const written = decided.filter(({ decision }) => decision.state);
+      if (written.length)
+        await this.persist(
+          tx,
+          written.map(({ run, decision }) => [run.id, decision.state!]),
+        );
+      for (const { run, decision } of written)
+        if (decision.state!.status === 'failed' && run.status !== 'failed')
+          await recordRunFailedEvent(tx, run, decision.state!);
+      return decided.map(({ decision }) => decision);
     });
     // After the commit: a timer job never fires for a state that was rolled back.
-    for (const timer of timers) await this.queue.timer(runId, timer.seq, timer.delayMs);
-    if (timeoutLeft !== undefined) await this.queue.cancelTimer(runId, timeoutLeft);
-    if (outcome && this.events) await this.events.publish(runId);
-    return outcome;
+    const timers = decisions.flatMap((d) => d.timers);
+    if (timers.length) await this.queue.timers(timers);
+    for (const d of decisions)
+      if (d.timeoutLeft !== undefined && d.outcome) await this.queue.cancelTimer(d.outcome.run.id, d.timeoutLeft);
+    const outcomes = decisions.flatMap((d) => (d.outcome ? [d.outcome] : []));
+    if (this.events) await Promise.all(outcomes.map((o) => this.events!.publish(o.run.id)));
+    return outcomes;
+  }
+
+  /** What the engine makes of one input for one locked run; writes nothing. */
+  private decide(run: LockedRun, input: DriverInput): StepDecision {
+    const timers: StepDecision['timers'] = [];
+    let result: StepResult;
+    let timeoutLeft: number | undefined;
+    if (input.kind === 'start' && run.status === 'pending') {
+      result = start(run.definition, { payload: run.payload, contact: this.startContact(run) });
+      annotateHistory(result.state, null, null);
+    } else if (input.kind === 'event' && run.state) {
+      result = advance(run.definition, run.state, input.event);
+      if (result.effects.length === 0) return { outcome: null, timers }; // ignored: stale, duplicate, unmatched or finished
+      annotateHistory(result.state, run.state.waitingFor, input.event);
+      if (run.state.waitingFor?.kind === 'reply' && input.event.type !== 'timer_fired')
+        timeoutLeft = run.state.waitingFor.seq;
+    } else {
+      // A start of an already started run, or a resume: re-perform the pending effect (it was committed, maybe
+      // not performed) or make sure the timer exists. Nothing changes in the database.
+      const waiting = run.state?.waitingFor;
+      if (!run.state || isFinished(run.state) || !waiting) return { outcome: null, timers };
+      if (waiting.kind === 'effect') return { outcome: { run, action: waiting.effect }, timers };
+      // Waiting on a timer or a reply: the step that scheduled its timer may have failed before enqueueing it.
+      timers.push({
+        runId: run.id,
+        seq: waiting.seq,
+        delayMs: Math.max(0, new Date(run.wake_at ?? Date.now()).getTime() - Date.now()),
+      });
+      return { outcome: null, timers };
+    }
+
+    let action: ActionEffect | undefined;
+    for (const effect of result.effects) {
+      if (effect.type === 'start_timer') timers.push({ runId: run.id, seq: effect.seq, delayMs: effect.durationMs });
+      else if (effect.type === 'wait_for_reply')
+        timers.push({ runId: run.id, seq: effect.seq, delayMs: effect.timeoutMs });
+      else if (effect.type === 'complete') continue;
+      else if (effect.type === 'fail')
+        this.logger.warn({ msg: 'run failed', runId: run.id, error: effect.error.message });
+      else action = effect;
+    }
+    return { outcome: { run: { ...run, state: result.state }, action }, state: result.state, timers, timeoutLeft };
   }
 
   private startContact(run: LockedRun) {
     return startContactOf(run);
   }
 
-  private async persist(tx: EntityManager, runId: string, state: RunState): Promise<void> {
-    await namedQuery(tx, 'run_step_persist', PERSIST_RUN_SQL, [runId, ...runRowValues(state)]);
+  private async persist(tx: EntityManager, states: Array<[string, RunState]>): Promise<void> {
+    const rows = states.map(([id, state]) => [id, ...runRowValues(state)]);
+    const columns = rows[0].map((_, c) => rows.map((row) => row[c]));
+    await namedQuery(tx, 'run_step_persist_many', PERSIST_RUNS_SQL, columns);
   }
 
   /** Performs one action effect; never throws (an activity error is the step's failure). */

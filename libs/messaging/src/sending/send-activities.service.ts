@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AccountsService, PhoneNumber } from '@switchboard/accounts';
-import { normalizePhone } from '@switchboard/core';
+import { normalizePhone, SameMomentCache } from '@switchboard/core';
+import { FindForSendResult, TemplatesService } from '@switchboard/templates';
 import { MessagesService } from './messages.service';
 import { SendQueueService } from './send-queue.service';
 
@@ -26,21 +27,30 @@ export class SendStepError extends Error {
  */
 @Injectable()
 export class SendActivitiesService {
+  /** steps started together (a batch of runs) read their number and template once */
+  private readonly phonesNow = new SameMomentCache<PhoneNumber | null>();
+  private readonly templatesNow = new SameMomentCache<FindForSendResult>();
+
   constructor(
     private readonly messages: MessagesService,
     private readonly sends: SendQueueService,
     private readonly accounts: AccountsService,
+    private readonly templates: TemplatesService,
   ) {}
 
   async sendTemplate(
     input: StepContext & { to: string; templateName: string; variables?: Record<string, string>; mediaUrl?: string },
   ) {
     const phone = await this.phone(input);
+    const template = this.templatesNow.get(`${input.accountId}:${input.templateName}`, () =>
+      this.templates.findApprovedForSend(input.accountId, input.templateName),
+    );
     const prepared = await this.messages.prepareTemplate(
       input.accountId,
       phone,
       { templateName: input.templateName, to: input.to, variables: input.variables, mediaUrl: input.mediaUrl },
       input.idempotencyKey,
+      new Map([[input.templateName, template]]),
     );
     if (!prepared.ok) throw new SendStepError(prepared.reason);
     const messageId = await this.sends.storeInBatch(prepared.message);
@@ -65,12 +75,15 @@ export class SendActivitiesService {
   }
 
   private async phone(input: StepContext): Promise<PhoneNumber> {
-    if (input.messagingPhoneId) {
-      const phone = await this.accounts.findPhoneNumber(input.accountId, input.messagingPhoneId);
-      if (!phone) throw new SendStepError(`number ${input.messagingPhoneId} is not connected to this account`);
+    const { accountId, messagingPhoneId } = input;
+    if (messagingPhoneId) {
+      const phone = await this.phonesNow.get(`${accountId}:${messagingPhoneId}`, () =>
+        this.accounts.findPhoneNumber(accountId, messagingPhoneId),
+      );
+      if (!phone) throw new SendStepError(`number ${messagingPhoneId} is not connected to this account`);
       return phone;
     }
-    const phone = await this.accounts.defaultPhoneNumber(input.accountId);
+    const phone = await this.phonesNow.get(`${accountId}:default`, () => this.accounts.defaultPhoneNumber(accountId));
     if (!phone) throw new SendStepError('the account has no connected number');
     return phone;
   }
