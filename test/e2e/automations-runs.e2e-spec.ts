@@ -502,6 +502,18 @@ describe('Workflow runs (embedded driver)', () => {
           ['done', 'end'],
         ]);
       }
+
+      // two jobs' replies to one run in the same moment: one transaction takes the first, the second finds it answered
+      const [{ id: late }] = await t.db.query(
+        `INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload)
+         VALUES (gen_random_uuid(), $1, $2, 1, 'pending', '{"n": 21}') RETURNING id`,
+        [account.accountId, wf.id],
+      );
+      await driver.drive(late, { kind: 'start' });
+      await Promise.all([driver.drive(late, reply(late, 'one').input), driver.drive(late, reply(late, 'two').input)]);
+      const run = await waitForRun(t, account.token, late, ['completed'], 1000);
+      expect(run.reply).toEqual({ text: 'one' });
+      expect(run.history.map((h: any) => h.outcome)).toEqual(['completed', 'branch:0', 'end']);
     });
 
     // 1,000 runs waiting for replies at once: automations-waiting.e2e-spec.ts (both drivers).

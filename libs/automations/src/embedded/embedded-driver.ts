@@ -10,6 +10,7 @@ import {
   type StepResult,
   type WorkflowDefinition,
 } from '@switchboard/engine';
+import { MicroBatcher } from '@switchboard/core';
 import { namedQuery } from '@switchboard/core/database';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
@@ -78,6 +79,9 @@ const PERSIST_RUNS_SQL = `UPDATE workflow_runs SET ${RUN_ROW_SET.replace(/\$(\d+
         AS u(id, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11)
   WHERE workflow_runs.id = u.id`;
 
+/** the most run steps locked and written by one transaction */
+const STEPS_PER_TRANSACTION = 50;
+
 /** Runs still `running` (waiting for an effect) after this long are re-driven by the recovery sweep. */
 export const STALE_RUNNING_MS = 2 * 60_000;
 const SWEEP_BATCH = 500;
@@ -93,13 +97,22 @@ export const OVERDUE_MS = 5_000;
  * is performed only after the state that asks for it is committed, with `effectIdempotencyKey(runId, seq)`, so a
  * crash at any point re-performs at most the pending effect, with the same key.
  *
- * Runs that arrive together (a batch job: starts from a busy webhook, replies of one moment) step together: one
- * transaction locks and writes all of them, and their effects are performed side by side, so a send step of 50
- * runs costs one lock, one write and one stored batch of messages instead of 50 of each.
+ * Each run goes its own way (a slow effect of one run holds back no other), but the steps of one moment are taken
+ * together: one transaction locks and writes the runs of every job in flight (a batch job of starts from a busy
+ * webhook, replies of one moment, concurrent jobs), so 50 runs' send steps cost one lock, one write and one stored
+ * batch of messages instead of 50 of each.
  */
 @Injectable()
 export class EmbeddedDriver {
   private readonly logger = new Logger('EmbeddedDriver');
+  /**
+   * Steps of one moment, of any runs and jobs of this process, taken together: one transaction locks and writes them
+   * all (STEPS_PER_TRANSACTION at most, two transactions at a time).
+   */
+  private readonly steps = new MicroBatcher((items: DriveItem[]) => this.stepMany(items), {
+    maxItems: STEPS_PER_TRANSACTION,
+    maxConcurrent: 2,
+  });
 
   constructor(
     private readonly dataSource: DataSource,
@@ -110,45 +123,52 @@ export class EmbeddedDriver {
 
   /** Drives a run from one input until it waits (timer, reply) or finishes. */
   async drive(runId: string, input: DriverInput): Promise<void> {
-    await this.driveMany([{ runId, input }]);
+    let next: DriverInput = input;
+    for (let round = 0; round < 1000; round++) {
+      const outcome = await this.steps.add({ runId, input: next });
+      if (!outcome?.action) return;
+      next = { kind: 'event', event: await this.perform(outcome.run, outcome.action) };
+    }
+    this.logger.error({ msg: 'run still busy after 1000 effects in one job', runId });
   }
 
-  /** Drives runs until each waits or finishes; a run named twice (two replies) takes its inputs one after the other. */
+  /**
+   * Drives each run as `drive`, side by side; a run named twice (two replies) takes its inputs one after the other.
+   * Rejects, once all are done, with the first failure.
+   */
   async driveMany(items: DriveItem[]): Promise<void> {
-    let rest = items;
-    while (rest.length) {
-      const seen = new Set<string>();
-      const wave = rest.filter((item) => !seen.has(item.runId) && !!seen.add(item.runId));
-      rest = rest.filter((item) => !wave.includes(item));
-      await this.driveWave(wave);
-    }
+    const inputsOf = new Map<string, DriverInput[]>();
+    for (const { runId, input } of items) inputsOf.set(runId, [...(inputsOf.get(runId) ?? []), input]);
+    const results = await Promise.allSettled(
+      [...inputsOf].map(async ([runId, inputs]) => {
+        for (const input of inputs) await this.drive(runId, input);
+      }),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
-  private async driveWave(items: DriveItem[]): Promise<void> {
-    let next = items;
-    for (let round = 0; round < 1000 && next.length; round++) {
-      const acting = (await this.stepMany(next)).filter((outcome) => outcome.action);
-      next = await Promise.all(
-        acting.map(async ({ run, action }) => ({
-          runId: run.id,
-          input: { kind: 'event' as const, event: await this.perform(run, action!) },
-        })),
-      );
-    }
-    if (next.length)
-      this.logger.error({ msg: 'run still busy after 1000 effects in one job', runIds: next.map((i) => i.runId) });
+  /** One step of each item, in one transaction; a run named twice takes its second input in a second transaction. */
+  private async stepMany(items: DriveItem[]): Promise<Array<StepOutcome | null>> {
+    const seen = new Set<string>();
+    const first = items.map((item) => !seen.has(item.runId) && !!seen.add(item.runId));
+    const outcomes = await this.stepEach(items.filter((_, i) => first[i]));
+    const again = items.filter((_, i) => !first[i]);
+    const later = again.length ? await this.stepMany(again) : [];
+    let [f, l] = [0, 0];
+    return first.map((isFirst) => (isFirst ? outcomes[f++] : later[l++]));
   }
 
-  /** One step of each run (each named once), in one transaction. */
-  private async stepMany(items: DriveItem[]): Promise<StepOutcome[]> {
+  /** One step of each run (each named once), in one transaction; the outcomes in the items' order. */
+  private async stepEach(items: DriveItem[]): Promise<Array<StepOutcome | null>> {
     const decisions = await this.dataSource.transaction(async (tx) => {
       const runs = await namedQuery<LockedRun>(tx, 'run_step_lock_many', LOCK_RUNS_SQL, [items.map((i) => i.runId)]);
       const byId = new Map(runs.map((run) => [run.id, run]));
-      const decided = items.flatMap((item) => {
+      const decided = items.map((item) => {
         const run = byId.get(item.runId);
-        return run ? [{ run, decision: this.decide(run, item.input) }] : [];
+        return run ? { run, decision: this.decide(run, item.input) } : null;
       });
-      const written = decided.filter(({ decision }) => decision.state);
+      const written = decided.filter((d): d is NonNullable<typeof d> => !!d?.decision.state);
       if (written.length)
         await this.persist(
           tx,
@@ -157,15 +177,15 @@ export class EmbeddedDriver {
       for (const { run, decision } of written)
         if (decision.state!.status === 'failed' && run.status !== 'failed')
           await recordRunFailedEvent(tx, run, decision.state!);
-      return decided.map(({ decision }) => decision);
+      return decided.map((d) => d?.decision ?? null);
     });
     // After the commit: a timer job never fires for a state that was rolled back.
-    const timers = decisions.flatMap((d) => d.timers);
+    const timers = decisions.flatMap((d) => d?.timers ?? []);
     if (timers.length) await this.queue.timers(timers);
     for (const d of decisions)
-      if (d.timeoutLeft !== undefined && d.outcome) await this.queue.cancelTimer(d.outcome.run.id, d.timeoutLeft);
-    const outcomes = decisions.flatMap((d) => (d.outcome ? [d.outcome] : []));
-    if (this.events) await Promise.all(outcomes.map((o) => this.events!.publish(o.run.id)));
+      if (d?.timeoutLeft !== undefined && d.outcome) await this.queue.cancelTimer(d.outcome.run.id, d.timeoutLeft);
+    const outcomes = decisions.map((d) => d?.outcome ?? null);
+    if (this.events) await Promise.all(outcomes.flatMap((o) => (o ? [this.events!.publish(o.run.id)] : [])));
     return outcomes;
   }
 
