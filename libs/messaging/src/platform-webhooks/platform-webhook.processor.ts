@@ -62,13 +62,13 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
   }
 
   private async handle(job: Job<{ eventId: string }>): Promise<void> {
-    const stored = await this.events.findOneBy({ id: job.data.eventId });
+    const stored = await this.webhooks.load(job.data.eventId);
     if (!stored || stored.processedAt) return;
     const events = parseWebhook(stored.payload);
     // statuses all at once: MessageEventsService writes statuses that arrive together in one statement
     await Promise.all(events.filter((e) => e.kind === 'status').map((e) => this.dispatch(e)));
     for (const event of events) if (event.kind !== 'status') await this.dispatch(event, stored.receivedAt);
-    await this.events.update({ id: stored.id }, { processedAt: new Date(), error: null });
+    await this.webhooks.markProcessed(stored.id);
   }
 
   @OnWorkerEvent('failed')

@@ -1,13 +1,32 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { QUEUES, withRequestId } from '@switchboard/core';
+import { MicroBatcher, QUEUES, withRequestId } from '@switchboard/core';
 import { Queue } from 'bullmq';
-import { IsNull, Repository } from 'typeorm';
+import { In, IsNull, Repository } from 'typeorm';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 
 export const PROCESS_WEBHOOK_JOB = 'process-webhook';
 const PRUNE_BATCH = 5000;
+const JOB_OPTIONS = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 250 },
+  removeOnComplete: true,
+  removeOnFail: 1000,
+};
+
+/** Webhooks of one moment stored in one statement; ids by their position (nextval in input order). */
+const INSERT_EVENTS_SQL = `WITH input AS (
+    SELECT nextval('platform_webhook_events_id_seq')::text AS id, payload, ord
+      FROM unnest($1::jsonb[]) WITH ORDINALITY AS u(payload, ord)),
+  stored AS (INSERT INTO platform_webhook_events (id, payload) SELECT id::bigint, payload FROM input)
+  SELECT id FROM input ORDER BY ord`;
+
+interface Accepted {
+  payload: unknown;
+  /** the request id of the request that brought it (the batch is written in another request's context) */
+  context: { requestId?: string };
+}
 
 /** Stores each verified platform webhook, then queues it: nothing acknowledged to the platform is lost. */
 @Injectable()
@@ -17,13 +36,50 @@ export class PlatformWebhooksService {
     @InjectQueue(QUEUES.platformWebhooks) private readonly queue: Queue,
   ) {}
 
-  async accept(payload: unknown): Promise<string> {
-    // one statement (Repository.save would wrap it in a transaction: three round trips per webhook)
-    const [{ id }] = await this.events.query(`INSERT INTO platform_webhook_events (payload) VALUES ($1) RETURNING id`, [
-      JSON.stringify(payload ?? {}),
+  /** webhooks arriving together: one INSERT and one queue round trip for all of them */
+  private readonly accepting = new MicroBatcher((batch: Accepted[]) => this.acceptMany(batch), { maxItems: 100 });
+  /** the worker's reads and processed stamps of concurrent jobs, one statement each */
+  private readonly loading = new MicroBatcher((ids: string[]) => this.loadMany(ids), { maxItems: 100 });
+  private readonly stamping = new MicroBatcher((ids: string[]) => this.stampMany(ids), { maxItems: 100 });
+
+  /** Stores the webhook, then queues it; resolves with its id once both are done. */
+  accept(payload: unknown): Promise<string> {
+    return this.accepting.add({ payload, context: withRequestId({}) });
+  }
+
+  private async acceptMany(batch: Accepted[]): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.events.query(INSERT_EVENTS_SQL, [
+      batch.map((b) => JSON.stringify(b.payload ?? {})),
     ]);
-    await this.enqueue(id);
-    return id;
+    const ids = rows.map((r) => r.id);
+    await this.queue.addBulk(
+      ids.map((eventId, i) => ({
+        name: PROCESS_WEBHOOK_JOB,
+        data: { ...batch[i].context, eventId },
+        opts: { ...JOB_OPTIONS, jobId: `event-${eventId}` },
+      })),
+    );
+    return ids;
+  }
+
+  /** A stored webhook by id (null when gone), read together with the other jobs' of the moment. */
+  load(id: string): Promise<PlatformWebhookEvent | null> {
+    return this.loading.add(id);
+  }
+
+  private async loadMany(ids: string[]): Promise<Array<PlatformWebhookEvent | null>> {
+    const found = new Map((await this.events.findBy({ id: In(ids) })).map((e) => [String(e.id), e]));
+    return ids.map((id) => found.get(String(id)) ?? null);
+  }
+
+  /** Marks a webhook processed, with the other jobs' of the moment. */
+  async markProcessed(id: string): Promise<void> {
+    await this.stamping.add(id);
+  }
+
+  private async stampMany(ids: string[]): Promise<void[]> {
+    await this.events.update({ id: In(ids) }, { processedAt: new Date(), error: null });
+    return ids.map(() => undefined);
   }
 
   /** Queues stored events that were never processed (e.g. Redis was down when they arrived). */
@@ -67,11 +123,8 @@ export class PlatformWebhooksService {
   private enqueue(eventId: string) {
     // The job id makes a second enqueue of the same event a no-op.
     return this.queue.add(PROCESS_WEBHOOK_JOB, withRequestId({ eventId }), {
+      ...JOB_OPTIONS,
       jobId: `event-${eventId}`,
-      attempts: 8,
-      backoff: { type: 'exponential', delay: 250 },
-      removeOnComplete: true,
-      removeOnFail: 1000,
     });
   }
 }
