@@ -1,12 +1,13 @@
-import { provisionAccount, type ProvisionedAccount } from '@switchboard/accounts';
+import { connectPhoneNumber, provisionAccount, type ProvisionedAccount } from '@switchboard/accounts';
 import { loadConfig, SecretBox } from '@switchboard/core';
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from './bench-context';
 import { postJson as post } from './helpers';
 
-/** The sandbox, an API and workers as their own processes, and an account whose number the sandbox paces. */
+/** The sandbox, an API and workers as their own processes, and an account whose number(s) the sandbox paces. */
 export interface Platform {
   api: string;
   sandboxUrl: string;
@@ -14,7 +15,10 @@ export interface Platform {
   sandboxProcess: ChildProcess;
   workers: ChildProcess[];
   account: ProvisionedAccount;
+  /** the account's first number (`phoneIds[0]`) */
   phoneId: string;
+  /** every connected number of the account (`numbers` of them), each paced at `rate` by the platform and the sandbox */
+  phoneIds: string[];
   authz: { authorization: string };
   /** Stops the API and the workers (the sandbox too); the next platform must not compete with them for the CPU. */
   stop(): Promise<void>;
@@ -28,6 +32,8 @@ export async function startPlatform(
     workers?: number;
     env?: Record<string, string>;
     messageLogLimit: number;
+    /** connected numbers of the account (1 unless told), all of the same WABA and rate */
+    numbers?: number;
     /** more of the sandbox's configuration (POST /_sandbox/config), over the defaults below */
     sandboxConfig?: Record<string, unknown>;
   },
@@ -60,15 +66,17 @@ export async function startPlatform(
       await ctx.startProcess(`worker ${i + 1} (${options.name})`, join(DIST, 'apps/worker/src/main.js'), env),
     );
 
-  const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
+  const box = new SecretBox(config.ENCRYPTION_KEY);
+  const account = await provisionAccount(ctx.db, box, {
     name: `Bench ${options.name}`,
     apiBaseUrl: sandboxUrl,
     apiVersion: config.WHATSAPP_API_VERSION,
     messagesPerSecond: options.rate,
   });
   const phoneId = account.messagingPhoneIds[0];
+  const phoneIds = [phoneId, ...(await connectMoreNumbers(ctx, box, account, (options.numbers ?? 1) - 1))];
   await post(`${sandboxUrl}/_sandbox/config`, {
-    messagesPerSecond: { [phoneId]: options.rate },
+    messagesPerSecond: Object.fromEntries(phoneIds.map((id) => [id, options.rate])),
     statusBatchSize: 100,
     statusDelaysMs: { sent: 200, delivered: 1000, read: null },
     messageLogLimit: options.messageLogLimit,
@@ -90,6 +98,7 @@ export async function startPlatform(
     workers,
     account,
     phoneId,
+    phoneIds,
     authz: { authorization: token },
     stop: () =>
       Promise.all(
@@ -98,6 +107,41 @@ export async function startPlatform(
         ),
       ).then(() => undefined),
   };
+}
+
+/**
+ * Connects `count` more numbers to the account as the operator's `connect-number` does (`connectPhoneNumber`): the
+ * first number's WABA (so its templates), base URL, API version and rate; ids of their own, a sandbox token each.
+ */
+async function connectMoreNumbers(
+  ctx: BenchContext,
+  box: SecretBox,
+  account: ProvisionedAccount,
+  count: number,
+): Promise<string[]> {
+  const ids: string[] = [];
+  if (count <= 0) return ids;
+  const firstPhoneId = account.messagingPhoneIds[0];
+  const [first] = await ctx.db.query(
+    `SELECT business_account_id AS "businessAccountId", api_base_url AS "apiBaseUrl", api_version AS "apiVersion",
+            messages_per_second AS "messagesPerSecond"
+       FROM phone_numbers WHERE messaging_phone_id = $1`,
+    [firstPhoneId],
+  );
+  for (let i = 1; i <= count; i++) {
+    const messagingPhoneId = String(BigInt(firstPhoneId) + BigInt(i));
+    await connectPhoneNumber(ctx.db, box, {
+      ...first,
+      messagesPerSecond: Number(first.messagesPerSecond),
+      accountId: account.accountId,
+      messagingPhoneId,
+      accessToken: `sandbox-${randomBytes(16).toString('hex')}`,
+      displayPhoneNumber: `+1 555 010 ${1000 + i}`,
+      verifiedName: `Bench number ${i + 1}`,
+    });
+    ids.push(messagingPhoneId);
+  }
+  return ids;
 }
 
 /** CPU seconds (user + system) a process has used so far; null once it has exited. */
