@@ -1,3 +1,4 @@
+import { ContactsService } from '@switchboard/contacts';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 
 /** SPEC §2 Contact, §4 Contacts, §7 (missing groups), §8 (pageSize); our decisions in docs/contacts.md. */
@@ -603,6 +604,35 @@ describe('Contacts', () => {
         expect(res.status).toBe(400);
         expect(res.body.errors).toEqual([{ field: 'contact_id', message: 'contact_id must be a positive integer' }]);
       }
+    });
+  });
+
+  describe('findOrCreateByNumber (sends and inbound messages)', () => {
+    it('numbers asked for at the same moment: one contact each, created once, existing ones returned, accounts apart', async () => {
+      const contacts = t.app.get(ContactsService);
+      const other = await t.createAccount();
+      const existing = await contacts.findOrCreateByNumber(a.accountId, '+44 7700 900500', 'Known');
+      expect(existing.created).toBe(true);
+      const asks = [
+        ...['447700900501', '447700900502', '447700900501', '+44 7700 900500'].map((n) => [a.accountId, n] as const),
+        [other.accountId, '447700900501'] as const,
+      ];
+      const found = await Promise.all(asks.map(([account, n]) => contacts.findOrCreateByNumber(account, n, 'New')));
+      expect(found.map((f) => [f.contact.contactNumber, f.created])).toEqual([
+        ['447700900501', true],
+        ['447700900502', true],
+        ['447700900501', false],
+        ['447700900500', false],
+        ['447700900501', true],
+      ]);
+      expect(found[2].contact.id).toBe(found[0].contact.id);
+      expect(found[3].contact).toMatchObject({ id: existing.contact.id, name: 'Known' });
+      expect(found[4].contact.id).not.toBe(found[0].contact.id);
+      expect((await rows(a.accountId)).map((r: any) => r.contact_number)).toEqual([
+        '447700900500',
+        '447700900501',
+        '447700900502',
+      ]);
     });
   });
 

@@ -1,6 +1,13 @@
 import { BadRequestException, ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { normalizePhone, pageOffset, PageRequest, PHONE_FORMAT_HINT, validationException } from '@switchboard/core';
+import {
+  MicroBatcher,
+  normalizePhone,
+  pageOffset,
+  PageRequest,
+  PHONE_FORMAT_HINT,
+  validationException,
+} from '@switchboard/core';
 import { queryPlan, type QueryPlan } from '@switchboard/core/database';
 import { EntityManager, Repository } from 'typeorm';
 import { ContactGroup } from './contact-group.entity';
@@ -122,6 +129,12 @@ const unique = (ids: Array<number | string>) => [...new Set(ids.map(String))];
  */
 @Injectable()
 export class ContactsService {
+  /** numbers looked up or created at the same moment (a batch of automation sends): one statement for all */
+  private readonly creating = new MicroBatcher(
+    (items: Array<{ accountId: string; contactNumber: string; name: string | null }>) => this.insertOrGetMany(items),
+    { maxItems: 100 },
+  );
+
   constructor(
     @InjectRepository(Contact) private readonly contacts: Repository<Contact>,
     @InjectRepository(ContactGroup) private readonly groups: Repository<ContactGroup>,
@@ -180,7 +193,8 @@ export class ContactsService {
     if (!contactNumber)
       throw validationException([{ field: 'contact_number', message: `contact_number must be ${PHONE_FORMAT_HINT}` }]);
     const trimmed = name?.trim().slice(0, 200) || null;
-    return this.insertOrGet(manager ?? this.contacts.manager, accountId, { contactNumber, name: trimmed });
+    if (manager) return this.insertOrGet(manager, accountId, { contactNumber, name: trimmed });
+    return this.creating.add({ accountId, contactNumber, name: trimmed });
   }
 
   /**
@@ -532,6 +546,41 @@ export class ContactsService {
       if (existing[0]) return { contact: toContact(existing[0]), created: false };
     }
     throw new ConflictException({ message: 'The contact changed while it was being created; try again' });
+  }
+
+  /**
+   * insertOrGet for many numbers in one statement: new ones inserted, existing ones read. A number another transaction
+   * inserted meanwhile is neither (not yet visible to this statement): it goes through insertOrGet on its own.
+   */
+  private async insertOrGetMany(
+    items: Array<{ accountId: string; contactNumber: string; name: string | null }>,
+  ): Promise<Array<{ contact: Contact; created: boolean }>> {
+    const rows: Array<Record<string, unknown> & { created: boolean }> = await this.contacts.query(
+      `WITH input AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS i(account_id, contact_number, name, ord)),
+            inserted AS (
+              INSERT INTO contacts (account_id, contact_number, name)
+              SELECT DISTINCT ON (account_id, contact_number) account_id, contact_number, name FROM input
+               ORDER BY account_id, contact_number, ord
+              ON CONFLICT (account_id, contact_number) DO NOTHING
+              RETURNING ${contactColumns()}, true AS created)
+       SELECT * FROM inserted
+       UNION ALL
+       SELECT ${contactColumns('c')}, false AS created FROM contacts c
+        WHERE (c.account_id, c.contact_number) IN (SELECT account_id, contact_number FROM input)`,
+      [items.map((i) => i.accountId), items.map((i) => i.contactNumber), items.map((i) => i.name)],
+    );
+    const found = new Map(
+      rows.map(({ created, ...row }) => [`${row.accountId}:${row.contactNumber}`, { row, created }]),
+    );
+    return Promise.all(
+      items.map(async (item) => {
+        const hit = found.get(`${item.accountId}:${item.contactNumber}`);
+        if (!hit) return this.insertOrGet(this.contacts.manager, item.accountId, item);
+        const created = hit.created;
+        hit.created = false; // the same number twice in the batch: created once
+        return { contact: toContact(hit.row), created };
+      }),
+    );
   }
 
   // ---------------------------------------------------------------- bulk import (one statement per batch)
