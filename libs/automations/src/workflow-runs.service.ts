@@ -9,7 +9,7 @@ import { AUTOMATION_DRIVER, type AutomationDriver } from './driver/automation-dr
 import type { WorkflowRunStatus } from './entities';
 import { runListPage, runListSql } from './run-list';
 import { parseId, WORKFLOW_NOT_FOUND } from './workflows.service';
-import { isoOrNull } from '@switchboard/core';
+import { isoOrNull, MicroBatcher } from '@switchboard/core';
 
 export const RUN_NOT_FOUND = { message: 'Workflow run not found' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -48,12 +48,26 @@ interface RunRow {
   finished_at: Date | null;
 }
 
-/** The webhook's one round trip: find the active workflow and insert the run (prepared: it is the hot path). */
-const START_FROM_WEBHOOK_SQL = `WITH w AS (SELECT id, account_id, current_version FROM workflows WHERE identifier = $1 AND is_active AND current_version > 0)
+/**
+ * The webhook's one round trip, for every request of the moment: find each active workflow and insert its run
+ * (prepared: it is the hot path). Returns the ids inserted (a retried idempotency key inserts nothing).
+ */
+const START_FROM_WEBHOOK_SQL = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::uuid[], $3::json[], $4::text[], $5::text[]) AS i(identifier, id, payload, phone, key)),
+  w AS (SELECT id, account_id, current_version, identifier FROM workflows
+         WHERE identifier IN (SELECT identifier FROM input) AND is_active AND current_version > 0)
   INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload, contact_phone, idempotency_key)
-  SELECT $2, w.account_id, w.id, w.current_version, 'pending', $3, $4, $5 FROM w
+  SELECT i.id, w.account_id, w.id, w.current_version, 'pending', i.payload, i.phone, i.key FROM input i JOIN w USING (identifier)
   ON CONFLICT (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING id`;
+
+interface WebhookRun {
+  identifier: string;
+  id: string;
+  payload: string;
+  phone: string | null;
+  idempotencyKey: string | null;
+}
 
 /**
  * Starting runs and routing events to them (the public face of the automation driver for other modules):
@@ -64,10 +78,29 @@ const START_FROM_WEBHOOK_SQL = `WITH w AS (SELECT id, account_id, current_versio
  */
 @Injectable()
 export class WorkflowRunsService {
+  /** runs of the webhook requests of one moment, inserted together */
+  private readonly webhookRuns = new MicroBatcher((runs: WebhookRun[]) => this.insertWebhookRuns(runs), {
+    maxItems: 100,
+  });
+
   constructor(
     private readonly dataSource: DataSource,
     @Inject(AUTOMATION_DRIVER) private readonly driver: AutomationDriver,
   ) {}
+
+  /** Whether each run was inserted (false: no active workflow with that identifier, or its idempotency key was used). */
+  private async insertWebhookRuns(runs: WebhookRun[]): Promise<boolean[]> {
+    const column = <K extends keyof WebhookRun>(key: K) => runs.map((run) => run[key]);
+    const inserted = await namedQuery<{ id: string }>(this.dataSource, 'runs_from_webhook', START_FROM_WEBHOOK_SQL, [
+      column('identifier'),
+      column('id'),
+      column('payload'),
+      column('phone'),
+      column('idempotencyKey'),
+    ]);
+    const ids = new Set(inserted.map((row) => row.id));
+    return runs.map((run) => ids.has(run.id));
+  }
 
   /**
    * Starts a run of the active workflow with this webhook identifier (null when there is none). With an
@@ -80,14 +113,14 @@ export class WorkflowRunsService {
   ): Promise<{ runId: string; created: boolean } | null> {
     const id = randomUUID();
     const phone = contactFromPayload(payload).phone ?? null;
-    const inserted = await namedQuery<{ id: string }>(this.dataSource, 'run_from_webhook', START_FROM_WEBHOOK_SQL, [
+    const inserted = await this.webhookRuns.add({
       identifier,
       id,
-      JSON.stringify(payload ?? null),
+      payload: JSON.stringify(payload ?? null),
       phone,
       idempotencyKey,
-    ]);
-    let result: { runId: string; created: boolean } | null = inserted.length > 0 ? { runId: id, created: true } : null;
+    });
+    let result: { runId: string; created: boolean } | null = inserted ? { runId: id, created: true } : null;
     if (!result && idempotencyKey !== null) {
       // Unknown/inactive workflow, or a retry of an accepted request.
       const [existing]: Array<{ id: string }> = await this.dataSource.query(
