@@ -61,7 +61,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private readonly attempts = new Set<Promise<void>>();
   /** outcome writes not yet committed (awaited at shutdown) */
   private readonly writes = new Set<Promise<void>>();
-  private readonly outcomes = new MicroBatcher((items: AttemptOutcome[]) => this.recordOutcomes(items), {
+  private readonly outcomes = MicroBatcher.ofWrites((items: AttemptOutcome[]) => this.recordOutcomes(items), {
     maxItems: 500,
     maxConcurrent: 2,
   });
@@ -268,7 +268,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * Writes a batch of attempt outcomes in one statement: the attempt log, each delivery's new state, and `failing_since`
    * cleared on endpoints that succeeded. Endpoints with failures are then updated in their own transaction.
    */
-  private async recordOutcomes(items: AttemptOutcome[]): Promise<void[]> {
+  private async recordOutcomes(items: AttemptOutcome[]): Promise<void> {
     const now = Date.now();
     const states = items.map((o) => {
       const ok = o.statusCode !== null && o.statusCode >= 200 && o.statusCode < 300;
@@ -303,7 +303,6 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     );
     const failing = items.filter((_, i) => states[i].status !== 'delivered');
     if (failing.length) await this.db.transaction((tx) => this.updateFailingEndpoints(tx, failing, new Set(succeeded)));
-    return items.map(() => undefined);
   }
 
   /** A 410 disables its endpoint at once; other failures disable it once failing for WEBHOOK_DISABLE_AFTER_MS (unless it also succeeded in this batch). */

@@ -19,15 +19,12 @@ export class EmbeddedAutomationDriver implements AutomationDriver {
   readonly replyTargets = 'reply' as const;
   private readonly logger = new Logger('EmbeddedAutomationDriver');
 
-  private readonly starts = new MicroBatcher(
-    async (runIds: string[]) => (await this.queue.startBatch(runIds), runIds.map(() => undefined)),
-    { maxItems: RUNS_PER_JOB },
-  );
-  private readonly replies = new MicroBatcher(
-    async (replies: Array<{ runId: string; event: EngineEvent & { seq: number }; messageId?: string }>) => (
-      await this.queue.replyBatch(replies),
-      replies.map(() => undefined)
-    ),
+  private readonly starts = MicroBatcher.ofWrites((runIds: string[]) => this.queue.startBatch(runIds), {
+    maxItems: RUNS_PER_JOB,
+  });
+  private readonly replies = MicroBatcher.ofWrites(
+    (replies: Array<{ runId: string; event: EngineEvent & { seq: number }; messageId?: string }>) =>
+      this.queue.replyBatch(replies),
     { maxItems: RUNS_PER_JOB },
   );
 

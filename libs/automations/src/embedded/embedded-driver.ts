@@ -182,8 +182,11 @@ export class EmbeddedDriver {
     // After the commit: a timer job never fires for a state that was rolled back.
     const timers = decisions.flatMap((d) => d?.timers ?? []);
     if (timers.length) await this.queue.timers(timers);
-    for (const d of decisions)
-      if (d?.timeoutLeft !== undefined && d.outcome) await this.queue.cancelTimer(d.outcome.run.id, d.timeoutLeft);
+    await Promise.all(
+      decisions.flatMap((d) =>
+        d?.timeoutLeft !== undefined && d.outcome ? [this.queue.cancelTimer(d.outcome.run.id, d.timeoutLeft)] : [],
+      ),
+    );
     const outcomes = decisions.map((d) => d?.outcome ?? null);
     if (this.events) await Promise.all(outcomes.flatMap((o) => (o ? [this.events!.publish(o.run.id)] : [])));
     return outcomes;

@@ -46,4 +46,11 @@ describe('MicroBatcher', () => {
     fail = false;
     expect(await batcher.add(3)).toBe(3);
   });
+
+  it('ofWrites: a write with nothing to answer per item resolves every add of its batch', async () => {
+    const batches: number[][] = [];
+    const batcher = MicroBatcher.ofWrites(async (items: number[]) => void batches.push(items));
+    expect(await Promise.all([1, 2].map((n) => batcher.add(n)))).toEqual([undefined, undefined]);
+    expect(batches).toEqual([[1, 2]]);
+  });
 });

@@ -17,6 +17,17 @@ export class MicroBatcher<T, R> {
     private readonly options: { maxItems: number; maxConcurrent?: number } = { maxItems: 500 },
   ) {}
 
+  /** For writes with nothing to answer per item: each `add` resolves once the batch holding its item is written. */
+  static ofWrites<T>(
+    write: (items: T[]) => Promise<unknown>,
+    options?: { maxItems: number; maxConcurrent?: number },
+  ): MicroBatcher<T, void> {
+    return new MicroBatcher<T, void>(async (items) => {
+      await write(items);
+      return items.map(() => undefined);
+    }, options);
+  }
+
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });

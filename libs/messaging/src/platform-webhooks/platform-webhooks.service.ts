@@ -22,6 +22,15 @@ const INSERT_EVENTS_SQL = `WITH input AS (
   stored AS (INSERT INTO platform_webhook_events (id, payload) SELECT id::bigint, payload FROM input)
   SELECT id FROM input ORDER BY ord`;
 
+/** The job that processes a stored event; its id makes a second enqueue of the same event a no-op. */
+function processJob(eventId: string, context: { requestId?: string }) {
+  return {
+    name: PROCESS_WEBHOOK_JOB,
+    data: { ...context, eventId },
+    opts: { ...JOB_OPTIONS, jobId: `event-${eventId}` },
+  };
+}
+
 interface Accepted {
   payload: unknown;
   /** the request id of the request that brought it (the batch is written in another request's context) */
@@ -40,7 +49,7 @@ export class PlatformWebhooksService {
   private readonly accepting = new MicroBatcher((batch: Accepted[]) => this.acceptMany(batch), { maxItems: 100 });
   /** the worker's reads and processed stamps of concurrent jobs, one statement each */
   private readonly loading = new MicroBatcher((ids: string[]) => this.loadMany(ids), { maxItems: 100 });
-  private readonly stamping = new MicroBatcher((ids: string[]) => this.stampMany(ids), { maxItems: 100 });
+  private readonly stamping = MicroBatcher.ofWrites((ids: string[]) => this.stampMany(ids), { maxItems: 100 });
 
   /** Stores the webhook, then queues it; resolves with its id once both are done. */
   accept(payload: unknown): Promise<string> {
@@ -52,13 +61,7 @@ export class PlatformWebhooksService {
       batch.map((b) => JSON.stringify(b.payload ?? {})),
     ]);
     const ids = rows.map((r) => r.id);
-    await this.queue.addBulk(
-      ids.map((eventId, i) => ({
-        name: PROCESS_WEBHOOK_JOB,
-        data: { ...batch[i].context, eventId },
-        opts: { ...JOB_OPTIONS, jobId: `event-${eventId}` },
-      })),
-    );
+    await this.queue.addBulk(ids.map((eventId, i) => processJob(eventId, batch[i].context)));
     return ids;
   }
 
@@ -77,9 +80,8 @@ export class PlatformWebhooksService {
     await this.stamping.add(id);
   }
 
-  private async stampMany(ids: string[]): Promise<void[]> {
+  private async stampMany(ids: string[]): Promise<void> {
     await this.events.update({ id: In(ids) }, { processedAt: new Date(), error: null });
-    return ids.map(() => undefined);
   }
 
   /** Queues stored events that were never processed (e.g. Redis was down when they arrived). */
@@ -121,10 +123,7 @@ export class PlatformWebhooksService {
   }
 
   private enqueue(eventId: string) {
-    // The job id makes a second enqueue of the same event a no-op.
-    return this.queue.add(PROCESS_WEBHOOK_JOB, withRequestId({ eventId }), {
-      ...JOB_OPTIONS,
-      jobId: `event-${eventId}`,
-    });
+    const job = processJob(eventId, withRequestId({}));
+    return this.queue.add(job.name, job.data, job.opts);
   }
 }

@@ -117,7 +117,7 @@ export class SendExecutor {
   private readonly pacer: Pacer;
   private sweeping = false;
   private readonly lateToleranceMs: number;
-  private readonly acceptedWriter = new MicroBatcher(
+  private readonly acceptedWriter = MicroBatcher.ofWrites(
     (items: Array<{ messageId: string; wamid: string }>) => this.writeAccepted(items),
     { maxItems: 500 },
   );
@@ -448,7 +448,7 @@ export class SendExecutor {
   }
 
   /** Records the platform's answers of concurrent sends in one UPDATE (rows locked in id order: no deadlocks with status writes). */
-  private async writeAccepted(items: Array<{ messageId: string; wamid: string }>): Promise<void[]> {
+  private async writeAccepted(items: Array<{ messageId: string; wamid: string }>): Promise<void> {
     await this.db.query(
       `WITH answer AS (SELECT * FROM unnest($1::uuid[], $2::text[]) AS x(id, wamid)),
             locked AS (SELECT m.id FROM messages m WHERE m.id IN (SELECT id FROM answer) ORDER BY m.id FOR UPDATE)
@@ -458,7 +458,6 @@ export class SendExecutor {
         WHERE m.id = answer.id`,
       [items.map((i) => i.messageId), items.map((i) => i.wamid)],
     );
-    return items.map(() => undefined);
   }
 
   /** A final failure: the message becomes `failed` (code, title, details) and its `failed` callback is queued. */
