@@ -36,6 +36,8 @@ export function freePort(): Promise<number> {
 export async function createBenchContext(): Promise<
   BenchContext & {
     results: Array<{ scenario: string; figures: Record<string, string | number> }>;
+    /** Stops every process still running (between scenarios: a worker left behind would compete for the next one's jobs). */
+    stopProcesses(): Promise<void>;
     close(): Promise<void>;
   }
 > {
@@ -65,6 +67,19 @@ export async function createBenchContext(): Promise<
   const db = new DataSource(dataSourceOptions(databaseUrl, { extra: { max: 4 } }));
   await db.initialize();
   const children: ChildProcess[] = [];
+  const stopProcesses = async () => {
+    await Promise.all(
+      children.splice(0).map((child) =>
+        child.exitCode !== null || child.signalCode !== null
+          ? undefined
+          : new Promise<void>((resolve) => {
+              const timer = setTimeout(() => (child.kill('SIGKILL'), resolve()), 5000);
+              child.once('exit', () => (clearTimeout(timer), resolve()));
+              child.kill('SIGTERM');
+            }),
+      ),
+    );
+  };
   const results: Array<{ scenario: string; figures: Record<string, string | number> }> = [];
 
   return {
@@ -109,18 +124,9 @@ export async function createBenchContext(): Promise<
       console.log(`\n[${scenario}]`);
       for (const [key, value] of Object.entries(figures)) console.log(`  ${key.padEnd(34)} ${value}`);
     },
+    stopProcesses,
     async close() {
-      await Promise.all(
-        children.map((child) =>
-          child.exitCode !== null || child.signalCode !== null
-            ? undefined
-            : new Promise<void>((resolve) => {
-                const timer = setTimeout(() => (child.kill('SIGKILL'), resolve()), 5000);
-                child.once('exit', () => (clearTimeout(timer), resolve()));
-                child.kill('SIGTERM');
-              }),
-        ),
-      );
+      await stopProcesses();
       await db.destroy();
       const cleanup = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
       await cleanup.connect();

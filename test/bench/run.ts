@@ -57,11 +57,24 @@ async function main() {
   if (unknown.length)
     throw new Error(`Unknown scenario(s) ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}`);
   const ctx = await createBenchContext();
+  const took: Record<string, string> = {};
+  const start = Date.now();
   try {
-    for (const name of names) await SCENARIOS[name](ctx);
+    for (const name of names) {
+      const scenarioStart = Date.now();
+      await SCENARIOS[name](ctx);
+      await ctx.stopProcesses();
+      took[name] = `${((Date.now() - scenarioStart) / 1000).toFixed(0)} s`;
+    }
   } finally {
     await ctx.close();
   }
+  const minutes = (Date.now() - start) / 60_000;
+  // issue 22 item 7: the default set within 10 minutes
+  const target = options.names.length
+    ? ''
+    : ` ${minutes <= 10 ? 'OK' : 'ABOVE TARGET'} (target <= 10 min for the default set)`;
+  ctx.record('bench duration', { ...took, total: `${minutes.toFixed(1)} min${target}` });
 }
 
 // exit once done: a scenario's leftover timers (a 5-minute guard that lost its race) must not keep the bench waiting

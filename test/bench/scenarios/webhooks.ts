@@ -8,14 +8,14 @@ import { inboundWebhook } from '../helpers';
 const APP_SECRET = 'bench-app-secret';
 
 /**
- * Account webhooks: BENCH_WEBHOOK_EVENTS (default 10,000) customer messages, each posted as a signed platform webhook to
+ * Account webhooks: BENCH_WEBHOOK_EVENTS (default 5,000) customer messages, each posted as a signed platform webhook to
  * the API at BENCH_WEBHOOK_EVENT_RATE per second (default 300), each fanned out as `message.received` to 3 endpoints
  * (receivers in this process, answering 200 at once). API and worker run as their own processes. Measures deliveries
  * per second (first platform webhook posted → last delivery received) and, per delivery, the time from posting the
  * platform webhook to the receiver getting our signed webhook (p50, p99, max).
  */
 export async function webhookDeliveries(ctx: BenchContext) {
-  const total = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
+  const total = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 5_000);
   const rate = Number(process.env.BENCH_WEBHOOK_EVENT_RATE ?? 300);
   const apiPort = await freePort();
   const base = `http://127.0.0.1:${apiPort}`;
