@@ -4,6 +4,7 @@ import { dataSourceOptions, runMigrations } from '@switchboard/core/database';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import Redis from 'ioredis';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { ensureLocalServices, withDatabase } from '../../scripts/local-services';
@@ -33,17 +34,21 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function createBenchContext(): Promise<
+/**
+ * A fresh context: its own database and Redis prefix (named after this process and `name`), so nothing one scenario
+ * leaves behind (jobs, waiting runs, pending deliveries) is picked up by the next one's workers.
+ */
+export async function createBenchContext(name = 'bench'): Promise<
   BenchContext & {
     results: Array<{ scenario: string; figures: Record<string, string | number> }>;
-    /** Stops every process still running (between scenarios: a worker left behind would compete for the next one's jobs). */
-    stopProcesses(): Promise<void>;
     close(): Promise<void>;
   }
 > {
   const services = await ensureLocalServices((line) => console.error(line));
   // One database and Redis prefix per run: benchmarks started from several worktrees on one machine must not collide.
-  const dbName = `switchboard_bench_${process.pid}`;
+  const suffix = name.replace(/[^a-z0-9]/gi, '_').toLowerCase();
+  const dbName = `switchboard_bench_${process.pid}_${suffix}`;
+  const redisPrefix = `sbbench${process.pid}${suffix}`;
   const databaseUrl = withDatabase(services.databaseUrl, dbName);
   const admin = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
   await admin.connect();
@@ -57,7 +62,7 @@ export async function createBenchContext(): Promise<
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl,
     REDIS_URL: services.redisUrl,
-    REDIS_PREFIX: `sbbench${process.pid}`,
+    REDIS_PREFIX: redisPrefix,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '100000000',
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
@@ -124,7 +129,6 @@ export async function createBenchContext(): Promise<
       console.log(`\n[${scenario}]`);
       for (const [key, value] of Object.entries(figures)) console.log(`  ${key.padEnd(34)} ${value}`);
     },
-    stopProcesses,
     async close() {
       await stopProcesses();
       await db.destroy();
@@ -132,6 +136,11 @@ export async function createBenchContext(): Promise<
       await cleanup.connect();
       await cleanup.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
       await cleanup.end();
+      const redis = new Redis(services.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      await redis.connect();
+      for await (const keys of redis.scanStream({ match: `${redisPrefix}*`, count: 1000 }))
+        if ((keys as string[]).length) await redis.unlink(...(keys as string[]));
+      redis.disconnect();
       await services.stop();
     },
   };
