@@ -190,6 +190,64 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
       expect(Date.now() - new Date(window.last_inbound_at).getTime()).toBeLessThan(60_000);
     });
 
+    it('customer messages arriving at the same moment: each stored once, linked to its contact, each outbound message replied to once', async () => {
+      const [ann, bob] = ['4915120000001', '4915120000002'];
+      const annOrder = await storedOutbound(`wamid.ann-order-${account.accountId}`, ann);
+      const bobOrder = await storedOutbound(`wamid.bob-order-${account.accountId}`, bob);
+      const bobNewer = await storedOutbound(`wamid.bob-newer-${account.accountId}`, bob);
+      const inbound = (wamid: string, from: string, context?: string, phoneNumberId = account.messagingPhoneId) =>
+        payload('message-text', (v) => {
+          v.metadata.phone_number_id = phoneNumberId;
+          v.messages[0].id = wamid;
+          v.messages[0].from = from;
+          v.messages[0].timestamp = String(Math.floor(Date.now() / 1000));
+          if (context) v.messages[0].context = { from: '15550000000', id: context };
+          else delete v.messages[0].context;
+        });
+      const wamid = (name: string) => `wamid.same-moment-${name}-${account.accountId}`;
+      const bodies = [
+        inbound(wamid('ann-1'), ann),
+        inbound(wamid('ann-2'), ann),
+        inbound(wamid('bob'), bob, `wamid.bob-order-${account.accountId}`),
+        inbound(wamid('bob'), bob, `wamid.bob-order-${account.accountId}`), // Meta's retry, at the same moment
+        inbound(wamid('stranger'), ann, undefined, '999000999000999'), // a number nobody connected
+      ];
+      const answers = await Promise.all(bodies.map((body) => deliver(body)));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+      const [{ ids }] = await t.db.query(
+        `SELECT array_agg(id) AS ids FROM platform_webhook_events WHERE payload::text LIKE '%same-moment-%-' || $1 || '"%'`,
+        [account.accountId],
+      );
+      expect(ids).toHaveLength(5);
+      await processed(ids);
+
+      const stored = await t.db.query(
+        `SELECT wamid, recipient, contact_id FROM messages WHERE direction = 'inbound' AND wamid LIKE 'wamid.same-moment-%-' || $1 ORDER BY wamid`,
+        [account.accountId],
+      );
+      expect(stored.map((m: { wamid: string }) => m.wamid)).toEqual([wamid('ann-1'), wamid('ann-2'), wamid('bob')]);
+      const contacts = await t.db.query(
+        `SELECT id, contact_number FROM contacts WHERE account_id = $1 AND contact_number = ANY($2) ORDER BY contact_number`,
+        [account.accountId, [ann, bob]],
+      );
+      expect(contacts.map((c: { contact_number: string }) => c.contact_number)).toEqual([ann, bob]);
+      expect(stored.map((m: { contact_id: string }) => m.contact_id)).toEqual([
+        contacts[0].id,
+        contacts[0].id,
+        contacts[1].id,
+      ]);
+      // Ann's two messages answer her one order message once; Bob's answers the message it quotes, not his newer one
+      expect((await messageRow(annOrder)).replied_at).not.toBeNull();
+      expect((await messageRow(bobOrder)).replied_at).not.toBeNull();
+      expect((await messageRow(bobNewer)).replied_at).toBeNull();
+      const windows = await t.db.query(
+        `SELECT w.customer FROM customer_windows w JOIN phone_numbers p ON p.id = w.phone_number_id
+          WHERE p.messaging_phone_id = $1 ORDER BY w.customer`,
+        [account.messagingPhoneId],
+      );
+      expect(windows.map((w: { customer: string }) => w.customer)).toEqual([ann, bob]);
+    });
+
     it('a duplicate status delivery changes nothing; delivered after read leaves read; failed is final', async () => {
       const wamid = `wamid.mono-${account.accountId}`;
       const id = await storedOutbound(wamid);

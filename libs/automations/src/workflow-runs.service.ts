@@ -9,7 +9,7 @@ import { AUTOMATION_DRIVER, type AutomationDriver } from './driver/automation-dr
 import type { WorkflowRunStatus } from './entities';
 import { runListPage, runListSql } from './run-list';
 import { parseId, WORKFLOW_NOT_FOUND } from './workflows.service';
-import { isoOrNull, MicroBatcher } from '@switchboard/core';
+import { isoOrNull, MicroBatcher, SameMomentCache } from '@switchboard/core';
 
 export const RUN_NOT_FOUND = { message: 'Workflow run not found' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -81,6 +81,15 @@ export class WorkflowRunsService {
   /** runs of the webhook requests of one moment, inserted together */
   private readonly webhookRuns = new MicroBatcher((runs: WebhookRun[]) => this.insertWebhookRuns(runs), {
     maxItems: 100,
+  });
+
+  /** an account's keyword-triggered workflows, read once for the customer messages of one moment */
+  private readonly keywordWorkflows = new SameMomentCache<
+    Array<{ id: string; current_version: number; trigger: Trigger }>
+  >();
+  /** the runs each customer message of one moment may resume, in one query */
+  private readonly replyTargets = new MicroBatcher((senders: ReplySender[]) => this.findReplyTargets(senders), {
+    maxItems: 200,
   });
 
   constructor(
@@ -175,11 +184,13 @@ export class WorkflowRunsService {
   ): Promise<string[]> {
     const text = typeof message.text === 'string' && message.text.trim() !== '' ? message.text : message.buttonText;
     if (typeof text !== 'string' || text.trim() === '') return [];
-    const candidates: Array<{ id: string; current_version: number; trigger: Trigger }> = await this.dataSource.query(
-      `SELECT w.id, w.current_version, v.definition->'trigger' AS trigger
-         FROM workflows w JOIN workflow_versions v ON v.workflow_id = w.id AND v.version = w.current_version
-        WHERE w.account_id = $1 AND w.is_active AND w.trigger_type = 'keyword' ORDER BY w.id`,
-      [accountId],
+    const candidates = await this.keywordWorkflows.get(accountId, () =>
+      this.dataSource.query(
+        `SELECT w.id, w.current_version, v.definition->'trigger' AS trigger
+           FROM workflows w JOIN workflow_versions v ON v.workflow_id = w.id AND v.version = w.current_version
+          WHERE w.account_id = $1 AND w.is_active AND w.trigger_type = 'keyword' ORDER BY w.id`,
+        [accountId],
+      ),
     );
     const phone = digitsOnly(contactPhone) || null;
     const runIds: string[] = [];
@@ -214,23 +225,33 @@ export class WorkflowRunsService {
   ): Promise<string[]> {
     const phone = digitsOnly(contactPhone);
     if (!phone) return [];
-    // Embedded: the runs whose row waits for a reply. Temporal: every running/waiting run of the contact (the
-    // workflow buffers a reply that arrives while it still performs the send before its wait).
-    const targets =
-      this.driver.replyTargets === 'active' ? `status IN ('running', 'waiting')` : `waiting_kind = 'reply'`;
-    const runs: Array<{ id: string; status: string; waiting_kind: string | null; waiting_seq: number | null }> =
-      await this.dataSource.query(
-        `SELECT id, status, waiting_kind, waiting_seq FROM workflow_runs
-        WHERE account_id = $1 AND contact_phone = $2 AND ${targets}
-          AND ($3::text IS NULL OR messaging_phone_id IS NULL OR messaging_phone_id = $3)`,
-        [accountId, phone, messagingPhoneId ?? null],
-      );
+    const runs = await this.replyTargets.add({ accountId, phone, messagingPhoneId: messagingPhoneId ?? null });
     const delivered: string[] = [];
     for (const run of runs) {
       const target = { id: run.id, status: run.status, waitingKind: run.waiting_kind, waitingSeq: run.waiting_seq };
       if (await this.driver.deliverReply(target, reply)) delivered.push(run.id);
     }
     return delivered;
+  }
+
+  /**
+   * Embedded: the runs whose row waits for a reply. Temporal: every running/waiting run of the contact (the workflow
+   * buffers a reply that arrives while it still performs the send before its wait). Restricted to runs bound to the
+   * message's number or to no number.
+   */
+  private async findReplyTargets(senders: ReplySender[]): Promise<ReplyTargetRow[][]> {
+    const targets =
+      this.driver.replyTargets === 'active' ? `r.status IN ('running', 'waiting')` : `r.waiting_kind = 'reply'`;
+    const rows: Array<ReplyTargetRow & { n: number }> = await this.dataSource.query(
+      `SELECT s.n, r.id, r.status, r.waiting_kind, r.waiting_seq
+         FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS s(account_id, phone, messaging_phone_id, n)
+         JOIN workflow_runs r ON r.account_id = s.account_id AND r.contact_phone = s.phone AND ${targets}
+          AND (s.messaging_phone_id IS NULL OR r.messaging_phone_id IS NULL OR r.messaging_phone_id = s.messaging_phone_id)`,
+      [senders.map((s) => s.accountId), senders.map((s) => s.phone), senders.map((s) => s.messagingPhoneId)],
+    );
+    const runsOf = senders.map((): ReplyTargetRow[] => []);
+    for (const { n, ...run } of rows) runsOf[Number(n) - 1].push(run);
+    return runsOf;
   }
 
   private async insertRun(db: EntityManager, run: NewRun): Promise<{ runId: string; created: boolean }> {
@@ -351,4 +372,17 @@ export class WorkflowRunsService {
       finishedAt: isoOrNull(r.finished_at),
     };
   }
+}
+
+interface ReplySender {
+  accountId: string;
+  phone: string;
+  messagingPhoneId: string | null;
+}
+
+interface ReplyTargetRow {
+  id: string;
+  status: string;
+  waiting_kind: string | null;
+  waiting_seq: number | null;
 }

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import type { MessageEvent, StatusEvent } from '@switchboard/whatsapp';
 import { MicroBatcher } from '@switchboard/core';
-import { messageReceivedData, messageStatusData, recordWebhookEvent, recordWebhookEvents } from '@switchboard/webhooks';
+import { messageReceivedData, messageStatusData, recordWebhookEvents } from '@switchboard/webhooks';
 import { DataSource, EntityManager } from 'typeorm';
 
 /** What changed when a platform status was applied to a stored message. */
@@ -68,6 +68,21 @@ const TIMESTAMP_COLUMN: Record<string, string> = {
 export class MessageEventsService {
   private readonly statusWriter = new MicroBatcher((events: StatusEvent[]) => this.writeStatuses(events), {
     maxItems: 1000,
+  });
+  private readonly contactLinks = MicroBatcher.ofWrites(
+    (links: Array<{ messageId: string; contactId: string }>) =>
+      this.db.query(
+        `UPDATE messages m SET contact_id = u.contact_id
+           FROM unnest($1::uuid[], $2::bigint[]) AS u(id, contact_id)
+          WHERE m.id = u.id AND m.contact_id IS NULL`,
+        [links.map((l) => l.messageId), links.map((l) => l.contactId)],
+      ),
+    { maxItems: 200 },
+  );
+  /** customer messages of one moment, stored together (an Error: that message's own failure) */
+  private readonly inboundWriter = new MicroBatcher((items: InboundItem[]) => this.writeInbound(items), {
+    maxItems: 100,
+    maxConcurrent: 2,
   });
 
   constructor(
@@ -229,12 +244,13 @@ export class MessageEventsService {
     return row ? { messageId: row.id, accountId: String(row.account_id) } : null;
   }
 
-  /** Links a stored inbound message to the account's contact (created when new). */
-  async linkContact(messageId: string, contactId: string): Promise<void> {
-    await this.db.query(`UPDATE messages SET contact_id = $2 WHERE id = $1 AND contact_id IS NULL`, [
-      messageId,
-      contactId,
-    ]);
+  /**
+   * Links a stored inbound message to the account's contact (created when new). The links of one moment are one
+   * UPDATE, one at a time: its trigger touches each contact's conversation row, which two concurrent batches could
+   * otherwise lock in opposite orders.
+   */
+  linkContact(messageId: string, contactId: string): Promise<void> {
+    return this.contactLinks.add({ messageId, contactId });
   }
 
   /**
@@ -242,71 +258,133 @@ export class MessageEventsService {
    * number, and marks the outbound message it answers as replied. Returns null for duplicates and unknown numbers.
    * Informational events (system messages, revoked and edited messages, reaction removals) are stored as what they
    * are (`kind` system / revoke / edit / reaction) but neither open the window nor mark anything replied.
+   * Messages stored at the same moment (concurrent webhook jobs) share one transaction; see `insertInbound`.
    */
   async recordInbound(event: MessageEvent, receivedAt?: Date): Promise<RecordedInbound | null> {
-    const number = await this.accounts.phoneNumberByPlatformId(event.phoneNumberId);
-    if (!number) return null;
-    const phone = { id: number.id, account_id: number.accountId };
-    return this.db.transaction(async (tx) => {
-      const text = event.text ?? event.buttonText ?? null;
-      const [inserted] = await tx.query(
-        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid, context_wamid, created_at)
-         VALUES ($1, $2, 'inbound', $3, $4, $5, $6, 'received', $7, $8, COALESCE($9::timestamptz, now()))
-         ON CONFLICT (wamid) DO NOTHING RETURNING id`,
+    const recorded = await this.inboundWriter.add({ event, receivedAt });
+    if (recorded instanceof Error) throw recorded;
+    return recorded;
+  }
+
+  /**
+   * A batch in one transaction; when it fails, each message again in a transaction of its own, so one message the
+   * database refuses fails only its own webhook job (retried), never its neighbours'.
+   */
+  private async writeInbound(items: InboundItem[]): Promise<Array<RecordedInbound | null | Error>> {
+    try {
+      return await this.db.transaction((tx) => this.insertInbound(tx, items));
+    } catch (error) {
+      if (items.length === 1) return [error as Error];
+      return Promise.all(
+        items.map((item) =>
+          this.db
+            .transaction((tx) => this.insertInbound(tx, [item]))
+            .then(
+              ([recorded]) => recorded,
+              (failed: Error) => failed,
+            ),
+        ),
+      );
+    }
+  }
+
+  /**
+   * Four statements for any number of messages: the messages (ON CONFLICT (wamid): a duplicate, in the database or
+   * earlier in the batch, is null; inserted in wamid order, so two batches holding the same two cannot deadlock), their `message.received` account webhooks, the customers' windows (one row per
+   * number and customer, latest time), and the replied marks (each outbound message once, to the first message that
+   * answers it, as if the batch were stored one message after the other; rows locked in id order).
+   */
+  private async insertInbound(tx: EntityManager, items: InboundItem[]): Promise<Array<RecordedInbound | null>> {
+    const events = items.map((i) => i.event);
+    const rows: Array<{ id: string; wamid: string; account_id: string; phone_number_id: string }> = await tx.query(
+      `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid, context_wamid, created_at)
+       SELECT p.account_id, p.id, 'inbound', i.sender, i.kind, i.body, i.payload, 'received', i.wamid, i.context_wamid,
+              COALESCE(i.received_at, now())
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::text[], $7::text[], $8::timestamptz[])
+              AS i(messaging_phone_id, sender, kind, body, payload, wamid, context_wamid, received_at)
+         JOIN phone_numbers p ON p.messaging_phone_id = i.messaging_phone_id
+        ORDER BY i.wamid
+       ON CONFLICT (wamid) DO NOTHING RETURNING id, wamid, account_id, phone_number_id`,
+      [
+        events.map((e) => e.phoneNumberId),
+        events.map((e) => e.from),
+        events.map((e) => e.interactiveType ?? e.type),
+        events.map((e) => e.text ?? e.buttonText ?? null),
+        events.map((e) => JSON.stringify(e)),
+        events.map((e) => e.wamid),
+        events.map((e) => e.contextWamid ?? null),
         // created_at: when our webhook receiver got it (millisecond order among our own messages); the platform's time is in payload
-        [
-          phone.account_id,
-          phone.id,
-          event.from,
-          event.interactiveType ?? event.type,
-          text,
-          JSON.stringify(event),
-          event.wamid,
-          event.contextWamid ?? null,
-          receivedAt ?? null,
-        ],
-      );
-      if (!inserted) return null;
-      await recordWebhookEvent(tx, {
-        accountId: phone.account_id,
-        type: 'message.received',
-        data: messageReceivedData(event, inserted.id),
-      });
-
-      if (event.informational)
-        return {
-          messageId: inserted.id,
-          accountId: String(phone.account_id),
-          phoneNumberId: String(phone.id),
-          repliedMessageId: null,
-        };
-
-      await tx.query(
-        `INSERT INTO customer_windows (phone_number_id, customer, last_inbound_at) VALUES ($1, $2, to_timestamp($3))
-         ON CONFLICT (phone_number_id, customer) DO UPDATE SET last_inbound_at = GREATEST(customer_windows.last_inbound_at, EXCLUDED.last_inbound_at)`,
-        [phone.id, event.from, event.timestamp],
-      );
-
-      const [[replied]] = (await tx.query(
-        `UPDATE messages SET replied_at = to_timestamp($4), updated_at = now()
-         WHERE id = (
-           SELECT id FROM messages
-           WHERE phone_number_id = $1 AND recipient = $2 AND direction = 'outbound'
-             -- without a context, a message that reached our webhook before ours was created is no reply to it,
-             -- however late the worker handles it
-             AND (wamid = $3 OR $5::timestamptz IS NULL OR created_at < $5::timestamptz)
-           ORDER BY (wamid = $3) DESC NULLS LAST, created_at DESC LIMIT 1
-         ) AND replied_at IS NULL
-         RETURNING id`,
-        [phone.id, event.from, event.contextWamid ?? null, event.timestamp, receivedAt ?? null],
-      )) as [Array<{ id: string }>, number];
-
+        items.map((i) => i.receivedAt?.toISOString() ?? null),
+      ],
+    );
+    const byWamid = new Map(rows.map((row) => [row.wamid, row]));
+    const recorded = events.map((event): RecordedInbound | null => {
+      const row = byWamid.get(event.wamid);
+      if (!row) return null;
+      byWamid.delete(event.wamid); // the same wamid again later in the batch is a duplicate
       return {
-        messageId: inserted.id,
-        accountId: String(phone.account_id),
-        phoneNumberId: String(phone.id),
-        repliedMessageId: replied?.id ?? null,
+        messageId: row.id,
+        accountId: String(row.account_id),
+        phoneNumberId: String(row.phone_number_id),
+        repliedMessageId: null,
       };
     });
+    const stored = recorded.flatMap((r, n) =>
+      r ? [{ ...r, event: events[n], receivedAt: items[n].receivedAt, n }] : [],
+    );
+    await recordWebhookEvents(
+      tx,
+      stored.map((s) => ({
+        accountId: s.accountId,
+        type: 'message.received' as const,
+        data: messageReceivedData(s.event, s.messageId),
+      })),
+    );
+
+    const replies = stored.filter((s) => !s.event.informational);
+    if (replies.length === 0) return recorded;
+    await tx.query(
+      `INSERT INTO customer_windows (phone_number_id, customer, last_inbound_at)
+       SELECT phone_number_id, customer, to_timestamp(max(ts))
+         FROM unnest($1::bigint[], $2::text[], $3::float8[]) AS u(phone_number_id, customer, ts)
+        GROUP BY phone_number_id, customer ORDER BY phone_number_id, customer
+       ON CONFLICT (phone_number_id, customer) DO UPDATE SET last_inbound_at = GREATEST(customer_windows.last_inbound_at, EXCLUDED.last_inbound_at)`,
+      [replies.map((r) => r.phoneNumberId), replies.map((r) => r.event.from), replies.map((r) => r.event.timestamp)],
+    );
+    // without a context, a message that reached our webhook before ours was created is no reply to it, however late
+    // the worker handles it
+    const [marked] = (await tx.query(
+      `WITH i AS (
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::float8[], $5::timestamptz[], $6::int[])
+                AS i(phone_number_id, customer, context_wamid, ts, received_at, n)),
+       target AS (
+         SELECT DISTINCT ON (t.id) t.id, i.n, i.ts
+           FROM i CROSS JOIN LATERAL (
+                  SELECT m.id FROM messages m
+                   WHERE m.phone_number_id = i.phone_number_id AND m.recipient = i.customer AND m.direction = 'outbound'
+                     AND (m.wamid = i.context_wamid OR i.received_at IS NULL OR m.created_at < i.received_at)
+                   ORDER BY (m.wamid = i.context_wamid) DESC NULLS LAST, m.created_at DESC LIMIT 1) t
+          ORDER BY t.id, i.n),
+       locked AS (SELECT m.id FROM messages m WHERE m.id IN (SELECT id FROM target) ORDER BY m.id FOR UPDATE)
+       UPDATE messages m SET replied_at = to_timestamp(target.ts), updated_at = now()
+         FROM target JOIN locked ON locked.id = target.id
+        WHERE m.id = target.id AND m.replied_at IS NULL
+       RETURNING m.id, target.n`,
+      [
+        replies.map((r) => r.phoneNumberId),
+        replies.map((r) => r.event.from),
+        replies.map((r) => r.event.contextWamid ?? null),
+        replies.map((r) => r.event.timestamp),
+        replies.map((r) => r.receivedAt?.toISOString() ?? null),
+        replies.map((r) => r.n),
+      ],
+    )) as [Array<{ id: string; n: number }>, number];
+    for (const { id, n } of marked) recorded[n]!.repliedMessageId = id;
+    return recorded;
   }
+}
+
+interface InboundItem {
+  event: MessageEvent;
+  receivedAt?: Date;
 }

@@ -5,7 +5,7 @@ import { ContactsService, type Contact } from '@switchboard/contacts';
 import type { MessageEvent } from '@switchboard/whatsapp';
 import { DataSource } from 'typeorm';
 import { replyContentOf } from '../message-events.service';
-import { isoOrNull } from '@switchboard/core';
+import { isoOrNull, MicroBatcher } from '@switchboard/core';
 
 const WINDOW_MS = 24 * 3600 * 1000;
 
@@ -148,14 +148,25 @@ export class InboxConversations {
     return { messages: rows.slice(0, options.limit).reverse().map(messageOf), hasMore };
   }
 
-  /** One message of the account by id (for live events), or null. */
-  async message(accountId: string, messageId: string): Promise<InboxMessage | null> {
-    const [row] = await this.db.query(`SELECT * FROM messages WHERE id = $1 AND account_id = $2`, [
-      messageId,
-      accountId,
-    ]);
-    return row ? messageOf(row) : null;
+  /** One message of the account by id (for live events), or null; the messages asked for at one moment in one query. */
+  message(accountId: string, messageId: string): Promise<InboxMessage | null> {
+    return this.messagesById.add({ accountId, messageId });
   }
+
+  private readonly messagesById = new MicroBatcher(
+    async (keys: Array<{ accountId: string; messageId: string }>) => {
+      const rows: Array<Record<string, any>> = await this.db.query(
+        `SELECT * FROM messages WHERE id = ANY($1::uuid[])`,
+        [keys.map((k) => k.messageId)],
+      );
+      const byId = new Map(rows.map((row) => [row.id as string, row]));
+      return keys.map(({ accountId, messageId }) => {
+        const row = byId.get(messageId);
+        return row && String(row.account_id) === String(accountId) ? messageOf(row) : null;
+      });
+    },
+    { maxItems: 200 },
+  );
 
   /** Everything the customer wrote so far counts as read. */
   async markRead(accountId: string, contactId: string): Promise<void> {
