@@ -29,6 +29,11 @@ const common = {
 module.exports = {
   watchman: false,
   testTimeout: 30000,
+  // Two test files at once (jest's default on 2 cores is one): every e2e file has its own database (cloned from the
+  // template), Redis key prefix, ports and Temporal task queue, and most of its time is spent waiting (paced sends,
+  // locks to expire, child processes), so two files overlap well: the four slowest files took 189 s one after the
+  // other and 119 s two at a time.
+  maxWorkers: 2,
   // Test files run in a worker process that is replaced once it holds more than this after a file: in band (one
   // process for all files) the heap grew with every file's app and the run died out of memory near its end.
   workerIdleMemoryLimit: '1GB',

@@ -6,6 +6,11 @@ import { startWorkerProcess } from '../helpers/worker-process';
 
 const RECIPIENTS = 10_000;
 const RATE = 1000;
+/**
+ * The in-doubt wait of this file's workers (30 s by default): the messages claimed by the killed worker wait this long
+ * after their claim, or until its jobs are taken over (15 s lock), whichever is later, before they may be sent again.
+ */
+const IN_DOUBT_MS = 15_000;
 
 /**
  * A 10,000-recipient campaign at 1,000 msg/s; the worker (a child process, `dist/` compiled by the jest global setup)
@@ -37,7 +42,7 @@ describe('Campaign fan-out survives a killed worker (campaigns crash test)', () 
   });
 
   function startWorker(): ChildProcess {
-    const child = startWorkerProcess(t, logs, 10);
+    const child = startWorkerProcess(t, logs, 10, { SEND_IN_DOUBT_MS: String(IN_DOUBT_MS) });
     workers.push(child);
     return child;
   }

@@ -157,7 +157,8 @@ describe('Console: templates and contacts in the browser', () => {
   it('edits a template: the form reads its components back, and an edit goes back to review', () =>
     explained('template-edit', async () => {
       await page.click('tr[data-template="spring_sale"] a');
-      await page.locator('textarea[name=body]').waitFor();
+      // the editor shows an empty form at once and fills it when the template has loaded
+      await page.waitForFunction(() => document.querySelector('textarea[name=body]')?.value);
       expect(await page.inputValue('textarea[name=body]')).toBe('Hi {{name}}, your code is {{code}} until Sunday.');
       expect(await page.inputValue('input[name=example-code]')).toBe('SPRING20');
       expect(await page.inputValue('input[name=button-1-text]')).toBe('Not now');

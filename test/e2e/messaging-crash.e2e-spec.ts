@@ -5,6 +5,12 @@ import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 import { startWorkerProcess } from '../helpers/worker-process';
 
 /**
+ * The in-doubt wait of this file's workers (30 s by default): the messages claimed by the killed worker wait this long
+ * after their claim, or until its jobs are taken over (15 s lock), whichever is later, before they may be sent again.
+ */
+const IN_DOUBT_MS = 15_000;
+
+/**
  * Nothing lost, nothing sent twice: a worker process is SIGKILLed in the middle of a paced bulk send, another one
  * takes over, and every message reaches the platform exactly once.
  */
@@ -28,7 +34,7 @@ describe('Send pipeline survives a killed worker (messaging crash test)', () => 
   });
 
   function startWorker(): ChildProcess {
-    const child = startWorkerProcess(t, logs, 5);
+    const child = startWorkerProcess(t, logs, 5, { SEND_IN_DOUBT_MS: String(IN_DOUBT_MS) });
     workers.push(child);
     return child;
   }

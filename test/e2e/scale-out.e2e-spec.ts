@@ -9,6 +9,11 @@ import { startApiProcess, startWorkerProcess } from '../helpers/worker-process';
 const RECIPIENTS = Number(process.env.SCALE_OUT_RECIPIENTS ?? 20_000);
 const RATE = 1000;
 const RUNS = 200;
+/**
+ * The in-doubt wait of the worker processes (30 s by default): the messages claimed by the killed worker wait this long
+ * after their claim, or until its jobs are taken over (15 s lock), whichever is later, before they may be sent again.
+ */
+const IN_DOUBT_MS = 15_000;
 
 /** The most messages accepted in any 1-second window (sliding), from the platform's acceptance times. */
 export function maxPerSecond(times: number[]): number {
@@ -54,7 +59,8 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
     });
     account = await t.createAccount({ apiBaseUrl: sandbox.url, messagesPerSecond: RATE });
     await sandbox.control.post('/_sandbox/config', { messagesPerSecond: { [account.messagingPhoneId]: RATE } });
-    for (let i = 0; i < 2; i++) workers.push(startWorkerProcess(t, logs, 10));
+    for (let i = 0; i < 2; i++)
+      workers.push(startWorkerProcess(t, logs, 10, { SEND_IN_DOUBT_MS: String(IN_DOUBT_MS) }));
     if (driver === 'temporal') await waitForTemporalPollers(t, 2, 60_000).catch((e) => Promise.reject(withLogs(e)));
   }, 120_000);
   afterAll(async () => {
