@@ -18,13 +18,7 @@ class RedisCloser implements OnApplicationShutdown {
 @Global()
 @Module({
   providers: [
-    {
-      provide: REDIS,
-      inject: [AppConfig],
-      // the commands of one event-loop turn (rate limits of concurrent requests, live events) go in one write:
-      // nothing on this connection blocks
-      useFactory: (config: AppConfig) => createRedis(config.REDIS_URL, { enableAutoPipelining: true }),
-    },
+    { provide: REDIS, inject: [AppConfig], useFactory: (config: AppConfig) => createRedis(config.REDIS_URL) },
     RedisCloser,
   ],
   exports: [REDIS],
