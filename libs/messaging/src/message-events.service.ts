@@ -289,10 +289,13 @@ export class MessageEventsService {
   }
 
   /**
-   * Four statements for any number of messages: the messages (ON CONFLICT (wamid): a duplicate, in the database or
-   * earlier in the batch, is null; inserted in wamid order, so two batches holding the same two cannot deadlock), their `message.received` account webhooks, the customers' windows (one row per
-   * number and customer, latest time), and the replied marks (each outbound message once, to the first message that
-   * answers it, as if the batch were stored one message after the other; rows locked in id order).
+   * Four statements for any number of messages:
+   * - the messages (ON CONFLICT (wamid): a duplicate, in the database or earlier in the batch, is null; inserted in
+   *   wamid order, so two batches holding the same two cannot deadlock);
+   * - their `message.received` account webhooks;
+   * - the customers' windows (one row per number and customer, latest time);
+   * - the replied marks: each outbound message once, to the first message that answers it, as if the batch were
+   *   stored one message after the other; rows locked in id order.
    */
   private async insertInbound(tx: EntityManager, items: InboundItem[]): Promise<Array<RecordedInbound | null>> {
     const events = items.map((i) => i.event);

@@ -38,7 +38,9 @@ export async function automationSends(
   const platform = await startPlatform(ctx, {
     name: `automation sends, ${driver}`,
     rate: NUMBER_RATE,
-    env: { TEMPORAL_ADDRESS: '', ...driverEnv },
+    // backpressure as in the automations scenario's closed loop: a driver that starts runs slower than the webhook
+    // accepts them answers 429 instead of building a backlog that takes minutes to drain
+    env: { TEMPORAL_ADDRESS: '', AUTOMATION_MAX_BACKLOG_MS: '400', ...driverEnv },
     messageLogLimit: 200_000,
   });
   try {

@@ -10,8 +10,8 @@ const RATE = Number(process.env.BENCH_CAMPAIGN_RATE ?? 1000);
 const WORKERS = Number(process.env.BENCH_CAMPAIGN_WORKERS ?? 1);
 /** the second part: two numbers of one account at RATE each, at the same time; `BENCH_CAMPAIGN_TWO_NUMBERS=0` skips it */
 const TWO_NUMBERS = process.env.BENCH_CAMPAIGN_TWO_NUMBERS !== '0';
-/** recipients per number in the second part (20,000 at 1,000/s: ~20-60 s) */
-const TWO_NUMBERS_RECIPIENTS = Number(process.env.BENCH_CAMPAIGN_TWO_NUMBERS_RECIPIENTS ?? 20_000);
+/** recipients per number in the second part (10,000 at 1,000/s: 10-30 s) */
+const TWO_NUMBERS_RECIPIENTS = Number(process.env.BENCH_CAMPAIGN_TWO_NUMBERS_RECIPIENTS ?? 10_000);
 
 /** Peak resident set size of a process (VmHWM), in MB; null once it has exited. */
 function peakRssMb(pid: number | undefined): number | null {

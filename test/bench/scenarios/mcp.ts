@@ -12,14 +12,14 @@ type Measured = LoadResult & { cpuMsPerRequest: number };
  * ARCHITECTURE.md target: the MCP server reaches at least half of REST's throughput for the same operation. The same
  * two operations, each through REST and through `POST /mcp` (a JSON-RPC `tools/call`, stateless: a new server and
  * transport per request, as an agent's calls arrive), closed loop with BENCH_MCP_CONNECTIONS (default 20) connections
- * for BENCH_MCP_SECONDS (default 4), REST and MCP alternating for BENCH_MCP_ROUNDS (default 3) rounds, with the CPU time of
+ * for BENCH_MCP_SECONDS (default 4), REST and MCP alternating for BENCH_MCP_ROUNDS (default 2) rounds, with the CPU time of
  * the API, worker and sandbox per answered request beside the throughput: `list_templates` (GET /v2/templates) and `send_template_message`
  * (POST /send-message/{id}: stored, paced, sent to the sandbox, answered when the platform accepted it).
  */
 export async function mcpThroughput(ctx: BenchContext) {
   const connections = Number(process.env.BENCH_MCP_CONNECTIONS ?? 20);
   const seconds = Number(process.env.BENCH_MCP_SECONDS ?? 4);
-  const rounds = Number(process.env.BENCH_MCP_ROUNDS ?? 3);
+  const rounds = Number(process.env.BENCH_MCP_ROUNDS ?? 2);
   const apiPort = String(await freePort());
   const sandboxPort = String(await freePort());
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;

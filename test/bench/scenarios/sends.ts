@@ -12,11 +12,11 @@ import { BenchContext, DIST, freePort } from '../bench-context';
  * window; 100,000 recipients within 110 s on 2 cores. Sandbox, API (webhook receiver) and worker each run as their own
  * process; messages go in through SendQueueService.enqueueBulk (the campaigns' entry point), 1,000 per insert.
  *
- * BENCH_SENDS (default 20000) messages, BENCH_SEND_RATE (default 1000) msg/s, BENCH_WORKERS (default 1) worker processes
+ * BENCH_SENDS (default 10000) messages, BENCH_SEND_RATE (default 1000) msg/s, BENCH_WORKERS (default 1) worker processes
  * sharing the pacer.
  */
 export async function sends(ctx: BenchContext) {
-  const total = Number(process.env.BENCH_SENDS ?? 20_000);
+  const total = Number(process.env.BENCH_SENDS ?? 10_000);
   const rate = Number(process.env.BENCH_SEND_RATE ?? 1000);
   // free ports: benchmarks of other worktrees may be running on this machine
   const apiPort = String(await freePort());
