@@ -299,30 +299,36 @@ export class MessageEventsService {
    */
   private async insertInbound(tx: EntityManager, items: InboundItem[]): Promise<Array<RecordedInbound | null>> {
     const events = items.map((i) => i.event);
-    const rows: Array<{ id: string; wamid: string; account_id: string; phone_number_id: string }> = await tx.query(
-      `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid, context_wamid, created_at)
-       SELECT p.account_id, p.id, 'inbound', i.sender, i.kind, i.body, i.payload, 'received', i.wamid, i.context_wamid,
-              COALESCE(i.received_at, now())
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::text[], $7::text[], $8::timestamptz[])
-              AS i(messaging_phone_id, sender, kind, body, payload, wamid, context_wamid, received_at)
-         JOIN phone_numbers p ON p.messaging_phone_id = i.messaging_phone_id
-        ORDER BY i.wamid
-       ON CONFLICT (wamid) DO NOTHING RETURNING id, wamid, account_id, phone_number_id`,
-      [
-        events.map((e) => e.phoneNumberId),
-        events.map((e) => e.from),
-        events.map((e) => e.interactiveType ?? e.type),
-        events.map((e) => e.text ?? e.buttonText ?? null),
-        events.map((e) => JSON.stringify(e)),
-        events.map((e) => e.wamid),
-        events.map((e) => e.contextWamid ?? null),
-        // created_at: when our webhook receiver got it (millisecond order among our own messages); the platform's time is in payload
-        items.map((i) => i.receivedAt?.toISOString() ?? null),
-      ],
-    );
+    const numbers = await this.numbersByPlatformId(events.map((e) => e.phoneNumberId));
+    const known = events.filter((e) => numbers.get(e.phoneNumberId));
+    const rows: Array<{ id: string; wamid: string; account_id: string; phone_number_id: string }> = known.length
+      ? await tx.query(
+          `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid, context_wamid, created_at)
+           SELECT i.account_id, i.phone_number_id, 'inbound', i.sender, i.kind, i.body, i.payload, 'received', i.wamid,
+                  i.context_wamid, COALESCE(i.received_at, now())
+             FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[],
+                         $9::timestamptz[])
+                  AS i(account_id, phone_number_id, sender, kind, body, payload, wamid, context_wamid, received_at)
+            ORDER BY i.wamid
+           ON CONFLICT (wamid) DO NOTHING RETURNING id, wamid, account_id, phone_number_id`,
+          [
+            known.map((e) => numbers.get(e.phoneNumberId)!.accountId),
+            known.map((e) => numbers.get(e.phoneNumberId)!.id),
+            known.map((e) => e.from),
+            known.map((e) => e.interactiveType ?? e.type),
+            known.map((e) => e.text ?? e.buttonText ?? null),
+            known.map((e) => JSON.stringify(e)),
+            known.map((e) => e.wamid),
+            known.map((e) => e.contextWamid ?? null),
+            // created_at: when our webhook receiver got it (millisecond order among our own messages); the platform's
+            // time is in payload
+            items.filter((i) => numbers.get(i.event.phoneNumberId)).map((i) => i.receivedAt?.toISOString() ?? null),
+          ],
+        )
+      : [];
     const byWamid = new Map(rows.map((row) => [row.wamid, row]));
     const recorded = events.map((event): RecordedInbound | null => {
-      const row = byWamid.get(event.wamid);
+      const row = numbers.get(event.phoneNumberId) ? byWamid.get(event.wamid) : undefined;
       if (!row) return null;
       byWamid.delete(event.wamid); // the same wamid again later in the batch is a duplicate
       return {
@@ -384,6 +390,20 @@ export class MessageEventsService {
     )) as [Array<{ id: string; n: number }>, number];
     for (const { id, n } of marked) recorded[n]!.repliedMessageId = id;
     return recorded;
+  }
+
+  /** Our numbers by the platform's phone_number_id (null: not connected here), each looked up once. */
+  private async numbersByPlatformId(
+    messagingPhoneIds: string[],
+  ): Promise<Map<string, { id: string; accountId: string } | null>> {
+    const distinct = [...new Set(messagingPhoneIds)];
+    const found = await Promise.all(distinct.map((id) => this.accounts.phoneNumberByPlatformId(id)));
+    return new Map(
+      distinct.map((id, i) => [
+        id,
+        found[i] ? { id: String(found[i].id), accountId: String(found[i].accountId) } : null,
+      ]),
+    );
   }
 }
 
