@@ -32,8 +32,8 @@ const RETENTION_SWEEP_EVERY_MS = 3600_000;
  * the send queues (15 s, checked every 5 s) rather than BullMQ's 30 s checked every 30 s: a crashed worker's webhooks
  * hold the intake, and with it every message in doubt (SendExecutor), for up to about 20 s instead of about a minute.
  * 32 jobs at a time: the messages and statuses of the jobs in flight are written together (MessageEventsService), so
- * a burst of customer replies is worked through in batches of up to 32 (200 replies at once: p99 199 ms at 32, 374 ms
- * at 16; 64 was no better, docs/performance.md).
+ * a burst of customer replies is worked through in batches of up to 32 (200 replies at once: p99 222–246 ms at 32,
+ * 332–446 ms at 16; 64 was no better, docs/performance.md).
  */
 @Processor(QUEUES.platformWebhooks, { concurrency: 32, lockDuration: 15_000, stalledInterval: 5_000 })
 export class PlatformWebhookProcessor extends WorkerHost implements OnApplicationBootstrap {
