@@ -17,7 +17,14 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
 
   beforeAll(async () => {
     t = await startTestApp(
-      { RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_WAIT_TIMEOUT_MS: '15000' },
+      {
+        RATE_LIMIT_PER_MINUTE: '100000',
+        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+        SEND_WAIT_TIMEOUT_MS: '15000',
+        // the jitter budget of a machine running two test files on 2 cores: with the default 20 ms, one send in 20 at
+        // 5/s reached the sandbox in the same second as five others (a 130429) in a CI-shaped run
+        SEND_PACING_MARGIN_MS: '100',
+      },
       { worker: true },
     );
     sandbox = await startTestSandbox(t, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 }, autoReview: false });
