@@ -271,18 +271,19 @@ export class MessageEventsService {
    * database refuses fails only its own webhook job (retried), never its neighbours'.
    */
   private async writeInbound(items: InboundItem[]): Promise<Array<RecordedInbound | null | Error>> {
+    // looked up before the transaction (no connection held open meanwhile), once for the batch and its retries
+    const numbers = await this.numbersByPlatformId(items.map((i) => i.event.phoneNumberId));
+    const insert = (batch: InboundItem[]) => this.db.transaction((tx) => this.insertInbound(tx, batch, numbers));
     try {
-      return await this.db.transaction((tx) => this.insertInbound(tx, items));
+      return await insert(items);
     } catch (error) {
       if (items.length === 1) return [error as Error];
       return Promise.all(
         items.map((item) =>
-          this.db
-            .transaction((tx) => this.insertInbound(tx, [item]))
-            .then(
-              ([recorded]) => recorded,
-              (failed: Error) => failed,
-            ),
+          insert([item]).then(
+            ([recorded]) => recorded,
+            (failed: Error) => failed,
+          ),
         ),
       );
     }
@@ -297,10 +298,14 @@ export class MessageEventsService {
    * - the replied marks: each outbound message once, to the first message that answers it, as if the batch were
    *   stored one message after the other; rows locked in id order.
    */
-  private async insertInbound(tx: EntityManager, items: InboundItem[]): Promise<Array<RecordedInbound | null>> {
+  private async insertInbound(
+    tx: EntityManager,
+    items: InboundItem[],
+    numbers: Map<string, OurNumber | null>,
+  ): Promise<Array<RecordedInbound | null>> {
     const events = items.map((i) => i.event);
-    const numbers = await this.numbersByPlatformId(events.map((e) => e.phoneNumberId));
-    const known = events.filter((e) => numbers.get(e.phoneNumberId));
+    const known = items.filter((i) => numbers.get(i.event.phoneNumberId));
+    const numberOf = (item: InboundItem) => numbers.get(item.event.phoneNumberId)!;
     const rows: Array<{ id: string; wamid: string; account_id: string; phone_number_id: string }> = known.length
       ? await tx.query(
           `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid, context_wamid, created_at)
@@ -312,17 +317,17 @@ export class MessageEventsService {
             ORDER BY i.wamid
            ON CONFLICT (wamid) DO NOTHING RETURNING id, wamid, account_id, phone_number_id`,
           [
-            known.map((e) => numbers.get(e.phoneNumberId)!.accountId),
-            known.map((e) => numbers.get(e.phoneNumberId)!.id),
-            known.map((e) => e.from),
-            known.map((e) => e.interactiveType ?? e.type),
-            known.map((e) => e.text ?? e.buttonText ?? null),
-            known.map((e) => JSON.stringify(e)),
-            known.map((e) => e.wamid),
-            known.map((e) => e.contextWamid ?? null),
+            known.map((i) => numberOf(i).accountId),
+            known.map((i) => numberOf(i).id),
+            known.map((i) => i.event.from),
+            known.map((i) => i.event.interactiveType ?? i.event.type),
+            known.map((i) => i.event.text ?? i.event.buttonText ?? null),
+            known.map((i) => JSON.stringify(i.event)),
+            known.map((i) => i.event.wamid),
+            known.map((i) => i.event.contextWamid ?? null),
             // created_at: when our webhook receiver got it (millisecond order among our own messages); the platform's
             // time is in payload
-            items.filter((i) => numbers.get(i.event.phoneNumberId)).map((i) => i.receivedAt?.toISOString() ?? null),
+            known.map((i) => i.receivedAt?.toISOString() ?? null),
           ],
         )
       : [];
@@ -393,9 +398,7 @@ export class MessageEventsService {
   }
 
   /** Our numbers by the platform's phone_number_id (null: not connected here), each looked up once. */
-  private async numbersByPlatformId(
-    messagingPhoneIds: string[],
-  ): Promise<Map<string, { id: string; accountId: string } | null>> {
+  private async numbersByPlatformId(messagingPhoneIds: string[]): Promise<Map<string, OurNumber | null>> {
     const distinct = [...new Set(messagingPhoneIds)];
     const found = await Promise.all(distinct.map((id) => this.accounts.phoneNumberByPlatformId(id)));
     return new Map(
@@ -405,6 +408,11 @@ export class MessageEventsService {
       ]),
     );
   }
+}
+
+interface OurNumber {
+  id: string;
+  accountId: string;
 }
 
 interface InboundItem {
