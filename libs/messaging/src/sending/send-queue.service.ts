@@ -292,29 +292,39 @@ export class SendQueueService implements OnModuleDestroy {
     return queued;
   }
 
-  /** Pause: the campaign's messages not yet handed to the platform wait (the send worker skips what is not `queued`). */
+  /**
+   * Pause: the campaign's messages not yet handed to the platform wait (the send worker skips what is not `queued`).
+   * Pause, resume and cancel lock the rows in id order first, as the send answers and statuses do: updated in scan
+   * order, a pause during sending deadlocked with the worker's writes (seen in a CI-shaped run: the pause answered 500).
+   */
   async holdCampaign(tx: EntityManager, campaignId: string): Promise<void> {
-    await tx.query(
-      `UPDATE messages SET status = 'paused', updated_at = now() WHERE campaign_id = $1 AND status = 'queued'`,
-      [campaignId],
-    );
+    await this.moveCampaignMessages(tx, campaignId, ['queued'], 'paused');
   }
 
   /** Resume: the paused messages are `queued` again; returns them to re-queue after the commit. */
   async releaseCampaign(tx: EntityManager, campaignId: string): Promise<QueuedMessageRef[]> {
-    const [rows] = (await tx.query(
-      `UPDATE messages SET status = 'queued', updated_at = now() WHERE campaign_id = $1 AND status = 'paused' RETURNING id, send_job`,
-      [campaignId],
-    )) as [QueuedMessageRef[], number];
-    return rows;
+    return this.moveCampaignMessages(tx, campaignId, ['paused'], 'queued');
   }
 
   /** Cancel: the campaign's messages not yet sent are never sent. */
   async cancelCampaign(tx: EntityManager, campaignId: string): Promise<void> {
-    await tx.query(
-      `UPDATE messages SET status = 'cancelled', updated_at = now() WHERE campaign_id = $1 AND status IN ('queued', 'paused')`,
-      [campaignId],
-    );
+    await this.moveCampaignMessages(tx, campaignId, ['queued', 'paused'], 'cancelled');
+  }
+
+  private async moveCampaignMessages(
+    tx: EntityManager,
+    campaignId: string,
+    from: string[],
+    to: string,
+  ): Promise<QueuedMessageRef[]> {
+    const [rows] = (await tx.query(
+      `WITH locked AS (SELECT id FROM messages WHERE campaign_id = $1 AND status = ANY($2::text[]) ORDER BY id FOR UPDATE)
+       UPDATE messages m SET status = $3, updated_at = now()
+         FROM locked WHERE m.id = locked.id AND m.status = ANY($2::text[])
+       RETURNING m.id, m.send_job`,
+      [campaignId, from, to],
+    )) as [QueuedMessageRef[], number];
+    return rows;
   }
 
   /**
