@@ -112,6 +112,77 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
     ).toEqual([a.clientId]);
   });
 
+  it('the guard keeps a client row in memory until PostgreSQL notifies a change, whoever makes it', async () => {
+    const { second } = await accountWithTwoClients();
+    const contacts = () => t.http.get('/v2/contacts', { token: second.token });
+    expect((await contacts()).status).toBe(200);
+
+    // A grant change by plain SQL (not through the API): the trigger notifies the API at commit.
+    await t.db.query(`UPDATE api_clients SET grants = '{/templates}' WHERE client_id = $1`, [second.clientId]);
+    const refused = await firstWithin(1_000, contacts, (res) => res.status === 403);
+    expect(refused.body).toEqual({
+      statusCode: 403,
+      message: 'Unauthorized to make this request',
+      required_grant: '/contacts',
+    });
+
+    // The row is gone without a notice (triggers off for this transaction): the guard still answers from memory…
+    await t.db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL session_replication_role = replica`);
+      await tx.query(`DELETE FROM api_clients WHERE client_id = $1`, [second.clientId]);
+    });
+    expect((await t.http.get('/v2/templates', { token: second.token })).status).toBe(200);
+    // …until the notice comes.
+    await t.db.query(`SELECT pg_notify('api_client_changed', $1)`, [second.clientId]);
+    const deleted = await firstWithin(1_000, contacts, (res) => res.status === 401);
+    expect(deleted.body).toEqual({ statusCode: 401, message: 'Client not found: it was deleted' });
+  });
+
+  it('without its listening connection the guard reads the row on every request, then listens again', async () => {
+    const { a, second } = await accountWithTwoClients();
+    expect((await t.http.get('/v2/contacts', { token: second.token })).status).toBe(200);
+    const listeners = async () =>
+      (
+        await t.db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND query = 'LISTEN api_client_changed'`,
+        )
+      )[0].n as number;
+    expect(await listeners()).toBe(1);
+    await t.db.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE datname = current_database() AND query = 'LISTEN api_client_changed'`,
+    );
+    await firstWithin(1_000, listeners, (n) => n === 0);
+
+    // Nobody is told of this deletion (triggers off), and nothing is kept while not listening: refused at once.
+    await t.db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL session_replication_role = replica`);
+      await tx.query(`DELETE FROM api_clients WHERE client_id = $1`, [second.clientId]);
+    });
+    expect(
+      await firstWithin(
+        1_000,
+        () => t.http.get('/v2/contacts', { token: second.token }),
+        (r) => r.status === 401,
+      ),
+    ).toMatchObject({ status: 401, body: { message: 'Client not found: it was deleted' } });
+
+    // It listens again (after a second) and a change made then is heard as before.
+    expect(await firstWithin(5_000, listeners, (n) => n === 1)).toBe(1);
+    expect((await t.http.get('/v2/contacts', { token: a.token })).status).toBe(200);
+    await t.db.query(`UPDATE api_clients SET grants = '{/templates}' WHERE client_id = $1`, [a.clientId]);
+    expect(
+      (
+        await firstWithin(
+          1_000,
+          () => t.http.get('/v2/contacts', { token: a.token }),
+          (r) => r.status === 403,
+        )
+      ).status,
+    ).toBe(403);
+  });
+
   it('the last client of an account cannot be deleted through the API (409)', async () => {
     const a = await t.createAccount();
     const res = await t.http.delete(`/v1/clients/${a.clientId}`, { token: a.token });
@@ -173,3 +244,13 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
     expect(doc.paths['/v1/clients/{clientId}'].delete).toBeDefined();
   });
 });
+
+/** Calls `request` until `done` holds for its answer (a notice from PostgreSQL arrives within milliseconds). */
+async function firstWithin<T>(ms: number, request: () => Promise<T>, done: (res: T) => boolean): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const res = await request();
+    if (done(res) || Date.now() > deadline) return res;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -49,7 +49,8 @@ export class AuthGuard implements CanActivate {
     const token = header?.replace(/^Bearer\s+/i, '').trim();
     let client: AuthenticatedClient;
     if (token) {
-      // Re-read on every request: a deleted client or a rotated secret is refused at once, a grant change applies at once.
+      // Checked on every request (kept in memory until PostgreSQL notifies a change): a deleted client or a rotated
+      // secret is refused at once, a grant change applies at once.
       client = await this.auth.authenticateAccessToken(token);
     } else {
       const cookie = readCookie(request.headers.cookie, SESSION_COOKIE);

@@ -10,6 +10,7 @@ import { ApiClient } from './api-client.entity';
 import { AuthController } from './auth.controller';
 import { AuthGuard } from './auth.guard';
 import { AuthService } from './auth.service';
+import { ClientStateCache } from './client-state-cache';
 import { ClientsController } from './clients.controller';
 import { RateLimitGuard, RedisThrottlerStorage } from './rate-limit';
 
@@ -42,6 +43,7 @@ import { RateLimitGuard, RedisThrottlerStorage } from './rate-limit';
   controllers: [AuthController, ClientsController],
   providers: [
     AuthService,
+    ClientStateCache,
     // Order matters: identify the client first, then count the request against its limit.
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },

@@ -5,7 +5,8 @@ import { AppConfig } from '@switchboard/core';
 import { randomUUID } from 'node:crypto';
 import { Repository } from 'typeorm';
 import { ApiClient } from './api-client.entity';
-import { readClientState, secretVersion, type ClientState } from './client-lifecycle';
+import { secretVersion } from './client-lifecycle';
+import { ClientStateCache } from './client-state-cache';
 import { secretMatches } from './credentials';
 import type { AccessClaims, AuthenticatedClient, RefreshClaims } from './token-claims';
 
@@ -21,6 +22,7 @@ export class AuthService {
     @InjectRepository(ApiClient) private readonly clients: Repository<ApiClient>,
     private readonly jwt: JwtService,
     private readonly config: AppConfig,
+    private readonly clientStates: ClientStateCache,
   ) {}
 
   async authenticate(clientId: string | undefined, clientSecret: string | undefined): Promise<TokenPair> {
@@ -60,26 +62,15 @@ export class AuthService {
   /**
    * The caller of a request: a valid access token whose client still exists (deleted: refused at once) and whose secret
    * has not been rotated since the token was issued; grants and account are read from the client as it is now, so
-   * `set-grants` applies at once too. Concurrent requests of one client share one read.
+   * `set-grants` applies at once too. The row is kept in memory until PostgreSQL notifies a change (ClientStateCache).
    */
   async authenticateAccessToken(token: string): Promise<AuthenticatedClient> {
     const claims = this.verifyAccessToken(token);
-    const state = await this.currentState(claims.sub);
+    const state = await this.clientStates.get(claims.sub);
     if (!state) throw new UnauthorizedException({ message: 'Client not found: it was deleted' });
     if (claims.sv !== undefined && claims.sv !== state.secretVersion)
       throw new UnauthorizedException({ message: 'Token revoked: the client secret was rotated' });
     return { clientId: claims.sub, accountId: state.accountId, grants: state.grants };
-  }
-
-  private readonly pendingStates = new Map<string, Promise<ClientState | undefined>>();
-
-  private currentState(clientId: string): Promise<ClientState | undefined> {
-    let pending = this.pendingStates.get(clientId);
-    if (!pending) {
-      pending = readClientState(this.clients.manager, clientId).finally(() => this.pendingStates.delete(clientId));
-      this.pendingStates.set(clientId, pending);
-    }
-    return pending;
   }
 
   /** Tokens whose signature was checked, with their claims, until they expire (a client sends one token many times). */

@@ -2,6 +2,7 @@ import { ConflictException, Controller, Delete, Get, HttpCode, NotFoundException
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { deleteClient, listClients, rotateClientSecret } from './client-lifecycle';
+import { ClientStateCache } from './client-state-cache';
 import { AccountId } from './current-client.decorator';
 import { RequireGrant } from './grants';
 
@@ -33,7 +34,10 @@ class RotatedSecret {
 @RequireGrant('/account')
 @Controller('v1/clients')
 export class ClientsController {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly clientStates: ClientStateCache,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: 'The Client IDs of the account with their grants (never their secrets)' })
@@ -61,6 +65,7 @@ export class ClientsController {
   async rotate(@AccountId() accountId: string, @Param('clientId') clientId: string) {
     const rotated = await rotateClientSecret(this.db, clientId, accountId);
     if (!rotated) throw new NotFoundException({ message: CLIENT_NOT_FOUND });
+    this.clientStates.forget(clientId); // PostgreSQL notifies every process; this one need not wait for it
     return { success: true, data: rotated };
   }
 
@@ -71,7 +76,7 @@ export class ClientsController {
       'Delete a Client ID; its secret and tokens are refused at once. The last client of an account cannot be deleted here',
   })
   async remove(@AccountId() accountId: string, @Param('clientId') clientId: string) {
-    return this.db.transaction(async (tx) => {
+    const result = await this.db.transaction(async (tx) => {
       // Lock the account's clients so two deletions cannot remove the last two at once.
       const clients: { client_id: string }[] = await tx.query(
         'SELECT client_id FROM api_clients WHERE account_id = $1 ORDER BY id FOR UPDATE',
@@ -87,5 +92,7 @@ export class ClientsController {
       await deleteClient(tx, clientId, accountId);
       return { success: true, message: 'Client deleted' };
     });
+    this.clientStates.forget(clientId);
+    return result;
   }
 }

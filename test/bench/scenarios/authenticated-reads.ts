@@ -1,5 +1,7 @@
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
+import { cpuMeter } from '../bench-platform';
 import { load, LoadResult } from '../load';
 
 const ROUNDS = 3;
@@ -50,6 +52,7 @@ export async function authenticatedReads(ctx: BenchContext) {
     await compare(ctx, read, paths[read], {
       ours: `http://127.0.0.1:${apiPort}`,
       bare: `http://127.0.0.1:${barePort}`,
+      processes: { ours: api, bare },
       headers: { authorization: token },
       ...(read === 'contacts'
         ? { seconds: seconds || 3, warmUp: 1, steady: seconds || 2 }
@@ -68,6 +71,7 @@ async function compare(
   options: {
     ours: string;
     bare: string;
+    processes: { ours: ChildProcess; bare: ChildProcess };
     headers: Record<string, string>;
     seconds: number;
     warmUp: number;
@@ -99,8 +103,22 @@ async function compare(
       oursRuns.push(await ours());
     }
   }
-  const steadyBare = await theirs({ rate: 1000, seconds: steady });
-  const steadyOurs = await ours({ rate: 1000, seconds: steady });
+  // CPU per request at the steady rate: the server's own process, PostgreSQL, Redis (ms)
+  const cpuPerRequest = async (server: ChildProcess, run: () => Promise<LoadResult>) => {
+    const cpu = cpuMeter([server]);
+    const result = await run();
+    const [own, postgres, redis] = cpu().seconds;
+    const requests = Math.max(1, result.rps * steady);
+    return { result, ms: [own, postgres, redis].map((s) => (s * 1000) / requests) };
+  };
+  const { result: steadyBare, ms: bareCpu } = await cpuPerRequest(options.processes.bare, () =>
+    theirs({ rate: 1000, seconds: steady }),
+  );
+  const { result: steadyOurs, ms: oursCpu } = await cpuPerRequest(options.processes.ours, () =>
+    ours({ rate: 1000, seconds: steady }),
+  );
+  const cpuText = (ms: number[]) =>
+    `${ms.reduce((a, b) => a + b, 0).toFixed(2)} (${ms.map((m) => m.toFixed(2)).join(' / ')})`;
 
   const oursRps = median(oursRuns.map((r) => r.rps));
   const bareRps = median(bareRuns.map((r) => r.rps));
@@ -118,6 +136,8 @@ async function compare(
     'at 1,000 req/s: achieved (ours / bare)': `${steadyOurs.rps} / ${steadyBare.rps}`,
     'at 1,000 req/s: p99 ms (ours / bare)': `${steadyOurs.p99} / ${steadyBare.p99}`,
     'p99 ratio (target <= 1.3)': `${p99Ratio.toFixed(2)} ${verdict(p99Ratio <= 1.3)}`,
+    'at 1,000 req/s: CPU ms per request, ours (api / postgres / redis)': cpuText(oursCpu),
+    'at 1,000 req/s: CPU ms per request, bare (bare / postgres / redis)': cpuText(bareCpu),
     'errors + non-2xx (all runs)': errors,
   });
 }

@@ -20,6 +20,7 @@ import { CampaignSchedule1764120100000 } from './1764120100000-campaign-schedule
 import { SecretsKeyCheck1764130000000 } from './1764130000000-secrets-key-check';
 import { SendClaims1764150000000 } from './1764150000000-send-claims';
 import { TemplatesNewest1764165000000 } from './1764165000000-templates-newest';
+import { ApiClientChanges1764170000000 } from './1764170000000-api-client-changes';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   SecretsKeyCheck1764130000000,
   SendClaims1764150000000,
   TemplatesNewest1764165000000,
+  ApiClientChanges1764170000000,
 ];
