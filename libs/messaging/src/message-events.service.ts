@@ -3,7 +3,13 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import type { MessageEvent, StatusEvent } from '@switchboard/whatsapp';
 import { MicroBatcher } from '@switchboard/core';
-import { messageReceivedData, messageStatusData, recordWebhookEvents } from '@switchboard/webhooks';
+import {
+  messageReceivedData,
+  messageStatusData,
+  recordWebhookEvents,
+  webhookEventsInsertSql,
+} from '@switchboard/webhooks';
+import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 
 /** What changed when a platform status was applied to a stored message. */
@@ -267,20 +273,19 @@ export class MessageEventsService {
   }
 
   /**
-   * A batch in one transaction; when it fails, each message again in a transaction of its own, so one message the
-   * database refuses fails only its own webhook job (retried), never its neighbours'.
+   * A batch in one statement; when it fails, each message again on its own, so one message the database refuses fails
+   * only its own webhook job (retried), never its neighbours'.
    */
   private async writeInbound(items: InboundItem[]): Promise<Array<RecordedInbound | null | Error>> {
-    // looked up before the transaction (no connection held open meanwhile), once for the batch and its retries
+    // looked up once for the batch and its retries
     const numbers = await this.numbersByPlatformId(items.map((i) => i.event.phoneNumberId));
-    const insert = (batch: InboundItem[]) => this.db.transaction((tx) => this.insertInbound(tx, batch, numbers));
     try {
-      return await insert(items);
+      return await this.insertInbound(items, numbers);
     } catch (error) {
       if (items.length === 1) return [error as Error];
       return Promise.all(
         items.map((item) =>
-          insert([item]).then(
+          this.insertInbound([item], numbers).then(
             ([recorded]) => recorded,
             (failed: Error) => failed,
           ),
@@ -290,110 +295,55 @@ export class MessageEventsService {
   }
 
   /**
-   * Four statements for any number of messages:
+   * Any number of messages in one statement (atomic without a transaction: one round trip, not six):
    * - the messages (ON CONFLICT (wamid): a duplicate, in the database or earlier in the batch, is null; inserted in
-   *   wamid order, so two batches holding the same two cannot deadlock);
-   * - their `message.received` account webhooks;
+   *   wamid order, so two batches holding the same two cannot deadlock); their ids are made here, so that
+   * - their `message.received` account webhooks are built here too (written only for those inserted);
    * - the customers' windows (one row per number and customer, latest time);
    * - the replied marks: each outbound message once, to the first message that answers it, as if the batch were
    *   stored one message after the other; rows locked in id order.
    */
   private async insertInbound(
-    tx: EntityManager,
     items: InboundItem[],
     numbers: Map<string, OurNumber | null>,
   ): Promise<Array<RecordedInbound | null>> {
-    const events = items.map((i) => i.event);
-    const known = items.filter((i) => numbers.get(i.event.phoneNumberId));
-    const numberOf = (item: InboundItem) => numbers.get(item.event.phoneNumberId)!;
-    const rows: Array<{ id: string; wamid: string; account_id: string; phone_number_id: string }> = known.length
-      ? await tx.query(
-          `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid, context_wamid, created_at)
-           SELECT i.account_id, i.phone_number_id, 'inbound', i.sender, i.kind, i.body, i.payload, 'received', i.wamid,
-                  i.context_wamid, COALESCE(i.received_at, now())
-             FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[],
-                         $9::timestamptz[])
-                  AS i(account_id, phone_number_id, sender, kind, body, payload, wamid, context_wamid, received_at)
-            ORDER BY i.wamid
-           ON CONFLICT (wamid) DO NOTHING RETURNING id, wamid, account_id, phone_number_id`,
-          [
-            known.map((i) => numberOf(i).accountId),
-            known.map((i) => numberOf(i).id),
-            known.map((i) => i.event.from),
-            known.map((i) => i.event.interactiveType ?? i.event.type),
-            known.map((i) => i.event.text ?? i.event.buttonText ?? null),
-            known.map((i) => JSON.stringify(i.event)),
-            known.map((i) => i.event.wamid),
-            known.map((i) => i.event.contextWamid ?? null),
-            // created_at: when our webhook receiver got it (millisecond order among our own messages); the platform's
-            // time is in payload
-            known.map((i) => i.receivedAt?.toISOString() ?? null),
-          ],
-        )
-      : [];
-    const byWamid = new Map(rows.map((row) => [row.wamid, row]));
-    const recorded = events.map((event): RecordedInbound | null => {
-      const row = numbers.get(event.phoneNumberId) ? byWamid.get(event.wamid) : undefined;
-      if (!row) return null;
-      byWamid.delete(event.wamid); // the same wamid again later in the batch is a duplicate
-      return {
+    const known = items.flatMap(({ event, receivedAt }, n) => {
+      const number = numbers.get(event.phoneNumberId);
+      return number ? [{ event, receivedAt, n, number, id: randomUUID() }] : [];
+    });
+    const recorded: Array<RecordedInbound | null> = items.map(() => null);
+    if (known.length === 0) return recorded;
+    const rows: Array<{
+      n: number;
+      id: string;
+      account_id: string;
+      phone_number_id: string;
+      replied_id: string | null;
+    }> = await this.db.query(INSERT_INBOUND, [
+      known.map((k) => k.id),
+      known.map((k) => k.number.accountId),
+      known.map((k) => k.number.id),
+      known.map((k) => k.event.from),
+      known.map((k) => k.event.interactiveType ?? k.event.type),
+      known.map((k) => k.event.text ?? k.event.buttonText ?? null),
+      known.map((k) => JSON.stringify(k.event)),
+      known.map((k) => k.event.wamid),
+      known.map((k) => k.event.contextWamid ?? null),
+      // created_at: when our webhook receiver got it (millisecond order among our own messages); the platform's time
+      // is in payload
+      known.map((k) => k.receivedAt?.toISOString() ?? null),
+      known.map((k) => k.event.timestamp),
+      known.map((k) => Boolean(k.event.informational)),
+      known.map((k) => JSON.stringify(messageReceivedData(k.event, k.id))),
+      known.map((k) => k.n),
+    ]);
+    for (const row of rows)
+      recorded[row.n] = {
         messageId: row.id,
         accountId: String(row.account_id),
         phoneNumberId: String(row.phone_number_id),
-        repliedMessageId: null,
+        repliedMessageId: row.replied_id,
       };
-    });
-    const stored = recorded.flatMap((r, n) =>
-      r ? [{ ...r, event: events[n], receivedAt: items[n].receivedAt, n }] : [],
-    );
-    await recordWebhookEvents(
-      tx,
-      stored.map((s) => ({
-        accountId: s.accountId,
-        type: 'message.received' as const,
-        data: messageReceivedData(s.event, s.messageId),
-      })),
-    );
-
-    const replies = stored.filter((s) => !s.event.informational);
-    if (replies.length === 0) return recorded;
-    await tx.query(
-      `INSERT INTO customer_windows (phone_number_id, customer, last_inbound_at)
-       SELECT phone_number_id, customer, to_timestamp(max(ts))
-         FROM unnest($1::bigint[], $2::text[], $3::float8[]) AS u(phone_number_id, customer, ts)
-        GROUP BY phone_number_id, customer ORDER BY phone_number_id, customer
-       ON CONFLICT (phone_number_id, customer) DO UPDATE SET last_inbound_at = GREATEST(customer_windows.last_inbound_at, EXCLUDED.last_inbound_at)`,
-      [replies.map((r) => r.phoneNumberId), replies.map((r) => r.event.from), replies.map((r) => r.event.timestamp)],
-    );
-    // without a context, a message that reached our webhook before ours was created is no reply to it, however late
-    // the worker handles it
-    const [marked] = (await tx.query(
-      `WITH i AS (
-         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::float8[], $5::timestamptz[], $6::int[])
-                AS i(phone_number_id, customer, context_wamid, ts, received_at, n)),
-       target AS (
-         SELECT DISTINCT ON (t.id) t.id, i.n, i.ts
-           FROM i CROSS JOIN LATERAL (
-                  SELECT m.id FROM messages m
-                   WHERE m.phone_number_id = i.phone_number_id AND m.recipient = i.customer AND m.direction = 'outbound'
-                     AND (m.wamid = i.context_wamid OR i.received_at IS NULL OR m.created_at < i.received_at)
-                   ORDER BY (m.wamid = i.context_wamid) DESC NULLS LAST, m.created_at DESC LIMIT 1) t
-          ORDER BY t.id, i.n),
-       locked AS (SELECT m.id FROM messages m WHERE m.id IN (SELECT id FROM target) ORDER BY m.id FOR UPDATE)
-       UPDATE messages m SET replied_at = to_timestamp(target.ts), updated_at = now()
-         FROM target JOIN locked ON locked.id = target.id
-        WHERE m.id = target.id AND m.replied_at IS NULL
-       RETURNING m.id, target.n`,
-      [
-        replies.map((r) => r.phoneNumberId),
-        replies.map((r) => r.event.from),
-        replies.map((r) => r.event.contextWamid ?? null),
-        replies.map((r) => r.event.timestamp),
-        replies.map((r) => r.receivedAt?.toISOString() ?? null),
-        replies.map((r) => r.n),
-      ],
-    )) as [Array<{ id: string; n: number }>, number];
-    for (const { id, n } of marked) recorded[n]!.repliedMessageId = id;
     return recorded;
   }
 
@@ -419,3 +369,45 @@ interface InboundItem {
   event: MessageEvent;
   receivedAt?: Date;
 }
+
+// Informational messages (system, revoke, edit, reaction removal) are stored but neither open the window nor answer
+// anything. Without a context, a message that reached our webhook before ours was created is no reply to it, however
+// late the worker handles it.
+const INSERT_INBOUND = `
+  WITH i AS (
+    SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::jsonb[],
+                         $8::text[], $9::text[], $10::timestamptz[], $11::float8[], $12::boolean[], $13::jsonb[], $14::int[])
+           AS i(id, account_id, phone_number_id, sender, kind, body, payload, wamid, context_wamid, received_at, ts,
+                informational, event_data, n)),
+  inserted AS (
+    INSERT INTO messages (id, account_id, phone_number_id, direction, recipient, kind, body, payload, status, wamid,
+                          context_wamid, created_at)
+    SELECT i.id, i.account_id, i.phone_number_id, 'inbound', i.sender, i.kind, i.body, i.payload, 'received', i.wamid,
+           i.context_wamid, COALESCE(i.received_at, now())
+      FROM i ORDER BY i.wamid, i.n
+    ON CONFLICT (wamid) DO NOTHING RETURNING id),
+  stored AS (SELECT i.* FROM i JOIN inserted USING (id)),
+  events AS (${webhookEventsInsertSql(`SELECT account_id, 'message.received' AS type, event_data AS data, n FROM stored`)}),
+  windows AS (
+    INSERT INTO customer_windows (phone_number_id, customer, last_inbound_at)
+    SELECT phone_number_id, sender, to_timestamp(max(ts)) FROM stored WHERE NOT informational
+     GROUP BY phone_number_id, sender ORDER BY phone_number_id, sender
+    ON CONFLICT (phone_number_id, customer)
+    DO UPDATE SET last_inbound_at = GREATEST(customer_windows.last_inbound_at, EXCLUDED.last_inbound_at)),
+  target AS (
+    SELECT DISTINCT ON (t.id) t.id, s.n, s.ts
+      FROM stored s CROSS JOIN LATERAL (
+             SELECT m.id FROM messages m
+              WHERE m.phone_number_id = s.phone_number_id AND m.recipient = s.sender AND m.direction = 'outbound'
+                AND (m.wamid = s.context_wamid OR s.received_at IS NULL OR m.created_at < s.received_at)
+              ORDER BY (m.wamid = s.context_wamid) DESC NULLS LAST, m.created_at DESC LIMIT 1) t
+     WHERE NOT s.informational
+     ORDER BY t.id, s.n),
+  locked AS (SELECT m.id FROM messages m WHERE m.id IN (SELECT id FROM target) ORDER BY m.id FOR UPDATE),
+  marked AS (
+    UPDATE messages m SET replied_at = to_timestamp(target.ts), updated_at = now()
+      FROM target JOIN locked ON locked.id = target.id
+     WHERE m.id = target.id AND m.replied_at IS NULL
+    RETURNING m.id, target.n)
+  SELECT s.n, s.id, s.account_id, s.phone_number_id, marked.id AS replied_id
+    FROM stored s LEFT JOIN marked ON marked.n = s.n`;

@@ -28,10 +28,21 @@ export async function recordWebhookEvent(q: Queryable, event: NewWebhookEvent): 
 export async function recordWebhookEvents(q: Queryable, events: NewWebhookEvent[]): Promise<void> {
   if (events.length === 0) return;
   await q.query(
-    `INSERT INTO webhook_events (account_id, type, data)
-     SELECT e.account_id, e.type, e.data FROM unnest($1::bigint[], $2::text[], $3::jsonb[]) WITH ORDINALITY AS e(account_id, type, data, n)
-      WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = e.account_id)
-      ORDER BY e.n`,
+    webhookEventsInsertSql(
+      'SELECT * FROM unnest($1::bigint[], $2::text[], $3::jsonb[]) WITH ORDINALITY AS u(account_id, type, data, n)',
+    ),
     [events.map((e) => String(e.accountId)), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))],
   );
+}
+
+/**
+ * The outbox's INSERT, for a change that is written as one statement (a data-modifying WITH clause of the caller's):
+ * `source` is a query with the columns account_id (bigint), type (text), data (jsonb) and n (the order). Same rule as
+ * recordWebhookEvents: events only for accounts with an endpoint.
+ */
+export function webhookEventsInsertSql(source: string): string {
+  return `INSERT INTO webhook_events (account_id, type, data)
+     SELECT e.account_id, e.type, e.data FROM (${source}) AS e
+      WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = e.account_id)
+      ORDER BY e.n`;
 }
