@@ -141,17 +141,19 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
   it('without its listening connection the guard reads the row on every request, then listens again', async () => {
     const { a, second } = await accountWithTwoClients();
     expect((await t.http.get('/v2/contacts', { token: second.token })).status).toBe(200);
+    // the connections of ChangeNotices (libs/core): the API's, and the worker's once it has used one
     const listeners = async () =>
       (
         await t.db.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND query = 'LISTEN api_client_changed'`,
+           WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
         )
       )[0].n as number;
-    expect(await listeners()).toBe(1);
+    const before = await listeners();
+    expect(before).toBeGreaterThanOrEqual(1);
     await t.db.query(
       `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-       WHERE datname = current_database() AND query = 'LISTEN api_client_changed'`,
+       WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
     );
     await firstWithin(1_000, listeners, (n) => n === 0);
 
@@ -169,7 +171,7 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
     ).toMatchObject({ status: 401, body: { message: 'Client not found: it was deleted' } });
 
     // It listens again (after a second) and a change made then is heard as before.
-    expect(await firstWithin(5_000, listeners, (n) => n === 1)).toBe(1);
+    expect(await firstWithin(5_000, listeners, (n) => n >= before)).toBeGreaterThanOrEqual(before);
     expect((await t.http.get('/v2/contacts', { token: a.token })).status).toBe(200);
     await t.db.query(`UPDATE api_clients SET grants = '{/templates}' WHERE client_id = $1`, [a.clientId]);
     expect(

@@ -289,6 +289,43 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     expect((await h.received(other, '4915112345678')).length).toBe(0);
   });
 
+  it('a number is kept in memory until PostgreSQL announces a change to it, whoever makes it', async () => {
+    const to = h.customer();
+    await h.customerWrites(account, to);
+    const body = { typOfmsg: 'normal_message', receipentPhone: `+${to}`, message: 'Still there?' };
+    expect((await send(body)).status).toBe(200);
+    const [{ id }] = await t.db.query(`SELECT id::text FROM phone_numbers WHERE messaging_phone_id = $1`, [
+      account.messagingPhoneId,
+    ]);
+    const notFound = {
+      statusCode: 404,
+      success: false,
+      message: `Phone number not found: ${account.messagingPhoneId} is not a connected number of this account (see GET /account/get)`,
+    };
+
+    // Disconnected without a notice (triggers off for this transaction): the API still answers from memory…
+    await t.db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL session_replication_role = replica`);
+      await tx.query(`UPDATE phone_numbers SET status = 'DISCONNECTED' WHERE id = $1`, [id]);
+    });
+    expect((await send(body)).status).toBe(200);
+    // …until the notice comes.
+    await t.db.query(`SELECT pg_notify('phone_number_changed', $1)`, [id]);
+    const refused = await eventually(async () => {
+      const res = await send(body);
+      return res.status === 404 ? res : undefined;
+    }, 2_000);
+    expect(refused.body).toEqual(notFound);
+
+    // Connected again by plain SQL: the trigger tells every process at commit.
+    await t.db.query(`UPDATE phone_numbers SET status = 'CONNECTED' WHERE id = $1`, [id]);
+    const accepted = await eventually(async () => {
+      const res = await send(body);
+      return res.status === 200 ? res : undefined;
+    }, 2_000);
+    expect(accepted.body).toMatchObject({ success: true, message: 'Message sent to whatsapp successfully!' });
+  });
+
   it('receipentName creates the contact; a blocked contact is refused with 403 and nothing is sent', async () => {
     const to = h.customer();
     await h.customerWrites(account, to);

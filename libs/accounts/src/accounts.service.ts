@@ -1,6 +1,7 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AppConfig, SecretBox } from '@switchboard/core';
+import { ChangeNotices, NotifiedCache } from '@switchboard/core/database';
 import { In, Repository } from 'typeorm';
 import { Account } from './account.entity';
 import { PhoneNumber } from './phone-number.entity';
@@ -15,18 +16,30 @@ export interface PlatformConnection {
 }
 
 const MESSAGING_IDS_KEPT = 10_000;
+/** Any change to phone_numbers (a trigger NOTIFYs its id) drops every number kept: they change rarely. */
+const NUMBER_CHANGED = 'phone_number_changed';
 
 @Injectable()
 export class AccountsService {
   private readonly secretBox: SecretBox;
   private readonly messagingIds = new Map<string, string>();
+  /**
+   * Numbers by `id:<row id>` and `platform:<messagingPhoneId>`, and their decrypted connections by row id: read on
+   * every send batch and every platform webhook, kept until PostgreSQL announces a change (ChangeNotices). Frozen: a
+   * caller that changed one would change it for every other.
+   */
+  private readonly numbers: NotifiedCache<PhoneNumber>;
+  private readonly connections: NotifiedCache<PlatformConnection>;
 
   constructor(
     @InjectRepository(Account) private readonly accounts: Repository<Account>,
     @InjectRepository(PhoneNumber) private readonly phoneNumbers: Repository<PhoneNumber>,
     config: AppConfig,
+    notices: ChangeNotices,
   ) {
     this.secretBox = SecretBox.fromConfig(config);
+    this.numbers = new NotifiedCache<PhoneNumber>(notices, NUMBER_CHANGED, { keyOf: () => '*' });
+    this.connections = new NotifiedCache<PlatformConnection>(notices, NUMBER_CHANGED, { keyOf: () => '*' });
   }
 
   async getAccount(accountId: string) {
@@ -47,13 +60,14 @@ export class AccountsService {
   }
 
   /** The caller's connected number by its messagingPhoneId, or null when it is not this account's (or disconnected). */
-  findPhoneNumber(accountId: string, messagingPhoneId: string): Promise<PhoneNumber | null> {
-    return this.phoneNumbers.findOneBy({ accountId, messagingPhoneId, status: 'CONNECTED' });
+  async findPhoneNumber(accountId: string, messagingPhoneId: string): Promise<PhoneNumber | null> {
+    const phone = await this.phoneNumberByPlatformId(messagingPhoneId); // messaging_phone_id is unique
+    return phone && String(phone.accountId) === String(accountId) && phone.status === 'CONNECTED' ? phone : null;
   }
 
   /** A connected number by its row id (phone_numbers.id), whatever its account; null when unknown. */
   phoneNumberById(id: string): Promise<PhoneNumber | null> {
-    return this.phoneNumbers.findOneBy({ id });
+    return this.numbers.get(`id:${id}`, () => this.phoneNumbers.findOneBy({ id }).then(frozen));
   }
 
   /**
@@ -61,7 +75,9 @@ export class AccountsService {
    * webhooks find the account they belong to. Null for a number that is not connected here.
    */
   phoneNumberByPlatformId(messagingPhoneId: string): Promise<PhoneNumber | null> {
-    return this.phoneNumbers.findOneBy({ messagingPhoneId });
+    return this.numbers.get(`platform:${messagingPhoneId}`, () =>
+      this.phoneNumbers.findOneBy({ messagingPhoneId }).then(frozen),
+    );
   }
 
   /** The account's first connected number (the default sender when none is named), or null. */
@@ -110,18 +126,22 @@ export class AccountsService {
   }
 
   /** Decrypts the stored access token; use only to call the platform. */
-  async connectionFor(phoneNumberId: string): Promise<PlatformConnection> {
-    const phone = await this.phoneNumbers
-      .createQueryBuilder('p')
-      .addSelect('p.accessTokenEncrypted')
-      .where('p.id = :id', { id: phoneNumberId })
-      .getOneOrFail();
-    return {
-      baseUrl: phone.apiBaseUrl,
-      apiVersion: phone.apiVersion,
-      accessToken: this.secretBox.decrypt(phone.accessTokenEncrypted),
-      phoneNumberId: phone.messagingPhoneId,
-      businessAccountId: phone.businessAccountId,
-    };
+  connectionFor(phoneNumberId: string): Promise<PlatformConnection> {
+    return this.connections.get(phoneNumberId, async () => {
+      const phone = await this.phoneNumbers
+        .createQueryBuilder('p')
+        .addSelect('p.accessTokenEncrypted')
+        .where('p.id = :id', { id: phoneNumberId })
+        .getOneOrFail();
+      return Object.freeze({
+        baseUrl: phone.apiBaseUrl,
+        apiVersion: phone.apiVersion,
+        accessToken: this.secretBox.decrypt(phone.accessTokenEncrypted),
+        phoneNumberId: phone.messagingPhoneId,
+        businessAccountId: phone.businessAccountId,
+      });
+    });
   }
 }
+
+const frozen = <T extends object>(value: T | null): T | null => (value ? Object.freeze(value) : null);

@@ -1,109 +1,33 @@
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AppConfig } from '@switchboard/core';
-import { Client } from 'pg';
+import { ChangeNotices, NotifiedCache } from '@switchboard/core/database';
 import { DataSource } from 'typeorm';
 import { readClientState, type ClientState } from './client-lifecycle';
 
-const CHANNEL = 'api_client_changed';
-const MAX_ENTRIES = 10_000;
-const RECONNECT_MS = 1_000;
-
 /**
- * The client rows the guard checks on every request (exists, account, grants, secret version), kept in memory for as
- * long as PostgreSQL tells this process about every change to them. A trigger on api_clients NOTIFYs the client id at
- * commit, whoever made the change (this API, another API process, the operator CLI, a cascade, plain SQL), and the
- * entry is dropped. While the listening connection is not up (before the first request, after it was lost) nothing is
- * kept: every request reads the row, as it did before this cache.
+ * The client rows the guard checks on every request (exists, account, grants, secret version), kept in memory until
+ * PostgreSQL announces a change to one: a trigger on api_clients NOTIFYs `api_client_changed` with the client id at
+ * commit (deleted, or its grants, secret or account changed; `*` for a TRUNCATE). While that is not heard, every
+ * request reads the row (ChangeNotices).
  */
 @Injectable()
-export class ClientStateCache implements OnModuleDestroy {
-  private readonly logger = new Logger(ClientStateCache.name);
-  private readonly states = new Map<string, ClientState>();
-  private readonly reads = new Map<string, Promise<ClientState | undefined>>();
-  /** Bumped by every change and by every change of the listener's state: a read begun before it is not kept. */
-  private generation = 0;
-  private listener?: Client;
-  private listening = false;
-  private retrying = false;
-  private closed = false;
+export class ClientStateCache {
+  private readonly states: NotifiedCache<ClientState>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly config: AppConfig,
-  ) {}
+    notices: ChangeNotices,
+  ) {
+    this.states = new NotifiedCache<ClientState>(notices, 'api_client_changed');
+  }
 
-  /** The client's current state; undefined when it does not exist (not kept: a client created later is found). */
+  /** The client's current state; undefined when it does not exist. */
   get(clientId: string): Promise<ClientState | undefined> {
-    const known = this.states.get(clientId);
-    if (known) return Promise.resolve(known);
-    if (!this.listener && !this.retrying) void this.listen();
-    // Concurrent requests of one client share one read.
-    let read = this.reads.get(clientId);
-    if (!read) {
-      const generation = this.generation;
-      read = readClientState(this.db, clientId).then((state) => {
-        if (this.reads.get(clientId) === read) this.reads.delete(clientId);
-        if (state && this.listening && generation === this.generation) {
-          if (this.states.size >= MAX_ENTRIES) this.states.clear();
-          this.states.set(clientId, state);
-        }
-        return state;
-      });
-      read.catch(() => this.reads.get(clientId) === read && this.reads.delete(clientId));
-      this.reads.set(clientId, read);
-    }
-    return read;
+    return this.states.get(clientId, () => readClientState(this.db, clientId));
   }
 
-  /** Drops what is known of one client (`*`: of all), and any read of it in flight, so the next request reads again. */
+  /** After a change made by this process: the next request reads again without waiting for the notice. */
   forget(clientId: string): void {
-    this.generation++;
-    if (clientId === '*') {
-      this.states.clear();
-      this.reads.clear();
-    } else {
-      this.states.delete(clientId);
-      this.reads.delete(clientId);
-    }
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    this.closed = true;
-    await this.listener?.end().catch(() => undefined);
-  }
-
-  private async listen(): Promise<void> {
-    if (this.closed) return;
-    const listener = new Client({ connectionString: this.config.DATABASE_URL });
-    this.listener = listener;
-    listener.on('notification', (notice) => this.forget(notice.payload ?? '*'));
-    const lost = (error?: Error) => {
-      if (this.listener !== listener) return;
-      this.listening = false;
-      this.forget('*');
-      this.listener = undefined;
-      listener.end().catch(() => undefined);
-      if (this.closed) return;
-      this.logger.warn(
-        `client changes: listening connection lost (${error?.message ?? 'ended'}); reading every request`,
-      );
-      this.retrying = true;
-      setTimeout(() => {
-        this.retrying = false;
-        void this.listen();
-      }, RECONNECT_MS).unref();
-    };
-    listener.on('error', lost);
-    listener.on('end', () => lost());
-    try {
-      await listener.connect();
-      await listener.query(`LISTEN ${CHANNEL}`);
-      if (this.listener !== listener) return;
-      this.forget('*'); // a change made before LISTEN took effect was not heard
-      this.listening = true;
-    } catch (error) {
-      lost(error as Error);
-    }
+    this.states.forget(clientId);
   }
 }

@@ -2,6 +2,7 @@ import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/config';
 import type { Logger as TypeOrmLogger } from 'typeorm';
+import { ChangeNotices } from './change-notices';
 import { dataSourceOptions } from './data-source';
 
 const logger = new Logger('TypeORM');
@@ -20,6 +21,7 @@ const typeOrmLogger: TypeOrmLogger = {
 /**
  * PostgreSQL through TypeORM for a Nest process. Entities are registered by the domain module that owns them
  * (TypeOrmModule.forFeature); autoLoadEntities gives the connection exactly those of the modules in the process.
+ * Also ChangeNotices (global): the changes PostgreSQL announces, for caches that must drop a row when it changes.
  */
 @Module({})
 export class DatabaseModule {
@@ -33,6 +35,9 @@ export class DatabaseModule {
   static forRoot(): DynamicModule {
     return (this.definition ??= {
       module: DatabaseModule,
+      global: true,
+      providers: [ChangeNotices],
+      exports: [ChangeNotices],
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],

@@ -21,6 +21,7 @@ import { SecretsKeyCheck1764130000000 } from './1764130000000-secrets-key-check'
 import { SendClaims1764150000000 } from './1764150000000-send-claims';
 import { TemplatesNewest1764165000000 } from './1764165000000-templates-newest';
 import { ApiClientChanges1764170000000 } from './1764170000000-api-client-changes';
+import { PhoneNumberChanges1764171000000 } from './1764171000000-phone-number-changes';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   SendClaims1764150000000,
   TemplatesNewest1764165000000,
   ApiClientChanges1764170000000,
+  PhoneNumberChanges1764171000000,
 ];
