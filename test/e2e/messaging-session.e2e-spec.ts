@@ -326,9 +326,11 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     expect(accepted.body).toMatchObject({ success: true, message: 'Message sent to whatsapp successfully!' });
   });
 
-  it('receipentName creates the contact; a blocked contact is refused with 403 and nothing is sent', async () => {
+  // receipentName names a contact the send creates (messaging-templates.e2e-spec.ts); a customer who wrote first already
+  // has one, named by their profile, and keeps it.
+  it('the message goes to the contact of the customer who wrote; a blocked contact is refused with 403 and nothing is sent', async () => {
     const to = h.customer();
-    await h.customerWrites(account, to);
+    await h.customerWritesStored(account, to);
     const ok = await send({
       typOfmsg: 'normal_message',
       receipentPhone: to,
@@ -340,7 +342,7 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
       account.accountId,
       to,
     ]);
-    expect(contact.name).toBe('Ann Example');
+    expect(contact.name).toBe('Customer');
     const [msg] = await t.db.query('SELECT contact_id FROM messages WHERE id = $1', [ok.body.messageId]);
     expect(msg.contact_id).toBe(contact.id);
 

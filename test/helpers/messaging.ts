@@ -67,9 +67,25 @@ export function messagingHelpers(t: TestApp, sandbox: () => TestSandbox) {
     return res.body;
   }
 
+  /**
+   * The customer writes (as customerWrites) and the worker has stored the message, linked to its contact: the contact
+   * exists, named by the customer's profile ('Customer'), before the test goes on.
+   */
+  async function customerWritesStored(account: TestAccount, from: string, text = 'hi') {
+    await customerWrites(account, from, text);
+    await eventually(async () => {
+      const [row] = await t.db.query(
+        `SELECT 1 FROM messages WHERE account_id = $1 AND direction = 'inbound' AND recipient = $2 AND body = $3
+            AND contact_id IS NOT NULL`,
+        [account.accountId, from, text],
+      );
+      return row;
+    }, 10_000);
+  }
+
   let phoneSeq = 0;
   /** A fresh customer number (never ending in 0000, the sandbox's undeliverable suffix). */
   const customer = () => `4917${String(Date.now() % 1e6).padStart(6, '0')}${String((phoneSeq++ % 90) + 10)}`;
 
-  return { unique, approvedTemplate, body, received, customerWrites, customer };
+  return { unique, approvedTemplate, body, received, customerWrites, customerWritesStored, customer };
 }
