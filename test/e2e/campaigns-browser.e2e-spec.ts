@@ -223,7 +223,8 @@ describe('Console: contact import and campaigns in the browser', () => {
         expect(held).toBeLessThan(993);
         await page.click('[data-testid=action-resume]');
         await page.locator('[data-testid=live-view][data-status=running]').waitFor();
-        await page.locator('[data-testid=funnel-sent][data-value="993"]').waitFor({ timeout: 20_000 });
+        // about 6 s at 80/s when alone; beside the scale-out suite on a slow 2-core machine it took more than 20 s once
+        await page.locator('[data-testid=funnel-sent][data-value="993"]').waitFor({ timeout: 60_000 });
         expect(Number(await page.locator('[data-testid=rate-chart]').getAttribute('data-points'))).toBeGreaterThan(3);
         if (shots) await page.screenshot({ path: join(shots, 'console-campaigns.png') });
 
@@ -240,6 +241,6 @@ describe('Console: contact import and campaigns in the browser', () => {
         expect(await bodyTexts(numberOf(1))).toEqual([['Doe, Jane', 'SPRING10']]);
         expect(await bodyTexts(numberOf(10))).toEqual([['there', 'SPRING10']]);
       }),
-    60_000,
+    120_000, // the wait for 993 sent alone may take 60 s on a loaded machine
   );
 });
