@@ -25,29 +25,39 @@ export class ChangeNotices implements OnModuleDestroy {
   private client?: Client;
   private retrying = false;
   private closed = false;
+  /** Connecting and LISTEN statements in flight: a shutdown waits for them (ending a client mid-query cuts it off). */
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(private readonly config: AppConfig) {}
 
   subscribe(channel: string, subscription: Subscription): void {
     if (!/^[a-z_]+$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
     this.subscriptions.set(channel, [...(this.subscriptions.get(channel) ?? []), subscription]);
-    if (this.client) void this.listenTo(this.client, [channel]).catch(() => undefined); // lost: reconnects
+    if (this.client) this.track(this.listenTo(this.client, [channel]).catch(() => undefined)); // lost: reconnects
   }
 
   /** Whether every notice of the channel reaches this process from now on; starts listening when not. */
   listening(channel: string): boolean {
-    if (!this.client && !this.retrying) void this.connect();
+    if (!this.client && !this.retrying && !this.closed) this.track(this.connect());
     return this.heard.has(channel);
   }
 
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
+    // at most a few seconds: a database that does not answer must not hold the shutdown
+    await Promise.race([Promise.all(this.inFlight), new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
     await this.client?.end().catch(() => undefined);
+  }
+
+  private track(work: Promise<unknown>): void {
+    const settled = work.catch(() => undefined);
+    this.inFlight.add(settled);
+    void settled.finally(() => this.inFlight.delete(settled));
   }
 
   private async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new Client({ connectionString: this.config.DATABASE_URL });
+    const client = new Client({ connectionString: this.config.DATABASE_URL, connectionTimeoutMillis: 5_000 });
     this.client = client;
     client.on('notification', ({ channel, payload }) => {
       for (const s of this.subscriptions.get(channel) ?? []) s.onNotice(payload ?? '');
@@ -63,7 +73,7 @@ export class ChangeNotices implements OnModuleDestroy {
       this.retrying = true;
       setTimeout(() => {
         this.retrying = false;
-        void this.connect();
+        if (!this.closed) this.track(this.connect());
       }, RECONNECT_MS).unref();
     };
     client.on('error', lost);
