@@ -16,7 +16,12 @@ describe('Inbound workflow webhook backpressure (AUTOMATION_MAX_BACKLOG_MS)', ()
 
   beforeAll(async () => {
     // API only, embedded driver: runs stay pending until the worker process below starts them
-    t = await startTestApp({ AUTOMATION_MAX_BACKLOG_MS: '1000', TEMPORAL_ADDRESS: '' });
+    // the API's own rate limit is not what this tests: waitForRun polls every 25 ms until the run completes
+    t = await startTestApp({
+      AUTOMATION_MAX_BACKLOG_MS: '1000',
+      TEMPORAL_ADDRESS: '',
+      RATE_LIMIT_PER_MINUTE: '100000',
+    });
     account = await t.createAccount();
   }, 60_000);
   afterAll(async () => {
