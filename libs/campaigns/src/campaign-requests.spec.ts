@@ -1,6 +1,6 @@
 import { maxInWindow } from '../../../test/bench/scenarios/campaign';
 import { mergeVariables, validateCreateCampaign, validateTriggerBody } from './campaign-requests';
-import { backlogLimit } from './campaign-fanout';
+import { backlogLimit, refillSize } from './campaign-fanout';
 
 describe('campaign requests', () => {
   it('per-contact variables go over the defaults: defaults keep their place, new keys follow in order', () => {
@@ -43,6 +43,10 @@ describe('campaign requests', () => {
     expect([backlogLimit(1), backlogLimit(80), backlogLimit(1000), backlogLimit(10_000)]).toEqual([
       20, 160, 4000, 5000,
     ]);
+  });
+
+  it('backlog: topped up in batches of half the backlog, at most one fan-out batch', () => {
+    expect([20, 160, 4000, 5000].map(refillSize)).toEqual([10, 80, 1000, 1000]);
   });
 
   it('bench: highest count in any 1-second window', () => {

@@ -352,14 +352,18 @@ export class SendExecutor {
   /**
    * Claims messages for a platform call in one UPDATE (rows locked in id order): each only if still queued, without a
    * wamid, and its `send_claim` still the one read. Returns each row with its new claim, or null when not claimed.
+   * Rows are found by primary key only and checked on the locked values: with conditions on `messages` itself, a
+   * planner with stale statistics (a table that grew fast) chose a BitmapAnd of the `status = 'queued'` and
+   * `wamid IS NULL` indexes, reading every unsent message for each chunk (docs/performance.md, "Fifth round").
    */
   private async writeClaims(rows: SendRow[]): Promise<Array<SendRow | null>> {
     const [claimed] = (await this.db.query(
       `WITH wanted AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS x(id, claim)),
-            locked AS (SELECT m.id FROM messages m WHERE m.id IN (SELECT id FROM wanted) ORDER BY m.id FOR UPDATE)
+            locked AS (SELECT m.id, m.send_claim, m.status, m.wamid FROM messages m WHERE m.id = ANY($1::uuid[]) ORDER BY m.id FOR UPDATE)
        UPDATE messages m SET send_claim = m.send_claim + 1, claimed_at = now()
          FROM wanted JOIN locked ON locked.id = wanted.id
-        WHERE m.id = wanted.id AND m.send_claim = wanted.claim AND m.status = 'queued' AND m.wamid IS NULL
+        WHERE m.id = ANY($1::uuid[]) AND m.id = locked.id
+          AND locked.send_claim = wanted.claim AND locked.status = 'queued' AND locked.wamid IS NULL
        RETURNING m.id, m.send_claim`,
       [rows.map((r) => r.id), rows.map((r) => r.send_claim)],
     )) as [Array<{ id: string; send_claim: number }>, number];
