@@ -53,4 +53,29 @@ describe('MicroBatcher', () => {
     expect(await Promise.all([1, 2].map((n) => batcher.add(n)))).toEqual([undefined, undefined]);
     expect(batches).toEqual([[1, 2]]);
   });
+
+  it('minIntervalMs: a steady stream is written in batches that start that far apart; a quiet start is written at once', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const batches: Array<{ items: number[]; at: number }> = [];
+      const batcher = MicroBatcher.ofWrites(async (items: number[]) => void batches.push({ items, at: Date.now() }), {
+        maxItems: 100,
+        minIntervalMs: 40,
+      });
+      const adds: Array<Promise<void>> = [];
+      for (let n = 0; n <= 6; n++) {
+        adds.push(batcher.add(n));
+        await jest.advanceTimersByTimeAsync(10);
+      }
+      await jest.advanceTimersByTimeAsync(100);
+      await Promise.all(adds);
+      expect(batches).toEqual([
+        { items: [0], at: 0 },
+        { items: [1, 2, 3], at: 40 },
+        { items: [4, 5, 6], at: 80 },
+      ]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

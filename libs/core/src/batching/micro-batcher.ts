@@ -14,13 +14,22 @@ export class MicroBatcher<T, R> {
   constructor(
     /** writes a batch; returns one result per item, in order */
     private readonly write: (items: T[]) => Promise<R[]>,
-    private readonly options: { maxItems: number; maxConcurrent?: number } = { maxItems: 500 },
+    private readonly options: {
+      maxItems: number;
+      maxConcurrent?: number;
+      /**
+       * Batches start at least this far apart: under a steady stream (paced sends answer ~1 ms apart) each write then
+       * carries the items of this interval, not one or two. A write after a quiet spell still starts at once.
+       */
+      minIntervalMs?: number;
+    } = { maxItems: 500 },
   ) {}
+  private lastStartedAt = -Infinity;
 
   /** For writes with nothing to answer per item: each `add` resolves once the batch holding its item is written. */
   static ofWrites<T>(
     write: (items: T[]) => Promise<unknown>,
-    options?: { maxItems: number; maxConcurrent?: number },
+    options?: { maxItems: number; maxConcurrent?: number; minIntervalMs?: number },
   ): MicroBatcher<T, void> {
     return new MicroBatcher<T, void>(async (items) => {
       await write(items);
@@ -38,16 +47,20 @@ export class MicroBatcher<T, R> {
   private schedule(): void {
     if (this.scheduled || this.inFlight >= (this.options.maxConcurrent ?? 1) || this.pending.length === 0) return;
     this.scheduled = true;
-    // after the current I/O phase: every item that arrived in this turn of the event loop joins the batch
-    setImmediate(() => {
+    const run = () => {
       this.scheduled = false;
       void this.flush();
-    });
+    };
+    const wait = this.lastStartedAt + (this.options.minIntervalMs ?? 0) - Date.now();
+    // after the current I/O phase: every item that arrived in this turn of the event loop joins the batch
+    if (wait > 0) setTimeout(run, wait);
+    else setImmediate(run);
   }
 
   private async flush(): Promise<void> {
     const batch = this.pending.splice(0, this.options.maxItems);
     if (batch.length === 0) return;
+    this.lastStartedAt = Date.now();
     this.inFlight++;
     try {
       const results = await this.write(batch.map((b) => b.item));
