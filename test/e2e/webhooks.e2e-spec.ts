@@ -324,6 +324,56 @@ describe('Account webhooks', () => {
       });
     });
 
+    it('statuses written while the account had no endpoint; then an endpoint gets the next message’s statuses; deleted by plain SQL, it gets none', async () => {
+      // The worker keeps "has an endpoint" per account in memory (WebhookEndpointPresence), told of changes by NOTIFY.
+      const a = await account();
+      await sandbox.control.post('/_sandbox/inbound', {
+        from: '4915112340001',
+        phone_number_id: a.messagingPhoneId,
+        text: 'hi',
+      });
+      const send = async (message: string) => {
+        const res = await t.http.post(
+          `/v1/send-message/${a.messagingPhoneId}`,
+          { typOfmsg: 'normal_message', receipentPhone: '4915112340001', message },
+          { token: a.token },
+        );
+        expect(res.status).toBe(200);
+        const id = res.body.messageId as string;
+        await eventually(
+          async () => {
+            const [m] = await t.db.query(`SELECT status FROM messages WHERE id = $1`, [id]);
+            return m?.status === 'read';
+          },
+          10_000,
+          `message ${message} read`,
+        );
+        return id;
+      };
+      const countEvents = async () =>
+        Number(
+          (
+            await t.db.query(
+              `SELECT count(*) AS n FROM webhook_events WHERE account_id = $1 AND type = 'message.status'`,
+              [a.accountId],
+            )
+          )[0].n,
+        );
+
+      await send('before any endpoint');
+      expect(await countEvents()).toBe(0);
+
+      const r = await receiver();
+      const ep = await createEndpoint(a, { url: r.url, events: ['message.status'] });
+      const second = await send('with an endpoint');
+      const statuses = await r.waitFor((x) => x.body?.type === 'message.status', 3, 10_000);
+      expect(statuses.map((x) => x.body.data.messageId)).toEqual([second, second, second]);
+
+      await t.db.query(`DELETE FROM webhook_endpoints WHERE id = $1`, [ep.id]);
+      await send('after the endpoint was deleted');
+      expect(await countEvents()).toBe(3);
+    });
+
     it('workflow_run.failed when a run fails (message from the failing node)', async () => {
       const a = await account();
       const r = await receiver();

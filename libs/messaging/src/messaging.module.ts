@@ -5,6 +5,7 @@ import { AccountsModule } from '@switchboard/accounts';
 import { ContactsModule } from '@switchboard/contacts';
 import { QUEUES } from '@switchboard/core';
 import { TemplatesModule } from '@switchboard/templates';
+import { WebhookEndpointPresence } from '@switchboard/webhooks';
 import { CallbackProcessor } from './callbacks/callback.processor';
 import { CallbacksService } from './callbacks/callbacks.service';
 import { ConversationsController, ConversationsService } from './conversations/conversations.controller';
@@ -33,6 +34,7 @@ const services = [
   InboundMessages,
   InboxConversations,
   InboxEvents,
+  WebhookEndpointPresence, // libs/webhooks: whether a status write needs the outbox
 ];
 const entities = TypeOrmModule.forFeature([Message, PlatformWebhookEvent]);
 const queues = BullModule.registerQueue(

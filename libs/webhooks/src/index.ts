@@ -8,3 +8,4 @@ export * from './webhook-delivery.worker';
 export * from './payloads';
 export * from './body-limit';
 export * from './reseal-secrets';
+export * from './endpoint-presence';

@@ -22,6 +22,7 @@ import { SendClaims1764150000000 } from './1764150000000-send-claims';
 import { TemplatesNewest1764165000000 } from './1764165000000-templates-newest';
 import { ApiClientChanges1764170000000 } from './1764170000000-api-client-changes';
 import { PhoneNumberChanges1764171000000 } from './1764171000000-phone-number-changes';
+import { RowChangeNotices1764180000000 } from './1764180000000-row-change-notices';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   TemplatesNewest1764165000000,
   ApiClientChanges1764170000000,
   PhoneNumberChanges1764171000000,
+  RowChangeNotices1764180000000,
 ];
