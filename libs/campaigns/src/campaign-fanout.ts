@@ -156,7 +156,7 @@ export class CampaignFanoutService {
     if (batch > t.batches_done) return { kind: 'stale' };
 
     const limit = backlogLimit(await this.messagesPerSecond(t.phone_number_id));
-    const queued = await this.sends.campaignBacklog(t.campaign_id, limit);
+    const queued = await this.backlog(t.campaign_id);
     if (queued > limit - refillSize(limit)) return { kind: 'backlog', queued };
 
     const template = await this.template(t);
@@ -178,7 +178,7 @@ export class CampaignFanoutService {
       [campaignId],
     );
     if (!c || c.status !== 'running' || c.expanding) return 'stale';
-    if ((await this.sends.campaignBacklog(campaignId, 1)) > 0) return 'waiting';
+    if ((await this.backlog(campaignId)) > 0) return 'waiting';
     await this.db.transaction(async (tx) => {
       const [[done]] = await tx.query(
         `UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now()
@@ -399,6 +399,18 @@ export class CampaignFanoutService {
       [triggerId],
     );
     return rows[0];
+  }
+
+  /**
+   * How many of the campaign's messages wait to be sent (status `queued`): its counter row, which the triggers on
+   * messages keep in step with every write (campaign_counts), not a count over the messages.
+   */
+  private async backlog(campaignId: string): Promise<number> {
+    const [row] = await this.db.query(
+      `SELECT n FROM campaign_counts WHERE campaign_id = $1 AND counter = 'messages:queued'`,
+      [campaignId],
+    );
+    return row ? Number(row.n) : 0;
   }
 
   /** The number's configured send rate (libs/accounts), cached briefly: read once per batch. */

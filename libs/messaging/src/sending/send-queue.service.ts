@@ -283,15 +283,6 @@ export class SendQueueService implements OnModuleDestroy {
     return rows;
   }
 
-  /** How many of the campaign's messages wait to be sent, counted up to `limit`. */
-  async campaignBacklog(campaignId: string, limit: number): Promise<number> {
-    const [{ queued }] = await this.db.query(
-      `SELECT count(*)::int AS queued FROM (SELECT 1 FROM messages WHERE campaign_id = $1 AND status = 'queued' LIMIT $2) q`,
-      [campaignId, limit],
-    );
-    return queued;
-  }
-
   /**
    * Pause: the campaign's messages not yet handed to the platform wait (the send worker skips what is not `queued`).
    * Pause, resume and cancel lock the rows in id order first, as the send answers and statuses do: updated in scan

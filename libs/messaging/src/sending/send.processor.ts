@@ -527,7 +527,7 @@ export class SendExecutor {
   /** Queues messages stored but never queued (or whose job was lost); idempotent thanks to the job ids. */
   async sweep(): Promise<number> {
     const rows: Array<{ id: string; queue: string | null; send_job: string | null }> = await this.db.query(
-      `SELECT id, queue, send_job FROM messages WHERE status = 'queued' AND created_at < now() - ($1 || ' milliseconds')::interval ORDER BY created_at LIMIT 10000`,
+      `SELECT id, queue, send_job FROM messages WHERE queued AND created_at < now() - ($1 || ' milliseconds')::interval ORDER BY created_at LIMIT 10000`,
       [String(SWEEP_MIN_AGE_MS)],
     );
     // A queued message without a job may have lost it after reaching the platform (e.g. a job failed after too many

@@ -23,6 +23,7 @@ import { TemplatesNewest1764165000000 } from './1764165000000-templates-newest';
 import { ApiClientChanges1764170000000 } from './1764170000000-api-client-changes';
 import { PhoneNumberChanges1764171000000 } from './1764171000000-phone-number-changes';
 import { RowChangeNotices1764180000000 } from './1764180000000-row-change-notices';
+import { MessagesHotUpdates1764181000000 } from './1764181000000-messages-hot-updates';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   ApiClientChanges1764170000000,
   PhoneNumberChanges1764171000000,
   RowChangeNotices1764180000000,
+  MessagesHotUpdates1764181000000,
 ];
