@@ -134,7 +134,9 @@ export async function createBenchContext(name = 'bench'): Promise<
       await db.destroy();
       const cleanup = new Client({ connectionString: withDatabase(services.databaseUrl, 'postgres') });
       await cleanup.connect();
-      await cleanup.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+      // BENCH_KEEP_DB=true: the database stays for inspection (its name is printed)
+      if (process.env.BENCH_KEEP_DB === 'true') console.log(`[bench] database kept: ${dbName}`);
+      else await cleanup.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
       await cleanup.end();
       const redis = new Redis(services.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
       await redis.connect();

@@ -1,7 +1,9 @@
 import { connectPhoneNumber, provisionAccount, type ProvisionedAccount } from '@switchboard/accounts';
-import { loadConfig, SecretBox } from '@switchboard/core';
+import { type AppConfig, loadConfig, SecretBox } from '@switchboard/core';
+import Redis from 'ioredis';
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from './bench-context';
@@ -65,6 +67,8 @@ export async function startPlatform(
     workers.push(
       await ctx.startProcess(`worker ${i + 1} (${options.name})`, join(DIST, 'apps/worker/src/main.js'), env),
     );
+
+  await waitForWorkers(config, workers);
 
   const box = new SecretBox(config.ENCRYPTION_KEY);
   const account = await provisionAccount(ctx.db, box, {
@@ -187,4 +191,24 @@ export function cpuMeter(processes: ChildProcess[]): () => { seconds: number[]; 
     ];
     return { seconds, total: seconds.reduce((a, b) => a + b, 0) };
   };
+}
+
+/**
+ * Waits until every worker process has booted: its heartbeat key (written when the application has started, after its
+ * queue consumers) is in Redis. A campaign started right after the worker was spawned waited ~0.8 s for the fan-out
+ * consumer, which a running system does not.
+ */
+async function waitForWorkers(config: AppConfig, workers: ChildProcess[]): Promise<void> {
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    const keys = workers.map((w) => `${config.REDIS_PREFIX}:worker:heartbeat:${hostname()}:${w.pid}`);
+    const deadline = Date.now() + 60_000;
+    while ((await redis.exists(...keys)) < keys.length) {
+      if (Date.now() > deadline)
+        throw new Error(`worker processes not started after 60 s (no heartbeat: ${keys.join(', ')})`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    redis.disconnect();
+  }
 }
