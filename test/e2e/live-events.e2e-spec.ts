@@ -63,6 +63,27 @@ describe('Live events across API processes', () => {
     client.close();
   });
 
+  it('events published in one moment (one Redis call) reach each topic’s clients in order, each with its own id', async () => {
+    const a = await openSse(`${secondUrl}/test/live/moment-a`);
+    const b = await openSse(`${secondUrl}/test/live/moment-b`);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // subscribed
+    const published = await Promise.all(
+      Array.from({ length: 60 }, (_, n) => publisher.publish(n % 3 === 0 ? 'moment-b' : 'moment-a', 'tick', { n })),
+    );
+    // stream ids are per topic (two topics may hand out the same one)
+    expect(new Set(published.filter((_, n) => n % 3 !== 0)).size).toBe(40);
+    expect(new Set(published.filter((_, n) => n % 3 === 0)).size).toBe(20);
+    const [eventsA, eventsB] = await Promise.all([a.waitForCount(40, 3000), b.waitForCount(20, 3000)]);
+    const expectedA = Array.from({ length: 60 }, (_, n) => n).filter((n) => n % 3 !== 0);
+    expect(eventsA.map((e) => e.data)).toEqual(expectedA.map((n) => ({ n })));
+    expect(eventsA.map((e) => e.id)).toEqual(expectedA.map((n) => published[n]));
+    expect(eventsB.map((e) => (e.data as { n: number }).n)).toEqual([
+      0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39, 42, 45, 48, 51, 54, 57,
+    ]);
+    a.close();
+    b.close();
+  });
+
   it('Last-Event-ID resumes after a disconnect: every missed event once, then live ones', async () => {
     const first = await openSse(`${secondUrl}/test/live/resume`);
     await new Promise((resolve) => setTimeout(resolve, 100));

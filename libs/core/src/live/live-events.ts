@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type Redis from 'ioredis';
 import { Observable } from 'rxjs';
 import { PassThrough } from 'node:stream';
+import { MicroBatcher } from '../batching/micro-batcher';
 import { AppConfig } from '../config/config';
 import { REDIS } from '../redis/redis.module';
 import { compareStreamIds, isStreamId } from './stream-ids';
@@ -33,13 +34,28 @@ export const LIVE_EVENTS_HEARTBEAT_MS = 15_000;
 
 /**
  * XADD (bounded) and PUBLISH in one step, so the order of the notifications is the order of the stream and a
- * subscriber never sees an event the stream does not hold. The notification is `id \n event \n data`.
+ * subscriber never sees an event the stream does not hold. The notification is `id \n event \n data`. One call
+ * publishes the events of one moment, in order (KEYS: their streams; ARGV: the bound, then event, data, TTL and
+ * channel of each), and answers their ids.
  */
 const PUBLISH_SCRIPT = `
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'event', ARGV[2], 'data', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PUBLISH', ARGV[5], id .. '\\n' .. ARGV[2] .. '\\n' .. ARGV[3])
-return id`;
+local ids = {}
+for i = 1, #KEYS do
+  local a = 1 + (i - 1) * 4
+  local id = redis.call('XADD', KEYS[i], 'MAXLEN', '~', ARGV[1], '*', 'event', ARGV[a + 1], 'data', ARGV[a + 2])
+  redis.call('PEXPIRE', KEYS[i], ARGV[a + 3])
+  redis.call('PUBLISH', ARGV[a + 4], id .. '\\n' .. ARGV[a + 1] .. '\\n' .. ARGV[a + 2])
+  ids[i] = id
+end
+return ids`;
+
+interface Publication {
+  key: string;
+  event: string;
+  data: string;
+  ttlMs: number;
+  channel: string;
+}
 
 type Listener = (event: LiveEvent) => void;
 
@@ -59,13 +75,29 @@ export class LiveEvents implements OnModuleDestroy {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly subscriptions = new Map<string, Promise<unknown>>();
   private readonly openStreams = new Set<() => void>();
+  /** The events published in one moment go to Redis in one call (a webhook's 100 statuses: 100 inbox events). */
+  private readonly publications = new MicroBatcher((items: Publication[]) => this.publishMany(items), {
+    maxItems: 500,
+  });
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     private readonly config: AppConfig,
   ) {
     // sent by its SHA (EVALSHA; ioredis resends the text only after a NOSCRIPT), not as the whole script every time
-    redis.defineCommand('sbLivePublish', { numberOfKeys: 1, lua: PUBLISH_SCRIPT });
+    redis.defineCommand('sbLivePublish', { lua: PUBLISH_SCRIPT });
+  }
+
+  private async publishMany(items: Publication[]): Promise<string[]> {
+    const redis = this.redis as Redis & {
+      sbLivePublish(numberOfKeys: number, ...args: Array<string | number>): Promise<string[]>;
+    };
+    return redis.sbLivePublish(
+      items.length,
+      ...items.map((p) => p.key),
+      LIVE_EVENTS_KEPT_PER_TOPIC,
+      ...items.flatMap((p) => [p.event, p.data, p.ttlMs, p.channel]),
+    );
   }
 
   private key(topic: string) {
@@ -77,18 +109,14 @@ export class LiveEvents implements OnModuleDestroy {
   }
 
   /** Appends an event to the topic and notifies every process; resolves to its id. The topic lives `ttlMs` longer. */
-  async publish(topic: string, event: string, data: unknown, ttlMs = TOPIC_TTL_MS): Promise<string> {
-    const redis = this.redis as Redis & {
-      sbLivePublish(key: string, ...args: Array<string | number>): Promise<string>;
-    };
-    return redis.sbLivePublish(
-      this.key(topic),
-      LIVE_EVENTS_KEPT_PER_TOPIC,
+  publish(topic: string, event: string, data: unknown, ttlMs = TOPIC_TTL_MS): Promise<string> {
+    return this.publications.add({
+      key: this.key(topic),
       event,
-      JSON.stringify(data ?? null),
+      data: JSON.stringify(data ?? null),
       ttlMs,
-      this.channel(topic),
-    );
+      channel: this.channel(topic),
+    });
   }
 
   /** Like `publish`, but a failure is logged instead of thrown: for callers whose own work already succeeded. */
