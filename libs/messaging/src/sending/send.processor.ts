@@ -26,9 +26,9 @@ import {
 export const IN_DOUBT_GIVE_UP_MS = 10 * 60_000;
 /** How soon a message in doubt that waits for the webhook intake is looked at again. */
 const IN_DOUBT_RECHECK_MS = 1000;
-/** A batch job reserves about 50 ms of its number's rate per pacer call (1 slot at 20 msg/s or less, at most 20). */
+/** A batch job reserves about 50 ms of its number's rate per pacer call (1 slot at 20 msg/s or less, at most 50). */
 export const slotsPerReservation = (messagesPerSecond: number) =>
-  Math.max(1, Math.min(20, Math.floor(messagesPerSecond / 20)));
+  Math.max(1, Math.min(50, Math.floor(messagesPerSecond / 20)));
 /** A batch job re-reads the status of the messages it has yet to send this often (a pause or cancel takes effect). */
 const BATCH_RECHECK_MS = 1000;
 /** Bulk sends reserve pacer slots at most this far ahead, so API sends never queue behind more than this. */
