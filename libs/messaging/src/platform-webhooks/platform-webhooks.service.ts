@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { MicroBatcher, QUEUES, withRequestId } from '@switchboard/core';
 import { Queue } from 'bullmq';
-import { In, IsNull, Repository } from 'typeorm';
+import { IsNull, Repository } from 'typeorm';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 
 export const PROCESS_WEBHOOK_JOB = 'process-webhook';
@@ -70,8 +70,15 @@ export class PlatformWebhooksService {
     return this.loading.add(id);
   }
 
+  // Plain SQL on this path (one load and one stamp per platform webhook): TypeORM's query building cost the worker
+  // about as much CPU as the statements' round trips in a campaign's profile.
   private async loadMany(ids: string[]): Promise<Array<PlatformWebhookEvent | null>> {
-    const found = new Map((await this.events.findBy({ id: In(ids) })).map((e) => [String(e.id), e]));
+    const rows: PlatformWebhookEvent[] = await this.events.query(
+      `SELECT id::text, received_at AS "receivedAt", payload, processed_at AS "processedAt", error
+         FROM platform_webhook_events WHERE id = ANY($1::bigint[])`,
+      [ids],
+    );
+    const found = new Map(rows.map((e) => [e.id, e]));
     return ids.map((id) => found.get(String(id)) ?? null);
   }
 
@@ -81,7 +88,10 @@ export class PlatformWebhooksService {
   }
 
   private async stampMany(ids: string[]): Promise<void> {
-    await this.events.update({ id: In(ids) }, { processedAt: new Date(), error: null });
+    await this.events.query(
+      `UPDATE platform_webhook_events SET processed_at = now(), error = NULL WHERE id = ANY($1::bigint[])`,
+      [ids],
+    );
   }
 
   /** Queues stored events that were never processed (e.g. Redis was down when they arrived). */
