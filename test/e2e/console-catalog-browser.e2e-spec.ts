@@ -199,6 +199,12 @@ describe('Console: templates and contacts in the browser', () => {
       expect(await page.locator('[data-testid=contacts-table] tbody tr').count()).toBe(20);
       await page.click('.pager >> text=Next');
       await page.locator('[data-testid=contacts-total]').filter({ hasText: 'Page 2 of 2' }).waitFor();
+      // the page number shows at once, the second page's rows once they have loaded
+      await page.waitForFunction(
+        () => document.querySelectorAll('[data-testid=contacts-table] tbody tr').length === 5,
+        undefined,
+        { timeout: 5000 },
+      );
       expect(await page.locator('[data-testid=contacts-table] tbody tr').count()).toBe(5);
 
       await page.fill('input[name=contact-search]', 'bea');
