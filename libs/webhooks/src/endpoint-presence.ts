@@ -8,7 +8,8 @@ import { DataSource } from 'typeorm';
  * endpoints was created or deleted (`NOTIFY webhook_endpoint_changed` with the account id, migration 1764180000000).
  * A writer whose change has no account event to record for such accounts can then skip the outbox and its transaction
  * (MessageEventsService: a campaign's statuses). An endpoint created while a change is being written may miss that
- * change's event, as it may today by committing a moment later.
+ * change's event (until the notice arrives, milliseconds after its commit), as one committed a moment after the change
+ * would.
  */
 @Injectable()
 export class WebhookEndpointPresence {

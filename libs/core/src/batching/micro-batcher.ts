@@ -10,6 +10,7 @@ export class MicroBatcher<T, R> {
   private pending: Array<{ item: T; resolve: (result: R) => void; reject: (error: unknown) => void }> = [];
   private inFlight = 0;
   private scheduled = false;
+  private lastStartedAt = -Infinity;
 
   constructor(
     /** writes a batch; returns one result per item, in order */
@@ -24,7 +25,6 @@ export class MicroBatcher<T, R> {
       minIntervalMs?: number;
     } = { maxItems: 500 },
   ) {}
-  private lastStartedAt = -Infinity;
 
   /** For writes with nothing to answer per item: each `add` resolves once the batch holding its item is written. */
   static ofWrites<T>(
