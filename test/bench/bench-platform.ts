@@ -194,9 +194,9 @@ export function cpuMeter(processes: ChildProcess[]): () => { seconds: number[]; 
 }
 
 /**
- * Waits until every worker process has booted: its heartbeat key (written when the application has started, after its
- * queue consumers) is in Redis. A campaign started right after the worker was spawned waited ~0.8 s for the fan-out
- * consumer, which a running system does not.
+ * Waits until every worker process has booted: its heartbeat key (written as the application starts, WorkerHeartbeat)
+ * is in Redis. A campaign started right after the worker was spawned waited ~0.8 s for the fan-out consumer, which a
+ * running system does not; after this wait, 2–6 ms.
  */
 async function waitForWorkers(config: AppConfig, workers: ChildProcess[]): Promise<void> {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });

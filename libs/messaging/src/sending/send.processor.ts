@@ -33,13 +33,13 @@ export const slotsPerReservation = (messagesPerSecond: number) =>
 const BATCH_RECHECK_MS = 1000;
 /** Bulk sends reserve pacer slots at most this far ahead, so API sends never queue behind more than this. */
 const BULK_MAX_AHEAD_MS = 1000;
-/** Sweep of messages stored but not queued (a crash between the insert and the enqueue, a lost job). */
 /**
  * Platform answers of a busy sender are recorded together, at most one UPDATE per this interval (at 1,000/s the
  * answers came ~1 ms apart and each UPDATE carried 2–3). A status that overtakes its answer is still applied: it is
  * linked by its biz_opaque_callback_data (MessageEventsService.linkByOpaqueData).
  */
 const ACCEPTED_WRITE_INTERVAL_MS = 10;
+/** Sweep of messages stored but not queued (a crash between the insert and the enqueue, a lost job). */
 const SWEEP_EVERY_MS = 60_000;
 const SWEEP_MIN_AGE_MS = 30_000;
 
