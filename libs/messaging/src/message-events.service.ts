@@ -122,16 +122,16 @@ export class MessageEventsService {
     // No endpoint, no account webhook event to record: the UPDATE alone, one round trip instead of four (a campaign's
     // statuses). A number's messages belong to its account (a number moved to another account since keeps its old
     // messages there: their events are recorded only if the new account has an endpoint too).
-    if (!(await this.endpoints.anyOf(accountIds))) return this.updateStatuses(this.db, events, false);
+    if (!(await this.endpoints.anyOf(accountIds))) return this.updateStatuses(this.db, events);
     // one transaction: the status update and its account webhook events (libs/webhooks outbox) commit together
-    return this.db.transaction((tx) => this.updateStatuses(tx, events, true));
+    return this.db.transaction(async (tx) => {
+      const applied = await this.updateStatuses(tx, events);
+      await this.recordStatusEvents(tx, events, applied);
+      return applied;
+    });
   }
 
-  private async updateStatuses(
-    tx: Queryable,
-    events: StatusEvent[],
-    recordEvents: boolean,
-  ): Promise<Array<AppliedStatus | null>> {
+  private async updateStatuses(db: Queryable, events: StatusEvent[]): Promise<Array<AppliedStatus | null>> {
     const errors = events.map((e) => e.errors?.[0]);
     type Row = {
       id: string;
@@ -144,7 +144,7 @@ export class MessageEventsService {
       phone_number_id: string;
     } & Record<string, boolean>;
     // TypeORM answers an UPDATE ... RETURNING with [rows, affected]
-    const [rows] = (await tx.query(
+    const [rows] = (await db.query(
       `WITH event AS (SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::int[], $5::text[], $6::text[]) AS x(wamid, status, ts, code, title, details)),
             folded AS (
               SELECT wamid,
@@ -201,8 +201,12 @@ export class MessageEventsService {
         phoneNumberId: String(row.phone_number_id),
       };
     });
-    if (!recordEvents) return applied;
-    await recordWebhookEvents(
+    return applied;
+  }
+
+  /** A `message.status` account webhook event for each status applied for the first time. */
+  private recordStatusEvents(tx: Queryable, events: StatusEvent[], applied: Array<AppliedStatus | null>) {
+    return recordWebhookEvents(
       tx,
       applied.flatMap((a, i) =>
         a?.firstTime
@@ -216,7 +220,6 @@ export class MessageEventsService {
           : [],
       ),
     );
-    return applied;
   }
 
   /**
