@@ -1,3 +1,5 @@
+import { RedisThrottlerStorage } from '@switchboard/auth';
+import { createRedis } from '@switchboard/core';
 import { startTestApp, TestApp } from '../helpers/test-app';
 
 /** SPEC §8: 105 requests per minute; 429 past it, with Retry-After and a JSON message. */
@@ -68,6 +70,61 @@ describe('Rate limits', () => {
       await shared.close();
     }
   });
+  it('150 requests of one client at once: exactly 105 pass, the rest get 429 (hits claimed in blocks stay exact)', async () => {
+    const account = await t.createAccount();
+    const statuses = await Promise.all(
+      Array.from({ length: 150 }, () => t.http.get('/account/get', { token: account.token }).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(105);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(45);
+  });
+
+  describe('the counter shared by several processes (RedisThrottlerStorage against Redis)', () => {
+    const redisA = () => createRedis(t.config.REDIS_URL);
+    const count = async (storage: RedisThrottlerStorage, key: string, limit: number, n: number) => {
+      const records = await Promise.all(Array.from({ length: n }, () => storage.increment(key, 60_000, limit)));
+      return records.filter((r) => !r.isBlocked).length;
+    };
+
+    it('two processes taking turns in bursts never let more than the limit through, and lose little of it', async () => {
+      const [a, b] = [redisA(), redisA()];
+      try {
+        const prefix = `rl-test-${Date.now()}`;
+        const first = new RedisThrottlerStorage(a, prefix);
+        const second = new RedisThrottlerStorage(b, prefix);
+        let allowed = 0;
+        for (let round = 0; round < 40; round++) {
+          allowed += await count(first, 'client:busy', 1000, 30);
+          allowed += await count(second, 'client:busy', 1000, 30);
+        }
+        expect(allowed).toBeLessThanOrEqual(1000);
+        expect(allowed).toBeGreaterThanOrEqual(1000 - 2 * Math.ceil(1000 / 16));
+        // a refused request does not ask Redis: both processes know the window is full
+        expect((await first.increment('client:busy', 60_000, 1000)).isBlocked).toBe(true);
+        expect(Number(await a.get(`${prefix}:rl:client:busy`))).toBeLessThanOrEqual(1000 + 2 * 64);
+      } finally {
+        a.disconnect();
+        b.disconnect();
+      }
+    });
+
+    it('a busy key claims its hits in blocks: far fewer Redis calls than requests', async () => {
+      const redis = redisA();
+      try {
+        const storage = new RedisThrottlerStorage(redis, `rl-test-${Date.now()}`);
+        const claims = jest.spyOn(redis as unknown as { sbRateLimitClaim: () => unknown }, 'sbRateLimitClaim');
+        let allowed = 0;
+        for (let i = 0; i < 20; i++) allowed += await count(storage, 'client:steady', 100_000, 100);
+        expect(allowed).toBe(2000);
+        expect(claims.mock.calls.length).toBeLessThan(100);
+        const record = await storage.increment('client:steady', 60_000, 100_000);
+        expect(record.totalHits).toBe(2001); // the next request's place in the window, as without blocks
+      } finally {
+        redis.disconnect();
+      }
+    });
+  });
+
   describe('the client address behind the per-IP limits (TRUST_PROXY)', () => {
     const badSignIn = (app: TestApp, forwardedFor: string) =>
       app.http.post('/v1/authenticate', undefined, {

@@ -3,31 +3,107 @@ import { ThrottlerGuard, ThrottlerStorage } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type Redis from 'ioredis';
 
-// One round trip: count the hit and start the window on the first one. Sent by its SHA (EVALSHA, ioredis's
-// defineCommand resends the text only after a NOSCRIPT), not as a full script on every request.
-const INCREMENT = `
-local hits = redis.call('INCR', KEYS[1])
-if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+// One round trip: take `count` hits of the window, starting the window on the first. Sent by its SHA (EVALSHA,
+// ioredis's defineCommand resends the text only after a NOSCRIPT), not as a full script on every request.
+const CLAIM = `
+local hits = redis.call('INCRBY', KEYS[1], ARGV[2])
+if hits == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return { hits, redis.call('PTTL', KEYS[1]) }`;
 
-/** Fixed-window counters in Redis, so every API process shares one limit per client. */
+/** A key's hits claimed from Redis by this process and not used yet, for the current window. */
+interface Lease {
+  /** Local time at which the window ends (measured before the claim, so never later than Redis's expiry). */
+  expiresAt: number;
+  /** The window's count for the next request served from this lease, and the last one it may serve. */
+  next: number;
+  last: number;
+  /** The window's counter had reached the limit: every later request of the window is refused. */
+  full: boolean;
+  /** Size and time of the last claim: busy keys claim more at once. */
+  size: number;
+  claimedAt: number;
+  claiming?: Promise<void>;
+}
+
+/** A key claimed again within this time claims twice as many hits (up to MAX_LEASE). */
+const BUSY_MS = 100;
+const MAX_LEASE = 64;
+/** A lease never takes more than this share of what is left of the limit, so other processes are not starved. */
+const LEASE_SHARE = 16;
+
+/**
+ * Fixed-window counters in Redis, so every API process shares one limit per key. A busy key does not cost a round trip
+ * per request: the process claims several hits at once (INCRBY; 1 at first, doubling while claims come less than
+ * 100 ms apart, at most 64 and at most 1/16 of what is left of the limit) and spends them locally. Claims are counted
+ * in Redis before they are spent, so no process ever lets more than the limit through; hits a process claimed and did
+ * not spend before the window ended are lost to that window (docs/authentication.md, "Rate limits"). With one process the
+ * count is exact.
+ */
 export class RedisThrottlerStorage implements ThrottlerStorage {
-  private readonly redis: Redis & { sbRateLimitIncrement(key: string, ttl: number): Promise<[number, number]> };
+  private readonly redis: Redis & {
+    sbRateLimitClaim(key: string, ttl: number, count: number): Promise<[number, number]>;
+  };
+  private readonly leases = new Map<string, Lease>();
+  private prunedAt = 0;
 
   constructor(
     redis: Redis,
     private readonly prefix: string,
   ) {
-    redis.defineCommand('sbRateLimitIncrement', { numberOfKeys: 1, lua: INCREMENT });
+    redis.defineCommand('sbRateLimitClaim', { numberOfKeys: 1, lua: CLAIM });
     this.redis = redis as RedisThrottlerStorage['redis'];
   }
 
   async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
-    const [hits, pttl] = await this.redis.sbRateLimitIncrement(`${this.prefix}:rl:${key}`, ttl);
-    const timeToExpire = Math.max(1, Math.ceil(pttl / 1000));
-    const isBlocked = hits > limit;
-    return { totalHits: hits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };
+    for (;;) {
+      const now = Date.now();
+      let lease = this.leases.get(key);
+      if (lease && !lease.claiming && now >= lease.expiresAt) lease = undefined;
+      if (lease?.claiming) {
+        await lease.claiming;
+        continue;
+      }
+      if (lease && lease.next <= lease.last) return record(lease.next++, lease.expiresAt - now, limit);
+      if (lease?.full) return record(limit + 1, lease.expiresAt - now, limit);
+      await this.claim(key, ttl, limit, lease, now);
+    }
   }
+
+  private claim(key: string, ttl: number, limit: number, previous: Lease | undefined, now: number): Promise<void> {
+    const grown = previous && now - previous.claimedAt < BUSY_MS ? previous.size * 2 : 1;
+    const left = previous ? limit - previous.last : limit;
+    const size = Math.max(1, Math.min(grown, MAX_LEASE, Math.floor(left / LEASE_SHARE)));
+    const lease: Lease = { expiresAt: now, next: 1, last: 0, full: false, size, claimedAt: now };
+    this.prune(now);
+    this.leases.set(key, lease);
+    lease.claiming = this.redis.sbRateLimitClaim(`${this.prefix}:rl:${key}`, ttl, size).then(
+      ([hits, pttl]) => {
+        lease.expiresAt = now + Math.max(1, pttl);
+        lease.next = hits - size + 1;
+        lease.last = Math.min(hits, limit);
+        lease.full = hits >= limit;
+        lease.claiming = undefined;
+      },
+      (error: unknown) => {
+        this.leases.delete(key);
+        throw error;
+      },
+    );
+    return lease.claiming;
+  }
+
+  /** Forgets ended windows, at most once a second. */
+  private prune(now: number): void {
+    if (now - this.prunedAt < 1000) return;
+    this.prunedAt = now;
+    for (const [key, lease] of this.leases) if (!lease.claiming && now >= lease.expiresAt) this.leases.delete(key);
+  }
+}
+
+function record(totalHits: number, msLeft: number, limit: number): ThrottlerStorageRecord {
+  const timeToExpire = Math.max(1, Math.ceil(msLeft / 1000));
+  const isBlocked = totalHits > limit;
+  return { totalHits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };
 }
 
 /**
