@@ -30,6 +30,8 @@ const BUSY_MS = 100;
 const MAX_LEASE = 64;
 /** A lease never takes more than this share of what is left of the limit, so other processes are not starved. */
 const LEASE_SHARE = 16;
+/** Keys remembered at most (each a few hundred bytes). */
+const MAX_KEYS = 50_000;
 
 /**
  * Fixed-window counters in Redis, so every API process shares one limit per key. A busy key does not cost a round trip
@@ -92,11 +94,16 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     return lease.claiming;
   }
 
-  /** Forgets ended windows, at most once a second. */
+  /**
+   * Forgets ended windows, at most once a second, and everything unclaimed past MAX_KEYS (a flood from many addresses):
+   * a forgotten lease only loses its unspent hits, it never lets a request through that Redis did not count.
+   */
   private prune(now: number): void {
-    if (now - this.prunedAt < 1000) return;
+    if (now - this.prunedAt < 1000 && this.leases.size < MAX_KEYS) return;
     this.prunedAt = now;
-    for (const [key, lease] of this.leases) if (!lease.claiming && now >= lease.expiresAt) this.leases.delete(key);
+    const flood = this.leases.size >= MAX_KEYS;
+    for (const [key, lease] of this.leases)
+      if (!lease.claiming && (flood || now >= lease.expiresAt)) this.leases.delete(key);
   }
 }
 
