@@ -38,8 +38,8 @@ const MAX_KEYS = 50_000;
  * per request: the process claims several hits at once (INCRBY; 1 at first, doubling while claims come less than
  * 100 ms apart, at most 64 and at most 1/16 of what is left of the limit) and spends them locally. Claims are counted
  * in Redis before they are spent, so no process ever lets more than the limit through; hits a process claimed and did
- * not spend before the window ended are lost to that window (docs/authentication.md, "Rate limits"). With one process the
- * count is exact.
+ * not spend before the window ended are lost to that window (docs/authentication.md, "Rate limits"). With one process
+ * the count is exact.
  */
 export class RedisThrottlerStorage implements ThrottlerStorage {
   private readonly redis: Redis & {
