@@ -2,7 +2,7 @@ import { computeSignature } from '@switchboard/whatsapp';
 import { Agent, request, type ClientRequest } from 'node:http';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
-import { inboundWebhook } from '../helpers';
+import { inboundWebhook, percentile } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
 const TARGET_P99_MS = 200;
@@ -145,8 +145,7 @@ export async function inboxFanout(ctx: BenchContext) {
   agent.destroy();
 }
 
-const pct = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))].toFixed(0) : 'n/a';
+const pct = (sorted: number[], p: number) => percentile(sorted, p) ?? 'n/a';
 
 /** Runs `task(0..count-1)`, `width` at a time. */
 async function inBatches(count: number, width: number, task: (i: number) => Promise<void>) {

@@ -3,7 +3,7 @@ import { computeSignature } from '@switchboard/whatsapp';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
-import { inboundWebhook } from '../helpers';
+import { inboundWebhook, percentile } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
 
@@ -124,7 +124,6 @@ export async function webhookDeliveries(ctx: BenchContext) {
   await Promise.race([allReceived, new Promise((r) => setTimeout(r, 300_000))]);
 
   const sorted = latencies.sort((a, b) => a - b);
-  const pct = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : NaN);
   const spanS = (lastReceivedAt - started) / 1000;
   await new Promise((r) => setTimeout(r, 1000)); // the last outcomes are written in batches
   const [states] = await ctx.db.query(
@@ -147,9 +146,9 @@ export async function webhookDeliveries(ctx: BenchContext) {
     'deliveries received (expected)': `${received} (${total * 3})${received >= total * 3 ? '' : ' INCOMPLETE'}`,
     'distinct (endpoint, webhook-id)': ids.size,
     'deliveries/s (first post → last delivery)': (received / spanS).toFixed(0),
-    'platform webhook → receiver p50 ms': pct(0.5).toFixed(0),
-    'platform webhook → receiver p99 ms': pct(0.99).toFixed(0),
-    'platform webhook → receiver max ms': pct(1).toFixed(0),
+    'platform webhook → receiver p50 ms': percentile(sorted, 0.5) ?? 'n/a',
+    'platform webhook → receiver p99 ms': percentile(sorted, 0.99) ?? 'n/a',
+    'platform webhook → receiver max ms': percentile(sorted, 1) ?? 'n/a',
     'events recorded per s (intake)': (total / Number(split.recorded_span_s)).toFixed(0),
     'event recorded → delivered p50 / p99 ms': `${Number(split.p50).toFixed(0)} / ${Number(split.p99).toFixed(0)}`,
     'deliveries recorded / delivered / attempts': `${states.deliveries} / ${states.delivered} / ${states.attempts}`,
