@@ -1,3 +1,5 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { ReceivedWebhook, WebhookReceiver } from '../../apps/sandbox/src/testing/webhook-receiver';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
@@ -685,6 +687,43 @@ describe('Account webhooks', () => {
       expect(d.attempt_log.map((x: any) => x.status_code)).toEqual([307, 307, 307]);
       expect(d.last_error).toBe(`redirect to ${target.url} not followed`);
       expect(target.received).toHaveLength(0);
+    });
+
+    it('an endpoint deleted while its delivery is in flight: the other deliveries answered with it are recorded once', async () => {
+      const a = await account();
+      // one receiver for both endpoints: it holds both requests, deletes the first endpoint, then answers both at once
+      const held: Array<{ path: string; res: ServerResponse }> = [];
+      let gone = '';
+      const server = createServer((req, res) => {
+        req.resume();
+        req.on('end', async () => {
+          held.push({ path: req.url ?? '', res });
+          if (held.length < 2) return;
+          await t.db.query(`DELETE FROM webhook_endpoints WHERE id = $1`, [gone]);
+          for (const h of held) h.res.writeHead(204).end();
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      try {
+        gone = (await createEndpoint(a, { url: `${base}/gone`, events: ['*'] })).id;
+        const kept = await createEndpoint(a, { url: `${base}/kept`, events: ['*'] });
+        await record(a, 'campaign.completed', { campaignId: 1 });
+        const [d] = await eventually(async () => {
+          const list = await deliveries(a, kept.id);
+          return list[0]?.status === 'delivered' ? list : null;
+        }, 5_000);
+        expect(held.map((h) => h.path).sort()).toEqual(['/gone', '/kept']);
+        expect(d.attempts).toBe(1);
+        expect(d.attempt_log.map((x: any) => x.status_code)).toEqual([204]);
+        const [left] = await t.db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1`, [
+          gone,
+        ]);
+        expect(left.n).toBe(0);
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
     });
   });
 });

@@ -266,7 +266,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   /**
    * Writes a batch of attempt outcomes in one statement: the attempt log, each delivery's new state, and `failing_since`
-   * cleared on endpoints that succeeded. Endpoints with failures are then updated in their own transaction.
+   * cleared on endpoints that succeeded. A delivery deleted meanwhile (its endpoint or account deleted) is skipped: the
+   * attempt log takes only the deliveries the UPDATE found (and locked), so one such delivery cannot fail the whole
+   * batch and have the others delivered again. Endpoints with failures are then updated in their own transaction.
    */
   private async recordOutcomes(items: AttemptOutcome[]): Promise<void> {
     const now = Date.now();
@@ -282,12 +284,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     await this.db.query(
       `WITH x AS (SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::text[])
                     AS x(id, status, next, at, code, error, latency, excerpt)),
-       logged AS (INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
-                  SELECT id, at, code, latency, excerpt, error FROM x),
        moved AS (UPDATE webhook_deliveries d SET status = x.status, next_attempt_at = COALESCE(x.next, d.next_attempt_at),
                         last_attempt_at = x.at, last_status_code = x.code, last_error = x.error,
                         delivered_at = CASE WHEN x.status = 'delivered' THEN x.at ELSE d.delivered_at END
-                   FROM x WHERE d.id = x.id)
+                   FROM x WHERE d.id = x.id RETURNING d.id),
+       logged AS (INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
+                  SELECT id, at, code, latency, excerpt, error FROM x JOIN moved USING (id))
        UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY($9::text[]) AND failing_since IS NOT NULL`,
       [
         items.map((o) => o.delivery.id),
