@@ -462,6 +462,37 @@ describe('MCP server (POST /mcp)', () => {
         expect(res.headers.get('allow')).toBe('POST');
       }
     });
+
+    it("the transport's own answers: 406 without text/event-stream in Accept, 400 for an unsupported protocol version, 202 for a notification, a batch answered in order", async () => {
+      const { token } = await newAccount();
+      const notAcceptable = await rawPost({ authorization: token, accept: 'application/json' });
+      expect(notAcceptable.status).toBe(406);
+      expect(((await notAcceptable.json()) as any).error.message).toBe(
+        'Not Acceptable: Client must accept both application/json and text/event-stream',
+      );
+
+      const badVersion = await rawPost({ authorization: token, 'mcp-protocol-version': '1999-01-01' });
+      expect(badVersion.status).toBe(400);
+      expect(((await badVersion.json()) as any).error.message).toMatch(/Unsupported protocol version/);
+
+      const notification = await rawPost(
+        { authorization: token },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+      );
+      expect(notification.status).toBe(202);
+      expect(await notification.text()).toBe('');
+
+      const batch = await rawPost({ authorization: token }, [
+        { jsonrpc: '2.0', id: 'a', method: 'tools/list', params: {} },
+        { jsonrpc: '2.0', id: 'b', method: 'ping' },
+      ]);
+      expect(batch.status).toBe(200);
+      expect(batch.headers.get('content-type')).toMatch(/^application\/json/);
+      const answers = (await batch.json()) as Array<{ id: string; result: any }>;
+      expect(answers.map((a) => a.id)).toEqual(['a', 'b']);
+      expect(answers[0].result.tools.length).toBeGreaterThan(0);
+      expect(answers[1].result).toEqual({});
+    });
   });
 
   it('the 61st MCP request of a client in a minute is 429 with Retry-After; another client and REST calls of the same client are served', async () => {
