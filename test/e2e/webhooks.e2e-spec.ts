@@ -812,3 +812,49 @@ describe('Account webhooks: private network targets refused', () => {
     expect(r.received).toHaveLength(0);
   });
 });
+
+/**
+ * The delivery loop claims again as soon as an attempt finishes; the poll interval only paces looking for new events.
+ * With a long poll interval, a backlog for one endpoint (2 at a time) is delivered without ever waiting for the timer.
+ */
+describe('Account webhooks: a backlog to a fast receiver never waits for the poll interval', () => {
+  let t: TestApp;
+  let r: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await startTestApp(
+      {
+        RATE_LIMIT_PER_MINUTE: '100000',
+        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+        WEBHOOK_POLL_INTERVAL_MS: '3000',
+        WEBHOOK_ENDPOINT_CONCURRENCY: '2',
+      },
+      { worker: true },
+    );
+    r = new WebhookReceiver();
+    await r.start();
+  });
+  afterAll(async () => {
+    await r?.stop();
+    await t?.close();
+  });
+
+  it('60 events, 2 in flight: all delivered within one poll interval of the first', async () => {
+    const a = await t.createAccount();
+    const res = await t.http.post('/v1/webhook-endpoints', { url: r.url, events: ['*'] }, { token: a.token });
+    expect(res.status).toBe(201);
+    const { recordWebhookEvents } = await import('@switchboard/webhooks');
+    // one statement: the worker's next dispatch takes all of them at once
+    await recordWebhookEvents(
+      t.db,
+      Array.from({ length: 60 }, (_, i) => ({
+        accountId: a.accountId,
+        type: 'campaign.completed' as const,
+        data: { campaignId: i },
+      })),
+    );
+    const got = await r.waitFor(() => true, 60, 15_000);
+    expect(new Set(got.map((w) => w.body.data.campaignId)).size).toBe(60);
+    expect(got[59].receivedAt - got[0].receivedAt).toBeLessThan(2000);
+  });
+});

@@ -67,7 +67,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   });
   private running = false;
   private loopDone: Promise<void> = Promise.resolve();
-  private wake: (() => void) | null = null;
+  private wakeSleeper: (() => void) | null = null;
+  /** an attempt finished since the last claim read the in-flight counts: the next sleep returns at once */
+  private finishedSinceClaim = false;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -84,7 +86,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   async beforeApplicationShutdown(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.wake();
     await this.loopDone;
     await Promise.allSettled([...this.attempts]);
     await Promise.allSettled([...this.writes]);
@@ -120,19 +122,29 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     }
   }
 
-  /** Resolves after `ms` (false) or when an attempt finishes (true). */
+  /**
+   * Resolves after `ms` (false) or when an attempt finishes (true), at once if one finished since the last claim
+   * started: that claim saw its slot as taken, and no later wake-up would come for it (with fast receivers, every
+   * attempt can finish while the claim statement runs, and the loop would idle a whole poll interval).
+   */
   private sleep(ms: number): Promise<boolean> {
+    if (this.finishedSinceClaim) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        this.wake = null;
+        this.wakeSleeper = null;
         resolve(false);
       }, ms);
-      this.wake = () => {
-        this.wake = null;
+      this.wakeSleeper = () => {
+        this.wakeSleeper = null;
         clearTimeout(timer);
         resolve(true);
       };
     });
+  }
+
+  private wake(): void {
+    this.finishedSinceClaim = true;
+    this.wakeSleeper?.();
   }
 
   /** Fans undispatched events out into deliveries; returns how many events it took. */
@@ -153,6 +165,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   /** Leases due deliveries within the free slots (per process and per endpoint) and starts their attempts. */
   private async claimAndStart(): Promise<number> {
+    this.finishedSinceClaim = false;
     const perEndpoint = this.config.WEBHOOK_ENDPOINT_CONCURRENCY;
     const free = this.freeSlots;
     const busy = [...this.inFlight];
@@ -219,7 +232,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         if (n <= 0) this.inFlight.delete(delivery.endpoint_id);
         else this.inFlight.set(delivery.endpoint_id, n);
         this.attempts.delete(run);
-        this.wake?.();
+        this.wake();
       });
     this.attempts.add(run);
   }
