@@ -1,3 +1,5 @@
+import { defaultMaxListeners } from 'node:events';
+import { ServerResponse } from 'node:http';
 import { startTestApp, TestApp } from '../helpers/test-app';
 
 /** The console's files at /app/ (built into dist/console by the global setup's `npm run build`). */
@@ -30,6 +32,28 @@ describe('Console static files', () => {
     const redirect = await fetch(`${t.url}/app`, { redirect: 'manual' });
     expect(redirect.status).toBe(302);
     expect(redirect.headers.get('location')).toBe('/app/');
+  });
+
+  it('a page path is served without a MaxListenersExceededWarning (it used to be logged for every deep link)', async () => {
+    // Node warns once a response has more 'close' listeners than events.defaultMaxListeners: counted as each ends
+    // (jest's sandboxed `process` does not see the warning itself)
+    const counts: number[] = [];
+    const end = ServerResponse.prototype.end;
+    ServerResponse.prototype.end = function (this: ServerResponse, ...args: unknown[]) {
+      if (this.req?.url?.startsWith('/app/')) counts.push(this.listenerCount('close'));
+      return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+    } as typeof end;
+    try {
+      for (const path of ['/app/workflows/12', '/app/templates', '/app/inbox/conversations/3']) {
+        const page = await fetch(`${t.url}${path}`, { headers: html });
+        expect([path, page.status]).toEqual([path, 200]);
+        await page.text();
+      }
+    } finally {
+      ServerResponse.prototype.end = end;
+    }
+    expect(counts.length).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(defaultMaxListeners);
   });
 
   it('keeps JSON 404s for missing assets, files, non-HTML clients and the API', async () => {

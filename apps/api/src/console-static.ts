@@ -36,10 +36,13 @@ export function registerConsole(fastify: FastifyInstance, root = CONSOLE_DIR): b
           !path.startsWith('/app/assets/') &&
           !/\.[a-z0-9]+$/i.test(path) &&
           String(request.headers.accept ?? '').includes('text/html');
-        if (isPage) return reply.header('cache-control', 'no-cache').sendFile('index.html');
-        return reply
-          .code(404)
-          .send({ message: `Cannot ${request.method} ${path}`, error: 'Not Found', statusCode: 404 });
+        // The reply is not returned: Fastify would await it (a thenable), one more pair of 'close' listeners on a
+        // response that @fastify/static's own layers already await, and Node warns about a leak past ten.
+        if (isPage) void reply.header('cache-control', 'no-cache').sendFile('index.html');
+        else
+          void reply
+            .code(404)
+            .send({ message: `Cannot ${request.method} ${path}`, error: 'Not Found', statusCode: 404 });
       });
     },
     { prefix: '/app' },
