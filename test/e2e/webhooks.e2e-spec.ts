@@ -730,23 +730,10 @@ describe('Account webhooks', () => {
 
 /** The SSRF guard, without ALLOW_PRIVATE_NETWORK_TARGETS: at save time and again at every delivery (after DNS). */
 describe('Account webhooks: private network targets refused', () => {
-  let t: TestApp;
-  let r: WebhookReceiver;
-
-  beforeAll(async () => {
-    t = await startTestApp(
-      { RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_RETRY_SCHEDULE: '0', WEBHOOK_POLL_INTERVAL_MS: '50' },
-      { worker: true },
-    );
-    r = new WebhookReceiver();
-    await r.start();
-  });
-  afterAll(async () => {
-    await r?.stop();
-    await t?.close();
-  });
+  const env = appWithReceiver({ WEBHOOK_RETRY_SCHEDULE: '0', WEBHOOK_POLL_INTERVAL_MS: '50' });
 
   it('refuses loopback, metadata, RFC 1918, IPv6 loopback and names resolving to loopback, naming the setting', async () => {
+    const { t, r } = env;
     const a = await t.createAccount();
     const targets: Array<[string, RegExp]> = [
       [r.url, /target 127\.0\.0\.1 is not allowed \(loopback address\)/],
@@ -783,6 +770,7 @@ describe('Account webhooks: private network targets refused', () => {
   });
 
   it('checks again at delivery, after DNS resolution: a stored URL now resolving to loopback gets nothing', async () => {
+    const { t, r } = env;
     const a = await t.createAccount();
     // as if the name had resolved to a public address when saved and to loopback now (DNS rebinding)
     const url = r.url.replace('127.0.0.1', 'localhost');
@@ -818,28 +806,14 @@ describe('Account webhooks: private network targets refused', () => {
  * With a long poll interval, a backlog for one endpoint (2 at a time) is delivered without ever waiting for the timer.
  */
 describe('Account webhooks: a backlog to a fast receiver never waits for the poll interval', () => {
-  let t: TestApp;
-  let r: WebhookReceiver;
-
-  beforeAll(async () => {
-    t = await startTestApp(
-      {
-        RATE_LIMIT_PER_MINUTE: '100000',
-        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-        WEBHOOK_POLL_INTERVAL_MS: '3000',
-        WEBHOOK_ENDPOINT_CONCURRENCY: '2',
-      },
-      { worker: true },
-    );
-    r = new WebhookReceiver();
-    await r.start();
-  });
-  afterAll(async () => {
-    await r?.stop();
-    await t?.close();
+  const env = appWithReceiver({
+    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    WEBHOOK_POLL_INTERVAL_MS: '3000',
+    WEBHOOK_ENDPOINT_CONCURRENCY: '2',
   });
 
   it('60 events, 2 in flight: all delivered within one poll interval of the first', async () => {
+    const { t, r } = env;
     const a = await t.createAccount();
     const res = await t.http.post('/v1/webhook-endpoints', { url: r.url, events: ['*'] }, { token: a.token });
     expect(res.status).toBe(201);
@@ -858,3 +832,18 @@ describe('Account webhooks: a backlog to a fast receiver never waits for the pol
     expect(got[59].receivedAt - got[0].receivedAt).toBeLessThan(2000);
   });
 });
+
+/** An API + worker with settings of their own and one webhook receiver, for the blocks below the main suite. */
+function appWithReceiver(settings: Record<string, string>): { t: TestApp; r: WebhookReceiver } {
+  const env = {} as { t: TestApp; r: WebhookReceiver };
+  beforeAll(async () => {
+    env.t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', ...settings }, { worker: true });
+    env.r = new WebhookReceiver();
+    await env.r.start();
+  });
+  afterAll(async () => {
+    await env.r?.stop();
+    await env.t?.close();
+  });
+  return env;
+}
