@@ -84,6 +84,8 @@ export async function startPlatform(
     statusBatchSize: 100,
     statusDelaysMs: { sent: 200, delivered: 1000, read: null },
     messageLogLimit: options.messageLogLimit,
+    // the scenarios read recipients and times only; bodies would lengthen the sandbox's GC pauses (docs/performance.md)
+    messageLogPayloads: false,
     webhookLogLimit: 1000,
     autoReview: false,
     ...options.sandboxConfig,

@@ -144,6 +144,7 @@ const CONFIG_TYPES: Record<keyof SandboxConfig, string> = {
   pairRateLimit: 'object|null',
   failureRules: 'array',
   messageLogLimit: 'number',
+  messageLogPayloads: 'boolean',
   webhookLogLimit: 'number',
   webhookTimeoutMs: 'number',
   webhookConcurrency: 'number',

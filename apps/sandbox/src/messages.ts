@@ -107,7 +107,7 @@ export function handleSendMessage(
       to: waId,
       type,
       acceptedAt: new Date(now).toISOString(),
-      payload: body,
+      ...(state.config.messageLogPayloads ? { payload: body } : {}),
       ...(requestId ? { request_id: requestId } : {}),
     });
   const rule = state.config.failureRules.find((r) => waId.endsWith(r.toSuffix));

@@ -314,6 +314,21 @@ describe('control API', () => {
     expect((await call('GET', '/_sandbox/stats')).body.rejected).toEqual({ 131047: 1 });
   });
 
+  it('messageLogPayloads: false logs the envelope of each message without its body', async () => {
+    await call('POST', '/_sandbox/config', { messageLogPayloads: false, statusWebhooks: false });
+    await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'hi' });
+    await call('POST', `/v21.0/${PHONE}/messages`, text('4911111', 'one'));
+    const [m] = (await call('GET', '/_sandbox/messages')).body.data;
+    expect(m).toEqual({
+      wamid: expect.stringMatching(/^wamid\./),
+      phone_number_id: PHONE,
+      to: '4911111',
+      type: 'text',
+      acceptedAt: expect.any(String),
+    });
+    expect((await call('POST', '/_sandbox/config', { messageLogPayloads: 'no' })).status).toBe(400);
+  });
+
   it('validates config and resets state', async () => {
     expect((await call('POST', '/_sandbox/config', { nope: 1 })).status).toBe(400);
     expect((await call('POST', '/_sandbox/config', { statusBatchSize: 'x' })).status).toBe(400);

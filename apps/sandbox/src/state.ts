@@ -44,6 +44,12 @@ export interface SandboxConfig {
   failureRules: FailureRule[];
   /** caps of the logs readable through the control API */
   messageLogLimit: number;
+  /**
+   * Keep each logged message's request body (`payload`: what tests check was sent). `false` keeps only the envelope
+   * (wamid, number, recipient, type, time): for long load runs, where 100,000 bodies in the heap lengthen the
+   * sandbox's GC pauses, and requests read right after a pause look like a burst to the throughput limit.
+   */
+  messageLogPayloads: boolean;
   webhookLogLimit: number;
   /** webhook delivery */
   webhookTimeoutMs: number;
@@ -79,6 +85,7 @@ export function defaultConfig(): SandboxConfig {
     pairRateLimit: null,
     failureRules: [{ toSuffix: '0000', code: 131026, details: 'Message Undeliverable.' }],
     messageLogLimit: 10_000,
+    messageLogPayloads: true,
     webhookLogLimit: 2_000,
     webhookTimeoutMs: 5_000,
     webhookConcurrency: 32,
@@ -145,7 +152,8 @@ export interface SentMessage {
   to: string;
   type: string;
   acceptedAt: string;
-  payload: Record<string, unknown>;
+  /** the request body; absent with `messageLogPayloads: false` */
+  payload?: Record<string, unknown>;
   /** the sender's X-Request-Id header, when it sent one (Switchboard sends the id of the request the send serves) */
   request_id?: string;
 }

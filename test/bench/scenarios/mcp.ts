@@ -56,6 +56,7 @@ export async function mcpThroughput(ctx: BenchContext) {
       templateReviewDelayMs: 100,
       statusDelaysMs: { sent: 200, delivered: 600, read: null },
       messageLogLimit: 200_000,
+      messageLogPayloads: false,
     }),
   });
   const auth = await fetch(`${api}/v1/authenticate`, {

@@ -63,6 +63,7 @@ export async function sends(ctx: BenchContext) {
     statusDelaysMs: { sent: 200, delivered: 600, read: null },
     enforceCustomerCareWindow: false,
     messageLogLimit: total + 1000,
+    messageLogPayloads: false,
   });
   await new Promise((r) => setTimeout(r, 3000)); // the worker boots
 
