@@ -55,7 +55,7 @@ function agentFor(protocol: string, allowPrivate: boolean): http.Agent {
   return agent;
 }
 
-/** Closes the kept connections (tests, shutdown). */
+/** Closes the kept connections (tests start from none; idle ones never keep a stopping process alive: they are unref'd). */
 export function closeSafeHttpConnections(): void {
   for (const agent of agents.values()) agent.destroy();
   agents.clear();
