@@ -83,7 +83,7 @@ function send(url: URL, request: SafeHttpRequest): Promise<SafeHttpResponse> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<SafeHttpResponse>((resolve, reject) => {
     let settled = false;
-    const fail = (error: OutboundHttpError) => {
+    const fail = (error: OutboundHttpError | StaleConnectionError) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -159,21 +159,10 @@ function send(url: URL, request: SafeHttpRequest): Promise<SafeHttpResponse> {
     }
     req.on('error', (error) => {
       const code = (error as NodeJS.ErrnoException).code;
-      if (req.reusedSocket && !answered && (code === 'ECONNRESET' || code === 'EPIPE')) {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(new StaleConnectionError(code));
-        return;
-      }
-      if (error instanceof BlockedTargetError) fail(new OutboundHttpError(error.message, 'blocked_target'));
-      else
-        fail(
-          new OutboundHttpError(
-            `request to ${url.host} failed: ${(error as NodeJS.ErrnoException).code ?? error.message}`,
-            'network_error',
-          ),
-        );
+      if (req.reusedSocket && !answered && (code === 'ECONNRESET' || code === 'EPIPE'))
+        fail(new StaleConnectionError(code));
+      else if (error instanceof BlockedTargetError) fail(new OutboundHttpError(error.message, 'blocked_target'));
+      else fail(new OutboundHttpError(`request to ${url.host} failed: ${code ?? error.message}`, 'network_error'));
     });
     if (request.body !== undefined) req.write(request.body);
     req.end();
