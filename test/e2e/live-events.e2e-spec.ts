@@ -140,4 +140,26 @@ describe('Live events across API processes', () => {
     while (live.clientCount !== before && Date.now() < closing) await new Promise((r) => setTimeout(r, 20));
     expect(live.clientCount).toBe(before);
   });
+
+  it('changes(): onListening runs once the subscription is in place, so an event published from then on arrives', async () => {
+    const live = second.get(LiveEvents);
+    for (let i = 0; i < 10; i++) {
+      const received: unknown[] = [];
+      const published = new Promise<string>((resolve, reject) => {
+        const subscription = live
+          .changes(`listening-${i}`, {
+            // another process publishes the moment this one says it listens
+            onListening: () => publisher.publish(`listening-${i}`, 'tick', { i }).then(resolve, reject),
+          })
+          .subscribe((event) => {
+            received.push(event.data);
+            subscription.unsubscribe();
+          });
+      });
+      await published;
+      const deadline = Date.now() + 2000;
+      while (received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(received).toEqual([{ i }]);
+    }
+  });
 });

@@ -1,3 +1,4 @@
+import { WorkflowRunsService } from '@switchboard/automations';
 import { createWorkflow, waitForRun } from '../helpers/automations';
 import { startTestApp, TestApp } from '../helpers/test-app';
 
@@ -92,6 +93,39 @@ describe('Run events and history details', () => {
     const call = run.history.find((h: any) => h.nodeId === 'call');
     expect(call.detail.input).toMatchObject({ method: 'GET', url: 'http://127.0.0.1:1/unreachable' });
     expect(call.detail.error.message).toEqual(expect.any(String));
+  });
+
+  it("a step taken between the stream's first read and its subscription is still sent (the run is read again once listening)", async () => {
+    const account = await t.createAccount();
+    const wf = await createWorkflow(t, account.token, definition);
+    const started = await t.http.post(
+      `/v1/workflows/${wf.id}/test-runs`,
+      { payload: { phone: '+15550004445' } },
+      { token: account.token },
+    );
+    const runId = started.body.data.runId;
+    const done = await waitForRun(t, account.token, runId, ['completed']);
+    // The stream's first read returns the run as it was before its last steps: as if they were taken right after it.
+    const runs = t.app.get(WorkflowRunsService);
+    const real = runs.getRun.bind(runs);
+    const spy = jest.spyOn(runs, 'getRun').mockImplementationOnce(async (accountId, id) => ({
+      ...(await real(accountId, id)),
+      status: 'waiting',
+      finishedAt: null,
+      history: [],
+    }));
+    try {
+      const seen = await readEvents(
+        `/v1/workflow-runs/${runId}/events`,
+        account.token,
+        (r) => r.status === 'completed',
+        3000,
+      );
+      expect(seen.map((r) => r.status)).toEqual(['waiting', 'completed']);
+      expect(seen[1].history).toEqual(done.history);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("another account's run: 404 for its events and for a sandbox reply", async () => {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LiveEvents } from '@switchboard/core';
-import { map, Observable } from 'rxjs';
+import { Observable } from 'rxjs';
 
 /**
  * A run's stream is kept this long after its last change (a topic per run: at hundreds of runs per second, the 24 h of
@@ -26,8 +26,16 @@ export class RunEvents {
     await this.live.publishQuietly(this.topic(runId), 'changed', null, RUN_TOPIC_TTL_MS);
   }
 
-  /** Emits (no value) each time the run changes, until unsubscribed. */
-  changes(runId: string): Observable<void> {
-    return this.live.changes(this.topic(runId)).pipe(map(() => undefined));
+  /**
+   * Emits (no value) once the run's changes are listened to, then each time the run changes, until unsubscribed: a
+   * read of the run at each emission is never older than its last change.
+   */
+  watch(runId: string): Observable<void> {
+    return new Observable<void>((subscriber) => {
+      const changes = this.live
+        .changes(this.topic(runId), { onListening: () => subscriber.next() })
+        .subscribe({ next: () => subscriber.next(), error: (error) => subscriber.error(error) });
+      return () => changes.unsubscribe();
+    });
   }
 }

@@ -16,7 +16,7 @@ import {
 import { AccountsService } from '@switchboard/accounts';
 import { CONTACT_NOT_FOUND, ContactsService } from '@switchboard/contacts';
 import { AppConfig, KnownQueryParameters } from '@switchboard/core';
-import { concat, concatMap, from, interval, map, merge, Observable, of } from 'rxjs';
+import { concat, concatMap, distinctUntilChanged, from, interval, map, merge, Observable, of } from 'rxjs';
 import { RunEvents } from './run-events';
 import {
   ApiBadRequestResponse,
@@ -67,12 +67,16 @@ export class WorkflowsController {
     @Param('runId') runId: string,
   ): Promise<Observable<MessageEvent>> {
     const first = await this.runs.getRun(accountId, runId); // 404 before the stream starts
-    const snapshots = this.runEvents.changes(runId).pipe(
-      concatMap(() => from(this.runs.getRun(accountId, runId))),
-      map((run): MessageEvent => ({ type: 'run', data: run })),
+    // `first` is shown at once; the run is read again once its changes are listened to (a step taken in between
+    // notified nobody), and after each change. A snapshot equal to the one before is not sent.
+    const snapshots = this.runEvents.watch(runId).pipe(concatMap(() => from(this.runs.getRun(accountId, runId))));
+    const runs = concat(of(first), snapshots).pipe(
+      map((run) => JSON.stringify(run)),
+      distinctUntilChanged(),
+      map((json): MessageEvent => ({ type: 'run', data: json })),
     );
     const pings = interval(15_000).pipe(map((): MessageEvent => ({ type: 'ping', data: '' })));
-    return merge(concat(of<MessageEvent>({ type: 'run', data: first }), snapshots), pings);
+    return merge(runs, pings);
   }
 
   @Post('v1/workflow-runs/:runId/sandbox-reply')

@@ -20,17 +20,20 @@ export function templateEventStream(live: LiveEvents, topic: string, afterId?: s
       if (event.event === TEMPLATE_STATUS_EVENT)
         subscriber.next({ id: event.id, type: event.event, data: event.data as object });
     };
-    const changes = live.changes(topic).subscribe({
-      next: (event) => (backlog ? backlog.push(event) : emit(event)),
-      error: (error) => subscriber.error(error),
-    });
-    const pings = interval(TEMPLATE_EVENTS_PING_MS).subscribe(() => subscriber.next({ type: 'ping', data: '' }));
-    (async () => {
+    // the missed events are read once listening has started, so that none falls between the two
+    const catchUp = async () => {
       if (afterId) (await live.eventsAfter(topic, afterId)).events.forEach(emit);
       const arrived = backlog ?? [];
       backlog = null;
       arrived.forEach(emit);
-    })().catch((error) => subscriber.error(error));
+    };
+    const changes = live
+      .changes(topic, { onListening: () => void catchUp().catch((error) => subscriber.error(error)) })
+      .subscribe({
+        next: (event) => (backlog ? backlog.push(event) : emit(event)),
+        error: (error) => subscriber.error(error),
+      });
+    const pings = interval(TEMPLATE_EVENTS_PING_MS).subscribe(() => subscriber.next({ type: 'ping', data: '' }));
     return () => {
       changes.unsubscribe();
       pings.unsubscribe();

@@ -147,11 +147,18 @@ export class LiveEvents implements OnModuleDestroy {
     return compareStreamIds(maxDeleted, afterId) > 0;
   }
 
-  /** Live events of a topic (no history) until unsubscribed: for server-side consumers such as `@Sse()` handlers. */
-  changes(topic: string): Observable<LiveEvent> {
+  /**
+   * Live events of a topic (no history) until unsubscribed: for server-side consumers such as `@Sse()` handlers.
+   * `onListening` runs once Redis has confirmed the subscription: state read from then on misses no later event, while
+   * state read before it may (a change in between would notify nobody).
+   */
+  changes(topic: string, options: { onListening?: () => void } = {}): Observable<LiveEvent> {
     return new Observable<LiveEvent>((subscriber) => {
       const listener: Listener = (event) => subscriber.next(event);
-      this.listen(topic, listener).catch((error) => subscriber.error(error));
+      this.listen(topic, listener).then(
+        () => !subscriber.closed && options.onListening?.(),
+        (error) => subscriber.error(error),
+      );
       return () => this.unlisten(topic, listener);
     });
   }
