@@ -126,7 +126,11 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
       try {
         const res = await client.thread(contactId);
         if (selectedRef.current !== contactId) return;
-        setMessages(res.data.messages);
+        // messages pushed live while the thread was read are kept (they may be newer than what was read)
+        setMessages((live) => [
+          ...res.data.messages,
+          ...live.filter((m) => !res.data.messages.some((r) => r.id === m.id)),
+        ]);
         setHasMore(res.data.hasMore);
         await client.markRead(contactId);
         setConversations(
