@@ -1,3 +1,4 @@
+import { SendQueueService } from '@switchboard/messaging';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -362,6 +363,26 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     expect(first.status).toBe(200);
     expect(second.status).toBe(200);
     expect(second.body.messageId).toBe(first.body.messageId);
+    expect(await h.received(account, to)).toHaveLength(1);
+  });
+
+  it('Idempotency-Key: two requests at once get the same message, each woken by its send (not by the 1-s poll)', async () => {
+    const to = h.customer();
+    await h.customerWrites(account, to);
+    const body = { typOfmsg: 'normal_message', receipentPhone: to, message: 'at once' };
+    const queue = t.app.get(SendQueueService);
+    const reads = jest.spyOn(queue, 'outcomes');
+    try {
+      const [first, second] = await Promise.all(
+        [1, 2].map(() => send(body, undefined, undefined, { 'idempotency-key': 'order-43' })),
+      );
+      expect([first.status, second.status]).toEqual([200, 200]);
+      expect(second.body.messageId).toBe(first.body.messageId);
+      // each wait reads the outcome when it starts and when it ends; a third read is the poll of a waiter never woken
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(4);
+    } finally {
+      reads.mockRestore();
+    }
     expect(await h.received(account, to)).toHaveLength(1);
   });
 

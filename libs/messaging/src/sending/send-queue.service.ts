@@ -99,7 +99,7 @@ export class SendQueueService implements OnModuleDestroy {
   private readonly logger = new Logger(SendQueueService.name);
   private events?: QueueEvents;
   private eventsConnection?: Redis;
-  private readonly waiters = new Map<string, () => void>();
+  private readonly waiters = new Map<string, Set<() => void>>();
   /** automation steps' sends stored at the same moment: one INSERT and one batch job (storeInBatch) */
   private readonly bulkBatcher = new MicroBatcher((messages: OutboundMessage[]) => this.storeBatch(messages), {
     maxItems: BULK_BATCH_MAX,
@@ -332,11 +332,15 @@ export class SendQueueService implements OnModuleDestroy {
     let wake!: () => void;
     const done = new Promise<void>((resolve) => (wake = resolve));
     const settle = (id: string) => {
-      pending.delete(id);
-      this.waiters.delete(id);
-      if (pending.size === 0) wake();
+      if (pending.delete(id) && pending.size === 0) wake();
     };
-    for (const id of unique) this.waiters.set(id, () => settle(id));
+    // several requests may wait on one message (a retry with the same idempotency key): each has its own waiter
+    const mine = new Map(unique.map((id) => [id, () => settle(id)]));
+    for (const [id, waiter] of mine) {
+      let set = this.waiters.get(id);
+      if (!set) this.waiters.set(id, (set = new Set()));
+      set.add(waiter);
+    }
     try {
       // Jobs that finished before we listened: the database already says so.
       for (const row of await this.outcomes(unique)) if (row.status !== 'queued') settle(row.id);
@@ -353,7 +357,10 @@ export class SendQueueService implements OnModuleDestroy {
           for (const row of await this.outcomes([...pending])) if (row.status !== 'queued') settle(row.id);
       }
     } finally {
-      for (const id of unique) this.waiters.delete(id);
+      for (const [id, waiter] of mine) {
+        const set = this.waiters.get(id);
+        if (set?.delete(waiter) && set.size === 0) this.waiters.delete(id);
+      }
     }
     return new Map((await this.outcomes(unique)).map((o) => [o.id, o]));
   }
@@ -409,7 +416,7 @@ export class SendQueueService implements OnModuleDestroy {
         autorun: true,
       });
     });
-    const finished = ({ jobId }: { jobId: string }) => this.waiters.get(jobId)?.();
+    const finished = ({ jobId }: { jobId: string }) => this.waiters.get(jobId)?.forEach((waiter) => waiter());
     events.on('completed', finished);
     events.on('failed', finished);
     events.on('error', (error) => this.logger.warn(`send queue events: ${error.message}`));
