@@ -224,6 +224,15 @@ describe('Scheduled campaigns', () => {
     expect(sse.status).toBe(200);
     const first = await sse.waitFor((e) => e.event === 'progress', 10_000);
     expect(first.data).toMatchObject({ campaign_id: id, status: 'draft', funnel: { sent: 0 }, rate_limit: 80 });
+    // A second viewer gets the state now for itself, not broadcast to the first (where it could arrive after a newer
+    // snapshot of the worker's and stay the last one shown), and without an id (it is no resume position).
+    const second = await openSse(`${t.url}/v2/campaigns/${id}/live`, { authorization: account.token });
+    const own = await second.waitFor((e) => e.event === 'progress', 10_000);
+    expect(own.id).toBeUndefined();
+    expect(own.data).toMatchObject({ campaign_id: id, status: 'draft' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sse.events.filter((e) => e.event === 'progress')).toHaveLength(1);
+    second.close();
     await act(id, 'start');
     const sent = await sse.waitFor((e) => e.event === 'progress' && e.data.funnel.delivered === 2, 20_000);
     expect(sent.data.funnel).toMatchObject({ sent: 2, delivered: 2 });

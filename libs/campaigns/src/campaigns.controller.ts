@@ -96,10 +96,13 @@ export class CampaignsController {
     @Res() reply: FastifyReply,
   ) {
     const campaign = await this.campaigns.find(accountId, campaignId); // 404 before the stream opens
-    await this.live.sse(request, reply, campaignTopic(campaign.id));
-    // the current state at once (the worker publishes each change after it)
-    const snapshot = await this.liveView.snapshot(campaign.id);
-    if (snapshot) await this.live.publishQuietly(campaignTopic(campaign.id), 'progress', snapshot);
+    // the current state at once, to this client only (the worker publishes each change after it)
+    await this.live.sse(request, reply, campaignTopic(campaign.id), {
+      initial: async () => {
+        const snapshot = await this.liveView.snapshot(campaign.id);
+        return snapshot && { event: 'progress', data: snapshot };
+      },
+    });
   }
 
   @Post('v2/campaigns')

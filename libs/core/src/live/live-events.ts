@@ -23,6 +23,11 @@ export interface SseOptions {
   filter?: (event: LiveEvent) => boolean;
   /** Comment line interval (default 15 s). */
   heartbeatMs?: number;
+  /**
+   * The state now, for this client only (not published to the topic, where it could arrive after a newer one): read
+   * once listening has started and written before any live event, without an `id:` (not a resume position).
+   */
+  initial?: () => Promise<{ event: string; data: unknown } | null>;
 }
 
 /** Events kept per topic for resuming (XADD MAXLEN ~): about this many, the oldest trimmed first. */
@@ -204,6 +209,8 @@ export class LiveEvents implements OnModuleDestroy {
         if (gap) body.write(formatEvent({ id: lastSent, event: 'reset', data: { reason: 'events_trimmed' } }));
         events.forEach(write);
       }
+      const now = await options.initial?.();
+      if (now) body.write(`event: ${now.event}\ndata: ${JSON.stringify(now.data)}\n\n`);
       const arrived = pending;
       pending = null;
       arrived.forEach(write);
