@@ -111,4 +111,65 @@ describe('Embedded driver recovery', () => {
     expect(await driver.recover({ full: false })).toEqual({ started: 0, resumed: 0, timers: 1 });
     await waitFor(async () => (await statuses(wf.id)).completed === 1, 10_000, 'the overdue run to complete');
   });
+
+  /** webhook → delay → http_request (unreachable: its failure takes onError) → end */
+  const delayThenCallWorkflow = () =>
+    createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'pause',
+      nodes: [
+        { id: 'pause', type: 'delay', duration: 3600, next: 'call' },
+        { id: 'call', type: 'http_request', method: 'GET', url: 'http://127.0.0.1:1/x', next: 'done', onError: 'done' },
+        { id: 'done', type: 'end' },
+      ],
+    });
+
+  it("one run whose step cannot be taken fails only its own job, not the others' taken in the same transaction", async () => {
+    const good = await delayThenCallWorkflow();
+    const bad = await delayThenCallWorkflow();
+    const [goodRun] = await startRuns(good.identifier, 1);
+    const [badRun] = await startRuns(bad.identifier, 1);
+    await waitFor(
+      async () => (await statuses(good.id)).waiting === 1 && (await statuses(bad.id)).waiting === 1,
+      10_000,
+      'both runs waiting on their delay',
+    );
+    // the engine cannot take a step of a run whose pinned definition has no nodes
+    await t.db.query(`UPDATE workflow_versions SET definition = '{}' WHERE workflow_id = $1`, [bad.id]);
+    const driver = (restarted ?? t.worker!).get(EmbeddedDriver);
+    const fired = { kind: 'event' as const, event: { type: 'timer_fired' as const, seq: 1 } };
+    await expect(
+      driver.driveMany([
+        { runId: goodRun, input: fired },
+        { runId: badRun, input: fired },
+      ]),
+    ).rejects.toThrow();
+    const rows = await t.db.query(`SELECT id, status FROM workflow_runs WHERE id = ANY($1::uuid[])`, [
+      [goodRun, badRun],
+    ]);
+    expect(Object.fromEntries(rows.map((r: any) => [r.id, r.status]))).toEqual({
+      [goodRun]: 'completed',
+      [badRun]: 'waiting',
+    });
+  });
+
+  it('a retried job whose step was committed but whose effect was never performed resumes the run at once', async () => {
+    const wf = await delayThenCallWorkflow();
+    const [runId] = await startRuns(wf.identifier, 1);
+    await waitFor(async () => (await statuses(wf.id)).waiting === 1, 10_000, 'a run waiting on its delay');
+    const driver = (restarted ?? t.worker!).get(EmbeddedDriver);
+    const fired = { kind: 'event' as const, event: { type: 'timer_fired' as const, seq: 1 } };
+    // What a job that failed right after its commit leaves: the step is taken (the run waits for its http_request),
+    // the effect is not performed.
+    await driver['decideAndPersist']([{ runId, input: fired }]);
+    const state = async () =>
+      (await t.db.query(`SELECT status, waiting_kind FROM workflow_runs WHERE id = $1`, [runId]))[0];
+    expect(await state()).toEqual({ status: 'running', waiting_kind: 'effect' });
+    // The same event again, as a first attempt, no longer applies: nothing happens.
+    await driver.drive(runId, fired);
+    expect(await state()).toEqual({ status: 'running', waiting_kind: 'effect' });
+    // As a retry, the run is resumed: the pending effect is performed and the run goes on.
+    await driver.drive(runId, fired, { retried: true });
+    expect(await state()).toEqual({ status: 'completed', waiting_kind: null });
+  });
 });

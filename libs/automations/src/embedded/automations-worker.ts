@@ -74,6 +74,7 @@ export class AutomationsWorker implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private async process(job: Job): Promise<void> {
+    const again = { retried: job.attemptsMade > 0 };
     switch (job.name) {
       case JOB_START_RUN:
         return this.driver.drive((job.data as StartRunJob).runId, { kind: 'start' });
@@ -87,14 +88,15 @@ export class AutomationsWorker implements OnApplicationBootstrap, BeforeApplicat
             runId,
             input: { kind: 'event' as const, event },
           })),
+          again,
         );
       case JOB_RESUME_RUN: {
         const { runId, event } = job.data as ResumeRunJob;
-        return this.driver.drive(runId, event ? { kind: 'event', event } : { kind: 'resume' });
+        return this.driver.drive(runId, event ? { kind: 'event', event } : { kind: 'resume' }, again);
       }
       case JOB_TIMER_FIRED: {
         const { runId, seq } = job.data as TimerFiredJob;
-        return this.driver.drive(runId, { kind: 'event', event: { type: 'timer_fired', seq } });
+        return this.driver.drive(runId, { kind: 'event', event: { type: 'timer_fired', seq } }, again);
       }
       default:
         this.logger.warn({ msg: 'unknown automation job', name: job.name, id: job.id });

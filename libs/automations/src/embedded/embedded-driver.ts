@@ -10,7 +10,7 @@ import {
   type StepResult,
   type WorkflowDefinition,
 } from '@switchboard/engine';
-import { MicroBatcher } from '@switchboard/core';
+import { BatchItemFailure, MicroBatcher } from '@switchboard/core';
 import { namedQuery } from '@switchboard/core/database';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
@@ -121,11 +121,22 @@ export class EmbeddedDriver {
     @Optional() private readonly events?: RunEvents,
   ) {}
 
-  /** Drives a run from one input until it waits (timer, reply) or finishes. */
-  async drive(runId: string, input: DriverInput): Promise<void> {
+  /**
+   * Drives a run from one input until it waits (timer, reply) or finishes. `retried`: the job's earlier attempt
+   * failed, maybe after committing a step whose effect it never performed (or whose outcome it never recorded); when
+   * the input no longer applies, the run is resumed instead, which performs what is pending with the same
+   * idempotency key (otherwise the run would wait for the recovery sweep, minutes later).
+   */
+  async drive(runId: string, input: DriverInput, options: { retried?: boolean } = {}): Promise<void> {
     let next: DriverInput = input;
+    let retried = options.retried === true && input.kind === 'event';
     for (let round = 0; round < 1000; round++) {
       const outcome = await this.steps.add({ runId, input: next });
+      if (!outcome && retried) {
+        [next, retried] = [{ kind: 'resume' }, false];
+        continue;
+      }
+      retried = false;
       if (!outcome?.action) return;
       next = { kind: 'event', event: await this.perform(outcome.run, outcome.action) };
     }
@@ -136,12 +147,12 @@ export class EmbeddedDriver {
    * Drives each run as `drive`, side by side; a run named twice (two replies) takes its inputs one after the other.
    * Rejects, once all are done, with the first failure.
    */
-  async driveMany(items: DriveItem[]): Promise<void> {
+  async driveMany(items: DriveItem[], options: { retried?: boolean } = {}): Promise<void> {
     const inputsOf = new Map<string, DriverInput[]>();
     for (const { runId, input } of items) inputsOf.set(runId, [...(inputsOf.get(runId) ?? []), input]);
     const results = await Promise.allSettled(
       [...inputsOf].map(async ([runId, inputs]) => {
-        for (const input of inputs) await this.drive(runId, input);
+        for (const input of inputs) await this.drive(runId, input, options);
       }),
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -149,7 +160,7 @@ export class EmbeddedDriver {
   }
 
   /** One step of each item, in one transaction; a run named twice takes its second input in a second transaction. */
-  private async stepMany(items: DriveItem[]): Promise<Array<StepOutcome | null>> {
+  private async stepMany(items: DriveItem[]): Promise<Array<StepOutcome | null | BatchItemFailure>> {
     const seen = new Set<string>();
     const first = items.map((item) => !seen.has(item.runId) && !!seen.add(item.runId));
     const outcomes = await this.stepEach(items.filter((_, i) => first[i]));
@@ -159,9 +170,43 @@ export class EmbeddedDriver {
     return first.map((isFirst) => (isFirst ? outcomes[f++] : later[l++]));
   }
 
-  /** One step of each run (each named once), in one transaction; the outcomes in the items' order. */
-  private async stepEach(items: DriveItem[]): Promise<Array<StepOutcome | null>> {
-    const decisions = await this.dataSource.transaction(async (tx) => {
+  /**
+   * One step of each run (each named once), in one transaction; the outcomes in the items' order. When that
+   * transaction fails (it left nothing behind), each run's step is taken again alone: one run whose step cannot be
+   * taken (a statement error, a state the engine refuses) fails only its own job, not the 49 others of its moment.
+   */
+  private async stepEach(items: DriveItem[]): Promise<Array<StepOutcome | null | BatchItemFailure>> {
+    let decisions: Array<StepDecision | null | BatchItemFailure>;
+    try {
+      decisions = await this.decideAndPersist(items);
+    } catch (error) {
+      if (items.length === 1) throw error;
+      decisions = [];
+      for (const item of items)
+        decisions.push(
+          await this.decideAndPersist([item]).then(
+            ([decision]) => decision,
+            (e) => new BatchItemFailure(e),
+          ),
+        );
+    }
+    const done = decisions.filter((d): d is StepDecision => !!d && !(d instanceof BatchItemFailure));
+    // After the commit: a timer job never fires for a state that was rolled back.
+    const timers = done.flatMap((d) => d.timers);
+    if (timers.length) await this.queue.timers(timers);
+    await Promise.all(
+      done.flatMap((d) =>
+        d.timeoutLeft !== undefined && d.outcome ? [this.queue.cancelTimer(d.outcome.run.id, d.timeoutLeft)] : [],
+      ),
+    );
+    if (this.events)
+      await Promise.all(done.flatMap((d) => (d.outcome ? [this.events!.publish(d.outcome.run.id)] : [])));
+    return decisions.map((d) => (d instanceof BatchItemFailure ? d : (d?.outcome ?? null)));
+  }
+
+  /** Locks the runs, decides each one's step and writes the new states, in one transaction. */
+  private async decideAndPersist(items: DriveItem[]): Promise<Array<StepDecision | null>> {
+    return this.dataSource.transaction(async (tx) => {
       const runs = await namedQuery<LockedRun>(tx, 'run_step_lock_many', LOCK_RUNS_SQL, [items.map((i) => i.runId)]);
       const byId = new Map(runs.map((run) => [run.id, run]));
       const decided = items.map((item) => {
@@ -179,17 +224,6 @@ export class EmbeddedDriver {
           await recordRunFailedEvent(tx, run, decision.state!);
       return decided.map((d) => d?.decision ?? null);
     });
-    // After the commit: a timer job never fires for a state that was rolled back.
-    const timers = decisions.flatMap((d) => d?.timers ?? []);
-    if (timers.length) await this.queue.timers(timers);
-    await Promise.all(
-      decisions.flatMap((d) =>
-        d?.timeoutLeft !== undefined && d.outcome ? [this.queue.cancelTimer(d.outcome.run.id, d.timeoutLeft)] : [],
-      ),
-    );
-    const outcomes = decisions.map((d) => d?.outcome ?? null);
-    if (this.events) await Promise.all(outcomes.flatMap((o) => (o ? [this.events!.publish(o.run.id)] : [])));
-    return outcomes;
   }
 
   /** What the engine makes of one input for one locked run; writes nothing. */

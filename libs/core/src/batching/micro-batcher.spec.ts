@@ -1,4 +1,4 @@
-import { MicroBatcher } from './micro-batcher';
+import { BatchItemFailure, MicroBatcher } from './micro-batcher';
 
 describe('MicroBatcher', () => {
   it('writes items added in the same turn as one batch and answers each with its own result', async () => {
@@ -45,6 +45,37 @@ describe('MicroBatcher', () => {
     expect((failed[0] as PromiseRejectedResult).reason.message).toBe('database down');
     fail = false;
     expect(await batcher.add(3)).toBe(3);
+  });
+
+  it('retryEachAlone: after a failed batch each item is written alone, so one bad item fails only itself', async () => {
+    const writes: number[][] = [];
+    const batcher = new MicroBatcher<number, number>(
+      async (items) => {
+        writes.push(items);
+        if (items.includes(2)) throw new Error(`refused: ${items.join(',')}`);
+        return items.map((i) => i * 10);
+      },
+      { maxItems: 10, retryEachAlone: true },
+    );
+    const results = await Promise.allSettled([batcher.add(1), batcher.add(2), batcher.add(3)]);
+    expect(results).toEqual([
+      { status: 'fulfilled', value: 10 },
+      { status: 'rejected', reason: new Error('refused: 2') },
+      { status: 'fulfilled', value: 30 },
+    ]);
+    expect(writes).toEqual([[1, 2, 3], [1], [2], [3]]);
+    // a single item's failure is not tried again
+    await expect(batcher.add(2)).rejects.toThrow('refused: 2');
+    expect(writes).toHaveLength(5);
+  });
+
+  it('a BatchItemFailure in the results rejects that item alone', async () => {
+    const batcher = new MicroBatcher<number, number | BatchItemFailure>(async (items) =>
+      items.map((i) => (i === 2 ? new BatchItemFailure(new Error('bad item')) : i)),
+    );
+    const results = await Promise.allSettled([batcher.add(1), batcher.add(2), batcher.add(3)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason.message).toBe('bad item');
   });
 
   it('ofWrites: a write with nothing to answer per item resolves every add of its batch', async () => {

@@ -1,3 +1,8 @@
+/** A write's result for one item that failed on its own: that item's `add` rejects with `error`, the others resolve. */
+export class BatchItemFailure {
+  constructor(readonly error: unknown) {}
+}
+
 /**
  * Turns many concurrent single writes into few batched ones: `add(item)` resolves with that item's result once the
  * batch holding it is written. Items that arrive while a batch is being written wait for the next one, so a quiet
@@ -13,8 +18,8 @@ export class MicroBatcher<T, R> {
   private lastStartedAt = -Infinity;
 
   constructor(
-    /** writes a batch; returns one result per item, in order */
-    private readonly write: (items: T[]) => Promise<R[]>,
+    /** writes a batch; returns one result per item, in order (a BatchItemFailure rejects that item alone) */
+    private readonly write: (items: T[]) => Promise<Array<R | BatchItemFailure>>,
     private readonly options: {
       maxItems: number;
       maxConcurrent?: number;
@@ -23,6 +28,11 @@ export class MicroBatcher<T, R> {
        * carries the items of this interval, not one or two. A write after a quiet spell still starts at once.
        */
       minIntervalMs?: number;
+      /**
+       * For all-or-nothing writes (a failed batch left nothing behind): when a batch of several items fails, each is
+       * written again alone, so that one bad item (a row a constraint refuses) fails only its own `add`.
+       */
+      retryEachAlone?: boolean;
     } = { maxItems: 500 },
   ) {}
 
@@ -63,8 +73,23 @@ export class MicroBatcher<T, R> {
     this.lastStartedAt = Date.now();
     this.inFlight++;
     try {
-      const results = await this.write(batch.map((b) => b.item));
-      batch.forEach((b, i) => b.resolve(results[i]));
+      const results = await this.write(batch.map((b) => b.item)).catch(async (error) => {
+        if (!this.options.retryEachAlone || batch.length === 1) throw error;
+        const alone: Array<R | BatchItemFailure> = [];
+        for (const b of batch)
+          alone.push(
+            await this.write([b.item]).then(
+              ([result]) => result,
+              (e) => new BatchItemFailure(e),
+            ),
+          );
+        return alone;
+      });
+      batch.forEach((b, i) => {
+        const result: R | BatchItemFailure = results[i];
+        if (result instanceof BatchItemFailure) b.reject(result.error);
+        else b.resolve(result);
+      });
     } catch (error) {
       for (const b of batch) b.reject(error);
     } finally {

@@ -103,6 +103,7 @@ export class SendQueueService implements OnModuleDestroy {
   /** automation steps' sends stored at the same moment: one INSERT and one batch job (storeInBatch) */
   private readonly bulkBatcher = new MicroBatcher((messages: OutboundMessage[]) => this.storeBatch(messages), {
     maxItems: BULK_BATCH_MAX,
+    retryEachAlone: true, // one step's message that cannot be stored fails that step only
   });
 
   constructor(
