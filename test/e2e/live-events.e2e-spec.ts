@@ -162,4 +162,22 @@ describe('Live events across API processes', () => {
       expect(received).toEqual([{ i }]);
     }
   });
+
+  it('after its subscriber reconnects, a process ends its streams; a client resuming from its last id gets what was published meanwhile', async () => {
+    const live = second.get(LiveEvents);
+    const client = await openSse(`${secondUrl}/test/live/reconnect`);
+    const completed = new Promise<void>((resolve) => live.changes('reconnect').subscribe({ complete: resolve }));
+    await new Promise((resolve) => setTimeout(resolve, 100)); // subscribed
+    const seen = await publisher.publish('reconnect', 'n', 1);
+    await client.waitFor((e) => e.id === seen);
+    // the subscriber's connection drops (as in a network blip); events are published before it is back
+    (live as unknown as { subscriber: { stream: { destroy(): void } } }).subscriber.stream.destroy();
+    const missed = [await publisher.publish('reconnect', 'n', 2), await publisher.publish('reconnect', 'n', 3)];
+    await client.ended;
+    await completed;
+    expect(client.events.map((e) => e.data)).toEqual([1]);
+    const resumed = await openSse(`${secondUrl}/test/live/reconnect`, { 'last-event-id': seen });
+    expect((await resumed.waitForCount(2)).map((e) => e.id)).toEqual(missed);
+    resumed.close();
+  });
 });

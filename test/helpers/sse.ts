@@ -14,6 +14,8 @@ export interface SseConnection {
   /** Resolves with the first event (in arrival order, already received ones included) that satisfies `until`. */
   waitFor(until: (event: SseEvent) => boolean, timeoutMs?: number): Promise<SseEvent>;
   waitForCount(count: number, timeoutMs?: number): Promise<SseEvent[]>;
+  /** Resolves when the stream ends (the server ended it, or close()). */
+  ended: Promise<void>;
   close(): void;
 }
 
@@ -28,11 +30,12 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   const comments: string[] = [];
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((w) => w());
+  let ended: Promise<void> = Promise.resolve();
   if (response.ok && response.body) {
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = '';
-    void (async () => {
+    ended = (async () => {
       try {
         for (;;) {
           const { value, done } = await reader.read();
@@ -90,6 +93,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     headers: response.headers,
     events,
     comments,
+    ended,
     waitFor: (until, timeoutMs = 5000) => waitUntil(() => events.find(until), timeoutMs, 'the expected event'),
     waitForCount: (count, timeoutMs = 5000) =>
       waitUntil(() => (events.length >= count ? events.slice(0, count) : undefined), timeoutMs, `${count} events`),

@@ -28,13 +28,16 @@ export class RunEvents {
 
   /**
    * Emits (no value) once the run's changes are listened to, then each time the run changes, until unsubscribed: a
-   * read of the run at each emission is never older than its last change.
+   * read of the run at each emission is never older than its last change. Completes when changes may have been missed
+   * (LiveEvents' subscriber reconnected): the browser's EventSource reconnects and starts from the run as it is.
    */
   watch(runId: string): Observable<void> {
     return new Observable<void>((subscriber) => {
-      const changes = this.live
-        .changes(this.topic(runId), { onListening: () => subscriber.next() })
-        .subscribe({ next: () => subscriber.next(), error: (error) => subscriber.error(error) });
+      const changes = this.live.changes(this.topic(runId), { onListening: () => subscriber.next() }).subscribe({
+        next: () => subscriber.next(),
+        error: (error) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
       return () => changes.unsubscribe();
     });
   }

@@ -16,7 +16,19 @@ import {
 import { AccountsService } from '@switchboard/accounts';
 import { CONTACT_NOT_FOUND, ContactsService } from '@switchboard/contacts';
 import { AppConfig, KnownQueryParameters } from '@switchboard/core';
-import { concat, concatMap, distinctUntilChanged, from, interval, map, merge, Observable, of } from 'rxjs';
+import {
+  concat,
+  concatMap,
+  distinctUntilChanged,
+  endWith,
+  from,
+  interval,
+  map,
+  merge,
+  Observable,
+  of,
+  takeWhile,
+} from 'rxjs';
 import { RunEvents } from './run-events';
 import {
   ApiBadRequestResponse,
@@ -76,7 +88,9 @@ export class WorkflowsController {
       map((json): MessageEvent => ({ type: 'run', data: json })),
     );
     const pings = interval(15_000).pipe(map((): MessageEvent => ({ type: 'ping', data: '' })));
-    return merge(runs, pings);
+    // the stream ends when the run's changes do (the browser reconnects), pings or not
+    const end: MessageEvent = { type: 'end', data: '' };
+    return merge(runs.pipe(endWith(end)), pings).pipe(takeWhile((event) => event !== end));
   }
 
   @Post('v1/workflow-runs/:runId/sandbox-reply')

@@ -32,6 +32,7 @@ export function templateEventStream(live: LiveEvents, topic: string, afterId?: s
       .subscribe({
         next: (event) => (backlog ? backlog.push(event) : emit(event)),
         error: (error) => subscriber.error(error),
+        complete: () => subscriber.complete(), // events may have been missed: the client resumes from its last id
       });
     const pings = interval(TEMPLATE_EVENTS_PING_MS).subscribe(() => subscriber.next({ type: 'ping', data: '' }));
     return () => {

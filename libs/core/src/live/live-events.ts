@@ -80,6 +80,8 @@ export class LiveEvents implements OnModuleDestroy {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly subscriptions = new Map<string, Promise<unknown>>();
   private readonly openStreams = new Set<() => void>();
+  /** What ends each `changes()` subscription (after a reconnect of the subscriber, see subscriberConnection). */
+  private readonly openChanges = new Set<() => void>();
   /** The events published in one moment go to Redis in one call (a webhook's 100 statuses: 100 inbox events). */
   private readonly publications = new MicroBatcher((items: Publication[]) => this.publishMany(items), {
     maxItems: 500,
@@ -160,11 +162,16 @@ export class LiveEvents implements OnModuleDestroy {
   changes(topic: string, options: { onListening?: () => void } = {}): Observable<LiveEvent> {
     return new Observable<LiveEvent>((subscriber) => {
       const listener: Listener = (event) => subscriber.next(event);
+      const end = () => subscriber.complete();
+      this.openChanges.add(end);
       this.listen(topic, listener).then(
         () => !subscriber.closed && options.onListening?.(),
         (error) => subscriber.error(error),
       );
-      return () => this.unlisten(topic, listener);
+      return () => {
+        this.openChanges.delete(end);
+        this.unlisten(topic, listener);
+      };
     });
   }
 
@@ -251,6 +258,14 @@ export class LiveEvents implements OnModuleDestroy {
       if (event) set.forEach((listener) => listener(event));
     });
     subscriber.on('error', (error) => this.logger.warn({ msg: 'live events subscriber', error: String(error) }));
+    // ioredis subscribes again after a reconnect, but what was published in between reached nobody. Every stream is
+    // ended: browsers reconnect (EventSource does by itself, `retry: 2000`) with their Last-Event-ID, and what they
+    // missed is replayed from the topic's stream; `changes()` consumers complete and start over from the state now.
+    let connected = false;
+    subscriber.on('ready', () => {
+      if (connected) this.endAllStreams('the live events subscriber reconnected');
+      connected = true;
+    });
     return (this.subscriber = subscriber);
   }
 
@@ -259,8 +274,16 @@ export class LiveEvents implements OnModuleDestroy {
     return this.openStreams.size;
   }
 
+  private endAllStreams(reason: string): void {
+    const count = this.openStreams.size + this.openChanges.size;
+    if (count) this.logger.warn({ msg: 'live streams ended', reason, count });
+    [...this.openStreams].forEach((close) => close());
+    [...this.openChanges].forEach((end) => end());
+  }
+
   async onModuleDestroy() {
     [...this.openStreams].forEach((close) => close());
+    [...this.openChanges].forEach((end) => end());
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
   }
 }
