@@ -1,3 +1,5 @@
+import { HANDLES_UNIQUE_VIOLATION } from '@switchboard/core/database';
+import { DataSource } from 'typeorm';
 import { createWorkflow } from '../helpers/automations';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
@@ -210,5 +212,28 @@ describe('Logs and request ids', () => {
     expect(logoutLine.url).toBe('/v1/logout/REDACTED');
     expect(JSON.stringify(lines)).not.toContain('not-for-logs');
     expect(JSON.stringify(lines)).not.toContain(account.refreshToken);
+  });
+
+  it('a unique violation its statement says it handles is logged at debug; any other failed query at error', async () => {
+    const db = t.app.get(DataSource);
+    await db.transaction(async (tx) => {
+      await tx.query(`CREATE TEMP TABLE log_probe (n int PRIMARY KEY) ON COMMIT DROP`);
+      await tx.query(`INSERT INTO log_probe VALUES (1)`);
+      for (const [i, sql] of [
+        `${HANDLES_UNIQUE_VIOLATION} INSERT INTO log_probe VALUES (1) /* handled */`,
+        `INSERT INTO log_probe VALUES (1) /* not handled */`,
+      ].entries()) {
+        await tx.query(`SAVEPOINT s${i}`);
+        await expect(tx.query(sql)).rejects.toMatchObject({ code: '23505' });
+        await tx.query(`ROLLBACK TO SAVEPOINT s${i}`);
+      }
+    });
+    const failed = lines.filter(
+      (l) => String(l.msg).startsWith('query failed') && String(l.query).includes('log_probe'),
+    );
+    expect(failed.map((l) => [l.level, String(l.query).includes('/* handled */')])).toEqual([
+      ['debug', true],
+      ['error', false],
+    ]);
   });
 });

@@ -8,7 +8,7 @@ import {
   PHONE_FORMAT_HINT,
   validationException,
 } from '@switchboard/core';
-import { queryPlan, type QueryPlan } from '@switchboard/core/database';
+import { HANDLES_UNIQUE_VIOLATION, queryPlan, type QueryPlan } from '@switchboard/core/database';
 import { EntityManager, Repository } from 'typeorm';
 import { ContactGroup } from './contact-group.entity';
 import { Contact } from './contact.entity';
@@ -612,7 +612,7 @@ export class ContactsService {
       // the account's contacts). New contacts cannot be members yet: their memberships need no ON CONFLICT. The answer
       // is counts, not a row per number.
       const [result]: Array<ImportCounts & { retry: string[] }> = await tx.query(
-        `WITH input AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(n text, a text, e text, f jsonb)),
+        `${HANDLES_UNIQUE_VIOLATION} WITH input AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(n text, a text, e text, f jsonb)),
               existing AS (SELECT c.id, c.contact_number, c.is_blocked FROM input i
                             CROSS JOIN LATERAL (SELECT c.id, c.contact_number, c.is_blocked FROM contacts c
                                                  WHERE c.account_id = $1 AND c.contact_number = i.n LIMIT 1) c),
@@ -767,7 +767,7 @@ export class ContactsService {
   async renameGroup(accountId: string, groupId: string, name: string): Promise<ContactGroupWithCount> {
     const [rows] = (await this.groups
       .query(
-        `UPDATE contact_groups g SET name = $3
+        `${HANDLES_UNIQUE_VIOLATION} UPDATE contact_groups g SET name = $3
         WHERE g.account_id = $1 AND g.id = $2
           AND NOT EXISTS (SELECT 1 FROM contact_groups o WHERE o.account_id = $1 AND lower(o.name) = lower($3) AND o.id <> $2)
         RETURNING g.id`,

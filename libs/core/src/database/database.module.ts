@@ -7,11 +7,21 @@ import { dataSourceOptions } from './data-source';
 
 const logger = new Logger('TypeORM');
 
+/**
+ * Marks a statement whose unique violation (23505) the caller handles (an optimistic insert, a race it resolves): put
+ * it at the start of the SQL, and such a failure is logged at debug, not as an error an operator must look into.
+ */
+export const HANDLES_UNIQUE_VIOLATION = '/* handles 23505 */';
+
 /** TypeORM's messages in the process's log format: failed queries at error (without their parameters: user data). */
 const typeOrmLogger: TypeOrmLogger = {
   logQuery: () => undefined,
-  logQueryError: (error, query) =>
-    logger.error({ msg: `query failed: ${error instanceof Error ? error.message : error}`, query }),
+  logQueryError: (error, query) => {
+    const msg = `query failed: ${error instanceof Error ? error.message : error}`;
+    if ((error as { code?: string }).code === '23505' && query.startsWith(HANDLES_UNIQUE_VIOLATION))
+      logger.debug({ msg, query });
+    else logger.error({ msg, query });
+  },
   logQuerySlow: (ms, query) => logger.warn({ msg: 'slow query', ms, query }),
   logSchemaBuild: () => undefined,
   logMigration: (message) => logger.log(message),
