@@ -315,7 +315,7 @@ export class MessageEventsService {
 
   /**
    * Any number of messages in one statement (atomic without a transaction: one round trip, not six):
-   * - the messages (ON CONFLICT (wamid): a duplicate, in the database or earlier in the batch, is null; inserted in
+   * - the messages (ON CONFLICT on the unique wamid: a duplicate, in the database or earlier in the batch, is null; inserted in
    *   wamid order, so two batches holding the same two cannot deadlock); their ids are made here, so that
    * - their `message.received` account webhooks are built here too (written only for those inserted);
    * - the customers' windows (one row per number and customer, latest time);
@@ -404,7 +404,7 @@ const INSERT_INBOUND = `
     SELECT i.id, i.account_id, i.phone_number_id, 'inbound', i.sender, i.kind, i.body, i.payload, 'received', i.wamid,
            i.context_wamid, COALESCE(i.received_at, now())
       FROM i ORDER BY i.wamid, i.n
-    ON CONFLICT (wamid) DO NOTHING RETURNING id),
+    ON CONFLICT (wamid) WHERE wamid IS NOT NULL DO NOTHING RETURNING id),
   stored AS (SELECT i.* FROM i JOIN inserted USING (id)),
   events AS (${webhookEventsInsertSql(`SELECT account_id, 'message.received' AS type, event_data AS data, n FROM stored`)}),
   windows AS (

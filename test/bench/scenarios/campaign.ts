@@ -76,6 +76,17 @@ async function checkpoint(ctx: BenchContext) {
   await ctx.db.query('CHECKPOINT');
 }
 
+/**
+ * WAL written from now on (the whole cluster: the bench runs alone), read from the WAL position, which is exact (the
+ * statistics views lag until each backend flushes them). Bytes of WAL per recipient measure the database's work
+ * without the noise of this VM's CPU times.
+ */
+async function walMeter(ctx: BenchContext) {
+  const [{ lsn }] = await ctx.db.query(`SELECT pg_current_wal_lsn()::text AS lsn`);
+  return async () =>
+    Number((await ctx.db.query(`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS bytes`, [lsn]))[0].bytes);
+}
+
 /** A campaign of the template to one group from one number; its id. */
 async function createCampaign(platform: Platform, phoneId: string, templateName: string, groupId: number) {
   const campaign = await post(
@@ -170,7 +181,9 @@ export async function campaignFanout(ctx: BenchContext) {
   await checkpoint(ctx);
 
   const cpuUsed = cpuMeter([...workers, platform.apiProcess, platform.sandboxProcess]);
+  const walWritten = await walMeter(ctx);
   const { startedAt, completedAt, progress } = await runCampaign(platform, id, 'campaign');
+  const walBytes = await walWritten();
   const totalMs = completedAt - startedAt;
   const workerPeak = workers.map((w) => peakRssMb(w.pid) ?? 'n/a').join(' / ');
   // worker(s) / api / sandbox / postgres / redis (no Temporal server here)
@@ -209,6 +222,7 @@ export async function campaignFanout(ctx: BenchContext) {
     'worker peak RSS MB': workerPeak,
     [`CPU s during the run: worker${WORKERS > 1 ? 's' : ''} / api / sandbox / postgres / redis`]: `${cpu.join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
     'CPU ms per recipient, all processes (target <= 0.7)': `${cpuPerRecipient.toFixed(2)} ${cpuPerRecipient <= 0.7 ? 'OK' : 'ABOVE TARGET'}`,
+    'PostgreSQL WAL per recipient (kB)': (walBytes / 1024 / RECIPIENTS).toFixed(2),
     'load average at the end (1/5/15 min)': load,
   });
 

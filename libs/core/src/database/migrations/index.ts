@@ -24,6 +24,7 @@ import { ApiClientChanges1764170000000 } from './1764170000000-api-client-change
 import { PhoneNumberChanges1764171000000 } from './1764171000000-phone-number-changes';
 import { RowChangeNotices1764180000000 } from './1764180000000-row-change-notices';
 import { MessagesHotUpdates1764181000000 } from './1764181000000-messages-hot-updates';
+import { MessagesFewerIndexEntries1764190000000 } from './1764190000000-messages-fewer-index-entries';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   PhoneNumberChanges1764171000000,
   RowChangeNotices1764180000000,
   MessagesHotUpdates1764181000000,
+  MessagesFewerIndexEntries1764190000000,
 ];
