@@ -181,14 +181,15 @@ export class EmbeddedDriver {
       decisions = await this.decideAndPersist(items);
     } catch (error) {
       if (items.length === 1) throw error;
-      decisions = [];
-      for (const item of items)
-        decisions.push(
-          await this.decideAndPersist([item]).then(
+      // side by side (distinct runs: no lock between them), so that a database that is down fails them all at once
+      decisions = await Promise.all(
+        items.map((item) =>
+          this.decideAndPersist([item]).then(
             ([decision]) => decision,
             (e) => new BatchItemFailure(e),
           ),
-        );
+        ),
+      );
     }
     const done = decisions.filter((d): d is StepDecision => !!d && !(d instanceof BatchItemFailure));
     // After the commit: a timer job never fires for a state that was rolled back.

@@ -30,7 +30,7 @@ export class MicroBatcher<T, R> {
       minIntervalMs?: number;
       /**
        * For all-or-nothing writes (a failed batch left nothing behind): when a batch of several items fails, each is
-       * written again alone, so that one bad item (a row a constraint refuses) fails only its own `add`.
+       * written again alone (all at once), so that one bad item (a row a constraint refuses) fails only its own `add`.
        */
       retryEachAlone?: boolean;
     } = { maxItems: 500 },
@@ -75,15 +75,15 @@ export class MicroBatcher<T, R> {
     try {
       const results = await this.write(batch.map((b) => b.item)).catch(async (error) => {
         if (!this.options.retryEachAlone || batch.length === 1) throw error;
-        const alone: Array<R | BatchItemFailure> = [];
-        for (const b of batch)
-          alone.push(
-            await this.write([b.item]).then(
+        // side by side: when the database is down they all fail at once, not one timeout after the other
+        return Promise.all(
+          batch.map((b) =>
+            this.write([b.item]).then(
               ([result]) => result,
               (e) => new BatchItemFailure(e),
             ),
-          );
-        return alone;
+          ),
+        );
       });
       batch.forEach((b, i) => {
         const result: R | BatchItemFailure = results[i];
