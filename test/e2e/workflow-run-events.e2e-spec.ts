@@ -27,6 +27,13 @@ describe('Run events and history details', () => {
     ],
   };
 
+  /** A test run of a new workflow of `definition`; its id. */
+  async function startTestRun(token: string, phone: string): Promise<string> {
+    const wf = await createWorkflow(t, token, definition);
+    const started = await t.http.post(`/v1/workflows/${wf.id}/test-runs`, { payload: { phone } }, { token });
+    return started.body.data.runId;
+  }
+
   /** Reads SSE `run` events until one satisfies `until` (or the timeout). */
   async function readEvents(path: string, token: string, until: (run: any) => boolean, timeoutMs = 10_000) {
     const controller = new AbortController();
@@ -70,13 +77,7 @@ describe('Run events and history details', () => {
 
   it('streams the run now and after each step until it completes; history entries carry times and effect details', async () => {
     const account = await t.createAccount();
-    const wf = await createWorkflow(t, account.token, definition);
-    const started = await t.http.post(
-      `/v1/workflows/${wf.id}/test-runs`,
-      { payload: { phone: '+15550004444' } },
-      { token: account.token },
-    );
-    const runId = started.body.data.runId;
+    const runId = await startTestRun(account.token, '+15550004444');
     const runs = await readEvents(`/v1/workflow-runs/${runId}/events`, account.token, (r) => r.status === 'completed');
     expect(runs.length).toBeGreaterThanOrEqual(2);
     expect(runs[runs.length - 1].status).toBe('completed');
@@ -97,13 +98,7 @@ describe('Run events and history details', () => {
 
   it("a step taken between the stream's first read and its subscription is still sent (the run is read again once listening)", async () => {
     const account = await t.createAccount();
-    const wf = await createWorkflow(t, account.token, definition);
-    const started = await t.http.post(
-      `/v1/workflows/${wf.id}/test-runs`,
-      { payload: { phone: '+15550004445' } },
-      { token: account.token },
-    );
-    const runId = started.body.data.runId;
+    const runId = await startTestRun(account.token, '+15550004445');
     const done = await waitForRun(t, account.token, runId, ['completed']);
     // The stream's first read returns the run as it was before its last steps: as if they were taken right after it.
     const runs = t.app.get(WorkflowRunsService);
@@ -131,13 +126,7 @@ describe('Run events and history details', () => {
   it("another account's run: 404 for its events and for a sandbox reply", async () => {
     const owner = await t.createAccount();
     const intruder = await t.createAccount();
-    const wf = await createWorkflow(t, owner.token, definition);
-    const started = await t.http.post(
-      `/v1/workflows/${wf.id}/test-runs`,
-      { payload: { phone: '+15550005555' } },
-      { token: owner.token },
-    );
-    const runId = started.body.data.runId;
+    const runId = await startTestRun(owner.token, '+15550005555');
     const events = await t.http.get(`/v1/workflow-runs/${runId}/events`, { token: intruder.token });
     expect(events.status).toBe(404);
     expect(events.body.message).toBe('Workflow run not found');
