@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AutomationQueue, EmbeddedDriver } from '@switchboard/automations';
+import { AutomationQueue, EmbeddedDriver, type DriveItem } from '@switchboard/automations';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 import { createWorkflow, waitFor } from '../helpers/automations';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -153,23 +153,52 @@ describe('Embedded driver recovery', () => {
     });
   });
 
-  it('a retried job whose step was committed but whose effect was never performed resumes the run at once', async () => {
+  it("when recording an effect's outcome fails once, the step is tried again in the same job and the run goes on", async () => {
     const wf = await delayThenCallWorkflow();
     const [runId] = await startRuns(wf.identifier, 1);
     await waitFor(async () => (await statuses(wf.id)).waiting === 1, 10_000, 'a run waiting on its delay');
     const driver = (restarted ?? t.worker!).get(EmbeddedDriver);
-    const fired = { kind: 'event' as const, event: { type: 'timer_fired' as const, seq: 1 } };
-    // What a job that failed right after its commit leaves: the step is taken (the run waits for its http_request),
-    // the effect is not performed.
-    await driver['decideAndPersist']([{ runId, input: fired }]);
-    const state = async () =>
-      (await t.db.query(`SELECT status, waiting_kind FROM workflow_runs WHERE id = $1`, [runId]))[0];
-    expect(await state()).toEqual({ status: 'running', waiting_kind: 'effect' });
-    // The same event again, as a first attempt, no longer applies: nothing happens.
-    await driver.drive(runId, fired);
-    expect(await state()).toEqual({ status: 'running', waiting_kind: 'effect' });
-    // As a retry, the run is resumed: the pending effect is performed and the run goes on.
-    await driver.drive(runId, fired, { retried: true });
-    expect(await state()).toEqual({ status: 'completed', waiting_kind: null });
+    const steps = driver as unknown as { decideAndPersist(items: DriveItem[]): Promise<unknown> };
+    const real = steps.decideAndPersist.bind(driver);
+    let refused = 0;
+    const spy = jest.spyOn(steps, 'decideAndPersist').mockImplementation(async (items) => {
+      const input = items[0].input;
+      if (input.kind === 'event' && input.event.type === 'effect_failed' && refused++ === 0)
+        throw new Error('connection terminated unexpectedly');
+      return real(items);
+    });
+    try {
+      await driver.drive(runId, { kind: 'event', event: { type: 'timer_fired', seq: 1 } });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(refused).toBe(2); // refused once, recorded on the second try
+    const [run] = await t.db.query(`SELECT status, state FROM workflow_runs WHERE id = $1`, [runId]);
+    expect(run.status).toBe('completed');
+    expect(run.state.history.map((h: any) => [h.nodeId, h.outcome])).toEqual([
+      ['pause', 'timer_fired'],
+      ['call', 'on_error'],
+      ['done', 'end'],
+    ]);
+  });
+
+  it('a timer that cannot be queued after its step is committed fails no job; the sweep adds it once overdue', async () => {
+    const wf = await delayWorkflow(1);
+    const worker = restarted ?? t.worker!;
+    const workerQueue = worker.get(AutomationQueue);
+    const spy = jest.spyOn(workerQueue, 'timers').mockRejectedValueOnce(new Error('Redis is away'));
+    let runId: string;
+    try {
+      [runId] = await startRuns(wf.identifier, 1);
+      await waitFor(async () => (await statuses(wf.id)).waiting === 1, 10_000, 'a run waiting on its delay');
+      await waitFor(async () => spy.mock.calls.length > 0, 5_000, 'the refused timer');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await queue.queue.getJob(`${runId}:1:timer`)).toBeUndefined();
+    expect(await queue.queue.getJob(`${runId}:0:start`)).toBeUndefined(); // the start job did not fail (no retry)
+    await t.db.query(`UPDATE workflow_runs SET wake_at = now() - interval '10 seconds' WHERE id = $1`, [runId]);
+    expect(await worker.get(EmbeddedDriver).recover({ full: false })).toMatchObject({ timers: 1 });
+    await waitFor(async () => (await statuses(wf.id)).completed === 1, 10_000, 'the run to complete');
   });
 });

@@ -235,13 +235,15 @@ export class WorkflowRunsService {
   }
 
   /**
-   * Embedded: the runs whose row waits for a reply. Temporal: every running/waiting run of the contact (the workflow
-   * buffers a reply that arrives while it still performs the send before its wait). Restricted to runs bound to the
-   * message's number or to no number.
+   * Embedded: the runs whose row waits for a reply or for a step's effect (the driver keeps a reply that arrives while
+   * the send before the wait is still performed). Temporal: every running/waiting run of the contact (the workflow
+   * buffers such a reply). Restricted to runs bound to the message's number or to no number.
    */
   private async findReplyTargets(senders: ReplySender[]): Promise<ReplyTargetRow[][]> {
     const targets =
-      this.driver.replyTargets === 'active' ? `r.status IN ('running', 'waiting')` : `r.waiting_kind = 'reply'`;
+      this.driver.replyTargets === 'active'
+        ? `r.status IN ('running', 'waiting')`
+        : `r.waiting_kind IN ('reply', 'effect')`;
     const rows: Array<ReplyTargetRow & { n: number }> = await this.dataSource.query(
       `SELECT s.n, r.id, r.status, r.waiting_kind, r.waiting_seq
          FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS s(account_id, phone, messaging_phone_id, n)

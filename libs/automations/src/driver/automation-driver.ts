@@ -36,10 +36,11 @@ export interface AutomationDriver {
    */
   startRun(run: RunRef): Promise<void>;
   /**
-   * Runs of this driver that may take a reply now: `reply` = only runs waiting for one (the row says so);
-   * `active` = every running/waiting run (the driver buffers early replies itself).
+   * Runs of this driver a reply is delivered to: `reply-or-step` = runs waiting for a reply or performing a step (the
+   * row says so; the embedded driver keeps a reply that comes during a step for the next wait); `active` = every
+   * running/waiting run (the Temporal workflow buffers early replies itself).
    */
-  readonly replyTargets: 'reply' | 'active';
+  readonly replyTargets: 'reply-or-step' | 'active';
   /** Delivers a customer reply to one run; resolves false when the run could not take it (gone/closed). */
   deliverReply(run: ReplyTarget, reply: InboundReply): Promise<boolean>;
   /** Readiness of the engine behind the driver (`/health/ready`). */

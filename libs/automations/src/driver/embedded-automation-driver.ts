@@ -16,14 +16,14 @@ const RUNS_PER_JOB = 50;
 @Injectable()
 export class EmbeddedAutomationDriver implements AutomationDriver {
   readonly kind = 'embedded' as const;
-  readonly replyTargets = 'reply' as const;
+  readonly replyTargets = 'reply-or-step' as const;
   private readonly logger = new Logger('EmbeddedAutomationDriver');
 
   private readonly starts = MicroBatcher.ofWrites((runIds: string[]) => this.queue.startBatch(runIds), {
     maxItems: RUNS_PER_JOB,
   });
   private readonly replies = MicroBatcher.ofWrites(
-    (replies: Array<{ runId: string; event: EngineEvent & { seq: number }; messageId?: string }>) =>
+    (replies: Array<{ runId: string; event: EngineEvent & { seq: number }; messageId?: string; early?: true }>) =>
       this.queue.replyBatch(replies),
     { maxItems: RUNS_PER_JOB },
   );
@@ -43,6 +43,10 @@ export class EmbeddedAutomationDriver implements AutomationDriver {
     }
   }
 
+  /**
+   * A run waiting for a reply gets it for that wait (`seq`). A run performing a step gets it as an early reply, kept
+   * for its next reply wait unless a delay comes first (EmbeddedDriver decides under the run's lock).
+   */
   async deliverReply(run: ReplyTarget, reply: InboundReply): Promise<boolean> {
     if (run.waitingSeq === null) return false;
     const messageId = typeof reply.messageId === 'string' && reply.messageId ? reply.messageId : undefined;
@@ -50,6 +54,7 @@ export class EmbeddedAutomationDriver implements AutomationDriver {
       runId: run.id,
       event: { type: 'reply_received', reply, seq: run.waitingSeq },
       messageId,
+      ...(run.waitingKind === 'effect' ? { early: true as const } : {}),
     });
     return true;
   }

@@ -15,16 +15,20 @@ export const JOB_RESUME_RUNS = 'resume-runs';
 export interface StartRunJob {
   runId: string;
 }
-/** `event` absent: re-perform the effect the run waits for (recovery). */
+/**
+ * `event` absent: re-perform the effect the run waits for (recovery). `early`: a reply that came while the run
+ * performed step `event.seq` (kept for its next reply wait).
+ */
 export interface ResumeRunJob {
   runId: string;
   event?: EngineEvent;
+  early?: true;
 }
 export interface StartRunsJob {
   runIds: string[];
 }
 export interface ResumeRunsJob {
-  replies: Array<{ runId: string; event: EngineEvent }>;
+  replies: Array<{ runId: string; event: EngineEvent; early?: true }>;
 }
 export interface TimerFiredJob {
   runId: string;
@@ -85,12 +89,18 @@ export class AutomationQueue {
    * Replies delivered at the same moment, in one job (one alone keeps its own job id, as `reply`). A reply repeated
    * in two jobs reaches its run once: the second finds the run past that wait (stale seq) and is ignored.
    */
-  async replyBatch(replies: Array<{ runId: string; event: EngineEvent & { seq: number }; messageId?: string }>) {
-    if (replies.length === 1)
-      return this.reply(replies[0].runId, replies[0].event.seq, replies[0].event, replies[0].messageId);
+  async replyBatch(
+    replies: Array<{ runId: string; event: EngineEvent & { seq: number }; messageId?: string; early?: true }>,
+  ) {
+    if (replies.length === 1) {
+      const [{ runId, event, messageId, early }] = replies;
+      return this.reply(runId, event.seq, event, messageId, early);
+    }
     await this.queue.add(
       JOB_RESUME_RUNS,
-      withRequestId({ replies: replies.map(({ runId, event }) => ({ runId, event })) }) satisfies ResumeRunsJob,
+      withRequestId({
+        replies: replies.map(({ runId, event, early }) => ({ runId, event, ...(early ? { early } : {}) })),
+      }) satisfies ResumeRunsJob,
       { ...JOB_OPTIONS, jobId: `replies-${randomUUID()}` },
     );
   }
@@ -103,13 +113,14 @@ export class AutomationQueue {
     });
   }
 
-  /** A customer reply for the wait of step `seq`; one job per (run, step, message). */
-  async reply(runId: string, seq: number, event: EngineEvent, messageId?: string): Promise<void> {
+  /** A customer reply for the wait (or, `early`, the step) of `seq`; one job per (run, step, message). */
+  async reply(runId: string, seq: number, event: EngineEvent, messageId?: string, early?: true): Promise<void> {
     const key = messageId ? createHash('sha256').update(messageId).digest('hex').slice(0, 32) : randomUUID();
-    await this.queue.add(JOB_RESUME_RUN, withRequestId({ runId, event }) satisfies ResumeRunJob, {
-      ...JOB_OPTIONS,
-      jobId: `${runId}:${seq}:reply-${key}`,
-    });
+    await this.queue.add(
+      JOB_RESUME_RUN,
+      withRequestId({ runId, event, ...(early ? { early } : {}) }) satisfies ResumeRunJob,
+      { ...JOB_OPTIONS, jobId: `${runId}:${seq}:reply-${key}` },
+    );
   }
 
   /**

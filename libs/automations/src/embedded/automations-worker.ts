@@ -14,7 +14,7 @@ import {
   type TimerFiredJob,
 } from './automation-queue';
 import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
-import { EmbeddedDriver } from './embedded-driver';
+import { EmbeddedDriver, type DriverInput } from './embedded-driver';
 
 /** How often the recovery sweep runs (besides once at each worker's start): once per period across all workers. */
 export const RECOVERY_INTERVAL_MS = 60_000;
@@ -74,7 +74,6 @@ export class AutomationsWorker implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private async process(job: Job): Promise<void> {
-    const again = { retried: job.attemptsMade > 0 };
     switch (job.name) {
       case JOB_START_RUN:
         return this.driver.drive((job.data as StartRunJob).runId, { kind: 'start' });
@@ -84,19 +83,23 @@ export class AutomationsWorker implements OnApplicationBootstrap, BeforeApplicat
         );
       case JOB_RESUME_RUNS:
         return this.driver.driveMany(
-          (job.data as ResumeRunsJob).replies.map(({ runId, event }) => ({
+          (job.data as ResumeRunsJob).replies.map(({ runId, event, early }) => ({
             runId,
-            input: { kind: 'event' as const, event },
+            input: early ? { kind: 'early-reply' as const, event } : { kind: 'event' as const, event },
           })),
-          again,
         );
       case JOB_RESUME_RUN: {
-        const { runId, event } = job.data as ResumeRunJob;
-        return this.driver.drive(runId, event ? { kind: 'event', event } : { kind: 'resume' }, again);
+        const { runId, event, early } = job.data as ResumeRunJob;
+        const input: DriverInput = !event
+          ? { kind: 'resume' }
+          : early
+            ? { kind: 'early-reply', event }
+            : { kind: 'event', event };
+        return this.driver.drive(runId, input);
       }
       case JOB_TIMER_FIRED: {
         const { runId, seq } = job.data as TimerFiredJob;
-        return this.driver.drive(runId, { kind: 'event', event: { type: 'timer_fired', seq } }, again);
+        return this.driver.drive(runId, { kind: 'event', event: { type: 'timer_fired', seq } });
       }
       default:
         this.logger.warn({ msg: 'unknown automation job', name: job.name, id: job.id });

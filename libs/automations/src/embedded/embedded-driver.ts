@@ -6,6 +6,7 @@ import {
   start,
   type ActionEffect,
   type EngineEvent,
+  type InboundReply,
   type RunState,
   type StepResult,
   type WorkflowDefinition,
@@ -25,8 +26,15 @@ import { annotateHistory } from '../run-history';
 import { recordRunFailedEvent, RUN_ROW_SET, runRowValues } from '../run-row';
 import { AutomationQueue } from './automation-queue';
 
-/** What a job asks the driver to do with a run. */
-export type DriverInput = { kind: 'start' } | { kind: 'resume' } | { kind: 'event'; event: EngineEvent };
+/**
+ * What a job asks the driver to do with a run. `early-reply`: a customer reply (`reply_received`) that came while the
+ * run performed step `event.seq`; kept for its next reply wait.
+ */
+export type DriverInput =
+  | { kind: 'start' }
+  | { kind: 'resume' }
+  | { kind: 'event'; event: EngineEvent }
+  | { kind: 'early-reply'; event: EngineEvent };
 
 /** One run and what to do with it: the unit of `driveMany`. */
 export interface DriveItem {
@@ -46,6 +54,8 @@ interface LockedRun {
   contact_phone: string | null;
   messaging_phone_id: string | null;
   wake_at: Date | null;
+  /** replies that came while the run performed its steps, for its next reply wait */
+  pending_replies: InboundReply[] | null;
   definition: WorkflowDefinition;
 }
 
@@ -58,8 +68,9 @@ interface StepOutcome {
 /** What one run's step decided, before anything is written. */
 interface StepDecision {
   outcome: StepOutcome | null;
-  /** the new state to write (absent: nothing changes in the database) */
+  /** the new state to write (absent: nothing changes in the database), with the replies kept for the next wait */
   state?: RunState;
+  pendingReplies?: InboundReply[];
   timers: Array<{ runId: string; seq: number; delayMs: number }>;
   /** the timeout job of a wait the reply ended: removed, not left delayed until it fires (it may wait for days) */
   timeoutLeft?: number;
@@ -70,17 +81,23 @@ interface StepDecision {
  * ran them). The rows are locked in id order, so two steps locking overlapping runs cannot deadlock. The UPDATE
  * writes RUN_ROW_SET (the same SET as one run's) from one array per column.
  */
-const LOCK_RUNS_SQL = `SELECT r.id, r.account_id, r.workflow_id, r.workflow_version, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, r.wake_at, v.definition
+const LOCK_RUNS_SQL = `SELECT r.id, r.account_id, r.workflow_id, r.workflow_version, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, r.wake_at, r.pending_replies, v.definition
    FROM workflow_runs r JOIN workflow_versions v ON v.workflow_id = r.workflow_id AND v.version = r.workflow_version
   WHERE r.id = ANY($1::uuid[]) ORDER BY r.id FOR UPDATE OF r`;
-const PERSIST_RUNS_SQL = `UPDATE workflow_runs SET ${RUN_ROW_SET.replace(/\$(\d+)/g, 'u.c$1')}
+const PERSIST_RUNS_SQL = `UPDATE workflow_runs SET ${RUN_ROW_SET.replace(/\$(\d+)/g, 'u.c$1')}, pending_replies = u.c12
    FROM unnest($1::uuid[], $2::text[], $3::json[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[],
-               $9::text[], $10::bool[], $11::text[])
-        AS u(id, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11)
+               $9::text[], $10::bool[], $11::text[], $12::jsonb[])
+        AS u(id, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12)
   WHERE workflow_runs.id = u.id`;
+
+/** the most replies kept for a run's next wait (the oldest are dropped; the Temporal workflow keeps as many) */
+export const MAX_PENDING_REPLIES = 20;
 
 /** the most run steps locked and written by one transaction */
 const STEPS_PER_TRANSACTION = 50;
+
+/** Tries at recording a performed effect's outcome (250, 500, 1,000 ms apart) before the job fails. */
+const OUTCOME_ATTEMPTS = 4;
 
 /** Runs still `running` (waiting for an effect) after this long are re-driven by the recovery sweep. */
 export const STALE_RUNNING_MS = 2 * 60_000;
@@ -122,37 +139,49 @@ export class EmbeddedDriver {
   ) {}
 
   /**
-   * Drives a run from one input until it waits (timer, reply) or finishes. `retried`: the job's earlier attempt
-   * failed, maybe after committing a step whose effect it never performed (or whose outcome it never recorded); when
-   * the input no longer applies, the run is resumed instead, which performs what is pending with the same
-   * idempotency key (otherwise the run would wait for the recovery sweep, minutes later).
+   * Drives a run from one input until it waits (timer, reply) or finishes. The outcome of a performed effect exists
+   * only here: when the step that records it fails (the database is briefly away), that step is tried again a few
+   * times before the job fails (a retried job's input no longer applies; the recovery sweep would then perform the
+   * effect again, with the same idempotency key, minutes later).
    */
-  async drive(runId: string, input: DriverInput, options: { retried?: boolean } = {}): Promise<void> {
+  async drive(runId: string, input: DriverInput): Promise<void> {
     let next: DriverInput = input;
-    let retried = options.retried === true && input.kind === 'event';
     for (let round = 0; round < 1000; round++) {
-      const outcome = await this.steps.add({ runId, input: next });
-      if (!outcome && retried) {
-        [next, retried] = [{ kind: 'resume' }, false];
-        continue;
-      }
-      retried = false;
+      const outcome =
+        round === 0 ? await this.steps.add({ runId, input: next }) : await this.recordOutcome(runId, next);
       if (!outcome?.action) return;
       next = { kind: 'event', event: await this.perform(outcome.run, outcome.action) };
     }
     this.logger.error({ msg: 'run still busy after 1000 effects in one job', runId });
   }
 
+  private async recordOutcome(runId: string, input: DriverInput): Promise<StepOutcome | null> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.steps.add({ runId, input });
+      } catch (error) {
+        if (attempt === OUTCOME_ATTEMPTS) throw error;
+        this.logger.warn({
+          msg: 'recording an effect outcome failed; trying again',
+          runId,
+          attempt,
+          error: String(error),
+        });
+        await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
   /**
    * Drives each run as `drive`, side by side; a run named twice (two replies) takes its inputs one after the other.
    * Rejects, once all are done, with the first failure.
    */
-  async driveMany(items: DriveItem[], options: { retried?: boolean } = {}): Promise<void> {
+  async driveMany(items: DriveItem[]): Promise<void> {
     const inputsOf = new Map<string, DriverInput[]>();
     for (const { runId, input } of items) inputsOf.set(runId, [...(inputsOf.get(runId) ?? []), input]);
     const results = await Promise.allSettled(
       [...inputsOf].map(async ([runId, inputs]) => {
-        for (const input of inputs) await this.drive(runId, input, options);
+        for (const input of inputs) await this.drive(runId, input);
       }),
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -192,9 +221,24 @@ export class EmbeddedDriver {
       );
     }
     const done = decisions.filter((d): d is StepDecision => !!d && !(d instanceof BatchItemFailure));
-    // After the commit: a timer job never fires for a state that was rolled back.
+    await this.afterCommit(done);
+    return decisions.map((d) => (d instanceof BatchItemFailure ? d : (d?.outcome ?? null)));
+  }
+
+  /**
+   * After the commit (a timer job never fires for a state that was rolled back): the timers, the removal of a
+   * timeout a reply made useless, the live events. The steps are committed, so a failure here fails no job: a timer
+   * that could not be added is added by the recovery sweep once overdue, a timeout left in place fires and is ignored.
+   */
+  private async afterCommit(done: StepDecision[]): Promise<void> {
     const timers = done.flatMap((d) => d.timers);
-    if (timers.length) await this.queue.timers(timers);
+    await (timers.length ? this.queue.timers(timers) : Promise.resolve()).catch((error) =>
+      this.logger.warn({
+        msg: 'timers not queued; the recovery sweep will',
+        count: timers.length,
+        error: String(error),
+      }),
+    );
     await Promise.all(
       done.flatMap((d) =>
         d.timeoutLeft !== undefined && d.outcome ? [this.queue.cancelTimer(d.outcome.run.id, d.timeoutLeft)] : [],
@@ -202,7 +246,6 @@ export class EmbeddedDriver {
     );
     if (this.events)
       await Promise.all(done.flatMap((d) => (d.outcome ? [this.events!.publish(d.outcome.run.id)] : [])));
-    return decisions.map((d) => (d instanceof BatchItemFailure ? d : (d?.outcome ?? null)));
   }
 
   /** Locks the runs, decides each one's step and writes the new states, in one transaction. */
@@ -218,7 +261,7 @@ export class EmbeddedDriver {
       if (written.length)
         await this.persist(
           tx,
-          written.map(({ run, decision }) => [run.id, decision.state!]),
+          written.map(({ run, decision }) => [run.id, decision.state!, decision.pendingReplies ?? []]),
         );
       for (const { run, decision } of written)
         if (decision.state!.status === 'failed' && run.status !== 'failed')
@@ -232,6 +275,7 @@ export class EmbeddedDriver {
     const timers: StepDecision['timers'] = [];
     let result: StepResult;
     let timeoutLeft: number | undefined;
+    if (input.kind === 'early-reply') return this.earlyReply(run, input.event);
     if (input.kind === 'start' && run.status === 'pending') {
       result = start(run.definition, { payload: run.payload, contact: this.startContact(run) });
       annotateHistory(result.state, null, null);
@@ -255,6 +299,8 @@ export class EmbeddedDriver {
       });
       return { outcome: null, timers };
     }
+    const offered = offerPendingReplies(run.definition, result, run.pending_replies ?? []);
+    result = offered.result;
 
     let action: ActionEffect | undefined;
     for (const effect of result.effects) {
@@ -266,15 +312,44 @@ export class EmbeddedDriver {
         this.logger.warn({ msg: 'run failed', runId: run.id, error: effect.error.message });
       else action = effect;
     }
-    return { outcome: { run: { ...run, state: result.state }, action }, state: result.state, timers, timeoutLeft };
+    return {
+      outcome: { run: { ...run, state: result.state }, action },
+      state: result.state,
+      pendingReplies: offered.pending,
+      timers,
+      timeoutLeft,
+    };
+  }
+
+  /**
+   * A reply that came while the run performed step `event.seq`. Still performing a step: kept for the next reply
+   * wait. Already waiting for a reply it had not reached then: that wait takes it (no delay came in between). A run
+   * that has since waited on a delay, or finished, drops it, as the engine ignores replies during a delay.
+   */
+  private earlyReply(run: LockedRun, event: EngineEvent): StepDecision {
+    const ignored: StepDecision = { outcome: null, timers: [] };
+    const waiting = run.state?.waitingFor;
+    if (!run.state || isFinished(run.state) || !waiting || event.type !== 'reply_received') return ignored;
+    if (event.seq === undefined || waiting.seq < event.seq) return ignored;
+    if (waiting.kind === 'effect') {
+      const pending = [...(run.pending_replies ?? []), event.reply].slice(-MAX_PENDING_REPLIES);
+      return { outcome: null, state: run.state, pendingReplies: pending, timers: [] };
+    }
+    const delayed = run.state.history.some((h) => h.seq > event.seq! && ['timer_fired', 'timeout'].includes(h.outcome));
+    if (waiting.kind !== 'reply' || delayed) return ignored;
+    return this.decide(run, { kind: 'event', event: { type: 'reply_received', reply: event.reply, seq: waiting.seq } });
   }
 
   private startContact(run: LockedRun) {
     return startContactOf(run);
   }
 
-  private async persist(tx: EntityManager, states: Array<[string, RunState]>): Promise<void> {
-    const rows = states.map(([id, state]) => [id, ...runRowValues(state)]);
+  private async persist(tx: EntityManager, states: Array<[string, RunState, InboundReply[]]>): Promise<void> {
+    const rows = states.map(([id, state, pending]) => [
+      id,
+      ...runRowValues(state),
+      pending.length ? JSON.stringify(pending) : null,
+    ]);
     const columns = rows[0].map((_, c) => rows.map((row) => row[c]));
     await namedQuery(tx, 'run_step_persist_many', PERSIST_RUNS_SQL, columns);
   }
@@ -364,5 +439,31 @@ export class EmbeddedDriver {
       if (rows.length < SWEEP_BATCH) break;
     }
     return counts;
+  }
+}
+
+/**
+ * Offers the replies kept while the run performed its steps to the reply wait this step reached, in arrival order, as
+ * the Temporal workflow does with the replies it buffered: the first one the engine takes resumes the run (in the same
+ * step); those it ignores (no branch matches, a message already consumed) are dropped; the others stay for a later
+ * wait. A delay or the end of the run drops them all.
+ */
+export function offerPendingReplies(
+  definition: WorkflowDefinition,
+  result: StepResult,
+  pending: InboundReply[],
+): { result: StepResult; pending: InboundReply[] } {
+  let current = result;
+  const left = [...pending];
+  for (;;) {
+    const waiting = current.state.waitingFor;
+    if (!waiting || isFinished(current.state) || waiting.kind === 'timer') return { result: current, pending: [] };
+    if (waiting.kind === 'effect' || left.length === 0) return { result: current, pending: left };
+    const event: EngineEvent = { type: 'reply_received', reply: left.shift()!, seq: waiting.seq };
+    const next = advance(definition, current.state, event);
+    if (next.state === current.state) continue;
+    annotateHistory(next.state, waiting, event);
+    const timeout = (e: StepResult['effects'][number]) => e.type === 'wait_for_reply' && e.seq === waiting.seq;
+    current = { ...next, effects: [...current.effects.filter((e) => !timeout(e)), ...next.effects] };
   }
 }

@@ -41,7 +41,7 @@ describe('driver selection', () => {
 
     const embedded = await selected({});
     expect(embedded).toBeInstanceOf(EmbeddedAutomationDriver);
-    expect(embedded.replyTargets).toBe('reply');
+    expect(embedded.replyTargets).toBe('reply-or-step');
     expect(await embedded.health()).toEqual({ driver: 'embedded', status: 'up' });
 
     const temporal = await selected({ TEMPORAL_ADDRESS: 'temporal.internal:7233' });

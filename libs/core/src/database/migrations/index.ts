@@ -25,6 +25,7 @@ import { PhoneNumberChanges1764171000000 } from './1764171000000-phone-number-ch
 import { RowChangeNotices1764180000000 } from './1764180000000-row-change-notices';
 import { MessagesHotUpdates1764181000000 } from './1764181000000-messages-hot-updates';
 import { MessagesFewerIndexEntries1764190000000 } from './1764190000000-messages-fewer-index-entries';
+import { RunsEarlyReplies1764191000000 } from './1764191000000-runs-early-replies';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   RowChangeNotices1764180000000,
   MessagesHotUpdates1764181000000,
   MessagesFewerIndexEntries1764190000000,
+  RunsEarlyReplies1764191000000,
 ];
