@@ -180,4 +180,22 @@ describe('Live events across API processes', () => {
     expect((await resumed.waitForCount(2)).map((e) => e.id)).toEqual(missed);
     resumed.close();
   });
+
+  it('a client that drops before its first event resumes from where the topic stood when it connected', async () => {
+    const before = await publisher.publish('first-drop', 'n', 0); // an event from before the client came
+    const client = await openSse(`${secondUrl}/test/live/first-drop`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(client.events).toEqual([]);
+    expect(client.lastEventId()).toBe(before);
+    client.close();
+    const missed = [await publisher.publish('first-drop', 'n', 1), await publisher.publish('first-drop', 'n', 2)];
+    const resumed = await openSse(`${secondUrl}/test/live/first-drop`, { 'last-event-id': client.lastEventId()! });
+    expect((await resumed.waitForCount(2)).map((e) => e.id)).toEqual(missed);
+    resumed.close();
+    // a topic with no event yet: the position is 0-0, and a resume from it gets everything published since
+    const empty = await openSse(`${secondUrl}/test/live/first-drop-empty`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(empty.lastEventId()).toBe('0-0');
+    empty.close();
+  });
 });

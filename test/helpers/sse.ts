@@ -11,6 +11,8 @@ export interface SseConnection {
   events: SseEvent[];
   /** Comment lines received (heartbeats). */
   comments: string[];
+  /** The last `id:` received, with or without an event: what a browser would send as Last-Event-ID. */
+  lastEventId(): string | undefined;
   /** Resolves with the first event (in arrival order, already received ones included) that satisfies `until`. */
   waitFor(until: (event: SseEvent) => boolean, timeoutMs?: number): Promise<SseEvent>;
   waitForCount(count: number, timeoutMs?: number): Promise<SseEvent[]>;
@@ -28,6 +30,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   });
   const events: SseEvent[] = [];
   const comments: string[] = [];
+  let lastId: string | undefined;
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((w) => w());
   let ended: Promise<void> = Promise.resolve();
@@ -49,7 +52,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
             const data: string[] = [];
             for (const line of block.split('\n')) {
               if (line.startsWith(':')) comments.push(line.slice(1).trim());
-              else if (line.startsWith('id: ')) parsed.id = line.slice(4);
+              else if (line.startsWith('id: ')) parsed.id = lastId = line.slice(4);
               else if (line.startsWith('event: ')) parsed.event = line.slice(7);
               else if (line.startsWith('data: ')) data.push(line.slice(6));
             }
@@ -93,6 +96,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     headers: response.headers,
     events,
     comments,
+    lastEventId: () => lastId,
     ended,
     waitFor: (until, timeoutMs = 5000) => waitUntil(() => events.find(until), timeoutMs, 'the expected event'),
     waitForCount: (count, timeoutMs = 5000) =>

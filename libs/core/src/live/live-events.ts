@@ -147,6 +147,12 @@ export class LiveEvents implements OnModuleDestroy {
     return { events, gap };
   }
 
+  /** The id of the topic's newest event kept, or `0-0` (before any). */
+  private async lastId(topic: string): Promise<string> {
+    const [newest] = await this.redis.xrevrange(this.key(topic), '+', '-', 'COUNT', 1);
+    return newest?.[0] ?? '0-0';
+  }
+
   private async trimmedAfter(key: string, afterId: string): Promise<boolean> {
     const info = (await this.redis.call('XINFO', 'STREAM', key)) as unknown[];
     const at = info.indexOf('max-deleted-entry-id');
@@ -215,6 +221,11 @@ export class LiveEvents implements OnModuleDestroy {
         const { events, gap } = await this.eventsAfter(topic, lastEventId);
         if (gap) body.write(formatEvent({ id: lastSent, event: 'reset', data: { reason: 'events_trimmed' } }));
         events.forEach(write);
+      } else {
+        // Where the topic stands now, as a resume position without an event (an `id:` line alone sets a browser's
+        // last event id and dispatches nothing): a client that drops before its first event resumes from here
+        // instead of missing what was published while it reconnected.
+        body.write(`id: ${await this.lastId(topic)}\n\n`);
       }
       const now = await options.initial?.();
       if (now) body.write(`event: ${now.event}\ndata: ${JSON.stringify(now.data)}\n\n`);
