@@ -114,6 +114,10 @@ describe('Embedded driver: replies that come before the wait', () => {
     expect(await row(runId)).toMatchObject({ status: 'waiting', waiting_kind: 'timer', pending_replies: null });
     await waitFor(async () => (await row(runId)).waiting_kind === 'reply', 10_000, 'the wait after the delay');
     expect((await row(runId)).status).toBe('waiting');
+    // a reply of the step before the delay, handled only now, is not taken by the wait after it either
+    const late = { text: 'yes', messageId: 'wamid.early.5' };
+    await driver.drive(runId, { kind: 'early-reply', event: { type: 'reply_received', reply: late, seq: 2 } });
+    expect(await row(runId)).toMatchObject({ status: 'waiting', waiting_kind: 'reply' });
   });
 
   it('a reply queued during the step but handled once the run already waits for it is taken by that wait', async () => {

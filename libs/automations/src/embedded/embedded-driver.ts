@@ -331,12 +331,13 @@ export class EmbeddedDriver {
     const waiting = run.state?.waitingFor;
     if (!run.state || isFinished(run.state) || !waiting || event.type !== 'reply_received') return ignored;
     if (event.seq === undefined || waiting.seq < event.seq) return ignored;
+    const since = event.seq;
+    if (run.state.history.some((h) => h.seq >= since && ['timer_fired', 'timeout'].includes(h.outcome))) return ignored;
     if (waiting.kind === 'effect') {
       const pending = [...(run.pending_replies ?? []), event.reply].slice(-MAX_PENDING_REPLIES);
       return { outcome: null, state: run.state, pendingReplies: pending, timers: [] };
     }
-    const delayed = run.state.history.some((h) => h.seq > event.seq! && ['timer_fired', 'timeout'].includes(h.outcome));
-    if (waiting.kind !== 'reply' || delayed) return ignored;
+    if (waiting.kind !== 'reply') return ignored;
     return this.decide(run, { kind: 'event', event: { type: 'reply_received', reply: event.reply, seq: waiting.seq } });
   }
 
