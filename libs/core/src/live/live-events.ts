@@ -285,16 +285,16 @@ export class LiveEvents implements OnModuleDestroy {
     return this.openStreams.size;
   }
 
-  private endAllStreams(reason: string): void {
+  /** Ends every stream of this process (`reason`, when given, is logged: an interruption clients will notice). */
+  private endAllStreams(reason?: string): void {
     const count = this.openStreams.size + this.openChanges.size;
-    if (count) this.logger.warn({ msg: 'live streams ended', reason, count });
+    if (count && reason) this.logger.warn({ msg: 'live streams ended', reason, count });
     [...this.openStreams].forEach((close) => close());
     [...this.openChanges].forEach((end) => end());
   }
 
   async onModuleDestroy() {
-    [...this.openStreams].forEach((close) => close());
-    [...this.openChanges].forEach((end) => end());
+    this.endAllStreams();
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
   }
 }
