@@ -72,6 +72,16 @@ describe('Embedded driver: replies that come before the wait', () => {
     expect(delivered).toEqual([runId]);
   }
 
+  /** A reply kept while the run performs its step, then the step's outcome recorded; the run's id. */
+  async function replyKeptThenStepDone(delayBeforeWait: boolean, text: string, messageId: string) {
+    const wf = await workflow(delayBeforeWait);
+    const { runId, phone } = await runPerformingItsStep(wf.identifier);
+    await replyAsCustomer(runId, phone, text, messageId);
+    await waitFor(async () => (await row(runId)).pending_replies, 10_000, 'the reply to be kept');
+    await driver.drive(runId, { kind: 'resume' });
+    return runId;
+  }
+
   it('is kept while the step is performed, then taken by the wait: the run completes on the reply branch', async () => {
     const wf = await workflow(false);
     const { runId, phone } = await runPerformingItsStep(wf.identifier);
@@ -97,20 +107,12 @@ describe('Embedded driver: replies that come before the wait', () => {
   });
 
   it('a reply the wait does not take is dropped, and the run waits for the next one', async () => {
-    const wf = await workflow(false);
-    const { runId, phone } = await runPerformingItsStep(wf.identifier);
-    await replyAsCustomer(runId, phone, 'maybe', 'wamid.early.2');
-    await waitFor(async () => (await row(runId)).pending_replies, 10_000, 'the reply to be kept');
-    await driver.drive(runId, { kind: 'resume' });
+    const runId = await replyKeptThenStepDone(false, 'maybe', 'wamid.early.2');
     expect(await row(runId)).toMatchObject({ status: 'waiting', waiting_kind: 'reply', pending_replies: null });
   });
 
   it('a delay between the step and the wait drops the kept reply (the engine ignores replies during a delay)', async () => {
-    const wf = await workflow(true);
-    const { runId, phone } = await runPerformingItsStep(wf.identifier);
-    await replyAsCustomer(runId, phone, 'yes', 'wamid.early.3');
-    await waitFor(async () => (await row(runId)).pending_replies, 10_000, 'the reply to be kept');
-    await driver.drive(runId, { kind: 'resume' });
+    const runId = await replyKeptThenStepDone(true, 'yes', 'wamid.early.3');
     expect(await row(runId)).toMatchObject({ status: 'waiting', waiting_kind: 'timer', pending_replies: null });
     await waitFor(async () => (await row(runId)).waiting_kind === 'reply', 10_000, 'the wait after the delay');
     expect((await row(runId)).status).toBe('waiting');
