@@ -234,6 +234,9 @@ export class SendQueueService implements OnModuleDestroy {
       campaign_id: m.campaignId ?? null,
       send_job: m.sendJob ?? null,
     }));
+    // Without an idempotency key nothing can conflict: no ON CONFLICT, so PostgreSQL skips the speculative insertion
+    // (one WAL record less per message, and less work: a campaign's messages have no key).
+    const keyed = rows.some((r) => r.idempotency_key !== null);
     const inserted: Array<{ id: string }> = await db.query(
       `INSERT INTO messages (id, account_id, phone_number_id, contact_id, direction, recipient, kind, template_name, body, payload, status,
                              idempotency_key, callback_url, callback_events, queue, campaign_id, send_job)
@@ -241,7 +244,7 @@ export class SendQueueService implements OnModuleDestroy {
               x.idempotency_key, x.callback_url, ARRAY(SELECT jsonb_array_elements_text(x.callback_events)), $2, x.campaign_id, x.send_job
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, account_id bigint, phone_number_id bigint, contact_id bigint, recipient text, kind text,
             template_name text, body text, payload jsonb, idempotency_key text, callback_url text, callback_events jsonb, campaign_id bigint, send_job text)
-       ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       ${keyed ? 'ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING' : ''}
        RETURNING id`,
       [JSON.stringify(rows), lane],
     );
