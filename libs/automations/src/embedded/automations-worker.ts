@@ -14,7 +14,12 @@ import {
   type TimerFiredJob,
 } from './automation-queue';
 import { AUTOMATION_DRIVER, type AutomationDriver } from '../driver/automation-driver';
+import type { EngineEvent } from '@switchboard/engine';
 import { EmbeddedDriver, type DriverInput } from './embedded-driver';
+
+/** A reply job's input: for the wait of its `seq`, or (`early`) a reply that came during the step of its `seq`. */
+const replyInput = (event: EngineEvent, early?: true): DriverInput =>
+  early ? { kind: 'early-reply', event } : { kind: 'event', event };
 
 /** How often the recovery sweep runs (besides once at each worker's start): once per period across all workers. */
 export const RECOVERY_INTERVAL_MS = 60_000;
@@ -85,17 +90,12 @@ export class AutomationsWorker implements OnApplicationBootstrap, BeforeApplicat
         return this.driver.driveMany(
           (job.data as ResumeRunsJob).replies.map(({ runId, event, early }) => ({
             runId,
-            input: early ? { kind: 'early-reply' as const, event } : { kind: 'event' as const, event },
+            input: replyInput(event, early),
           })),
         );
       case JOB_RESUME_RUN: {
         const { runId, event, early } = job.data as ResumeRunJob;
-        const input: DriverInput = !event
-          ? { kind: 'resume' }
-          : early
-            ? { kind: 'early-reply', event }
-            : { kind: 'event', event };
-        return this.driver.drive(runId, input);
+        return this.driver.drive(runId, event ? replyInput(event, early) : { kind: 'resume' });
       }
       case JOB_TIMER_FIRED: {
         const { runId, seq } = job.data as TimerFiredJob;

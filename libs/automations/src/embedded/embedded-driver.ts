@@ -11,7 +11,7 @@ import {
   type StepResult,
   type WorkflowDefinition,
 } from '@switchboard/engine';
-import { BatchItemFailure, MicroBatcher } from '@switchboard/core';
+import { BatchItemFailure, MicroBatcher, writeTogetherOrEachAlone } from '@switchboard/core';
 import { namedQuery } from '@switchboard/core/database';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
@@ -205,21 +205,8 @@ export class EmbeddedDriver {
    * taken (a statement error, a state the engine refuses) fails only its own job, not the 49 others of its moment.
    */
   private async stepEach(items: DriveItem[]): Promise<Array<StepOutcome | null | BatchItemFailure>> {
-    let decisions: Array<StepDecision | null | BatchItemFailure>;
-    try {
-      decisions = await this.decideAndPersist(items);
-    } catch (error) {
-      if (items.length === 1) throw error;
-      // side by side (distinct runs: no lock between them), so that a database that is down fails them all at once
-      decisions = await Promise.all(
-        items.map((item) =>
-          this.decideAndPersist([item]).then(
-            ([decision]) => decision,
-            (e) => new BatchItemFailure(e),
-          ),
-        ),
-      );
-    }
+    // distinct runs: taken alone side by side, they wait for no lock of each other
+    const decisions = await writeTogetherOrEachAlone(items, (some) => this.decideAndPersist(some));
     const done = decisions.filter((d): d is StepDecision => !!d && !(d instanceof BatchItemFailure));
     await this.afterCommit(done);
     return decisions.map((d) => (d instanceof BatchItemFailure ? d : (d?.outcome ?? null)));
@@ -232,13 +219,14 @@ export class EmbeddedDriver {
    */
   private async afterCommit(done: StepDecision[]): Promise<void> {
     const timers = done.flatMap((d) => d.timers);
-    await (timers.length ? this.queue.timers(timers) : Promise.resolve()).catch((error) =>
-      this.logger.warn({
-        msg: 'timers not queued; the recovery sweep will',
-        count: timers.length,
-        error: String(error),
-      }),
-    );
+    if (timers.length)
+      await this.queue.timers(timers).catch((error) =>
+        this.logger.warn({
+          msg: 'timers not queued; the recovery sweep will',
+          count: timers.length,
+          error: String(error),
+        }),
+      );
     await Promise.all(
       done.flatMap((d) =>
         d.timeoutLeft !== undefined && d.outcome ? [this.queue.cancelTimer(d.outcome.run.id, d.timeoutLeft)] : [],

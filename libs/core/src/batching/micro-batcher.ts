@@ -4,6 +4,30 @@ export class BatchItemFailure {
 }
 
 /**
+ * Writes the items together; if that fails (an all-or-nothing write: it left nothing behind), writes each alone, side
+ * by side (when the database is down they all fail at once, not one timeout after the other), so that one bad item
+ * fails only itself: its result is a BatchItemFailure.
+ */
+export async function writeTogetherOrEachAlone<T, R>(
+  items: T[],
+  write: (items: T[]) => Promise<R[]>,
+): Promise<Array<R | BatchItemFailure>> {
+  try {
+    return await write(items);
+  } catch (error) {
+    if (items.length === 1) throw error;
+    return Promise.all(
+      items.map((item) =>
+        write([item]).then(
+          ([result]) => result,
+          (e) => new BatchItemFailure(e),
+        ),
+      ),
+    );
+  }
+}
+
+/**
  * Turns many concurrent single writes into few batched ones: `add(item)` resolves with that item's result once the
  * batch holding it is written. Items that arrive while a batch is being written wait for the next one, so a quiet
  * process writes each item at once (one event-loop turn later) and a busy one writes up to `maxItems` per call.
@@ -73,18 +97,10 @@ export class MicroBatcher<T, R> {
     this.lastStartedAt = Date.now();
     this.inFlight++;
     try {
-      const results = await this.write(batch.map((b) => b.item)).catch(async (error) => {
-        if (!this.options.retryEachAlone || batch.length === 1) throw error;
-        // side by side: when the database is down they all fail at once, not one timeout after the other
-        return Promise.all(
-          batch.map((b) =>
-            this.write([b.item]).then(
-              ([result]) => result,
-              (e) => new BatchItemFailure(e),
-            ),
-          ),
-        );
-      });
+      const items = batch.map((b) => b.item);
+      const results = this.options.retryEachAlone
+        ? await writeTogetherOrEachAlone(items, this.write)
+        : await this.write(items);
       batch.forEach((b, i) => {
         const result: R | BatchItemFailure = results[i];
         if (result instanceof BatchItemFailure) b.reject(result.error);
