@@ -39,6 +39,11 @@ const BULK_MAX_AHEAD_MS = 1000;
  * linked by its biz_opaque_callback_data (MessageEventsService.linkByOpaqueData).
  */
 const ACCEPTED_WRITE_INTERVAL_MS = 10;
+/**
+ * A campaign chunk's answers: no request waits on each one (the chunk's job ends when all are recorded), so they are
+ * recorded in fewer, larger UPDATEs (~50 rows at 1,000/s instead of ~10: a quarter of the statements and commits).
+ */
+const CHUNK_ACCEPTED_WRITE_INTERVAL_MS = 50;
 /** Sweep of messages stored but not queued (a crash between the insert and the enqueue, a lost job). */
 const SWEEP_EVERY_MS = 60_000;
 const SWEEP_MIN_AGE_MS = 30_000;
@@ -127,6 +132,10 @@ export class SendExecutor {
     (items: Array<{ messageId: string; wamid: string }>) => this.writeAccepted(items),
     { maxItems: 500, minIntervalMs: ACCEPTED_WRITE_INTERVAL_MS },
   );
+  private readonly chunkAcceptedWriter = MicroBatcher.ofWrites(
+    (items: Array<{ messageId: string; wamid: string }>) => this.writeAccepted(items),
+    { maxItems: 500, minIntervalMs: CHUNK_ACCEPTED_WRITE_INTERVAL_MS },
+  );
   private readonly claimWriter = new MicroBatcher((rows: SendRow[]) => this.writeClaims(rows), { maxItems: 500 });
 
   constructor(
@@ -200,7 +209,7 @@ export class SendExecutor {
   async executeBatch(job: Job<SendBatchJobData>, token: string | undefined): Promise<BatchResult> {
     const unrecorded = Object.entries(job.data.acceptedWamids ?? {});
     if (unrecorded.length) {
-      await Promise.all(unrecorded.map(([id, wamid]) => this.recordAccepted(id, wamid)));
+      await Promise.all(unrecorded.map(([id, wamid]) => this.recordAccepted(id, wamid, this.chunkAcceptedWriter)));
       await job.updateData({ ...job.data, acceptedWamids: undefined });
     }
     const unsent = (await this.readRows(job.data.messageIds)).filter(isUnsent);
@@ -280,7 +289,7 @@ export class SendExecutor {
           this.lateToleranceMs,
         )) {
           this.assertClaimFresh(claimedAt);
-          deliveries.push(this.deliver(block[i], number, lastAttempt));
+          deliveries.push(this.deliver(block[i], number, lastAttempt, this.chunkAcceptedWriter));
           sent.push(block[i]);
           unsent.delete(block[i]);
         }
@@ -409,14 +418,24 @@ export class SendExecutor {
   }
 
   /** Calls the platform and records its answer (counted in switchboard_sends_total by outcome). */
-  private async deliver(row: SendRow, number: NumberInfo, lastAttempt: boolean): Promise<Delivery> {
-    const delivery = await this.callPlatform(row, number, lastAttempt);
+  private async deliver(
+    row: SendRow,
+    number: NumberInfo,
+    lastAttempt: boolean,
+    answers = this.acceptedWriter,
+  ): Promise<Delivery> {
+    const delivery = await this.callPlatform(row, number, lastAttempt, answers);
     sendsTotal.inc({ outcome: delivery.outcome });
     return delivery;
   }
 
   /** Calls the platform and records its answer; a retryable failure is returned (the caller decides), a final one recorded. */
-  private async callPlatform(row: SendRow, number: NumberInfo, lastAttempt: boolean): Promise<Delivery> {
+  private async callPlatform(
+    row: SendRow,
+    number: NumberInfo,
+    lastAttempt: boolean,
+    answers: MicroBatcher<{ messageId: string; wamid: string }, void>,
+  ): Promise<Delivery> {
     let wamid: string;
     try {
       const response = await number.client.sendMessage({
@@ -445,7 +464,7 @@ export class SendExecutor {
       return this.markFailed(row.id, error);
     }
     try {
-      await this.recordAccepted(row.id, wamid);
+      await this.recordAccepted(row.id, wamid, answers);
     } catch (error) {
       return { outcome: 'unrecorded', wamid, error };
     }
@@ -453,8 +472,8 @@ export class SendExecutor {
     return { outcome: 'accepted', wamid };
   }
 
-  private recordAccepted(messageId: string, wamid: string): Promise<void> {
-    return this.acceptedWriter.add({ messageId, wamid });
+  private recordAccepted(messageId: string, wamid: string, answers = this.acceptedWriter): Promise<void> {
+    return answers.add({ messageId, wamid });
   }
 
   /** Records the platform's answers of concurrent sends in one UPDATE (rows locked in id order: no deadlocks with status writes). */

@@ -26,6 +26,7 @@ import { RowChangeNotices1764180000000 } from './1764180000000-row-change-notice
 import { MessagesHotUpdates1764181000000 } from './1764181000000-messages-hot-updates';
 import { MessagesFewerIndexEntries1764190000000 } from './1764190000000-messages-fewer-index-entries';
 import { RunsEarlyReplies1764191000000 } from './1764191000000-runs-early-replies';
+import { MessagesRoomForUpdates1764200000000 } from './1764200000000-messages-room-for-updates';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   MessagesHotUpdates1764181000000,
   MessagesFewerIndexEntries1764190000000,
   RunsEarlyReplies1764191000000,
+  MessagesRoomForUpdates1764200000000,
 ];
