@@ -1,3 +1,4 @@
+import { AccountsService } from '@switchboard/accounts';
 import { SendQueueService } from '@switchboard/messaging';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
@@ -325,6 +326,27 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
       return res.status === 200 ? res : undefined;
     }, 2_000);
     expect(accepted.body).toMatchObject({ success: true, message: 'Message sent to whatsapp successfully!' });
+  });
+
+  it('the default number (what an automation sends from when its run names none) is kept until a change is announced', async () => {
+    const accounts = t.app.get(AccountsService);
+    const [{ id }] = await t.db.query(`SELECT id::text FROM phone_numbers WHERE messaging_phone_id = $1`, [
+      account.messagingPhoneId,
+    ]);
+    const defaultNumber = async () => (await accounts.defaultPhoneNumber(account.accountId))?.messagingPhoneId ?? null;
+    expect(await defaultNumber()).toBe(account.messagingPhoneId);
+
+    // Disconnected without a notice: still the number kept in memory…
+    await t.db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL session_replication_role = replica`);
+      await tx.query(`UPDATE phone_numbers SET status = 'DISCONNECTED' WHERE id = $1`, [id]);
+    });
+    expect(await defaultNumber()).toBe(account.messagingPhoneId);
+    // …until the notice comes: then none (an absent number is never kept, so connecting one shows at once).
+    await t.db.query(`SELECT pg_notify('phone_number_changed', $1)`, [id]);
+    await eventually(async () => ((await defaultNumber()) === null ? true : undefined), 2_000);
+    await t.db.query(`UPDATE phone_numbers SET status = 'CONNECTED' WHERE id = $1`, [id]);
+    expect(await defaultNumber()).toBe(account.messagingPhoneId);
   });
 
   // receipentName names a contact the send creates (messaging-templates.e2e-spec.ts); a customer who wrote first already

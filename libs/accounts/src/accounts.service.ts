@@ -24,7 +24,7 @@ export class AccountsService {
   private readonly secretBox: SecretBox;
   private readonly messagingIds = new Map<string, string>();
   /**
-   * Numbers by `id:<row id>` and `platform:<messagingPhoneId>`, and their decrypted connections by row id: read on
+   * Numbers by `id:<row id>`, `platform:<messagingPhoneId>` and `default:<account id>`, and their decrypted connections by row id: read on
    * every send batch and every platform webhook, kept until PostgreSQL announces a change (ChangeNotices). Frozen: a
    * caller that changed one would change it for every other.
    */
@@ -81,13 +81,12 @@ export class AccountsService {
   }
 
   /** The account's first connected number (the default sender when none is named), or null. */
-  async defaultPhoneNumber(accountId: string): Promise<PhoneNumber | null> {
-    const [phone] = await this.phoneNumbers.find({
-      where: { accountId, status: 'CONNECTED' },
-      order: { id: 'ASC' },
-      take: 1,
-    });
-    return phone ?? null;
+  defaultPhoneNumber(accountId: string): Promise<PhoneNumber | null> {
+    return this.numbers.get(`default:${accountId}`, () =>
+      this.phoneNumbers
+        .find({ where: { accountId, status: 'CONNECTED' }, order: { id: 'ASC' }, take: 1 })
+        .then(([phone]) => frozen(phone ?? null)),
+    );
   }
 
   /**
