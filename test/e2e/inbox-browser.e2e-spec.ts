@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, Frame, Page } from 'playwright-core';
+import { LiveEvents } from '@switchboard/core';
 import { EmbedTokens } from '@switchboard/inbox';
 import { launchChromium } from '../helpers/browser';
 import { messagingHelpers } from '../helpers/messaging';
@@ -159,6 +160,28 @@ describe('Embedded inbox in the browser', () => {
     await outbound.locator('.ticks[data-status=delivered], .ticks[data-status=read]').waitFor({ timeout: 5000 });
     await outbound.locator('.ticks[data-status=read]').waitFor({ timeout: 5000 });
     if (shots) await page.screenshot({ path: join(shots, 'inbox-embed.png') });
+  });
+
+  it('an event skipped by a process that had not yet heard of the open inbox makes the page reload: the message shows', async () => {
+    const customer = h().customer();
+    await h().customerWrites(account, customer, 'First question', { name: 'Rita' });
+    const { url } = await embedUrl();
+    const frame = await openFramed(url);
+    await frame.waitForSelector('.live-dot.on');
+    await frame.locator('[data-testid=conversation]', { hasText: 'Rita' }).click();
+    await frame.locator('[data-testid=message]', { hasText: 'First question' }).waitFor({ timeout: 5000 });
+
+    // The worker still believes nobody watches this inbox (the moment before the stream's announcement reaches it):
+    // it keeps nothing of the next customer message's events, and tells the open streams to reset instead.
+    const workerLive = t.worker!.get(LiveEvents) as unknown as { watchKnown: Map<string, unknown> };
+    workerLive.watchKnown.set(`inbox:${account.accountId}`, { watched: false, at: Date.now() });
+    await h().customerWrites(account, customer, 'Second question');
+    await frame.locator('[data-testid=message]', { hasText: 'Second question' }).waitFor({ timeout: 5000 });
+    const previews = await frame
+      .locator('[data-testid=conversation]', { hasText: 'Rita' })
+      .locator('.conversation-preview')
+      .textContent();
+    expect(previews).toBe('Second question');
   });
 
   it('outside the window the composer is disabled and an approved template goes out', async () => {

@@ -1,9 +1,11 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LiveEvents } from '@switchboard/core';
+import { LiveEvents, REDIS } from '@switchboard/core';
+import type Redis from 'ioredis';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createApiApp } from '../../apps/api/src/create-api-app';
 import { openSse } from '../helpers/sse';
 import { startTestApp, TestApp } from '../helpers/test-app';
+import { eventually } from '../helpers/sandbox';
 
 /**
  * The shared live events (libs/core/src/live): an event published in one process reaches the Server-Sent Events
@@ -197,5 +199,109 @@ describe('Live events across API processes', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(empty.lastEventId()).toBe('0-0');
     empty.close();
+  });
+
+  describe('publishIfWatched: events kept only while a client streams the topic', () => {
+    const redisKey = (kind: string, topic: string) => `${t.config.REDIS_PREFIX}:${kind}:${topic}`;
+    let redis: Redis;
+    beforeAll(() => (redis = t.app.get(REDIS)));
+
+    it('with nobody streaming, nothing is kept (only when it was skipped), and a client resuming from before gets a reset', async () => {
+      const before = await publisher.publish('unwatched', 'n', 0);
+      await publisher.publishIfWatched('unwatched', 'n', 1);
+      await publisher.publishIfWatched('unwatched', 'n', 2);
+      expect(await redis.xlen(redisKey('live', 'unwatched'))).toBe(1);
+      expect(Number(await redis.get(redisKey('live-skip', 'unwatched')))).toBeGreaterThanOrEqual(
+        Number(before.split('-')[0]),
+      );
+      const resumed = await openSse(`${secondUrl}/test/live/unwatched`, { 'last-event-id': before });
+      const reset = await resumed.waitFor((e) => e.event === 'reset');
+      expect(reset.data).toEqual({ reason: 'events_trimmed' });
+      resumed.close();
+    });
+
+    it('while a client of another process streams the topic, its events are kept and delivered, in order', async () => {
+      const client = await openSse(`${secondUrl}/test/live/watched`);
+      // the stream announces itself: the publisher (another process) knows at once, without waiting to re-read
+      await eventually(async () => ((await redis.exists(redisKey('live-watch', 'watched'))) ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      for (let n = 0; n < 5; n++) await publisher.publishIfWatched('watched', 'n', n);
+      expect((await client.waitForCount(5)).map((e) => e.data)).toEqual([0, 1, 2, 3, 4]);
+      expect(await redis.exists(redisKey('live-skip', 'watched'))).toBe(0);
+      // a resume from the first event gets the others from the stream, as for any topic
+      const resumed = await openSse(`${secondUrl}/test/live/watched`, { 'last-event-id': client.events[0].id! });
+      expect((await resumed.waitForCount(4)).map((e) => e.data)).toEqual([1, 2, 3, 4]);
+      client.close();
+      resumed.close();
+    });
+
+    /** A publisher that has not heard of a new watcher yet (the moment between the mark and its announcement). */
+    const notHeardOf = (live: LiveEvents, topic: string) =>
+      (live as unknown as { watchKnown: Map<string, unknown> }).watchKnown.set(topic, {
+        watched: false,
+        at: Date.now(),
+      });
+
+    it('an event skipped by a publisher that had not heard of the stream yet makes that stream reset, at once', async () => {
+      const client = await openSse(`${secondUrl}/test/live/late-news`);
+      await eventually(async () => ((await redis.exists(redisKey('live-watch', 'late-news'))) ? true : undefined));
+      notHeardOf(publisher, 'late-news');
+      await publisher.publishIfWatched('late-news', 'n', 1);
+      const reset = await client.waitFor((e) => e.event === 'reset', 2000);
+      expect(reset).toEqual({ event: 'reset', data: { reason: 'events_not_kept' } }); // no id: the position stays
+      expect(client.events).toEqual([reset]);
+      client.close();
+    });
+
+    it('changes() counts as watching, and reports a skipped event as a reset', async () => {
+      const live = second.get(LiveEvents);
+      const received: Array<{ event: string; data: unknown }> = [];
+      let onListening = () => {};
+      const listening = new Promise<void>((resolve) => (onListening = resolve));
+      const subscription = live
+        .changes('run-like', { onListening })
+        .subscribe((event) => received.push({ event: event.event, data: event.data }));
+      try {
+        await listening;
+        await publisher.publishIfWatched('run-like', 'changed', null);
+        await eventually(async () => (received.length === 1 ? true : undefined));
+        notHeardOf(publisher, 'run-like');
+        await publisher.publishIfWatched('run-like', 'changed', null);
+        await eventually(async () => (received.length === 2 ? true : undefined), 2000);
+        expect(received).toEqual([
+          { event: 'changed', data: null },
+          { event: 'reset', data: { reason: 'events_not_kept' } },
+        ]);
+      } finally {
+        subscription.unsubscribe();
+      }
+    });
+
+    it('once the last client leaves, the topic stays watched until its mark expires (30 s), then events are skipped', async () => {
+      const client = await openSse(`${secondUrl}/test/live/left`);
+      await eventually(async () => ((await redis.exists(redisKey('live-watch', 'left'))) ? true : undefined));
+      client.close();
+      await client.ended;
+      expect(await redis.pttl(redisKey('live-watch', 'left'))).toBeGreaterThan(20_000);
+      await redis.del(redisKey('live-watch', 'left')); // as if 30 s had passed
+      // a process re-reads the mark at most every 5 s; a fresh process (no memory of the topic) reads it now
+      const fresh = await createApiApp(t.config);
+      try {
+        const live = fresh.get(LiveEvents);
+        await live.publishIfWatched('left', 'n', 1);
+        expect(await redis.exists(redisKey('live', 'left'))).toBe(0);
+        const firstSkip = Number(await redis.get(redisKey('live-skip', 'left')));
+        expect(firstSkip).toBeGreaterThan(0);
+        // now known to be unwatched: the next events are not even queued, their skip is still recorded
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await Promise.all([live.publishIfWatched('left', 'n', 2), live.publishIfWatched('left', 'n', 3)]);
+        await eventually(async () =>
+          Number(await redis.get(redisKey('live-skip', 'left'))) > firstSkip ? true : undefined,
+        );
+        expect(await redis.exists(redisKey('live', 'left'))).toBe(0);
+      } finally {
+        await fresh.close();
+      }
+    });
   });
 });

@@ -12,7 +12,7 @@ const RUN_TOPIC_TTL_MS = 15 * 60_000;
 /**
  * "This run changed": published by the driver after each committed step, through the shared live events (libs/core
  * live), so every API process can push it to the browsers watching that run (Server-Sent Events,
- * GET /v1/workflow-runs/{id}/events).
+ * GET /v1/workflow-runs/{id}/events); only while one does (`publishIfWatched`: a change nobody watches is not kept).
  */
 @Injectable()
 export class RunEvents {
@@ -23,7 +23,7 @@ export class RunEvents {
   }
 
   async publish(runId: string): Promise<void> {
-    await this.live.publishQuietly(this.topic(runId), 'changed', null, RUN_TOPIC_TTL_MS);
+    await this.live.publishIfWatched(this.topic(runId), 'changed', null, RUN_TOPIC_TTL_MS);
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { MessageEvent } from '@nestjs/common';
-import { compareStreamIds, type LiveEvent, LiveEvents } from '@switchboard/core';
+import { compareStreamIds, isStreamId, type LiveEvent, LiveEvents } from '@switchboard/core';
 import { interval, Observable } from 'rxjs';
 import { TEMPLATE_STATUS_EVENT } from './templates.service';
 
@@ -15,7 +15,7 @@ export function templateEventStream(live: LiveEvents, topic: string, afterId?: s
     let lastSent = afterId ?? '0-0';
     let backlog: LiveEvent[] | null = []; // live events arriving while the missed ones are read
     const emit = (event: LiveEvent) => {
-      if (compareStreamIds(event.id, lastSent) <= 0) return;
+      if (!isStreamId(event.id) || compareStreamIds(event.id, lastSent) <= 0) return;
       lastSent = event.id;
       if (event.event === TEMPLATE_STATUS_EVENT)
         subscriber.next({ id: event.id, type: event.event, data: event.data as object });

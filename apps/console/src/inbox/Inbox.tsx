@@ -155,6 +155,12 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
   useEffect(() => {
     const onEvent = (event: LiveEvent) => {
       const open = selectedRef.current;
+      if (event.event === 'reset') {
+        // events were missed (not kept while no inbox was open, or trimmed): read everything again
+        void loadList();
+        if (open) void openConversation(open);
+        return;
+      }
       if (event.event === 'message.created' && event.data.contactId === open) {
         const message = event.data.message as InboxMessage;
         setMessages((current) => (current.some((m) => m.id === message.id) ? current : [...current, message]));
@@ -175,7 +181,7 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
       }
     };
     return client.live(onEvent, setConnected);
-  }, [client, loadList]);
+  }, [client, loadList, openConversation]);
 
   const current = conversations?.find((c) => c.contactId === selected) ?? null;
 

@@ -54,12 +54,47 @@ for i = 1, #KEYS do
 end
 return ids`;
 
+/**
+ * Topics published with `publishIfWatched` get events only while a client streams them. A stream (or `changes()`)
+ * marks its topic watched for this long, again every WATCH_REFRESH_MS while it is open, and announces it at once on
+ * the watch channel; a publisher reads a topic's mark at most every WATCH_RECHECK_MS otherwise.
+ */
+const WATCH_TTL_MS = 30_000;
+const WATCH_REFRESH_MS = 10_000;
+const WATCH_RECHECK_MS = 5_000;
+/** What a skip notifies on the topic's channel: a `reset` without a stream id (nothing of it was kept). */
+const SKIPPED_EVENT = 'reset';
+const SKIPPED_DATA = JSON.stringify({ reason: 'events_not_kept' });
+
+/** Marks the topics watched (KEYS: their marks; ARGV: TTL, the watch channel or '' to tell nobody, the topics). */
+const WATCH_SCRIPT = `
+for i = 1, #KEYS do
+  redis.call('SET', KEYS[i], '1', 'PX', ARGV[1])
+  if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[2 + i]) end
+end
+return #KEYS`;
+
+/**
+ * Records that events of these topics were not kept (KEYS: their skip marks; ARGV: TTL, the notification, then each
+ * topic's channel), at Redis's time in ms, and tells any listener at once: a stream that opened just before the
+ * publisher heard of it then resets its client.
+ */
+const SKIP_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 1, #KEYS do
+  redis.call('SET', KEYS[i], now, 'PX', ARGV[1])
+  redis.call('PUBLISH', ARGV[2 + i], ARGV[2])
+end
+return now`;
+
 interface Publication {
-  key: string;
+  topic: string;
   event: string;
-  data: string;
+  data: unknown;
   ttlMs: number;
-  channel: string;
+  /** kept only while a client streams the topic (publishIfWatched) */
+  whenWatched: boolean;
 }
 
 type Listener = (event: LiveEvent) => void;
@@ -86,25 +121,49 @@ export class LiveEvents implements OnModuleDestroy {
   private readonly publications = new MicroBatcher((items: Publication[]) => this.publishMany(items), {
     maxItems: 500,
   });
+  /** Topics streamed by this process's clients (open streams and `changes()` per topic), marked watched in Redis. */
+  private readonly watchedHere = new Map<string, number>();
+  private watchRefresh: NodeJS.Timeout | null = null;
+  /** What this process knows of other processes' watchers, per topic, and when it last read or heard it. */
+  private readonly watchKnown = new Map<string, { watched: boolean; at: number }>();
+  /** Topics whose events were just skipped without queueing them, recorded together (markSkips). */
+  private readonly skipsToMark = new Set<string>();
+  private skipMarks: Promise<void> | null = null;
+  private watchNotices: Promise<unknown> | null = null;
+  private readonly scripts: Redis & {
+    sbLivePublish(numberOfKeys: number, ...args: Array<string | number>): Promise<string[]>;
+    sbLiveWatch(numberOfKeys: number, ...args: Array<string | number>): Promise<number>;
+    sbLiveSkip(numberOfKeys: number, ...args: Array<string | number>): Promise<number>;
+  };
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     private readonly config: AppConfig,
   ) {
-    // sent by its SHA (EVALSHA; ioredis resends the text only after a NOSCRIPT), not as the whole script every time
+    // sent by their SHA (EVALSHA; ioredis resends the text only after a NOSCRIPT), not as the whole script every time
     redis.defineCommand('sbLivePublish', { lua: PUBLISH_SCRIPT });
+    redis.defineCommand('sbLiveWatch', { lua: WATCH_SCRIPT });
+    redis.defineCommand('sbLiveSkip', { lua: SKIP_SCRIPT });
+    this.scripts = redis as typeof this.scripts;
   }
 
   private async publishMany(items: Publication[]): Promise<string[]> {
-    const redis = this.redis as Redis & {
-      sbLivePublish(numberOfKeys: number, ...args: Array<string | number>): Promise<string[]>;
-    };
-    return redis.sbLivePublish(
-      items.length,
-      ...items.map((p) => p.key),
-      LIVE_EVENTS_KEPT_PER_TOPIC,
-      ...items.flatMap((p) => [p.event, p.data, p.ttlMs, p.channel]),
-    );
+    const watched = await this.watchedAmong([...new Set(items.filter((p) => p.whenWatched).map((p) => p.topic))]);
+    const kept = items.filter((p) => !p.whenWatched || watched.has(p.topic));
+    const skipped = [...new Set(items.filter((p) => p.whenWatched && !watched.has(p.topic)).map((p) => p.topic))];
+    const [ids] = await Promise.all([
+      kept.length
+        ? this.scripts.sbLivePublish(
+            kept.length,
+            ...kept.map((p) => this.key(p.topic)),
+            LIVE_EVENTS_KEPT_PER_TOPIC,
+            ...kept.flatMap((p) => [p.event, JSON.stringify(p.data ?? null), p.ttlMs, this.channel(p.topic)]),
+          )
+        : [],
+      skipped.length ? this.markSkipped(skipped) : 0,
+    ]);
+    const byItem = new Map(kept.map((p, i) => [p, ids[i]]));
+    return items.map((p) => byItem.get(p) ?? '');
   }
 
   private key(topic: string) {
@@ -115,21 +174,118 @@ export class LiveEvents implements OnModuleDestroy {
     return `${this.config.REDIS_PREFIX}:live-notify:${topic}`;
   }
 
+  private watchKey(topic: string) {
+    return `${this.config.REDIS_PREFIX}:live-watch:${topic}`;
+  }
+
+  private skipKey(topic: string) {
+    return `${this.config.REDIS_PREFIX}:live-skip:${topic}`;
+  }
+
+  /** Announces watched topics to every process at once (channel payload: the topic). */
+  private get watchChannel() {
+    return `${this.config.REDIS_PREFIX}:live-watch`;
+  }
+
+  /**
+   * The topics some client streams, as far as this process knows: marks read again (one MGET for all) when not read
+   * or heard of for WATCH_RECHECK_MS. When unsure (Redis refused the read), a topic counts as watched.
+   */
+  private async watchedAmong(topics: string[]): Promise<Set<string>> {
+    if (!topics.length) return new Set();
+    this.watchNotices ??= this.subscriberConnection()
+      .subscribe(this.watchChannel)
+      .catch(() => (this.watchNotices = null));
+    const now = Date.now();
+    const stale = topics.filter((topic) => {
+      const known = this.watchKnown.get(topic);
+      return !this.watchedHere.has(topic) && (!known || now - known.at >= WATCH_RECHECK_MS);
+    });
+    if (stale.length) {
+      const marks = await this.redis.mget(...stale.map((topic) => this.watchKey(topic))).catch(() => null);
+      stale.forEach((topic, i) => this.know(topic, marks === null || marks[i] !== null));
+    }
+    return new Set(topics.filter((topic) => this.watchedHere.has(topic) || this.watchKnown.get(topic)?.watched));
+  }
+
+  private know(topic: string, watched: boolean): void {
+    if (this.watchKnown.size >= 10_000) this.watchKnown.clear();
+    this.watchKnown.set(topic, { watched, at: Date.now() });
+  }
+
+  /** Marks the topic watched by one more client of this process, and tells every process. */
+  private async watch(topic: string): Promise<void> {
+    this.watchedHere.set(topic, (this.watchedHere.get(topic) ?? 0) + 1);
+    this.watchRefresh ??= setInterval(() => {
+      const topics = [...this.watchedHere.keys()];
+      if (topics.length)
+        this.scripts
+          .sbLiveWatch(topics.length, ...topics.map((t) => this.watchKey(t)), WATCH_TTL_MS, '')
+          .catch((error) => this.logger.warn({ msg: 'live topics not marked watched', error: String(error) }));
+    }, WATCH_REFRESH_MS).unref();
+    await this.scripts.sbLiveWatch(1, this.watchKey(topic), WATCH_TTL_MS, this.watchChannel, topic);
+  }
+
+  private unwatch(topic: string): void {
+    const n = (this.watchedHere.get(topic) ?? 0) - 1;
+    if (n > 0) this.watchedHere.set(topic, n);
+    else this.watchedHere.delete(topic);
+  }
+
+  /** The time (Redis ms) an event of the topic was last not kept (publishIfWatched while unwatched), or 0. */
+  private async skippedAt(topic: string): Promise<number> {
+    return Number((await this.redis.get(this.skipKey(topic))) ?? 0);
+  }
+
+  private markSkipped(topics: string[]): Promise<number> {
+    return this.scripts.sbLiveSkip(
+      topics.length,
+      ...topics.map((topic) => this.skipKey(topic)),
+      TOPIC_TTL_MS,
+      `\n${SKIPPED_EVENT}\n${SKIPPED_DATA}`,
+      ...topics.map((topic) => this.channel(topic)),
+    );
+  }
+
   /** Appends an event to the topic and notifies every process; resolves to its id. The topic lives `ttlMs` longer. */
   publish(topic: string, event: string, data: unknown, ttlMs = TOPIC_TTL_MS): Promise<string> {
-    return this.publications.add({
-      key: this.key(topic),
-      event,
-      data: JSON.stringify(data ?? null),
-      ttlMs,
-      channel: this.channel(topic),
-    });
+    return this.publications.add({ topic, event, data, ttlMs, whenWatched: false });
   }
 
   /** Like `publish`, but a failure is logged instead of thrown: for callers whose own work already succeeded. */
   async publishQuietly(topic: string, event: string, data: unknown, ttlMs?: number): Promise<void> {
     await this.publish(topic, event, data, ttlMs).catch((error) =>
       this.logger.warn({ msg: 'live event not published', topic, event, error: String(error) }),
+    );
+  }
+
+  /**
+   * Like `publishQuietly`, for topics whose events matter only to clients streaming them now (the inbox, a run's
+   * view): while no client streams the topic, the event is not kept, only the time it was skipped. A client that
+   * resumes from before that time gets a `reset` (reload) instead of the missing events, and so does a client whose
+   * stream opened just before a publisher heard of it (the skip is notified on the topic's channel). Campaign statuses
+   * reach the inbox topic by the thousand a second, and are wanted only while watched.
+   */
+  publishIfWatched(topic: string, event: string, data: unknown, ttlMs = TOPIC_TTL_MS): Promise<void> {
+    const known = this.watchKnown.get(topic);
+    if (known && !known.watched && Date.now() - known.at < WATCH_RECHECK_MS && !this.watchedHere.has(topic)) {
+      // known not to be watched: nothing to serialise or queue, only the skip to record (with the next ones)
+      this.skipsToMark.add(topic);
+      this.skipMarks ??= new Promise((resolve) => setImmediate(resolve)).then(() => this.markSkips());
+      return Promise.resolve();
+    }
+    return this.publications.add({ topic, event, data, ttlMs, whenWatched: true }).then(
+      () => undefined,
+      (error) => this.logger.warn({ msg: 'live event not published', topic, event, error: String(error) }),
+    );
+  }
+
+  private async markSkips(): Promise<void> {
+    const topics = [...this.skipsToMark];
+    this.skipsToMark.clear();
+    this.skipMarks = null;
+    await this.markSkipped(topics).catch((error) =>
+      this.logger.warn({ msg: 'live event skips not recorded', error: String(error) }),
     );
   }
 
@@ -141,9 +297,11 @@ export class LiveEvents implements OnModuleDestroy {
       this.redis.xrange(key, '-', '+', 'COUNT', 1),
     ]);
     const events = entries.map(([id, fields]) => toEvent(id, fields));
-    // Anything between afterId and the oldest kept event was trimmed (or the stream expired): the client must reload.
+    // Anything between afterId and the oldest kept event was trimmed (or the stream expired), or an event after it was
+    // not kept (publishIfWatched while nobody watched): the client must reload.
     const gap =
-      first.length > 0 && compareStreamIds(first[0][0], afterId) > 0 && (await this.trimmedAfter(key, afterId));
+      (first.length > 0 && compareStreamIds(first[0][0], afterId) > 0 && (await this.trimmedAfter(key, afterId))) ||
+      (await this.skippedAt(topic)) >= Number(afterId.split('-')[0]);
     return { events, gap };
   }
 
@@ -170,11 +328,18 @@ export class LiveEvents implements OnModuleDestroy {
       const listener: Listener = (event) => subscriber.next(event);
       const end = () => subscriber.complete();
       this.openChanges.add(end);
-      this.listen(topic, listener).then(
-        () => !subscriber.closed && options.onListening?.(),
-        (error) => subscriber.error(error),
-      );
+      let watching = false;
+      // listening first, then watched: an event a publisher skips before it hears of this watcher comes as a `reset`
+      this.listen(topic, listener)
+        .then(async () => {
+          if (subscriber.closed) return;
+          watching = true;
+          await this.watch(topic);
+          if (!subscriber.closed) options.onListening?.();
+        })
+        .catch((error) => subscriber.error(error));
       return () => {
+        if (watching) this.unwatch(topic);
         this.openChanges.delete(end);
         this.unlisten(topic, listener);
       };
@@ -192,6 +357,9 @@ export class LiveEvents implements OnModuleDestroy {
     let lastSent = lastEventId ?? '0-0';
     let pending: LiveEvent[] | null = []; // live events arriving while the backlog is read
     const write = (event: LiveEvent) => {
+      // a skipped event (publishIfWatched before the publisher heard of this stream): the client reloads; no `id:`, so
+      // its resume position stays where it is
+      if (!event.id) return void body.write(`event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`);
       if (compareStreamIds(event.id, lastSent) <= 0) return; // already sent from the backlog
       lastSent = event.id;
       if (accepts(event)) body.write(formatEvent(event));
@@ -199,9 +367,11 @@ export class LiveEvents implements OnModuleDestroy {
     const listener: Listener = (event) => (pending ? pending.push(event) : write(event));
     const heartbeat = setInterval(() => body.write(': heartbeat\n\n'), options.heartbeatMs ?? LIVE_EVENTS_HEARTBEAT_MS);
     heartbeat.unref();
+    let watching = false;
     const close = () => {
       if (!this.openStreams.has(close)) return;
       clearInterval(heartbeat);
+      if (watching) this.unwatch(topic);
       this.unlisten(topic, listener);
       this.openStreams.delete(close);
       body.end();
@@ -217,6 +387,10 @@ export class LiveEvents implements OnModuleDestroy {
     body.write(': connected\nretry: 2000\n\n');
     try {
       await this.listen(topic, listener);
+      if (!this.openStreams.has(close)) return; // the client left meanwhile
+      watching = true;
+      await this.watch(topic); // after listening: a publisher that skips before it hears of this stream notifies it
+      if (!this.openStreams.has(close)) return;
       if (lastEventId) {
         const { events, gap } = await this.eventsAfter(topic, lastEventId);
         if (gap) body.write(formatEvent({ id: lastSent, event: 'reset', data: { reason: 'events_trimmed' } }));
@@ -263,6 +437,7 @@ export class LiveEvents implements OnModuleDestroy {
     const subscriber = this.redis.duplicate();
     const prefix = this.channel('');
     subscriber.on('message', (channel: string, message: string) => {
+      if (channel === this.watchChannel) return this.know(message, true);
       const set = this.listeners.get(channel.slice(prefix.length));
       if (!set) return;
       const event = parseNotification(message);
@@ -294,6 +469,7 @@ export class LiveEvents implements OnModuleDestroy {
   }
 
   async onModuleDestroy() {
+    if (this.watchRefresh) clearInterval(this.watchRefresh);
     this.endAllStreams();
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
   }

@@ -21,7 +21,9 @@ export interface InboxEventTarget {
 
 /**
  * Publishes the inbox's live events (libs/core LiveEvents) when messaging stores an inbound message, applies a status
- * or sends from the inbox. Best effort: the stored state is the truth, a client that missed an event reloads.
+ * or sends from the inbox. Best effort: the stored state is the truth, a client that missed an event reloads. Only
+ * while an inbox of the account is open (`publishIfWatched`): a campaign's statuses would otherwise be thousands of
+ * events a second that nobody reads.
  */
 @Injectable()
 export class InboxEvents {
@@ -37,8 +39,8 @@ export class InboxEvents {
   }
 
   async publishMessage(accountId: string, target: InboxEventTarget, message: InboxMessage): Promise<void> {
-    await this.live.publishQuietly(inboxTopic(accountId), INBOX_EVENTS.messageCreated, { ...target, message });
-    await this.live.publishQuietly(inboxTopic(accountId), INBOX_EVENTS.conversationUpdated, {
+    await this.live.publishIfWatched(inboxTopic(accountId), INBOX_EVENTS.messageCreated, { ...target, message });
+    await this.live.publishIfWatched(inboxTopic(accountId), INBOX_EVENTS.conversationUpdated, {
       ...target,
       lastActivityAt: message.createdAt,
       direction: message.direction,
@@ -50,11 +52,11 @@ export class InboxEvents {
     target: InboxEventTarget,
     status: { messageId: string; status: string; at: string },
   ): Promise<void> {
-    await this.live.publishQuietly(inboxTopic(accountId), INBOX_EVENTS.messageStatus, { ...target, ...status });
+    await this.live.publishIfWatched(inboxTopic(accountId), INBOX_EVENTS.messageStatus, { ...target, ...status });
   }
 
   async conversationRead(accountId: string, target: InboxEventTarget): Promise<void> {
-    await this.live.publishQuietly(inboxTopic(accountId), INBOX_EVENTS.conversationUpdated, {
+    await this.live.publishIfWatched(inboxTopic(accountId), INBOX_EVENTS.conversationUpdated, {
       ...target,
       unreadCount: 0,
     });
