@@ -214,6 +214,11 @@ describe('Live events across API processes', () => {
       expect(Number(await redis.get(redisKey('live-skip', 'unwatched')))).toBeGreaterThanOrEqual(
         Number(before.split('-')[0]),
       );
+      // the mark lives as long as the skipped events would have (a run's topic: minutes, not the default day)
+      await publisher.publishIfWatched('unwatched-short', 'n', 1, 60_000);
+      const ttl = await redis.pttl(redisKey('live-skip', 'unwatched-short'));
+      expect(ttl).toBeGreaterThan(50_000);
+      expect(ttl).toBeLessThanOrEqual(60_000);
       const resumed = await openSse(`${secondUrl}/test/live/unwatched`, { 'last-event-id': before });
       const reset = await resumed.waitFor((e) => e.event === 'reset');
       expect(reset.data).toEqual({ reason: 'events_trimmed' });

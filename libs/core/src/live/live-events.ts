@@ -75,16 +75,16 @@ end
 return #KEYS`;
 
 /**
- * Records that events of these topics were not kept (KEYS: their skip marks; ARGV: TTL, the notification, then each
- * topic's channel), at Redis's time in ms, and tells any listener at once: a stream that opened just before the
- * publisher heard of it then resets its client.
+ * Records that events of these topics were not kept (KEYS: their skip marks; ARGV: the notification, then each topic's
+ * channel and TTL), at Redis's time in ms, and tells any listener at once: a stream that opened just before the
+ * publisher heard of it then resets its client. A mark lives as long as the topic's events would have.
  */
 const SKIP_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 for i = 1, #KEYS do
-  redis.call('SET', KEYS[i], now, 'PX', ARGV[1])
-  redis.call('PUBLISH', ARGV[2 + i], ARGV[2])
+  redis.call('SET', KEYS[i], now, 'PX', ARGV[2 * i + 1])
+  redis.call('PUBLISH', ARGV[2 * i], ARGV[1])
 end
 return now`;
 
@@ -127,7 +127,7 @@ export class LiveEvents implements OnModuleDestroy {
   /** What this process knows of other processes' watchers, per topic, and when it last read or heard it. */
   private readonly watchKnown = new Map<string, { watched: boolean; at: number }>();
   /** Topics whose events were just skipped without queueing them, recorded together (markSkips). */
-  private readonly skipsToMark = new Set<string>();
+  private readonly skipsToMark = new Map<string, number>();
   private skipMarks: Promise<void> | null = null;
   private watchNotices: Promise<unknown> | null = null;
   private readonly scripts: Redis & {
@@ -150,7 +150,7 @@ export class LiveEvents implements OnModuleDestroy {
   private async publishMany(items: Publication[]): Promise<string[]> {
     const watched = await this.watchedAmong([...new Set(items.filter((p) => p.whenWatched).map((p) => p.topic))]);
     const kept = items.filter((p) => !p.whenWatched || watched.has(p.topic));
-    const skipped = [...new Set(items.filter((p) => p.whenWatched && !watched.has(p.topic)).map((p) => p.topic))];
+    const skipped = new Map(items.filter((p) => p.whenWatched && !watched.has(p.topic)).map((p) => [p.topic, p.ttlMs]));
     const [ids] = await Promise.all([
       kept.length
         ? this.scripts.sbLivePublish(
@@ -160,7 +160,7 @@ export class LiveEvents implements OnModuleDestroy {
             ...kept.flatMap((p) => [p.event, JSON.stringify(p.data ?? null), p.ttlMs, this.channel(p.topic)]),
           )
         : [],
-      skipped.length ? this.markSkipped(skipped) : 0,
+      skipped.size ? this.markSkipped(skipped) : 0,
     ]);
     const byItem = new Map(kept.map((p, i) => [p, ids[i]]));
     return items.map((p) => byItem.get(p) ?? '');
@@ -237,13 +237,13 @@ export class LiveEvents implements OnModuleDestroy {
     return Number((await this.redis.get(this.skipKey(topic))) ?? 0);
   }
 
-  private markSkipped(topics: string[]): Promise<number> {
+  /** Records the skips (topic → how long its events would have been kept) and notifies the topics' listeners. */
+  private markSkipped(skips: Map<string, number>): Promise<number> {
     return this.scripts.sbLiveSkip(
-      topics.length,
-      ...topics.map((topic) => this.skipKey(topic)),
-      TOPIC_TTL_MS,
+      skips.size,
+      ...[...skips.keys()].map((topic) => this.skipKey(topic)),
       `\n${SKIPPED_EVENT}\n${SKIPPED_DATA}`,
-      ...topics.map((topic) => this.channel(topic)),
+      ...[...skips].flatMap(([topic, ttlMs]) => [this.channel(topic), ttlMs]),
     );
   }
 
@@ -270,7 +270,7 @@ export class LiveEvents implements OnModuleDestroy {
     const known = this.watchKnown.get(topic);
     if (known && !known.watched && Date.now() - known.at < WATCH_RECHECK_MS && !this.watchedHere.has(topic)) {
       // known not to be watched: nothing to serialise or queue, only the skip to record (with the next ones)
-      this.skipsToMark.add(topic);
+      this.skipsToMark.set(topic, ttlMs);
       this.skipMarks ??= new Promise((resolve) => setImmediate(resolve)).then(() => this.markSkips());
       return Promise.resolve();
     }
@@ -281,10 +281,10 @@ export class LiveEvents implements OnModuleDestroy {
   }
 
   private async markSkips(): Promise<void> {
-    const topics = [...this.skipsToMark];
+    const skips = new Map(this.skipsToMark);
     this.skipsToMark.clear();
     this.skipMarks = null;
-    await this.markSkipped(topics).catch((error) =>
+    await this.markSkipped(skips).catch((error) =>
       this.logger.warn({ msg: 'live event skips not recorded', error: String(error) }),
     );
   }
