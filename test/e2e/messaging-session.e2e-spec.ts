@@ -1,4 +1,5 @@
 import { AccountsService } from '@switchboard/accounts';
+import { ChangeNotices } from '@switchboard/core/database';
 import { SendQueueService } from '@switchboard/messaging';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
@@ -292,6 +293,9 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
   });
 
   it('a number is kept in memory until PostgreSQL announces a change to it, whoever makes it', async () => {
+    // nothing is kept until the process listens for the announcements (right after start it may not yet)
+    const notices = t.app.get(ChangeNotices);
+    await eventually(async () => notices.listening('phone_number_changed') || undefined, 5_000);
     const to = h.customer();
     await h.customerWrites(account, to);
     const body = { typOfmsg: 'normal_message', receipentPhone: `+${to}`, message: 'Still there?' };
@@ -330,6 +334,8 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
 
   it('the default number (what an automation sends from when its run names none) is kept until a change is announced', async () => {
     const accounts = t.app.get(AccountsService);
+    const notices = t.app.get(ChangeNotices);
+    await eventually(async () => notices.listening('phone_number_changed') || undefined, 5_000);
     const [{ id }] = await t.db.query(`SELECT id::text FROM phone_numbers WHERE messaging_phone_id = $1`, [
       account.messagingPhoneId,
     ]);
