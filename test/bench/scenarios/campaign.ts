@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { BenchContext } from '../bench-context';
@@ -85,6 +86,23 @@ async function walMeter(ctx: BenchContext) {
   const [{ lsn }] = await ctx.db.query(`SELECT pg_current_wal_lsn()::text AS lsn`);
   return async () =>
     Number((await ctx.db.query(`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS bytes`, [lsn]))[0].bytes);
+}
+
+/**
+ * Redis commands run from now on (the whole server, those inside scripts included: `INFO commandstats`), exact where
+ * CPU times are not: what the campaign asks of Redis per recipient.
+ */
+async function redisCommandMeter(ctx: BenchContext) {
+  const redis = new Redis(ctx.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  const calls = async () =>
+    [...(await redis.info('commandstats')).matchAll(/calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+  const before = await calls();
+  return async () => {
+    const after = await calls();
+    redis.disconnect();
+    return after - before - 1; // less the INFO of the first reading
+  };
 }
 
 /** A campaign of the template to one group from one number; its id. */
@@ -182,8 +200,10 @@ export async function campaignFanout(ctx: BenchContext) {
 
   const cpuUsed = cpuMeter([...workers, platform.apiProcess, platform.sandboxProcess]);
   const walWritten = await walMeter(ctx);
+  const redisCommands = await redisCommandMeter(ctx);
   const { startedAt, completedAt, progress } = await runCampaign(platform, id, 'campaign');
   const walBytes = await walWritten();
+  const commands = await redisCommands();
   const totalMs = completedAt - startedAt;
   const workerPeak = workers.map((w) => peakRssMb(w.pid) ?? 'n/a').join(' / ');
   // worker(s) / api / sandbox / postgres / redis (no Temporal server here)
@@ -223,6 +243,7 @@ export async function campaignFanout(ctx: BenchContext) {
     [`CPU s during the run: worker${WORKERS > 1 ? 's' : ''} / api / sandbox / postgres / redis`]: `${cpu.join(' / ')} (wall ${(totalMs / 1000).toFixed(1)} s, ${cpus().length} cores)`,
     'CPU ms per recipient, all processes (target <= 0.7)': `${cpuPerRecipient.toFixed(2)} ${cpuPerRecipient <= 0.7 ? 'OK' : 'ABOVE TARGET'}`,
     'PostgreSQL WAL per recipient (kB)': (walBytes / 1024 / RECIPIENTS).toFixed(2),
+    'Redis commands per recipient': (commands / RECIPIENTS).toFixed(2),
     'load average at the end (1/5/15 min)': load,
   });
 
