@@ -553,6 +553,9 @@ describe('Campaigns', () => {
         'all sent',
       );
       for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
+      // compared once the statuses have stopped (read is each message's last): a status landing between the two
+      // reads would make them differ
+      await eventually(async () => (await progressOf(id)).read === 40, 10_000, 'all read');
       expect(await progressOf(id)).toEqual(await recount(id));
     });
 
