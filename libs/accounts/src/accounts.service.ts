@@ -24,9 +24,9 @@ export class AccountsService {
   private readonly secretBox: SecretBox;
   private readonly messagingIds = new Map<string, string>();
   /**
-   * Numbers by `id:<row id>`, `platform:<messagingPhoneId>` and `default:<account id>`, and their decrypted connections by row id: read on
-   * every send batch and every platform webhook, kept until PostgreSQL announces a change (ChangeNotices). Frozen: a
-   * caller that changed one would change it for every other.
+   * Numbers by `id:<row id>`, `platform:<messagingPhoneId>` and `default:<account id>`, and their decrypted
+   * connections by row id: read on every send batch and every platform webhook, kept until PostgreSQL announces a
+   * change (ChangeNotices). Frozen: a caller that changed one would change it for every other.
    */
   private readonly numbers: NotifiedCache<PhoneNumber>;
   private readonly connections: NotifiedCache<PlatformConnection>;

@@ -196,16 +196,19 @@ export class LiveEvents implements OnModuleDestroy {
     this.watchNotices ??= this.subscriberConnection()
       .subscribe(this.watchChannel)
       .catch(() => (this.watchNotices = null));
-    const now = Date.now();
-    const stale = topics.filter((topic) => {
-      const known = this.watchKnown.get(topic);
-      return !this.watchedHere.has(topic) && (!known || now - known.at >= WATCH_RECHECK_MS);
-    });
+    const stale = topics.filter((topic) => this.knownWatched(topic) === undefined);
     if (stale.length) {
       const marks = await this.redis.mget(...stale.map((topic) => this.watchKey(topic))).catch(() => null);
       stale.forEach((topic, i) => this.know(topic, marks === null || marks[i] !== null));
     }
-    return new Set(topics.filter((topic) => this.watchedHere.has(topic) || this.watchKnown.get(topic)?.watched));
+    return new Set(topics.filter((topic) => this.knownWatched(topic)));
+  }
+
+  /** Whether a client streams the topic, when this process knows (its own clients, or read or heard of lately). */
+  private knownWatched(topic: string): boolean | undefined {
+    if (this.watchedHere.has(topic)) return true;
+    const known = this.watchKnown.get(topic);
+    return known && Date.now() - known.at < WATCH_RECHECK_MS ? known.watched : undefined;
   }
 
   private know(topic: string, watched: boolean): void {
@@ -267,8 +270,7 @@ export class LiveEvents implements OnModuleDestroy {
    * reach the inbox topic by the thousand a second, and are wanted only while watched.
    */
   publishIfWatched(topic: string, event: string, data: unknown, ttlMs = TOPIC_TTL_MS): Promise<void> {
-    const known = this.watchKnown.get(topic);
-    if (known && !known.watched && Date.now() - known.at < WATCH_RECHECK_MS && !this.watchedHere.has(topic)) {
+    if (this.knownWatched(topic) === false) {
       // known not to be watched: nothing to serialise or queue, only the skip to record (with the next ones)
       this.skipsToMark.set(topic, ttlMs);
       this.skipMarks ??= new Promise((resolve) => setImmediate(resolve)).then(() => this.markSkips());
@@ -292,16 +294,17 @@ export class LiveEvents implements OnModuleDestroy {
   /** The topic's events after `afterId` still kept (oldest first), and whether older ones were trimmed away. */
   async eventsAfter(topic: string, afterId: string): Promise<{ events: LiveEvent[]; gap: boolean }> {
     const key = this.key(topic);
-    const [entries, first] = await Promise.all([
+    const [entries, first, skippedAt] = await Promise.all([
       this.redis.xrange(key, `(${afterId}`, '+', 'COUNT', LIVE_EVENTS_KEPT_PER_TOPIC * 2),
       this.redis.xrange(key, '-', '+', 'COUNT', 1),
+      this.skippedAt(topic),
     ]);
     const events = entries.map(([id, fields]) => toEvent(id, fields));
     // Anything between afterId and the oldest kept event was trimmed (or the stream expired), or an event after it was
     // not kept (publishIfWatched while nobody watched): the client must reload.
     const gap =
       (first.length > 0 && compareStreamIds(first[0][0], afterId) > 0 && (await this.trimmedAfter(key, afterId))) ||
-      (await this.skippedAt(topic)) >= Number(afterId.split('-')[0]);
+      skippedAt >= Number(afterId.split('-')[0]);
     return { events, gap };
   }
 
