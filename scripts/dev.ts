@@ -7,6 +7,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import { API_NODE_FLAGS } from '../apps/api/src/node-flags';
 import { createUser } from '@switchboard/users';
 import { ensureDatabase, ensureLocalServices, withDatabase } from './local-services';
 import { startTemporal, type TemporalDevServer } from './temporal-server';
@@ -66,9 +67,12 @@ async function main() {
   const demo = await demoAccount(config, demoFile);
 
   const children: ChildProcess[] = [];
-  const start = (name: string, entry: string) => {
+  const start = (name: string, entry: string, nodeFlags: string[] = []) => {
     if (!existsSync(entry)) return console.log(`(${name}: ${entry} not built, skipped)`);
-    const child = spawn(process.execPath, ['--enable-source-maps', entry], { stdio: 'inherit', env: process.env });
+    const child = spawn(process.execPath, ['--enable-source-maps', ...nodeFlags, entry], {
+      stdio: 'inherit',
+      env: process.env,
+    });
     child.on('exit', (code, signal) => {
       if (!stopping) console.error(`${name} exited (${signal ?? code}); stopping everything`);
       void shutdown(code ?? 1);
@@ -96,7 +100,7 @@ async function main() {
   process.on('SIGTERM', () => void shutdown(0));
 
   start('sandbox', join(DIST, 'apps/sandbox/src/main.js'));
-  start('api', join(DIST, 'apps/api/src/main.js'));
+  start('api', join(DIST, 'apps/api/src/main.js'), API_NODE_FLAGS);
   start('worker', join(DIST, 'apps/worker/src/main.js'));
 
   console.log(`

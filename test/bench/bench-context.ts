@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import { API_NODE_FLAGS } from '../../apps/api/src/node-flags';
 import { ensureLocalServices, withDatabase } from '../../scripts/local-services';
 
 /** What every benchmark scenario gets: a fresh migrated database, Redis, and helpers to run the real processes. */
@@ -96,6 +97,8 @@ export async function createBenchContext(name = 'bench'): Promise<
     async startProcess(name, entry, extraEnv = {}, waitForUrl) {
       // BENCH_NODE_ARGS: extra node flags for every process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them
       const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+      // the API as production starts it (apps/api/src/node-flags.ts)
+      if (entry.endsWith(join('apps', 'api', 'src', 'main.js'))) nodeArgs.unshift(...API_NODE_FLAGS);
       const child = spawn(process.execPath, [...nodeArgs, entry], {
         env: { ...env, ...extraEnv },
         stdio: ['ignore', 'inherit', 'inherit'],

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { API_NODE_FLAGS } from '../../apps/api/src/node-flags';
 import { composeTool } from '../helpers/compose-tool';
 
 const ROOT = join(__dirname, '..', '..');
@@ -49,7 +50,13 @@ describe('Deployment files', () => {
     expect(runtime.lines.filter((l) => /^USER /.test(l))).toEqual(['USER node']);
     expect(final).toMatch(/^HEALTHCHECK .*CMD .*\/health/m);
     expect(final).toMatch(/^ENV NODE_ENV=production/m);
-    expect(final).toMatch(/^CMD \["node", "--enable-source-maps", "dist\/apps\/api\/src\/main.js"\]/m);
+    // the API's node flags (apps/api/src/node-flags.ts) wherever it is started outside the TypeScript launchers
+    const argv = ['node', '--enable-source-maps', ...API_NODE_FLAGS, 'dist/apps/api/src/main.js'];
+    expect(final).toContain(`CMD [${argv.map((a) => `"${a}"`).join(', ')}]`);
+    expect(readFileSync(join(ROOT, 'deploy', 'compose.production.yml'), 'utf8')).toContain(
+      `command: [${argv.map((a) => `'${a}'`).join(', ')}]`,
+    );
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts['start:api']).toBe(argv.join(' '));
     const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.secrets', '.env', '.git']));
   });

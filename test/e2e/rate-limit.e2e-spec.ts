@@ -28,6 +28,29 @@ describe('Rate limits', () => {
     expect((await t.http.get('/account/get', { token: b.token })).status).toBe(200);
   });
 
+  it('counted routes answer X-RateLimit-*; @SkipThrottle routes are neither counted nor limited', async () => {
+    const limitedApp = await startTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
+    try {
+      const account = await limitedApp.createAccount(); // the authenticate call counts for the IP, not the client
+      for (let i = 0; i < 5; i++) {
+        const health = await limitedApp.http.get('/health/ready', {});
+        expect(health.status).toBe(200);
+        expect(health.headers.get('x-ratelimit-limit')).toBeNull();
+      }
+      const remaining: Array<string | null> = [];
+      for (let i = 0; i < 3; i++) {
+        const read = await limitedApp.http.get('/account/get', { token: account.token });
+        expect(read.status).toBe(200);
+        expect(read.headers.get('x-ratelimit-limit')).toBe('3');
+        remaining.push(read.headers.get('x-ratelimit-remaining'));
+      }
+      expect(remaining).toEqual(['2', '1', '0']);
+      expect((await limitedApp.http.get('/account/get', { token: account.token })).status).toBe(429);
+    } finally {
+      await limitedApp.close();
+    }
+  });
+
   it('authentication calls count too, per IP address', async () => {
     const limitedApp = await startTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
     try {

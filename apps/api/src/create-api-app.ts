@@ -94,15 +94,17 @@ export async function createApiApp(
 /** The routes that take multipart/form-data; every other route's body is JSON only (415, as before multipart existed). */
 const MULTIPART_ROUTES = new Set(['POST /v2/contacts/imports']);
 
-async function refuseMultipartOutsideUploads(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+function refuseMultipartOutsideUploads(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  const type = request.headers['content-type'];
   if (
-    !String(request.headers['content-type'] ?? '')
-      .toLowerCase()
-      .startsWith('multipart/')
-  )
+    !type ||
+    !type.toLowerCase().startsWith('multipart/') ||
+    MULTIPART_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)
+  ) {
+    done();
     return;
-  if (MULTIPART_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) return;
-  await reply
+  }
+  void reply
     .code(415)
     .send({ statusCode: 415, message: 'Unsupported media type: send the request body as application/json' });
 }

@@ -36,11 +36,12 @@ export async function installSecurityHeaders(app: NestFastifyApplication): Promi
   app
     .getHttpAdapter()
     .getInstance()
-    .addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    .addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       for (const [name, value] of headers) reply.raw.setHeader(name, value);
       if (request.url === '/docs' || request.url.startsWith('/docs/') || request.url.startsWith('/docs?'))
         reply.header('content-security-policy', DOCS_CSP);
       if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
+      done(); // a plain callback, not an async hook: no promise per request (docs/performance.md, eighth round)
     });
 }
 

@@ -33,6 +33,7 @@ export const SESSION_ENDED = { message: 'Not signed in (the session ended or exp
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly logger = new Logger(AuthGuard.name);
+  private readonly rules = new WeakMap<object, Map<object, RouteRules>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -41,8 +42,8 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)) return true;
+    const route = this.routeRules(context);
+    if (route.isPublic) return true;
 
     const request = context.switchToHttp().getRequest();
     const header: string | undefined = request.headers.authorization;
@@ -63,8 +64,8 @@ export class AuthGuard implements CanActivate {
     }
     request.client = client;
 
-    if (this.reflector.getAllAndOverride<boolean>(SIGNED_IN_KEY, targets)) return true;
-    const grant = this.reflector.getAllAndOverride<string>(GRANT_KEY, targets);
+    if (route.signedInOnly) return true;
+    const grant = route.grant;
     if (!grant) {
       // Fail closed: a route that forgot to declare its grant is reachable by nobody.
       this.logger.error(`Route ${context.getClass().name}.${context.getHandler().name} declares no grant`);
@@ -74,4 +75,29 @@ export class AuthGuard implements CanActivate {
       throw new ForbiddenException({ message: 'Unauthorized to make this request', required_grant: grant });
     return true;
   }
+
+  /** A route's @Public/@SignedIn/@RequireGrant, read from its metadata once (it does not change after start-up). */
+  private routeRules(context: ExecutionContext): RouteRules {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let byHandler = this.rules.get(controller);
+    if (!byHandler) this.rules.set(controller, (byHandler = new Map()));
+    let rules = byHandler.get(handler);
+    if (!rules) {
+      const targets = [handler, controller];
+      rules = {
+        isPublic: Boolean(this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)),
+        signedInOnly: Boolean(this.reflector.getAllAndOverride<boolean>(SIGNED_IN_KEY, targets)),
+        grant: this.reflector.getAllAndOverride<string>(GRANT_KEY, targets),
+      };
+      byHandler.set(handler, rules);
+    }
+    return rules;
+  }
+}
+
+interface RouteRules {
+  isPublic: boolean;
+  signedInOnly: boolean;
+  grant: string | undefined;
 }

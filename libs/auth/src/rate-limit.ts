@@ -1,5 +1,15 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { ThrottlerGuard, ThrottlerStorage } from '@nestjs/throttler';
+import {
+  THROTTLER_BLOCK_DURATION,
+  THROTTLER_KEY_GENERATOR,
+  THROTTLER_LIMIT,
+  THROTTLER_SKIP,
+  THROTTLER_TRACKER,
+  THROTTLER_TTL,
+} from '@nestjs/throttler/dist/throttler.constants';
+import type { ThrottlerRequest } from '@nestjs/throttler/dist/throttler.guard.interface';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type Redis from 'ioredis';
 
@@ -113,12 +123,70 @@ function record(totalHits: number, msLeft: number, limit: number): ThrottlerStor
   return { totalHits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };
 }
 
+/** A route's throttles with their settings resolved, or 'per request' when a setting must be resolved each time. */
+type RoutePlan = Array<Omit<ThrottlerRequest, 'context'>> | 'per request';
+
 /**
  * SPEC §8: requests per minute per client. Counted per Client ID once the AuthGuard has identified the caller,
  * per IP address for the unauthenticated authentication endpoints; one counter across all routes.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
+  private readonly plans = new WeakMap<object, Map<object, RoutePlan>>();
+
+  /**
+   * ThrottlerGuard's own check, with the route's settings read once instead of on every request: the library reads
+   * five metadata keys per throttler and awaits each value (seven promises before the count), for settings that
+   * never change after start-up. Routes whose settings are functions, or throttlers with `skipIf`, go the library's
+   * way every time.
+   */
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const plan = this.routePlan(context);
+    if (plan === 'per request') return super.canActivate(context);
+    for (const throttle of plan) await this.handleRequest({ context, ...throttle }); // 429 is thrown
+    return true;
+  }
+
+  private routePlan(context: ExecutionContext): RoutePlan {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let byHandler = this.plans.get(controller);
+    if (!byHandler) this.plans.set(controller, (byHandler = new Map()));
+    let plan = byHandler.get(handler);
+    if (!plan) byHandler.set(handler, (plan = this.readRoutePlan([handler, controller])));
+    return plan;
+  }
+
+  private readRoutePlan(targets: [object, object]): RoutePlan {
+    const read = <T>(key: string, name: string) =>
+      this.reflector.getAllAndOverride<T>(key + name, targets as Parameters<Reflector['getAllAndOverride']>[1]);
+    const plan: Exclude<RoutePlan, 'per request'> = [];
+    for (const throttler of this.throttlers) {
+      if (throttler.skipIf || this.commonOptions.skipIf) return 'per request';
+      if (read<boolean>(THROTTLER_SKIP, throttler.name!)) continue;
+      const limit = read<unknown>(THROTTLER_LIMIT, throttler.name!) ?? throttler.limit;
+      const ttl = read<unknown>(THROTTLER_TTL, throttler.name!) ?? throttler.ttl;
+      const blockDuration = read<unknown>(THROTTLER_BLOCK_DURATION, throttler.name!) ?? throttler.blockDuration ?? ttl;
+      if (typeof limit !== 'number' || typeof ttl !== 'number' || typeof blockDuration !== 'number')
+        return 'per request';
+      plan.push({
+        throttler,
+        limit,
+        ttl,
+        blockDuration,
+        getTracker:
+          read<ThrottlerRequest['getTracker']>(THROTTLER_TRACKER, throttler.name!) ??
+          throttler.getTracker ??
+          this.commonOptions.getTracker!,
+        generateKey:
+          read<ThrottlerRequest['generateKey']>(THROTTLER_KEY_GENERATOR, throttler.name!) ??
+          throttler.generateKey ??
+          this.commonOptions.generateKey!,
+      });
+    }
+    return plan;
+  }
+
   protected async getTracker(req: Record<string, any>): Promise<string> {
     // Console sessions have their own key per person (`user:<id>`), API clients per Client ID.
     if (req.client?.userId) return `user:${req.client.userId}`;

@@ -29,10 +29,10 @@ export function installRequestRules(app: NestFastifyApplication, options: { body
   );
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
-  fastify.addHook('preValidation', async (request: FastifyRequest) => {
+  fastify.addHook('preValidation', (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
     const problem =
       forbiddenTextProblem(request.params) ?? forbiddenTextProblem(request.query) ?? forbiddenTextProblem(request.body);
-    if (problem) throw validationException([problem]);
+    done(problem ? validationException([problem]) : undefined);
   });
 }
 
