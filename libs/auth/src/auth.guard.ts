@@ -20,6 +20,7 @@ import {
   type ConsoleSessionResolver,
 } from './console-session';
 import { GRANT_KEY, PUBLIC_KEY, SIGNED_IN_KEY } from './grants';
+import { perRoute } from './route-metadata';
 import type { AuthenticatedClient } from './token-claims';
 
 export const SESSION_ENDED = { message: 'Not signed in (the session ended or expired)' };
@@ -33,7 +34,12 @@ export const SESSION_ENDED = { message: 'Not signed in (the session ended or exp
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly logger = new Logger(AuthGuard.name);
-  private readonly rules = new WeakMap<object, Map<object, RouteRules>>();
+  /** A route's @Public/@SignedIn/@RequireGrant, read from its metadata once. */
+  private readonly routeRules = perRoute<RouteRules>((targets) => ({
+    isPublic: Boolean(this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)),
+    signedInOnly: Boolean(this.reflector.getAllAndOverride<boolean>(SIGNED_IN_KEY, targets)),
+    grant: this.reflector.getAllAndOverride<string>(GRANT_KEY, targets),
+  }));
 
   constructor(
     private readonly reflector: Reflector,
@@ -74,25 +80,6 @@ export class AuthGuard implements CanActivate {
     if (!client.grants.includes(grant))
       throw new ForbiddenException({ message: 'Unauthorized to make this request', required_grant: grant });
     return true;
-  }
-
-  /** A route's @Public/@SignedIn/@RequireGrant, read from its metadata once (it does not change after start-up). */
-  private routeRules(context: ExecutionContext): RouteRules {
-    const handler = context.getHandler();
-    const controller = context.getClass();
-    let byHandler = this.rules.get(controller);
-    if (!byHandler) this.rules.set(controller, (byHandler = new Map()));
-    let rules = byHandler.get(handler);
-    if (!rules) {
-      const targets = [handler, controller];
-      rules = {
-        isPublic: Boolean(this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)),
-        signedInOnly: Boolean(this.reflector.getAllAndOverride<boolean>(SIGNED_IN_KEY, targets)),
-        grant: this.reflector.getAllAndOverride<string>(GRANT_KEY, targets),
-      };
-      byHandler.set(handler, rules);
-    }
-    return rules;
   }
 }
 

@@ -1,5 +1,4 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { ThrottlerGuard, ThrottlerStorage } from '@nestjs/throttler';
 import {
   THROTTLER_BLOCK_DURATION,
@@ -12,6 +11,7 @@ import {
 import type { ThrottlerRequest } from '@nestjs/throttler/dist/throttler.guard.interface';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type Redis from 'ioredis';
+import { perRoute, type RouteTargets } from './route-metadata';
 
 // One round trip: take `count` hits of the window, starting the window on the first. Sent by its SHA (EVALSHA,
 // ioredis's defineCommand resends the text only after a NOSCRIPT), not as a full script on every request.
@@ -132,7 +132,7 @@ type RoutePlan = Array<Omit<ThrottlerRequest, 'context'>> | 'per request';
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
-  private readonly plans = new WeakMap<object, Map<object, RoutePlan>>();
+  private readonly routePlan = perRoute((targets) => this.readRoutePlan(targets));
 
   /**
    * ThrottlerGuard's own check, with the route's settings read once instead of on every request: the library reads
@@ -147,19 +147,8 @@ export class RateLimitGuard extends ThrottlerGuard {
     return true;
   }
 
-  private routePlan(context: ExecutionContext): RoutePlan {
-    const handler = context.getHandler();
-    const controller = context.getClass();
-    let byHandler = this.plans.get(controller);
-    if (!byHandler) this.plans.set(controller, (byHandler = new Map()));
-    let plan = byHandler.get(handler);
-    if (!plan) byHandler.set(handler, (plan = this.readRoutePlan([handler, controller])));
-    return plan;
-  }
-
-  private readRoutePlan(targets: [object, object]): RoutePlan {
-    const read = <T>(key: string, name: string) =>
-      this.reflector.getAllAndOverride<T>(key + name, targets as Parameters<Reflector['getAllAndOverride']>[1]);
+  private readRoutePlan(targets: RouteTargets): RoutePlan {
+    const read = <T>(key: string, name: string) => this.reflector.getAllAndOverride<T>(key + name, targets);
     const plan: Exclude<RoutePlan, 'per request'> = [];
     for (const throttler of this.throttlers) {
       if (throttler.skipIf || this.commonOptions.skipIf) return 'per request';
