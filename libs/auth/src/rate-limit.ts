@@ -148,14 +148,14 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   private readRoutePlan(targets: RouteTargets): RoutePlan {
-    const read = <T>(key: string, name: string) => this.reflector.getAllAndOverride<T>(key + name, targets);
     const plan: Exclude<RoutePlan, 'per request'> = [];
     for (const throttler of this.throttlers) {
       if (throttler.skipIf || this.commonOptions.skipIf) return 'per request';
-      if (read<boolean>(THROTTLER_SKIP, throttler.name!)) continue;
-      const limit = read<unknown>(THROTTLER_LIMIT, throttler.name!) ?? throttler.limit;
-      const ttl = read<unknown>(THROTTLER_TTL, throttler.name!) ?? throttler.ttl;
-      const blockDuration = read<unknown>(THROTTLER_BLOCK_DURATION, throttler.name!) ?? throttler.blockDuration ?? ttl;
+      const read = <T>(key: string) => this.reflector.getAllAndOverride<T | undefined>(key + throttler.name, targets);
+      if (read<boolean>(THROTTLER_SKIP)) continue;
+      const limit = read<unknown>(THROTTLER_LIMIT) ?? throttler.limit;
+      const ttl = read<unknown>(THROTTLER_TTL) ?? throttler.ttl;
+      const blockDuration = read<unknown>(THROTTLER_BLOCK_DURATION) ?? throttler.blockDuration ?? ttl;
       if (typeof limit !== 'number' || typeof ttl !== 'number' || typeof blockDuration !== 'number')
         return 'per request';
       plan.push({
@@ -164,11 +164,11 @@ export class RateLimitGuard extends ThrottlerGuard {
         ttl,
         blockDuration,
         getTracker:
-          read<ThrottlerRequest['getTracker']>(THROTTLER_TRACKER, throttler.name!) ??
+          read<ThrottlerRequest['getTracker']>(THROTTLER_TRACKER) ??
           throttler.getTracker ??
           this.commonOptions.getTracker!,
         generateKey:
-          read<ThrottlerRequest['generateKey']>(THROTTLER_KEY_GENERATOR, throttler.name!) ??
+          read<ThrottlerRequest['generateKey']>(THROTTLER_KEY_GENERATOR) ??
           throttler.generateKey ??
           this.commonOptions.generateKey!,
       });
