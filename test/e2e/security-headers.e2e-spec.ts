@@ -16,13 +16,25 @@ describe('Security headers', () => {
         .map(([k, ...v]) => [k, v]),
     );
 
-  it('API responses, errors included, carry nosniff, a referrer policy, frame denial and a strict CSP; no HSTS over plain HTTP', async () => {
+  it('API responses, errors and MCP answers included, carry nosniff, a referrer policy, frame denial and a strict CSP; no HSTS over plain HTTP', async () => {
     const account = await t.createAccount();
+    // the MCP endpoint hands the raw response to the SDK, which writes it itself
+    const mcp = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: account.token,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    expect(mcp.status).toBe(200);
     for (const res of [
       await t.http.get('/account/get', { token: account.token }),
       await t.http.get('/v2/nothing'),
       await t.http.post('/v1/authenticate'),
       await t.http.get('/health'),
+      mcp,
     ]) {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');

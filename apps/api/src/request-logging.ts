@@ -72,7 +72,7 @@ export function installRequestIds(fastify: FastifyInstance): void {
     } as typeof handler;
   });
   fastify.addHook('onRequest', (request, reply, done) => {
-    reply.raw.setHeader('x-request-id', request.id); // on the raw response: replies written by hand (MCP) carry it too
+    reply.header('x-request-id', request.id); // a reply written by hand (MCP) copies it with the others
     done();
   });
 }

@@ -32,12 +32,14 @@ const HSTS = 'max-age=31536000; includeSubDomains';
  * (directly, or through a trusted proxy's X-Forwarded-Proto, see TRUST_PROXY), never over plain HTTP.
  */
 export async function installSecurityHeaders(app: NestFastifyApplication): Promise<void> {
-  const headers = Object.entries(await helmetHeaders());
+  const headers = await helmetHeaders();
   app
     .getHttpAdapter()
     .getInstance()
     .addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      for (const [name, value] of headers) reply.raw.setHeader(name, value);
+      // on Fastify's reply, not the raw response: then Node writes all headers in one writeHead (a header set on the raw
+      // response makes it re-validate and store every one); a reply written by hand copies them (mcp.controller.ts)
+      reply.headers(headers);
       if (request.url === '/docs' || request.url.startsWith('/docs/') || request.url.startsWith('/docs?'))
         reply.header('content-security-policy', DOCS_CSP);
       if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);

@@ -70,7 +70,10 @@ export class McpController {
       return;
     }
 
-    // From here the SDK's transport writes the Node response itself; Fastify steps aside.
+    // From here the SDK's transport writes the Node response itself; Fastify steps aside. What the hooks set on the
+    // reply so far (request id, security headers) goes on the raw response, or the SDK's answer would lack it.
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     const raw = request.raw as IncomingMessage & {
       auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> };
