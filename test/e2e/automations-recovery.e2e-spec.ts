@@ -1,6 +1,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AutomationQueue, EmbeddedDriver, type DriveItem } from '@switchboard/automations';
+import { REDIS } from '@switchboard/core';
+import type Redis from 'ioredis';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 import { createWorkflow, waitFor } from '../helpers/automations';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -110,6 +112,16 @@ describe('Embedded driver recovery', () => {
     await t.db.query(`UPDATE workflow_runs SET wake_at = now() - interval '10 seconds' WHERE id = $1`, [runId]);
     expect(await driver.recover({ full: false })).toEqual({ started: 0, resumed: 0, timers: 1 });
     await waitFor(async () => (await statuses(wf.id)).completed === 1, 10_000, 'the overdue run to complete');
+  });
+
+  it('a worker closed a second time (t.close() does so after a restart) leaves its ended Redis connection alone', async () => {
+    await restartWorker(); // the worker t started is closed by now (by this or an earlier restart)
+    const redis = t.worker!.get<Redis>(REDIS);
+    expect(redis.status).toBe('end');
+    // disconnecting an ended connection again armed ioredis' 2-s timer on its closed socket: the process lived on
+    const disconnect = jest.spyOn(redis, 'disconnect');
+    await t.worker!.close();
+    expect(disconnect).not.toHaveBeenCalled();
   });
 
   /** webhook → delay → http_request (unreachable: its failure takes onError) → end */

@@ -28,10 +28,12 @@ describe('Console static files', () => {
     expect(asset.status).toBe(200);
     expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect(asset.headers.get('content-type')).toContain('javascript');
+    expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(0); // read: an unread body holds its connection open
 
     const redirect = await fetch(`${t.url}/app`, { redirect: 'manual' });
     expect(redirect.status).toBe(302);
     expect(redirect.headers.get('location')).toBe('/app/');
+    await redirect.arrayBuffer();
   });
 
   it('a page path is served without a MaxListenersExceededWarning (it used to be logged for every deep link)', async () => {

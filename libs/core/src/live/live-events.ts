@@ -5,6 +5,7 @@ import { Observable } from 'rxjs';
 import { PassThrough } from 'node:stream';
 import { MicroBatcher } from '../batching/micro-batcher';
 import { AppConfig } from '../config/config';
+import { closeRedis } from '../redis/redis';
 import { REDIS } from '../redis/redis.module';
 import { compareStreamIds, isStreamId } from './stream-ids';
 
@@ -474,7 +475,7 @@ export class LiveEvents implements OnModuleDestroy {
   async onModuleDestroy() {
     if (this.watchRefresh) clearInterval(this.watchRefresh);
     this.endAllStreams();
-    await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
+    await closeRedis(this.subscriber);
   }
 }
 

@@ -1,7 +1,7 @@
 import { Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { AppConfig } from '../config/config';
-import { createRedis } from './redis';
+import { closeRedis, createRedis } from './redis';
 
 export const REDIS = Symbol('REDIS');
 export const InjectRedis = () => Inject(REDIS);
@@ -10,7 +10,7 @@ export const InjectRedis = () => Inject(REDIS);
 class RedisCloser implements OnApplicationShutdown {
   constructor(@Inject(REDIS) private readonly redis: Redis) {}
   async onApplicationShutdown() {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedis(this.redis);
   }
 }
 
