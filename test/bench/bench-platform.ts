@@ -200,7 +200,7 @@ export function cpuMeter(processes: ChildProcess[]): () => { seconds: number[]; 
  * is in Redis. A campaign started right after the worker was spawned waited ~0.8 s for the fan-out consumer, which a
  * running system does not; after this wait, 2–6 ms.
  */
-async function waitForWorkers(config: AppConfig, workers: ChildProcess[]): Promise<void> {
+export async function waitForWorkers(config: AppConfig, workers: ChildProcess[]): Promise<void> {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
   try {
     const keys = workers.map((w) => `${config.REDIS_PREFIX}:worker:heartbeat:${hostname()}:${w.pid}`);

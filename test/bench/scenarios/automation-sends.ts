@@ -44,7 +44,8 @@ export async function automationSends(
     messageLogLimit: 200_000,
   });
   try {
-    await new Promise((r) => setTimeout(r, driver === 'temporal' ? 5000 : 2000)); // the worker boots
+    // startPlatform waited for the worker's heartbeat; Temporal's worker then still connects and polls its queue
+    if (driver === 'temporal') await new Promise((r) => setTimeout(r, 5000));
     const { api, sandboxUrl, authz, phoneId } = platform;
     const templateName = await createApprovedTemplate(api, sandboxUrl, authz, phoneId);
     const created = await postJson(

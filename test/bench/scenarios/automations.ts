@@ -2,7 +2,9 @@ import { computeSignature } from '@switchboard/whatsapp';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { startTemporal, type TemporalDevServer } from '../../../scripts/temporal-server';
+import { loadConfig } from '@switchboard/core';
 import { BenchContext, DIST, freePort } from '../bench-context';
+import { waitForWorkers } from '../bench-platform';
 import { inboundWebhook, percentile } from '../helpers';
 import { load } from '../load';
 import { automationSends, type SendFigures } from './automation-sends';
@@ -108,8 +110,11 @@ async function measureDriver(
       `${base}/health`,
     ),
   );
-  processes.push(await ctx.startProcess(`worker (${driver})`, join(DIST, 'apps/worker/src/main.js'), env));
-  await new Promise((r) => setTimeout(r, driver === 'temporal' ? 5000 : 3000)); // the worker boots
+  const worker = await ctx.startProcess(`worker (${driver})`, join(DIST, 'apps/worker/src/main.js'), env);
+  processes.push(worker);
+  await waitForWorkers(loadConfig({ ...ctx.env, ...env }), [worker]);
+  // Temporal's worker still connects and polls its task queue after the heartbeat
+  if (driver === 'temporal') await new Promise((r) => setTimeout(r, 5000));
 
   const account = await ctx.createAccount();
   const auth = await fetch(`${base}/v1/authenticate`, {
@@ -145,6 +150,18 @@ async function measureDriver(
 
   // Part 1: webhook → run started, closed loop (20 connections, as fast as answered), then at a fixed offered rate
   const started = await create('Bench webhook', waitNodes);
+  // until every accepted run has reached its wait, at most 3 s (runs not started by then stay out of the p99)
+  const drained = async (workflowId: number) => {
+    const deadline = Date.now() + 3000;
+    while (Date.now() < deadline) {
+      const [{ n }] = await ctx.db.query(
+        `SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status <> 'waiting'`,
+        [workflowId],
+      );
+      if (n === 0) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
   const webhookRequest = {
     method: 'POST' as const,
     headers: { 'content-type': 'application/json' },
@@ -157,7 +174,7 @@ async function measureDriver(
     seconds: loadSeconds,
     ...webhookRequest,
   });
-  await new Promise((r) => setTimeout(r, 3000)); // let the worker drain what was accepted (the backlog, if any, shows in p99)
+  await drained(started.id); // the backlog, if any, shows in p99
   const [pickup] = await ctx.db.query(
     `SELECT count(*)::int AS runs,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE status <> 'pending') AS p50,
@@ -174,7 +191,7 @@ async function measureDriver(
     rate: webhookRate,
     ...webhookRequest,
   });
-  await new Promise((r) => setTimeout(r, 3000));
+  await drained(started.id);
 
   // Part 2: reply → next step, for replies arriving at a steady rate, then for all of them at once
   const replyRuns = Number(process.env.BENCH_REPLY_RUNS ?? 200);

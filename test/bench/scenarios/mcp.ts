@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
+import { waitForWorkers } from '../bench-platform';
 import { load, LoadResult } from '../load';
 
 type Measured = LoadResult & { cpuMsPerRequest: number };
@@ -38,7 +39,8 @@ export async function mcpThroughput(ctx: BenchContext) {
   processes.push(
     await ctx.startProcess('api', join(DIST, 'apps/api/src/main.js'), { ...env, PORT: apiPort }, `${api}/health`),
   );
-  processes.push(await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'), env));
+  const worker = await ctx.startProcess('worker', join(DIST, 'apps/worker/src/main.js'), env);
+  processes.push(worker);
 
   const config = loadConfig({ ...ctx.env, ...env });
   const account = await provisionAccount(ctx.db, new SecretBox(config.ENCRYPTION_KEY), {
@@ -97,7 +99,7 @@ export async function mcpThroughput(ctx: BenchContext) {
     if (i > 100) throw new Error('template bench_0 was not approved');
     await new Promise((r) => setTimeout(r, 100));
   }
-  await new Promise((r) => setTimeout(r, 2000)); // the worker boots
+  await waitForWorkers(config, [worker]);
 
   const mcpHeaders = { ...json, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
   const toolCall = (name: string, args: Record<string, unknown>) =>

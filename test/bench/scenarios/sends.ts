@@ -6,6 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
+import { waitForWorkers } from '../bench-platform';
 
 /**
  * ARCHITECTURE.md target: sends paced at the number's rate (1,000 msg/s here), never above it in any 1-second
@@ -65,7 +66,7 @@ export async function sends(ctx: BenchContext) {
     messageLogLimit: total + 1000,
     messageLogPayloads: false,
   });
-  await new Promise((r) => setTimeout(r, 3000)); // the worker boots
+  await waitForWorkers(config, workers);
 
   const [phone] = await ctx.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [phoneId]);
   const connection = createRedis(config.REDIS_URL);
