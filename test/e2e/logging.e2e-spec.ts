@@ -1,6 +1,7 @@
 import { HANDLES_UNIQUE_VIOLATION } from '@switchboard/core/database';
 import { DataSource } from 'typeorm';
 import { createWorkflow } from '../helpers/automations';
+import { mcpPost } from '../helpers/mcp';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -180,16 +181,7 @@ describe('Logs and request ids', () => {
     expect(none.headers.get('x-request-id')).toMatch(UUID);
 
     // a reply written by hand (the MCP endpoint hijacks it) answers the id too
-    const mcp = await fetch(`${t.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: account.token,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'x-request-id': 'mcp-1',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-    });
+    const mcp = await mcpPost(t.url, { authorization: account.token, 'x-request-id': 'mcp-1' });
     expect(mcp.status).toBe(200);
     expect(mcp.headers.get('x-request-id')).toBe('mcp-1');
   });

@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createWorkflow, simpleDefinition } from '../helpers/automations';
+import { mcpPost } from '../helpers/mcp';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -75,15 +76,7 @@ describe('MCP server (POST /mcp)', () => {
   const data = (result: CallToolResult) => result.structuredContent as Record<string, any>;
 
   /** One JSON-RPC request over plain HTTP (what curl would send). */
-  const rawPost = (
-    headers: Record<string, string>,
-    body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
-  ) =>
-    fetch(`${t.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-      body: JSON.stringify(body),
-    });
+  const rawPost = (headers: Record<string, string>, body?: unknown) => mcpPost(t.url, headers, body);
 
   async function withGrants(account: TestAccount, grants: string[]): Promise<string> {
     await t.db.query(`UPDATE api_clients SET grants = $2 WHERE client_id = $1`, [account.clientId, grants]);

@@ -1,3 +1,4 @@
+import { mcpPost } from '../helpers/mcp';
 import { startTestApp, TestApp } from '../helpers/test-app';
 
 /** Issue 14 §4: security headers on every response (apps/api/src/security-headers.ts), Swagger UI at /docs still working. */
@@ -19,15 +20,7 @@ describe('Security headers', () => {
   it('API responses, errors and MCP answers included, carry nosniff, a referrer policy, frame denial and a strict CSP; no HSTS over plain HTTP', async () => {
     const account = await t.createAccount();
     // the MCP endpoint hands the raw response to the SDK, which writes it itself
-    const mcp = await fetch(`${t.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: account.token,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-    });
+    const mcp = await mcpPost(t.url, { authorization: account.token });
     expect(mcp.status).toBe(200);
     for (const res of [
       await t.http.get('/account/get', { token: account.token }),
