@@ -598,6 +598,8 @@ describe('Campaigns', () => {
       expect(again.body.message).toBe(
         `Cannot start campaign ${id}: it is running (start is allowed from draft or scheduled)`,
       );
+      // cancelled while sending: a cancel that came before the audience was fanned out had no recipient to cancel
+      await eventually(async () => (await progressOf(id)).sent >= 1, 15_000, 'the first send');
       const cancelled = await act(id, 'cancel');
       expect(cancelled.status).toBe(200);
       expect(cancelled.body.data.status).toBe('cancelled');
