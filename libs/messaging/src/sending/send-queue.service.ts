@@ -437,7 +437,5 @@ export class SendQueueService implements OnModuleDestroy {
     }
     this.eventsConnection?.disconnect();
     this.eventsConnection = undefined;
-    if (events) {
-    }
   }
 }
