@@ -11,7 +11,7 @@ import {
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
 import { LiveEvents, validationException } from '@switchboard/core';
-import { queryPlan } from '@switchboard/core/database';
+import { namedQuery, queryPlan } from '@switchboard/core/database';
 import {
   CloudApiClient,
   CloudApiError,
@@ -161,6 +161,9 @@ export class TemplatesService {
   private readonly logger = new Logger('TemplatesService');
   /** templates fetched from the platform at once during a sync */
   static readonly SYNC_CONCURRENCY = 4;
+
+  /** findApprovedForSend's statement: every column, under its property name (built once from the entity) */
+  private forSendSql?: string;
 
   constructor(
     @InjectRepository(Template) private readonly templates: Repository<Template>,
@@ -506,10 +509,15 @@ export class TemplatesService {
 
   /** For sends: the APPROVED template (with variables, header type, buttons, carousel), or the reason it cannot be sent. */
   async findApprovedForSend(accountId: string, name: string, language?: string): Promise<FindForSendResult> {
-    const rows = await this.templates.find({
-      where: { accountId, name, ...(language ? { language } : {}) },
-      order: { id: 'ASC' },
-    });
+    // every automation step's send of a moment asks this: a named statement, not a find() (its query builder cost
+    // the worker ~0.5 ms of CPU per call, 4 % of its time in the send_template bench)
+    this.forSendSql ??= `SELECT ${this.templates.metadata.columns.map((c) => `${c.databaseName} AS "${c.propertyName}"`).join(', ')}
+      FROM templates WHERE account_id = $1 AND name = $2 AND ($3::text IS NULL OR language = $3) ORDER BY id`;
+    const rows = await namedQuery<Template>(this.dataSource, 'template_for_send', this.forSendSql, [
+      accountId,
+      name,
+      language || null,
+    ]);
     if (rows.length === 0) return { ok: false, reason: NO_TEMPLATE_FOUND };
     const approved = rows.find((r) => r.status === 'APPROVED');
     if (approved) return { ok: true, template: approved };

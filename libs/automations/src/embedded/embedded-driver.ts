@@ -81,9 +81,10 @@ interface StepDecision {
  * ran them). The rows are locked in id order, so two steps locking overlapping runs cannot deadlock. The UPDATE
  * writes RUN_ROW_SET (the same SET as one run's) from one array per column.
  */
-const LOCK_RUNS_SQL = `SELECT r.id, r.account_id, r.workflow_id, r.workflow_version, r.status, r.payload, r.state, r.contact_id, r.contact_phone, r.messaging_phone_id, r.wake_at, r.pending_replies, v.definition
-   FROM workflow_runs r JOIN workflow_versions v ON v.workflow_id = r.workflow_id AND v.version = r.workflow_version
-  WHERE r.id = ANY($1::uuid[]) ORDER BY r.id FOR UPDATE OF r`;
+const LOCK_RUNS_SQL = `SELECT id, account_id, workflow_id, workflow_version, status, payload, state, contact_id, contact_phone, messaging_phone_id, wake_at, pending_replies
+   FROM workflow_runs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`;
+const DEFINITIONS_SQL = `SELECT workflow_id, version, definition FROM workflow_versions
+  WHERE (workflow_id, version) IN (SELECT * FROM unnest($1::bigint[], $2::int[]))`;
 const PERSIST_RUNS_SQL = `UPDATE workflow_runs SET ${RUN_ROW_SET.replace(/\$(\d+)/g, 'u.c$1')}, pending_replies = u.c12
    FROM unnest($1::uuid[], $2::text[], $3::json[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[],
                $9::text[], $10::bool[], $11::text[], $12::jsonb[])
@@ -92,6 +93,9 @@ const PERSIST_RUNS_SQL = `UPDATE workflow_runs SET ${RUN_ROW_SET.replace(/\$(\d+
 
 /** the most replies kept for a run's next wait (the oldest are dropped; the Temporal workflow keeps as many) */
 export const MAX_PENDING_REPLIES = 20;
+
+/** published versions kept parsed per process (a version never changes once published); all dropped when full */
+const DEFINITIONS_KEPT = 500;
 
 /** the most run steps locked and written by one transaction */
 const STEPS_PER_TRANSACTION = 50;
@@ -130,6 +134,12 @@ export class EmbeddedDriver {
     maxItems: STEPS_PER_TRANSACTION,
     maxConcurrent: 2,
   });
+
+  /**
+   * Published definitions by `workflowId:version`, read once per process instead of with every locked run: a step
+   * of a 300-node workflow would otherwise fetch and parse its whole definition for each run it moves.
+   */
+  private readonly definitions = new Map<string, WorkflowDefinition>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -239,7 +249,10 @@ export class EmbeddedDriver {
   /** Locks the runs, decides each one's step and writes the new states, in one transaction. */
   private async decideAndPersist(items: DriveItem[]): Promise<Array<StepDecision | null>> {
     return this.dataSource.transaction(async (tx) => {
-      const runs = await namedQuery<LockedRun>(tx, 'run_step_lock_many', LOCK_RUNS_SQL, [items.map((i) => i.runId)]);
+      const locked = await namedQuery<Omit<LockedRun, 'definition'>>(tx, 'run_step_lock_many', LOCK_RUNS_SQL, [
+        items.map((i) => i.runId),
+      ]);
+      const runs = await this.withDefinitions(tx, locked);
       const byId = new Map(runs.map((run) => [run.id, run]));
       const decided = items.map((item) => {
         const run = byId.get(item.runId);
@@ -256,6 +269,28 @@ export class EmbeddedDriver {
           await recordRunFailedEvent(tx, run, decision.state!);
       return decided.map((d) => d?.decision ?? null);
     });
+  }
+
+  /** The locked runs with their pinned definitions: those not read yet by this process in one query. */
+  private async withDefinitions(tx: EntityManager, runs: Array<Omit<LockedRun, 'definition'>>): Promise<LockedRun[]> {
+    const keyOf = (run: { workflow_id: string; workflow_version: number }) =>
+      `${run.workflow_id}:${run.workflow_version}`;
+    const missing = [
+      ...new Map(runs.filter((r) => !this.definitions.has(keyOf(r))).map((r) => [keyOf(r), r])).values(),
+    ];
+    if (missing.length) {
+      const rows = await namedQuery<{ workflow_id: string; version: number; definition: WorkflowDefinition }>(
+        tx,
+        'run_step_definitions',
+        DEFINITIONS_SQL,
+        [missing.map((r) => r.workflow_id), missing.map((r) => r.workflow_version)],
+      );
+      if (this.definitions.size + rows.length > DEFINITIONS_KEPT) this.definitions.clear();
+      for (const row of rows)
+        this.definitions.set(keyOf({ workflow_id: row.workflow_id, workflow_version: row.version }), row.definition);
+    }
+    // a run's version always exists (foreign key); the engine only reads a definition, so runs can share one
+    return runs.map((run) => ({ ...run, definition: this.definitions.get(keyOf(run))! }));
   }
 
   /** What the engine makes of one input for one locked run; writes nothing. */
