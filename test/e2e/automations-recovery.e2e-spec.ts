@@ -148,7 +148,9 @@ describe('Embedded driver recovery', () => {
     );
     // the engine cannot take a step of a run whose pinned definition has no nodes (published versions never change,
     // and the driver keeps those it has read: the run is pinned to a broken version it has not read yet)
-    await t.db.query(`INSERT INTO workflow_versions (workflow_id, version, definition) VALUES ($1, 99, '{}')`, [bad.id]);
+    await t.db.query(`INSERT INTO workflow_versions (workflow_id, version, definition) VALUES ($1, 99, '{}')`, [
+      bad.id,
+    ]);
     await t.db.query(`UPDATE workflow_runs SET workflow_version = 99 WHERE id = $1`, [badRun]);
     const driver = (restarted ?? t.worker!).get(EmbeddedDriver);
     const fired = { kind: 'event' as const, event: { type: 'timer_fired' as const, seq: 1 } };
