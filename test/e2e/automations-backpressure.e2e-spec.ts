@@ -6,7 +6,8 @@ import { startWorkerProcess } from '../helpers/worker-process';
 
 /**
  * Backpressure of the inbound workflow webhook: while the runs it accepted wait too long to start (no worker here at
- * first), it answers 429 with Retry-After and creates nothing; once a worker has started them, it accepts again.
+ * first), it holds a request up to a second for them to start, then answers 429 with Retry-After and creates nothing;
+ * once a worker has started them, it accepts again.
  */
 describe('Inbound workflow webhook backpressure (AUTOMATION_MAX_BACKLOG_MS)', () => {
   let t: TestApp;
@@ -33,7 +34,32 @@ describe('Inbound workflow webhook backpressure (AUTOMATION_MAX_BACKLOG_MS)', ()
     (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1`, [workflowId]))[0]
       .n as number;
 
-  it('429 + Retry-After while the oldest accepted run has waited over the limit; 200 again once it started', async () => {
+  it('a request that finds the backlog over the limit is held while it drains, then accepted', async () => {
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'done',
+      nodes: [{ id: 'done', type: 'end' }],
+    });
+    const first = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: 1 });
+    expect(first.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1600)); // pending for longer than the limit: no worker
+    // a worker would start it during the hold; here it is marked started directly
+    const drained = new Promise((resolve) => setTimeout(resolve, 400)).then(() =>
+      t.db.query(`UPDATE workflow_runs SET status = 'completed' WHERE id = $1`, [first.body.runId]),
+    );
+    const postedAt = Date.now();
+    const held = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: 2 });
+    const heldMs = Date.now() - postedAt;
+    await drained;
+    expect(held.status).toBe(200);
+    expect(heldMs).toBeGreaterThanOrEqual(350);
+    expect(heldMs).toBeLessThan(1000); // accepted once the backlog drained, not at the end of the hold
+    expect(await runCount(wf.id)).toBe(2);
+    // no pending run left behind for the next test
+    await t.db.query(`UPDATE workflow_runs SET status = 'completed' WHERE workflow_id = $1`, [wf.id]);
+  }, 60_000);
+
+  it('429 + Retry-After while the oldest accepted run has waited over the limit (after the hold); 200 again once it started', async () => {
     const wf = await createWorkflow(t, account.token, {
       trigger: { type: 'webhook' },
       startNodeId: 'done',
@@ -43,8 +69,10 @@ describe('Inbound workflow webhook backpressure (AUTOMATION_MAX_BACKLOG_MS)', ()
     expect(first.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1600)); // the run is still pending: no worker
 
+    const postedAt = Date.now();
     const refused = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: 2 });
     expect(refused.status).toBe(429);
+    expect(Date.now() - postedAt).toBeGreaterThanOrEqual(950); // held first, for BACKLOG_HOLD_MS
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(refused.body).toEqual({
       statusCode: 429,

@@ -1,5 +1,5 @@
 import { cpuMeter, startPlatform, type Platform } from '../bench-platform';
-import { createApprovedTemplate, postJson } from '../helpers';
+import { createApprovedTemplate, postJson, postLoad } from '../helpers';
 import type { BenchContext } from '../bench-context';
 
 const SECONDS = Number(process.env.BENCH_AUTOMATION_SECONDS ?? 10);
@@ -75,16 +75,14 @@ export async function automationSends(
     const post = async (posted: Posted[], rejected: { n: number; backoff: number; errors: number }) => {
       const phone = `4917${String(++serial).padStart(9, '0')}`;
       const sentAt = Date.now();
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ phone, name: 'Ann', order: { id: serial, total: '19.90' } }),
-      }).catch(() => undefined);
-      await res?.arrayBuffer();
+      const res = await postLoad(
+        url,
+        JSON.stringify({ phone, name: 'Ann', order: { id: serial, total: '19.90' } }),
+      ).catch(() => undefined);
       if (res?.status === 200) posted.push({ phone, sentAt });
       else if (res?.status === 429) {
         rejected.n++;
-        const wait = Number(res.headers.get('retry-after') ?? 1) * 1000;
+        const wait = Number(res.retryAfter ?? 1) * 1000;
         rejected.backoff += wait;
         await new Promise((r) => setTimeout(r, wait));
       } else rejected.errors++;

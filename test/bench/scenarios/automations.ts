@@ -5,7 +5,7 @@ import { startTemporal, type TemporalDevServer } from '../../../scripts/temporal
 import { loadConfig } from '@switchboard/core';
 import { BenchContext, DIST, freePort } from '../bench-context';
 import { waitForWorkers } from '../bench-platform';
-import { inboundWebhook, percentile } from '../helpers';
+import { inboundWebhook, percentile, postLoad } from '../helpers';
 import { load } from '../load';
 import { automationSends, type SendFigures } from './automation-sends';
 
@@ -205,14 +205,9 @@ async function measureDriver(
       chunks(phones, Math.ceil(phones.length / 5)).map(async (group) => {
         for (const phone of group)
           for (;;) {
-            const res = await fetch(`${base}/webhook/workflow/${wf.identifier}`, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ phone }),
-            });
-            await res.arrayBuffer();
+            const res = await postLoad(`${base}/webhook/workflow/${wf.identifier}`, JSON.stringify({ phone }));
             if (res.status !== 429) break;
-            await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 1) * 1000));
+            await new Promise((r) => setTimeout(r, Number(res.retryAfter ?? 1) * 1000));
           }
       }),
     );
@@ -229,13 +224,8 @@ async function measureDriver(
     // a wamid of its own: the same customers reply again in the next driver's part (a repeated wamid is a duplicate)
     const body = inboundWebhook(messagingPhoneId, phone, `wamid.bench-${driver}-${phone}`);
     sentAt.set(phone, Date.now());
-    await fetch(`${base}/webhooks/whatsapp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-hub-signature-256': computeSignature(Buffer.from(body), APP_SECRET),
-      },
-      body,
+    await postLoad(`${base}/webhooks/whatsapp`, body, {
+      'x-hub-signature-256': computeSignature(Buffer.from(body), APP_SECRET),
     });
   };
   const replyLatencies = async (workflowId: number, sentAt: Map<string, number>) => {
