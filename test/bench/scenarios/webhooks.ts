@@ -3,7 +3,7 @@ import { computeSignature } from '@switchboard/whatsapp';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
-import { inboundWebhook, percentile } from '../helpers';
+import { inboundWebhook, percentile, postLoad } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
 
@@ -100,16 +100,11 @@ export async function webhookDeliveries(ctx: BenchContext) {
         const body = platformWebhook(n);
         inFlight++;
         postedAt[n] = performance.now();
-        fetch(`${base}/webhooks/whatsapp`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'x-hub-signature-256': computeSignature(Buffer.from(body), APP_SECRET),
-          },
-          body,
+        postLoad(`${base}/webhooks/whatsapp`, body, {
+          'x-hub-signature-256': computeSignature(Buffer.from(body), APP_SECRET),
         })
           .then(
-            (r) => (r.ok ? r.arrayBuffer() : (rejected++, r.arrayBuffer())),
+            (r) => (r.status >= 200 && r.status < 300 ? undefined : rejected++),
             () => rejected++,
           )
           .finally(() => inFlight--);
