@@ -34,7 +34,8 @@ describe('Inbound workflow webhook backpressure (AUTOMATION_MAX_BACKLOG_MS)', ()
     (await t.db.query(`SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1`, [workflowId]))[0]
       .n as number;
 
-  it('a request that finds the backlog over the limit is held while it drains, then accepted', async () => {
+  /** A workflow whose first accepted run has waited longer than the limit (no worker starts it). */
+  const overTheLimit = async () => {
     const wf = await createWorkflow(t, account.token, {
       trigger: { type: 'webhook' },
       startNodeId: 'done',
@@ -42,7 +43,12 @@ describe('Inbound workflow webhook backpressure (AUTOMATION_MAX_BACKLOG_MS)', ()
     });
     const first = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: 1 });
     expect(first.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1600)); // pending for longer than the limit: no worker
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    return { wf, first };
+  };
+
+  it('a request that finds the backlog over the limit is held while it drains, then accepted', async () => {
+    const { wf, first } = await overTheLimit();
     // a worker would start it during the hold; here it is marked started directly
     const drained = new Promise((resolve) => setTimeout(resolve, 400)).then(() =>
       t.db.query(`UPDATE workflow_runs SET status = 'completed' WHERE id = $1`, [first.body.runId]),
@@ -59,14 +65,7 @@ describe('Inbound workflow webhook backpressure (AUTOMATION_MAX_BACKLOG_MS)', ()
   }, 60_000);
 
   it('429 + Retry-After while the oldest accepted run has waited over the limit (after the hold); 200 again once it started', async () => {
-    const wf = await createWorkflow(t, account.token, {
-      trigger: { type: 'webhook' },
-      startNodeId: 'done',
-      nodes: [{ id: 'done', type: 'end' }],
-    });
-    const first = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: 1 });
-    expect(first.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1600)); // the run is still pending: no worker
+    const { wf, first } = await overTheLimit();
 
     const postedAt = Date.now();
     const refused = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: 2 });
