@@ -10,6 +10,12 @@ import { DataSource } from 'typeorm';
 import { API_NODE_FLAGS } from '../../apps/api/src/node-flags';
 import { ensureLocalServices, withDatabase } from '../../scripts/local-services';
 
+/**
+ * How long a stopped process may take to exit before it is killed: 5 s, or 60 s when BENCH_NODE_ARGS asks for a
+ * profile (`--cpu-prof`, `--heap-prof`), which is written at exit and took the API longer than 5 s after a busy scenario.
+ */
+const STOP_GRACE_MS = /--(cpu|heap)-prof/.test(process.env.BENCH_NODE_ARGS ?? '') ? 60_000 : 5000;
+
 /** What every benchmark scenario gets: a fresh migrated database, Redis, and helpers to run the real processes. */
 export interface BenchContext {
   databaseUrl: string;
@@ -79,7 +85,7 @@ export async function createBenchContext(name = 'bench'): Promise<
         child.exitCode !== null || child.signalCode !== null
           ? undefined
           : new Promise<void>((resolve) => {
-              const timer = setTimeout(() => (child.kill('SIGKILL'), resolve()), 5000);
+              const timer = setTimeout(() => (child.kill('SIGKILL'), resolve()), STOP_GRACE_MS);
               child.once('exit', () => (clearTimeout(timer), resolve()));
               child.kill('SIGTERM');
             }),
