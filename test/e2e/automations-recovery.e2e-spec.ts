@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { AutomationQueue, EmbeddedDriver, type DriveItem } from '@switchboard/automations';
 import { REDIS } from '@switchboard/core';
 import type Redis from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 import { createWorkflow, waitFor } from '../helpers/automations';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -166,6 +167,30 @@ describe('Embedded driver recovery', () => {
     expect(Object.fromEntries(rows.map((r: any) => [r.id, r.status]))).toEqual({
       [goodRun]: 'completed',
       [badRun]: 'waiting',
+    });
+  });
+
+  it('runs start with their pinned definitions when the definitions the driver keeps are full', async () => {
+    const kept = await delayWorkflow(3600);
+    const unread = await delayWorkflow(3600);
+    await startRuns(kept.identifier, 1);
+    await waitFor(async () => (await statuses(kept.id)).waiting === 1, 10_000, 'a run waiting on its delay');
+    const driver = (restarted ?? t.worker!).get(EmbeddedDriver);
+    const definitions = (driver as unknown as { definitions: Map<string, unknown> }).definitions;
+    expect(definitions.has(`${kept.id}:1`)).toBe(true); // read by the step of the run above
+    for (let i = 0; definitions.size < 500; i++) definitions.set(`other:${i}`, {});
+    // a pending run of each workflow, started in one step: reading the unread one empties the full cache
+    const runs = [randomUUID(), randomUUID()];
+    await t.db.query(
+      `INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload)
+       VALUES ($1, $3, $4, 1, 'pending', '{}'), ($2, $3, $5, 1, 'pending', '{}')`,
+      [...runs, account.accountId, kept.id, unread.id],
+    );
+    await driver.driveMany(runs.map((runId) => ({ runId, input: { kind: 'start' as const } })));
+    const rows = await t.db.query(`SELECT id, status FROM workflow_runs WHERE id = ANY($1::uuid[])`, [runs]);
+    expect(Object.fromEntries(rows.map((r: any) => [r.id, r.status]))).toEqual({
+      [runs[0]]: 'waiting',
+      [runs[1]]: 'waiting',
     });
   });
 

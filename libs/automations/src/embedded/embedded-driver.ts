@@ -83,7 +83,7 @@ interface StepDecision {
  */
 const LOCK_RUNS_SQL = `SELECT id, account_id, workflow_id, workflow_version, status, payload, state, contact_id, contact_phone, messaging_phone_id, wake_at, pending_replies
    FROM workflow_runs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`;
-const DEFINITIONS_SQL = `SELECT workflow_id, version, definition FROM workflow_versions
+const DEFINITIONS_SQL = `SELECT workflow_id, version AS workflow_version, definition FROM workflow_versions
   WHERE (workflow_id, version) IN (SELECT * FROM unnest($1::bigint[], $2::int[]))`;
 const PERSIST_RUNS_SQL = `UPDATE workflow_runs SET ${RUN_ROW_SET.replace(/\$(\d+)/g, 'u.c$1')}, pending_replies = u.c12
    FROM unnest($1::uuid[], $2::text[], $3::json[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[],
@@ -278,19 +278,25 @@ export class EmbeddedDriver {
     const missing = [
       ...new Map(runs.filter((r) => !this.definitions.has(keyOf(r))).map((r) => [keyOf(r), r])).values(),
     ];
+    const read = new Map<string, WorkflowDefinition>();
     if (missing.length) {
-      const rows = await namedQuery<{ workflow_id: string; version: number; definition: WorkflowDefinition }>(
+      const rows = await namedQuery<{ workflow_id: string; workflow_version: number; definition: WorkflowDefinition }>(
         tx,
         'run_step_definitions',
         DEFINITIONS_SQL,
         [missing.map((r) => r.workflow_id), missing.map((r) => r.workflow_version)],
       );
-      if (this.definitions.size + rows.length > DEFINITIONS_KEPT) this.definitions.clear();
-      for (const row of rows)
-        this.definitions.set(keyOf({ workflow_id: row.workflow_id, workflow_version: row.version }), row.definition);
+      for (const row of rows) read.set(keyOf(row), row.definition);
     }
     // a run's version always exists (foreign key); the engine only reads a definition, so runs can share one
-    return runs.map((run) => ({ ...run, definition: this.definitions.get(keyOf(run))! }));
+    const withDefinition = runs.map((run) => ({
+      ...run,
+      definition: this.definitions.get(keyOf(run)) ?? read.get(keyOf(run))!,
+    }));
+    // kept for the next steps only once this step's runs have theirs: a full cache is emptied first
+    if (this.definitions.size + read.size > DEFINITIONS_KEPT) this.definitions.clear();
+    for (const [key, definition] of read) this.definitions.set(key, definition);
+    return withDefinition;
   }
 
   /** What the engine makes of one input for one locked run; writes nothing. */
