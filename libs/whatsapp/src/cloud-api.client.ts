@@ -1,5 +1,5 @@
 import { currentRequestId } from '@switchboard/core/request-context';
-import { request } from 'undici';
+import { Pool } from 'undici';
 import { CloudApiError } from './cloud-api.error';
 import {
   buttonsMessage,
@@ -41,11 +41,26 @@ export interface CloudApiClientOptions {
 type Query = Record<string, string | number | boolean | undefined>;
 
 /**
+ * One keep-alive connection pool per platform origin, shared by every client (one per number) of the process. Calling
+ * the pool directly skips what undici's `request(url)` does on every call (parse the URL, find the origin's pool in
+ * the global agent): 48 against 70 µs of CPU per request in a loopback benchmark.
+ */
+const pools = new Map<string, Pool>();
+const poolFor = (origin: string): Pool => {
+  let pool = pools.get(origin);
+  if (!pool) pools.set(origin, (pool = new Pool(origin)));
+  return pool;
+};
+
+/**
  * The one Cloud API client: one instance per connected phone number. Throws `CloudApiError` on
  * any failure (API error, network, timeout); never retries (see `classifyCloudApiError`).
  */
 export class CloudApiClient {
   private readonly base: string;
+  /** `base` split for the pool: its origin, and the path every request's path starts with */
+  private readonly origin: string;
+  private readonly basePath: string;
   private readonly timeoutMs: number;
 
   constructor(
@@ -56,6 +71,9 @@ export class CloudApiClient {
     if (!/^v\d+\.\d+$/.test(connection.apiVersion))
       throw new Error(`CloudApiClient: bad apiVersion ${connection.apiVersion}`);
     this.base = `${connection.baseUrl.replace(/\/+$/, '')}/${connection.apiVersion}`;
+    const base = new URL(this.base);
+    this.origin = base.origin;
+    this.basePath = base.pathname;
     this.timeoutMs = options.timeoutMs ?? 15_000;
   }
 
@@ -215,12 +233,12 @@ export class CloudApiClient {
     path: string,
     opts: { json?: unknown; form?: FormData; query?: Query } = {},
   ): Promise<T> {
-    let url = `${this.base}/${path}`;
+    let pathAndQuery = `${this.basePath}/${path}`;
     if (opts.query) {
       const q = new URLSearchParams();
       for (const [k, v] of Object.entries(opts.query)) if (v !== undefined) q.set(k, String(v));
       const s = q.toString();
-      if (s) url += `?${s}`;
+      if (s) pathAndQuery += `?${s}`;
     }
     const headers: Record<string, string> = { authorization: `Bearer ${this.connection.accessToken}` };
     // the id of the API request (or the job it queued) this call serves: one id from our logs to the platform's side
@@ -238,8 +256,8 @@ export class CloudApiClient {
     try {
       res =
         body instanceof FormData
-          ? await this.viaFetch(url, method, headers, body)
-          : await this.viaUndici(url, method, headers, body);
+          ? await this.viaFetch(this.origin + pathAndQuery, method, headers, body)
+          : await this.viaPool(pathAndQuery, method, headers, body);
     } catch (err) {
       const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
       const timeout =
@@ -276,9 +294,10 @@ export class CloudApiClient {
     return parsed as T;
   }
 
-  /** JSON and bodiless requests: undici's request() (a fraction of fetch's cost per call; keep-alive pool per origin). */
-  private async viaUndici(url: string, method: string, headers: Record<string, string>, body: string | undefined) {
-    const res = await request(url, {
+  /** JSON and bodiless requests: undici's pool for the origin (a fraction of fetch's cost per call). */
+  private async viaPool(path: string, method: string, headers: Record<string, string>, body: string | undefined) {
+    const res = await poolFor(this.origin).request({
+      path,
       method: method as 'GET' | 'POST' | 'DELETE',
       headers,
       body,

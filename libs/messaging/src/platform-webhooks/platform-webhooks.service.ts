@@ -15,10 +15,14 @@ const JOB_OPTIONS = {
   removeOnFail: 1000,
 };
 
-/** Webhooks of one moment stored in one statement; ids by their position (nextval in input order). */
+/**
+ * Webhooks of one moment stored in one statement; ids by their position (nextval in input order). They come as one
+ * JSON array of the bodies as received: no array literal to escape them into (pg's escaping of ~30-kB bodies was 5 %
+ * of the API's CPU in a campaign).
+ */
 const INSERT_EVENTS_SQL = `WITH input AS (
     SELECT nextval('platform_webhook_events_id_seq')::text AS id, payload, ord
-      FROM unnest($1::jsonb[]) WITH ORDINALITY AS u(payload, ord)),
+      FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS u(payload, ord)),
   stored AS (INSERT INTO platform_webhook_events (id, payload) SELECT id::bigint, payload FROM input)
   SELECT id FROM input ORDER BY ord`;
 
@@ -32,7 +36,8 @@ function processJob(eventId: string, context: { requestId?: string }) {
 }
 
 interface Accepted {
-  payload: unknown;
+  /** the body's JSON text */
+  json: string;
   /** the request id of the request that brought it (the batch is written in another request's context) */
   context: { requestId?: string };
 }
@@ -51,14 +56,19 @@ export class PlatformWebhooksService {
   private readonly loading = new MicroBatcher((ids: string[]) => this.loadMany(ids), { maxItems: 100 });
   private readonly stamping = MicroBatcher.ofWrites((ids: string[]) => this.stampMany(ids), { maxItems: 100 });
 
-  /** Stores the webhook, then queues it; resolves with its id once both are done. */
-  accept(payload: unknown): Promise<string> {
-    return this.accepting.add({ payload, context: withRequestId({}) });
+  /**
+   * Stores the webhook, then queues it; resolves with its id once both are done. `rawBody`: the body as received, which
+   * parsed into `payload`; stored as it is rather than serialised again.
+   */
+  accept(payload: unknown, rawBody?: Buffer): Promise<string> {
+    const text = rawBody?.toString('utf8');
+    const json = text?.trim() ? text : JSON.stringify(payload ?? {});
+    return this.accepting.add({ json, context: withRequestId({}) });
   }
 
   private async acceptMany(batch: Accepted[]): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.events.query(INSERT_EVENTS_SQL, [
-      batch.map((b) => JSON.stringify(b.payload ?? {})),
+      `[${batch.map((b) => b.json).join(',')}]`,
     ]);
     const ids = rows.map((r) => r.id);
     await this.queue.addBulk(ids.map((eventId, i) => processJob(eventId, batch[i].context)));
