@@ -372,6 +372,18 @@ describe('MCP server (POST /mcp)', () => {
       ]);
       const one = data(await call(client, 'get_template', { template_name: template }));
       expect(one.template).toMatchObject({ template_name: template, messagingPhoneId: account.messagingPhoneId });
+
+      // the list makes its previews in SQL, get_template from the components: the same text (header, body, footer)
+      const full = await h.approvedTemplate(account, [
+        { type: 'header', parameters: [{ type: 'text', text: 'Your order' }] },
+        h.body('Hi {{name}}, it ships today.', { name: 'Ann' }),
+        { type: 'footer', parameters: [{ type: 'text', text: 'Reply STOP to opt out' }] },
+        { type: 'button', parameters: [{ type: 'quick_reply', quick_reply: { value: 'Track' } }] },
+      ]);
+      const preview = 'Your order\nHi {{name}}, it ships today.\nReply STOP to opt out';
+      const fullListed = data(await call(client, 'list_templates', { search: full })).templates;
+      expect(fullListed).toEqual([expect.objectContaining({ template_name: full, preview })]);
+      expect(data(await call(client, 'get_template', { template_name: full })).template.preview).toBe(preview);
       const missing = await call(client, 'get_template', { template_name: 'nope' });
       expect(missing.isError).toBe(true);
       expect(text(missing)).toBe('Template not found');
@@ -392,6 +404,7 @@ describe('MCP server (POST /mcp)', () => {
       const templates = await client.readResource({ uri: 'switchboard://templates' });
       expect(JSON.parse((templates.contents[0] as { text: string }).text)).toEqual([
         expect.objectContaining({ template_name: template }),
+        expect.objectContaining({ template_name: full, preview }),
       ]);
 
       const prompt = await client.getPrompt({ name: 'draft_template', arguments: { purpose: 'order shipped' } });

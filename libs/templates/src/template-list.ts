@@ -2,14 +2,23 @@ import type { QueryPlan } from '@switchboard/core/database';
 import type { Template } from './template.entity';
 import { DEFAULT_PAGE_SIZE, type ListTemplatesQuery } from './templates.dto';
 
-/** What a GET /v2/templates item is made of (templateListItem); MCP's list also wants the platform components. */
+/** What a GET /v2/templates item is made of (templateListItem); MCP's list also wants the preview text. */
 export type TemplateListRow = Pick<
   Template,
   'name' | 'category' | 'language' | 'status' | 'variables' | 'rejectedReason' | 'updatedAt'
-> &
-  Partial<Pick<Template, 'platformComponents'>>;
+> & { preview?: string };
 
 const LIST_COLUMNS = `name, category, language, status, variables, rejected_reason AS "rejectedReason", updated_at AS "updatedAt"`;
+
+/**
+ * A template's preview, as `templatePreview` (libs/mcp) makes it from the components: the texts of its HEADER, BODY and
+ * FOOTER, in order, one per line. Made in SQL for a list, so that a page of 50 templates does not send and parse 50
+ * component documents for one line each.
+ */
+const PREVIEW_COLUMN = `COALESCE((SELECT string_agg(c ->> 'text', E'\\n' ORDER BY n)
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(platform_components) = 'array' THEN platform_components ELSE '[]' END)
+         WITH ORDINALITY AS e(c, n)
+   WHERE upper(c ->> 'type') IN ('HEADER', 'BODY', 'FOOTER') AND jsonb_typeof(c -> 'text') = 'string'), '') AS preview`;
 
 /**
  * The SQL of GET /v2/templates (exported for test/bench/bare-server.ts, which runs it against the API): the page,
@@ -20,7 +29,7 @@ const LIST_COLUMNS = `name, category, language, status, variables, rejected_reas
 export function templateListSql(
   accountId: string,
   query: ListTemplatesQuery,
-  options: { platformComponents?: boolean } = {},
+  options: { preview?: boolean } = {},
 ): QueryPlan {
   const where = ['account_id = $1'];
   const params: unknown[] = [accountId];
@@ -35,9 +44,7 @@ export function templateListSql(
   const filter = where.join(' AND ');
   const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
   params.push(pageSize, ((query.page ?? 1) - 1) * pageSize);
-  const columns = options.platformComponents
-    ? `${LIST_COLUMNS}, platform_components AS "platformComponents"`
-    : LIST_COLUMNS;
+  const columns = options.preview ? `${LIST_COLUMNS}, ${PREVIEW_COLUMN}` : LIST_COLUMNS;
   return {
     sql: `SELECT page.*, counted.total
             FROM (SELECT count(*)::int AS total FROM templates WHERE ${filter}) counted
@@ -47,7 +54,7 @@ export function templateListSql(
     params,
     ...(query.status || query.search
       ? {}
-      : { name: options.platformComponents ? 'templates_list_newest_full' : 'templates_list_newest' }),
+      : { name: options.preview ? 'templates_list_newest_preview' : 'templates_list_newest' }),
   };
 }
 

@@ -249,10 +249,10 @@ export class TemplatesService {
   // ------------------------------------------------------------------ reads
 
   /**
-   * GET /v2/templates (and MCP's list_templates, which also wants `platformComponents` for its preview): newest
-   * first, the page and the total in one round trip (templateListSql).
+   * GET /v2/templates (and MCP's list_templates, which also wants each template's preview): newest first, the page
+   * and the total in one round trip (templateListSql).
    */
-  async list(accountId: string, query: ListTemplatesQuery, options: { platformComponents?: boolean } = {}) {
+  async list(accountId: string, query: ListTemplatesQuery, options: { preview?: boolean } = {}) {
     const page = query.page ?? 1;
     const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
     const plan = templateListSql(accountId, query, options);

@@ -9,7 +9,10 @@ import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
 import { defineTool, defined, type ToolDefinition, validateDto } from '../tool-kit';
 
-/** The text a recipient would read (header, body, footer), with the {{variables}} still in place. */
+/**
+ * The text a recipient would read (header, body, footer), with the {{variables}} still in place. list_templates has
+ * the same made in SQL (templateListSql's `preview`).
+ */
 export function templatePreview(t: Partial<Pick<Template, 'platformComponents'>>): string {
   const parts = (t.platformComponents ?? [])
     .map((c) => c as { type?: string; text?: unknown })
@@ -41,8 +44,8 @@ export function templateTools(s: McpServices): ToolDefinition[] {
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async run(args, client) {
         const query = await validateDto(ListTemplatesQuery, defined(args));
-        const result = await s.templates.list(client.accountId, query, { platformComponents: true });
-        const templates = result.templates.map((t) => ({ ...templateSummary(t), preview: templatePreview(t) }));
+        const result = await s.templates.list(client.accountId, query, { preview: true });
+        const templates = result.templates.map((t) => ({ ...templateSummary(t), preview: t.preview ?? '' }));
         const names = templates.map(
           (t) =>
             `${t.template_name} (${t.status}, ${t.language}${t.variables.length ? `, variables: ${t.variables.join(', ')}` : ''})`,
