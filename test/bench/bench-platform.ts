@@ -161,7 +161,11 @@ export function cpuSeconds(pid: number | undefined): number | null {
   }
 }
 
-/** CPU seconds used so far by every process with this command name (PostgreSQL's backends, redis-server). */
+/**
+ * CPU seconds used so far by every process with this command name (PostgreSQL's backends, redis-server), with those of
+ * its children that have exited (cutime, cstime: a backend that exits during a measurement is counted in its
+ * postmaster's, so a pool that closes idle connections does not make the figure go down).
+ */
 export function cpuSecondsOf(command: string): number {
   let total = 0;
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
@@ -169,7 +173,7 @@ export function cpuSecondsOf(command: string): number {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== command) continue;
       const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
+      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
     } catch {
       // the process exited while we looked
     }

@@ -95,16 +95,37 @@ async function compare(
 
   const oursRuns: LoadResult[] = [];
   const bareRuns: LoadResult[] = [];
+  // CPU seconds of the rounds: the server, PostgreSQL, Redis, and the load (autocannon runs in this process)
+  const roundCpu = { ours: [0, 0, 0, 0], bare: [0, 0, 0, 0] };
+  const measured = async (who: 'ours' | 'bare', run: () => Promise<LoadResult>, into: LoadResult[]) => {
+    const cpu = cpuMeter([options.processes[who]]);
+    const load = process.cpuUsage();
+    into.push(await run());
+    const used = process.cpuUsage(load);
+    const [server, postgres, redis] = cpu().seconds;
+    [server, postgres, redis, (used.user + used.system) / 1e6].forEach((s, i) => (roundCpu[who][i] += s));
+  };
   for (let round = 0; round < ROUNDS; round++) {
     // alternate which goes first, so neither always meets the machine after the other's load
     if (round % 2 === 0) {
-      oursRuns.push(await ours());
-      bareRuns.push(await theirs());
+      await measured('ours', ours, oursRuns);
+      await measured('bare', theirs, bareRuns);
     } else {
-      bareRuns.push(await theirs());
-      oursRuns.push(await ours());
+      await measured('bare', theirs, bareRuns);
+      await measured('ours', ours, oursRuns);
     }
   }
+  const roundCpuText = (who: 'ours' | 'bare', runs: LoadResult[]) => {
+    const requests = Math.max(
+      1,
+      runs.reduce((n, r) => n + r.rps * seconds, 0),
+    );
+    const ms = roundCpu[who].map((s) => (s * 1000) / requests);
+    return `${ms
+      .slice(0, 3)
+      .reduce((a, b) => a + b, 0)
+      .toFixed(2)} (${ms.map((m) => m.toFixed(2)).join(' / ')})`;
+  };
   // CPU per request at the steady rate: the server's own process, PostgreSQL, Redis (ms)
   const cpuPerRequest = async (server: ChildProcess, run: () => Promise<LoadResult>) => {
     const cpu = cpuMeter([server]);
@@ -135,6 +156,8 @@ async function compare(
     'median ratio (target >= 1.0)': `${ratio.toFixed(2)} ${verdict(ratio >= 1)}`,
     'p50 / p99 ms, 200 conns (ours)': `${median(oursRuns.map((r) => r.p50))} / ${median(oursRuns.map((r) => r.p99))}`,
     'p50 / p99 ms, 200 conns (bare)': `${median(bareRuns.map((r) => r.p50))} / ${median(bareRuns.map((r) => r.p99))}`,
+    '200 conns: CPU ms per request, ours (api / postgres / redis / the load)': roundCpuText('ours', oursRuns),
+    '200 conns: CPU ms per request, bare (bare / postgres / redis / the load)': roundCpuText('bare', bareRuns),
     'at 1,000 req/s: achieved (ours / bare)': `${steadyOurs.rps} / ${steadyBare.rps}`,
     'at 1,000 req/s: p99 ms (ours / bare)': `${steadyOurs.p99} / ${steadyBare.p99}`,
     'p99 ratio (target <= 1.3)': `${p99Ratio.toFixed(2)} ${verdict(p99Ratio <= 1.3)}`,
