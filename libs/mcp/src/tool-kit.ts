@@ -1,7 +1,7 @@
 import { HttpException, Logger } from '@nestjs/common';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthenticatedClient, Grant } from '@switchboard/auth';
-import { flattenValidationErrors, RememberedQueries, validationException } from '@switchboard/core';
+import { flattenValidationErrors, validationException } from '@switchboard/core';
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import type { z } from 'zod';
@@ -49,13 +49,6 @@ export async function validateDto<T extends object>(dto: new () => T, plain: Rec
   const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false });
   if (errors.length) throw validationException(flattenValidationErrors(errors));
   return instance;
-}
-
-const rememberedQueries = new RememberedQueries();
-
-/** `validateDto` for a list's query: the same arguments again are not validated again (as REST's queries). */
-export function validateQuery<T extends object>(dto: new () => T, plain: Record<string, unknown>): Promise<T> {
-  return rememberedQueries.validated(dto, plain, () => validateDto(dto, plain));
 }
 
 /** Arguments without the keys the model left out (zod keeps none, but `undefined` values would reach the DTO). */

@@ -36,8 +36,8 @@ export function createValidationPipe(): ValidationPipe {
   });
 }
 
-/** Inputs remembered per class; the oldest half goes when one holds this many. */
-const REMEMBERED_INPUTS = 1000;
+/** Query strings remembered per query class; the oldest half goes when one holds this many. */
+const REMEMBERED_QUERIES = 1000;
 
 type Flat = Record<string, string | number | boolean | null | undefined>;
 
@@ -46,42 +46,30 @@ const isFlat = (value: unknown): value is Flat =>
   value !== null &&
   Object.values(value).every((v) => v === null || (typeof v !== 'object' && typeof v !== 'function'));
 
-const copy = (value: Flat): Flat => Object.assign(Object.create(Object.getPrototypeOf(value) as object) as Flat, value);
-
 /**
  * Lists are read with the same few query strings over and over (page 1, a console polling a page), and building and
  * validating the query class cost more than the rest of such a request (class-transformer and class-validator: about
- * a tenth of a list read's CPU). An input that passed once gives the same result again, so the result is kept per
- * class and handed out as a copy (same prototype). Only flat inputs are kept (every value a primitive, and every result
- * value a primitive), so no request can change what another one gets; an input that fails is validated every time.
- * For queries only: a body (a contact's name and email) would be kept in memory for nothing.
+ * a tenth of a list read's CPU). A query string that passed once gives the same result again, so the result is kept
+ * per query class and handed out as a copy. Only flat queries are kept (every value a string, and every result value
+ * a primitive), so no request can change what another one gets; a query that fails is validated again every time.
  */
-export class RememberedQueries {
-  private readonly byClass = new Map<unknown, Map<string, Flat>>();
+class QueryRememberingValidationPipe extends ValidationPipe {
+  private readonly remembered = new Map<ArgumentMetadata['metatype'], Map<string, Flat>>();
 
-  /** `validate(input)`'s result, from memory when this class saw the same flat input pass before. */
-  async validated<T>(queryClass: unknown, input: unknown, validate: () => Promise<T>): Promise<T> {
-    if (!isFlat(input)) return validate();
-    let byInput = this.byClass.get(queryClass);
-    if (!byInput) this.byClass.set(queryClass, (byInput = new Map()));
-    const key = JSON.stringify(input);
-    const known = byInput.get(key);
-    if (known) return copy(known) as T;
-    const result = await validate();
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'query' || !metadata.metatype || !isFlat(value)) return super.transform(value, metadata);
+    let byQuery = this.remembered.get(metadata.metatype);
+    if (!byQuery) this.remembered.set(metadata.metatype, (byQuery = new Map()));
+    const key = JSON.stringify(value);
+    const known = byQuery.get(key);
+    if (known) return copy(known);
+    const result: unknown = await super.transform(value, metadata);
     if (!isFlat(result)) return result;
-    if (byInput.size >= REMEMBERED_INPUTS)
-      for (const old of [...byInput.keys()].slice(0, REMEMBERED_INPUTS / 2)) byInput.delete(old);
-    byInput.set(key, copy(result));
+    if (byQuery.size >= REMEMBERED_QUERIES)
+      for (const old of [...byQuery.keys()].slice(0, REMEMBERED_QUERIES / 2)) byQuery.delete(old);
+    byQuery.set(key, copy(result));
     return result;
   }
 }
 
-/** The global pipe, remembering the queries it validated (RememberedQueries). */
-class QueryRememberingValidationPipe extends ValidationPipe {
-  private readonly remembered = new RememberedQueries();
-
-  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (metadata.type !== 'query' || !metadata.metatype) return super.transform(value, metadata);
-    return this.remembered.validated(metadata.metatype, value, () => super.transform(value, metadata));
-  }
-}
+const copy = (value: Flat): Flat => Object.assign(Object.create(Object.getPrototypeOf(value) as object) as Flat, value);

@@ -2,7 +2,7 @@ import { campaignView, ListCampaignsQuery } from '@switchboard/campaigns';
 import { pageMeta } from '@switchboard/core';
 import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
-import { defineTool, defined, renameWords, type ToolDefinition, validateQuery } from '../tool-kit';
+import { defineTool, defined, renameWords, type ToolDefinition, validateDto } from '../tool-kit';
 
 const campaignId = z.number().int().describe('campaign_id (list_campaigns)');
 
@@ -20,7 +20,7 @@ export function campaignTools(s: McpServices): ToolDefinition[] {
       }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async run(args, client) {
-        const query = await validateQuery(ListCampaignsQuery, defined(args));
+        const query = await validateDto(ListCampaignsQuery, defined(args));
         const { campaigns, total } = await s.campaigns.list(client.accountId, query);
         const items = campaigns.map((c) => campaignView(c));
         const lines = items.map(

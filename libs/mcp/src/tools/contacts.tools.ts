@@ -11,7 +11,7 @@ import {
 import { pageMeta, validationException } from '@switchboard/core';
 import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
-import { defineTool, defined, type ToolDefinition, validateDto, validateQuery } from '../tool-kit';
+import { defineTool, defined, type ToolDefinition, validateDto } from '../tool-kit';
 
 const nullableText = (description: string) => z.string().nullable().optional().describe(description);
 const profile = {
@@ -41,7 +41,7 @@ export function contactTools(s: McpServices): ToolDefinition[] {
       }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async run(args, client) {
-        const query = await validateQuery(ListContactsQuery, defined(args));
+        const query = await validateDto(ListContactsQuery, defined(args));
         const { contacts, total } = await s.contacts.listContacts(client.accountId, query);
         const items = contacts.map(contactListItem);
         const names = items.map(

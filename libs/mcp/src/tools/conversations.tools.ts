@@ -1,7 +1,7 @@
 import { ListConversationMessagesQuery, ListConversationsQuery } from '@switchboard/messaging';
 import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
-import { defineTool, defined, type ToolDefinition, validateQuery } from '../tool-kit';
+import { defineTool, defined, type ToolDefinition, validateDto } from '../tool-kit';
 
 export function conversationTools(s: McpServices): ToolDefinition[] {
   return [
@@ -18,7 +18,7 @@ export function conversationTools(s: McpServices): ToolDefinition[] {
       }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async run(args, client) {
-        const query = await validateQuery(ListConversationsQuery, defined(args));
+        const query = await validateDto(ListConversationsQuery, defined(args));
         const { data } = await s.conversations.list(client.accountId, query);
         const lines = data.conversations.map(
           (c) =>
@@ -47,7 +47,7 @@ export function conversationTools(s: McpServices): ToolDefinition[] {
       }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async run({ contact_id, ...args }, client) {
-        const query = await validateQuery(ListConversationMessagesQuery, defined(args));
+        const query = await validateDto(ListConversationMessagesQuery, defined(args));
         const { data } = await s.conversations.messages(client.accountId, String(contact_id), query);
         const lines = (
           data.messages as Array<{

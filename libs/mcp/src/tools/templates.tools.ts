@@ -7,7 +7,7 @@ import {
 } from '@switchboard/templates';
 import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
-import { defineTool, defined, type ToolDefinition, validateQuery } from '../tool-kit';
+import { defineTool, defined, type ToolDefinition, validateDto } from '../tool-kit';
 
 /**
  * The text a recipient would read (header, body, footer), with the {{variables}} still in place. list_templates has
@@ -43,7 +43,7 @@ export function templateTools(s: McpServices): ToolDefinition[] {
       }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async run(args, client) {
-        const query = await validateQuery(ListTemplatesQuery, defined(args));
+        const query = await validateDto(ListTemplatesQuery, defined(args));
         const result = await s.templates.list(client.accountId, query, { preview: true });
         const templates = result.templates.map((t) => ({ ...templateSummary(t), preview: t.preview ?? '' }));
         const names = templates.map(
