@@ -57,8 +57,7 @@ const poolFor = (origin: string): Pool => {
  * any failure (API error, network, timeout); never retries (see `classifyCloudApiError`).
  */
 export class CloudApiClient {
-  private readonly base: string;
-  /** `base` split for the pool: its origin, and the path every request's path starts with */
+  /** the Graph base URL (with the API version) split for the pool: its origin, and the path every request starts with */
   private readonly origin: string;
   private readonly basePath: string;
   private readonly timeoutMs: number;
@@ -70,8 +69,7 @@ export class CloudApiClient {
     if (!connection.baseUrl) throw new Error('CloudApiClient: baseUrl is required');
     if (!/^v\d+\.\d+$/.test(connection.apiVersion))
       throw new Error(`CloudApiClient: bad apiVersion ${connection.apiVersion}`);
-    this.base = `${connection.baseUrl.replace(/\/+$/, '')}/${connection.apiVersion}`;
-    const base = new URL(this.base);
+    const base = new URL(`${connection.baseUrl.replace(/\/+$/, '')}/${connection.apiVersion}`);
     this.origin = base.origin;
     this.basePath = base.pathname;
     this.timeoutMs = options.timeoutMs ?? 15_000;

@@ -56,7 +56,7 @@ export class PlatformWebhookController {
       });
       throw new UnauthorizedException({ message: 'Invalid signature' });
     }
-    const eventId = await this.webhooks.accept(request.body, request.rawBody);
+    const eventId = await this.webhooks.accept(request.rawBody);
     return { success: true, eventId };
   }
 }

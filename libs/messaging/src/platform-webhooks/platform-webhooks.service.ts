@@ -57,13 +57,13 @@ export class PlatformWebhooksService {
   private readonly stamping = MicroBatcher.ofWrites((ids: string[]) => this.stampMany(ids), { maxItems: 100 });
 
   /**
-   * Stores the webhook, then queues it; resolves with its id once both are done. `rawBody`: the body as received, which
-   * parsed into `payload`; stored as it is rather than serialised again.
+   * Stores the webhook, then queues it; resolves with its id once both are done. `rawBody`: the JSON body as received
+   * (only JSON bodies are parsed, so it is valid JSON; a blank one is `{}`, as the parser makes it), stored as it is
+   * rather than parsed and serialised again.
    */
-  accept(payload: unknown, rawBody?: Buffer): Promise<string> {
-    const text = rawBody?.toString('utf8');
-    const json = text?.trim() ? text : JSON.stringify(payload ?? {});
-    return this.accepting.add({ json, context: withRequestId({}) });
+  accept(rawBody: Buffer): Promise<string> {
+    const text = rawBody.toString('utf8');
+    return this.accepting.add({ json: text.trim() ? text : '{}', context: withRequestId({}) });
   }
 
   private async acceptMany(batch: Accepted[]): Promise<string[]> {
