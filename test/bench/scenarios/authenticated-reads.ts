@@ -93,55 +93,56 @@ async function compare(
   await ours({ seconds: warmUp });
   await theirs({ seconds: warmUp });
 
-  const oursRuns: LoadResult[] = [];
-  const bareRuns: LoadResult[] = [];
-  // CPU seconds of the rounds: the server, PostgreSQL, Redis, and the load (autocannon runs in this process)
-  const roundCpu = { ours: [0, 0, 0, 0], bare: [0, 0, 0, 0] };
-  const measured = async (who: 'ours' | 'bare', run: () => Promise<LoadResult>, into: LoadResult[]) => {
+  /** A run with the CPU seconds it cost: the server's own process, PostgreSQL, Redis, and the load (autocannon, here) */
+  const withCpu = async (who: 'ours' | 'bare', run: () => Promise<LoadResult>) => {
     const cpu = cpuMeter([options.processes[who]]);
     const load = process.cpuUsage();
-    into.push(await run());
+    const result = await run();
     const used = process.cpuUsage(load);
     const [server, postgres, redis] = cpu().seconds;
-    [server, postgres, redis, (used.user + used.system) / 1e6].forEach((s, i) => (roundCpu[who][i] += s));
+    return { result, seconds: [server, postgres, redis, (used.user + used.system) / 1e6] };
   };
-  for (let round = 0; round < ROUNDS; round++) {
-    // alternate which goes first, so neither always meets the machine after the other's load
-    if (round % 2 === 0) {
-      await measured('ours', ours, oursRuns);
-      await measured('bare', theirs, bareRuns);
-    } else {
-      await measured('bare', theirs, bareRuns);
-      await measured('ours', ours, oursRuns);
-    }
-  }
-  const roundCpuText = (who: 'ours' | 'bare', runs: LoadResult[]) => {
-    const requests = Math.max(
-      1,
-      runs.reduce((n, r) => n + r.rps * seconds, 0),
-    );
-    const ms = roundCpu[who].map((s) => (s * 1000) / requests);
+  /** ms per request; the total is the server's, PostgreSQL's and Redis's (not the load's) */
+  const cpuText = (seconds: number[], requests: number) => {
+    const ms = seconds.map((s) => (s * 1000) / Math.max(1, requests));
     return `${ms
       .slice(0, 3)
       .reduce((a, b) => a + b, 0)
       .toFixed(2)} (${ms.map((m) => m.toFixed(2)).join(' / ')})`;
   };
-  // CPU per request at the steady rate: the server's own process, PostgreSQL, Redis (ms)
-  const cpuPerRequest = async (server: ChildProcess, run: () => Promise<LoadResult>) => {
-    const cpu = cpuMeter([server]);
-    const result = await run();
-    const [own, postgres, redis] = cpu().seconds;
-    const requests = Math.max(1, result.rps * steady);
-    return { result, ms: [own, postgres, redis].map((s) => (s * 1000) / requests) };
+
+  const rounds = {
+    ours: { runs: [] as LoadResult[], seconds: [0, 0, 0, 0] },
+    bare: { runs: [] as LoadResult[], seconds: [0, 0, 0, 0] },
   };
-  const { result: steadyBare, ms: bareCpu } = await cpuPerRequest(options.processes.bare, () =>
-    theirs({ rate: 1000, seconds: steady }),
-  );
-  const { result: steadyOurs, ms: oursCpu } = await cpuPerRequest(options.processes.ours, () =>
-    ours({ rate: 1000, seconds: steady }),
-  );
-  const cpuText = (ms: number[]) =>
-    `${ms.reduce((a, b) => a + b, 0).toFixed(2)} (${ms.map((m) => m.toFixed(2)).join(' / ')})`;
+  const round = async (who: 'ours' | 'bare') => {
+    const { result, seconds: used } = await withCpu(who, who === 'ours' ? ours : theirs);
+    rounds[who].runs.push(result);
+    used.forEach((s, i) => (rounds[who].seconds[i] += s));
+  };
+  for (let n = 0; n < ROUNDS; n++) {
+    // alternate which goes first, so neither always meets the machine after the other's load
+    if (n % 2 === 0) {
+      await round('ours');
+      await round('bare');
+    } else {
+      await round('bare');
+      await round('ours');
+    }
+  }
+  const oursRuns = rounds.ours.runs;
+  const bareRuns = rounds.bare.runs;
+  const roundCpuText = (who: 'ours' | 'bare') =>
+    cpuText(
+      rounds[who].seconds,
+      rounds[who].runs.reduce((n, r) => n + r.rps * seconds, 0),
+    );
+  // at the steady rate: the server's own process, PostgreSQL, Redis
+  const steadyBareRun = await withCpu('bare', () => theirs({ rate: 1000, seconds: steady }));
+  const steadyOursRun = await withCpu('ours', () => ours({ rate: 1000, seconds: steady }));
+  const steadyBare = steadyBareRun.result;
+  const steadyOurs = steadyOursRun.result;
+  const steadyCpuText = (run: typeof steadyOursRun) => cpuText(run.seconds.slice(0, 3), run.result.rps * steady);
 
   const oursRps = median(oursRuns.map((r) => r.rps));
   const bareRps = median(bareRuns.map((r) => r.rps));
@@ -156,13 +157,13 @@ async function compare(
     'median ratio (target >= 1.0)': `${ratio.toFixed(2)} ${verdict(ratio >= 1)}`,
     'p50 / p99 ms, 200 conns (ours)': `${median(oursRuns.map((r) => r.p50))} / ${median(oursRuns.map((r) => r.p99))}`,
     'p50 / p99 ms, 200 conns (bare)': `${median(bareRuns.map((r) => r.p50))} / ${median(bareRuns.map((r) => r.p99))}`,
-    '200 conns: CPU ms per request, ours (api / postgres / redis / the load)': roundCpuText('ours', oursRuns),
-    '200 conns: CPU ms per request, bare (bare / postgres / redis / the load)': roundCpuText('bare', bareRuns),
+    '200 conns: CPU ms per request, ours (api / postgres / redis / the load)': roundCpuText('ours'),
+    '200 conns: CPU ms per request, bare (bare / postgres / redis / the load)': roundCpuText('bare'),
     'at 1,000 req/s: achieved (ours / bare)': `${steadyOurs.rps} / ${steadyBare.rps}`,
     'at 1,000 req/s: p99 ms (ours / bare)': `${steadyOurs.p99} / ${steadyBare.p99}`,
     'p99 ratio (target <= 1.3)': `${p99Ratio.toFixed(2)} ${verdict(p99Ratio <= 1.3)}`,
-    'at 1,000 req/s: CPU ms per request, ours (api / postgres / redis)': cpuText(oursCpu),
-    'at 1,000 req/s: CPU ms per request, bare (bare / postgres / redis)': cpuText(bareCpu),
+    'at 1,000 req/s: CPU ms per request, ours (api / postgres / redis)': steadyCpuText(steadyOursRun),
+    'at 1,000 req/s: CPU ms per request, bare (bare / postgres / redis)': steadyCpuText(steadyBareRun),
     'errors + non-2xx (all runs)': errors,
   });
 }
