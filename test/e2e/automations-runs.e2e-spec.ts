@@ -1,5 +1,11 @@
 import { PRIVATE_TARGETS_HINT } from '@switchboard/core';
-import { AutomationQueue, EmbeddedDriver, WorkflowRunsService } from '@switchboard/automations';
+import {
+  AutomationQueue,
+  EmbeddedDriver,
+  REMEMBERED_TOTAL_FROM,
+  REMEMBERED_TOTAL_MS,
+  WorkflowRunsService,
+} from '@switchboard/automations';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createWorkflow, seedTemplate, waitForRun } from '../helpers/automations';
@@ -222,6 +228,38 @@ describe('Workflow runs (embedded driver)', () => {
       const bad = await t.http.get(`/v1/workflows/${wf.id}/runs?status=done&pageSize=500`, { token: account.token });
       expect(bad.status).toBe(400);
       expect(bad.body.errors.map((e: any) => e.field).sort()).toEqual(['pageSize', 'status']);
+    });
+
+    it('counts a long run list about once a second: the page is always fresh, the total at most a second old', async () => {
+      const wf = await createWorkflow(t, account.token, definition(receiver.url));
+      const insertRuns = (count: number, status: string) =>
+        t.db.query(
+          `INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, created_at)
+           SELECT gen_random_uuid(), $1, $2, 1, $3, now() - (g || ' seconds')::interval FROM generate_series(1, $4) g`,
+          [account.accountId, wf.id, status, count],
+        );
+      await insertRuns(REMEMBERED_TOTAL_FROM, 'completed');
+      const list = (query = '') => t.http.get(`/v1/workflows/${wf.id}/runs${query}`, { token: account.token });
+      const first = await list();
+      expect(first.body.pagination).toEqual({
+        page: 1,
+        pageSize: 20,
+        total: REMEMBERED_TOTAL_FROM,
+        totalPages: REMEMBERED_TOTAL_FROM / 20,
+      });
+
+      const newest = (await webhook(wf.identifier, { tier: 'gold' })).body.runId;
+      await waitForRun(t, account.token, newest, ['completed']);
+      const within = await list();
+      expect(within.body.data[0].runId).toBe(newest);
+      expect(within.body.pagination.total).toBe(REMEMBERED_TOTAL_FROM); // remembered: counted less than a second ago
+      // a status filter is its own total, and another account still gets 404 for the workflow
+      expect((await list('?status=failed')).body.pagination.total).toBe(0);
+      const stranger = await t.createAccount();
+      expect((await t.http.get(`/v1/workflows/${wf.id}/runs`, { token: stranger.token })).status).toBe(404);
+
+      await new Promise((resolve) => setTimeout(resolve, REMEMBERED_TOTAL_MS));
+      expect((await list()).body.pagination.total).toBe(REMEMBERED_TOTAL_FROM + 1);
     });
   });
 

@@ -6,6 +6,7 @@ export * from './dto';
 export * from './workflows.service';
 export * from './workflow-runs.service';
 export * from './run-list';
+export * from './run-totals';
 export * from './embedded/automation-queue';
 export * from './embedded/embedded-driver';
 export * from './embedded/automations-worker';

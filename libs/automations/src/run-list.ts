@@ -21,12 +21,14 @@ export interface RunListItem {
  * trip; a single row with a null `run_id` when the page is empty. Runs are those of the account's workflow row (a run
  * always has its workflow's account), so without a status filter the count is an index-only scan of
  * workflow_runs_workflow_idx. Only the columns the answer needs: a run's `state` (history, context) is read for its
- * error message alone. `workflowId` must be a valid id (parseId).
+ * error message alone. `workflowId` must be a valid id (parseId). With `total: false` the count is left out (the
+ * caller remembers a long list's total: RememberedRunTotals).
  */
 export function runListSql(
   accountId: string,
   workflowId: string,
   query: { page: number; pageSize: number; status?: WorkflowRunStatus },
+  options: { total: boolean } = { total: true },
 ): QueryPlan {
   const params: unknown[] = [workflowId, accountId, query.pageSize, (query.page - 1) * query.pageSize];
   let filter = '';
@@ -35,27 +37,33 @@ export function runListSql(
     filter = `AND r.status = $${params.length}`;
   }
   const runs = `workflow_runs r WHERE r.workflow_id = w.id ${filter}`;
+  const counted = options.total
+    ? `CROSS JOIN LATERAL (SELECT count(*)::int AS total FROM ${runs}) counted`
+    : '';
   return {
-    sql: `SELECT counted.total, page.*
+    sql: `SELECT ${options.total ? 'counted.total, ' : ''}page.*
             FROM workflows w
-           CROSS JOIN LATERAL (SELECT count(*)::int AS total FROM ${runs}) counted
+           ${counted}
             LEFT JOIN LATERAL (SELECT r.id AS run_id, r.status, r.workflow_version, r.current_node_id, r.contact_phone,
                                       r.state -> 'error' ->> 'message' AS error, r.created_at, r.updated_at, r.finished_at
                                  FROM ${runs} ORDER BY r.created_at DESC, r.id DESC LIMIT $3 OFFSET $4) page ON true
            WHERE w.id = $1 AND w.account_id = $2
            ORDER BY page.created_at DESC, page.run_id DESC`,
     params,
-    ...(query.status ? {} : { name: 'workflow_runs_list_newest' }),
+    ...(query.status ? {} : { name: options.total ? 'workflow_runs_list_newest' : 'workflow_runs_page_newest' }),
   };
 }
 
-/** The answer from runListSql's rows (without `success`), or null when the workflow is not the account's. */
+/**
+ * The answer from runListSql's rows (without `success`), or null when the workflow is not the account's; `total`
+ * when the rows were read without it.
+ */
 export function runListPage(
   rows: Array<Record<string, unknown>>,
   query: { page: number; pageSize: number },
+  total = rows.length ? Number(rows[0].total) : 0,
 ): { data: RunListItem[]; pagination: { page: number; pageSize: number; total: number; totalPages: number } } | null {
   if (!rows.length) return null;
-  const total = Number(rows[0].total);
   return {
     data: rows
       .filter((r) => r.run_id !== null)

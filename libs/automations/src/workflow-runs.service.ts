@@ -8,6 +8,7 @@ import type { ListRunsQuery } from './dto';
 import { AUTOMATION_DRIVER, type AutomationDriver } from './driver/automation-driver';
 import type { WorkflowRunStatus } from './entities';
 import { runListPage, runListSql } from './run-list';
+import { RememberedRunTotals } from './run-totals';
 import { parseId, WORKFLOW_NOT_FOUND } from './workflows.service';
 import { isoOrNull, MicroBatcher, SameMomentCache } from '@switchboard/core';
 
@@ -91,6 +92,8 @@ export class WorkflowRunsService {
   private readonly replyTargets = new MicroBatcher((senders: ReplySender[]) => this.findReplyTargets(senders), {
     maxItems: 200,
   });
+  /** totals of long run lists, counted about once a second instead of on every page */
+  private readonly runTotals = new RememberedRunTotals();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -290,9 +293,11 @@ export class WorkflowRunsService {
   async listRuns(accountId: string, workflowId: string, query: ListRunsQuery) {
     const id = parseId(workflowId);
     if (!id) throw new NotFoundException(WORKFLOW_NOT_FOUND);
-    const plan = runListSql(accountId, id, query);
-    const rows = await queryPlan(this.dataSource, plan);
-    const answer = runListPage(rows, query);
+    const totalKey = `${id}:${query.status ?? ''}`;
+    const remembered = this.runTotals.get(totalKey);
+    const rows = await queryPlan(this.dataSource, runListSql(accountId, id, query, { total: remembered === undefined }));
+    if (remembered === undefined && rows.length) this.runTotals.counted(totalKey, Number(rows[0].total));
+    const answer = runListPage(rows, query, remembered);
     if (!answer) throw new NotFoundException(WORKFLOW_NOT_FOUND);
     return answer;
   }
