@@ -37,9 +37,7 @@ export function runListSql(
     filter = `AND r.status = $${params.length}`;
   }
   const runs = `workflow_runs r WHERE r.workflow_id = w.id ${filter}`;
-  const counted = options.total
-    ? `CROSS JOIN LATERAL (SELECT count(*)::int AS total FROM ${runs}) counted`
-    : '';
+  const counted = options.total ? `CROSS JOIN LATERAL (SELECT count(*)::int AS total FROM ${runs}) counted` : '';
   return {
     sql: `SELECT ${options.total ? 'counted.total, ' : ''}page.*
             FROM workflows w

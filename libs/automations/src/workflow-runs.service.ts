@@ -295,7 +295,10 @@ export class WorkflowRunsService {
     if (!id) throw new NotFoundException(WORKFLOW_NOT_FOUND);
     const totalKey = `${id}:${query.status ?? ''}`;
     const remembered = this.runTotals.get(totalKey);
-    const rows = await queryPlan(this.dataSource, runListSql(accountId, id, query, { total: remembered === undefined }));
+    const rows = await queryPlan(
+      this.dataSource,
+      runListSql(accountId, id, query, { total: remembered === undefined }),
+    );
     if (remembered === undefined && rows.length) this.runTotals.counted(totalKey, Number(rows[0].total));
     const answer = runListPage(rows, query, remembered);
     if (!answer) throw new NotFoundException(WORKFLOW_NOT_FOUND);

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import type { MessageEvent, StatusEvent } from '@switchboard/whatsapp';
 import { MicroBatcher } from '@switchboard/core';
+import { namedQuery } from '@switchboard/core/database';
 import {
   messageReceivedData,
   messageStatusData,
@@ -12,7 +13,7 @@ import {
   type Queryable,
 } from '@switchboard/webhooks';
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 /** What changed when a platform status was applied to a stored message. */
 export interface AppliedStatus {
@@ -131,7 +132,10 @@ export class MessageEventsService {
     });
   }
 
-  private async updateStatuses(db: Queryable, events: StatusEvent[]): Promise<Array<AppliedStatus | null>> {
+  private async updateStatuses(
+    db: DataSource | EntityManager,
+    events: StatusEvent[],
+  ): Promise<Array<AppliedStatus | null>> {
     const errors = events.map((e) => e.errors?.[0]);
     type Row = {
       id: string;
@@ -143,8 +147,10 @@ export class MessageEventsService {
       contact_id: string | null;
       phone_number_id: string;
     } & Record<string, boolean>;
-    // TypeORM answers an UPDATE ... RETURNING with [rows, affected]
-    const [rows] = (await db.query(
+    // a named statement: planned once per connection (docs/performance.md, "Twelfth round")
+    const rows = await namedQuery<Row>(
+      db,
+      'messages_statuses',
       `WITH event AS (SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::int[], $5::text[], $6::text[]) AS x(wamid, status, ts, code, title, details)),
             folded AS (
               SELECT wamid,
@@ -180,7 +186,7 @@ export class MessageEventsService {
         errors.map((e) => e?.title ?? null),
         errors.map((e) => e?.details ?? e?.message ?? null),
       ],
-    )) as [Row[], number];
+    );
     const byWamid = new Map(rows.map((r) => [r.wamid, r]));
     const reported = new Set<string>(); // the same status twice in one batch: only the first is the first time
     const applied = events.map((event): AppliedStatus | null => {

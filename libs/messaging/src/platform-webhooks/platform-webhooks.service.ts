@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { MicroBatcher, QUEUES, withRequestId } from '@switchboard/core';
+import { namedQuery } from '@switchboard/core/database';
 import { Queue } from 'bullmq';
 import { IsNull, Repository } from 'typeorm';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
@@ -67,9 +68,12 @@ export class PlatformWebhooksService {
   }
 
   private async acceptMany(batch: Accepted[]): Promise<string[]> {
-    const rows: Array<{ id: string }> = await this.events.query(INSERT_EVENTS_SQL, [
-      `[${batch.map((b) => b.json).join(',')}]`,
-    ]);
+    const rows = await namedQuery<{ id: string }>(
+      this.events.manager,
+      'platform_webhook_events_insert',
+      INSERT_EVENTS_SQL,
+      [`[${batch.map((b) => b.json).join(',')}]`],
+    );
     const ids = rows.map((r) => r.id);
     await this.queue.addBulk(ids.map((eventId, i) => processJob(eventId, batch[i].context)));
     return ids;
@@ -81,9 +85,11 @@ export class PlatformWebhooksService {
   }
 
   // Plain SQL on this path (one load and one stamp per platform webhook): TypeORM's query building cost the worker
-  // about as much CPU as the statements' round trips in a campaign's profile.
+  // about as much CPU as the statements' round trips in a campaign's profile. Named: planned once per connection.
   private async loadMany(ids: string[]): Promise<Array<PlatformWebhookEvent | null>> {
-    const rows: PlatformWebhookEvent[] = await this.events.query(
+    const rows = await namedQuery<PlatformWebhookEvent>(
+      this.events.manager,
+      'platform_webhook_events_load',
       `SELECT id::text, received_at AS "receivedAt", payload, processed_at AS "processedAt", error
          FROM platform_webhook_events WHERE id = ANY($1::bigint[])`,
       [ids],
@@ -98,7 +104,9 @@ export class PlatformWebhooksService {
   }
 
   private async stampMany(ids: string[]): Promise<void> {
-    await this.events.query(
+    await namedQuery(
+      this.events.manager,
+      'platform_webhook_events_stamp',
       `UPDATE platform_webhook_events SET processed_at = now(), error = NULL WHERE id = ANY($1::bigint[])`,
       [ids],
     );

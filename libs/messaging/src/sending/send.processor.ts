@@ -8,6 +8,7 @@ import { DelayedError, Job } from 'bullmq';
 import type Redis from 'ioredis';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
+import { namedQuery } from '@switchboard/core/database';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { Pacer } from './pacer';
 import {
@@ -320,7 +321,12 @@ export class SendExecutor {
 
   /** The rows of these messages, by primary key only (a condition on status or wamid can lead the planner to a partial index of every queued message instead). */
   private readRows(ids: string[]): Promise<SendRow[]> {
-    return this.db.query(`SELECT ${SEND_ROW_COLUMNS} FROM messages WHERE id = ANY($1::uuid[])`, [ids]);
+    return namedQuery<SendRow>(
+      this.db,
+      'messages_send_rows',
+      `SELECT ${SEND_ROW_COLUMNS} FROM messages WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
   }
 
   /**
@@ -372,7 +378,9 @@ export class SendExecutor {
    * `wamid IS NULL` indexes, reading every unsent message for each chunk (docs/performance.md, "Fifth round").
    */
   private async writeClaims(rows: SendRow[]): Promise<Array<SendRow | null>> {
-    const [claimed] = (await this.db.query(
+    const claimed = await namedQuery<{ id: string; send_claim: number }>(
+      this.db,
+      'messages_claim',
       `WITH wanted AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS x(id, claim)),
             locked AS (SELECT m.id, m.send_claim, m.status, m.wamid FROM messages m WHERE m.id = ANY($1::uuid[]) ORDER BY m.id FOR UPDATE)
        UPDATE messages m SET send_claim = m.send_claim + 1, claimed_at = now()
@@ -381,7 +389,7 @@ export class SendExecutor {
           AND locked.send_claim = wanted.claim AND locked.status = 'queued' AND locked.wamid IS NULL
        RETURNING m.id, m.send_claim`,
       [rows.map((r) => r.id), rows.map((r) => r.send_claim)],
-    )) as [Array<{ id: string; send_claim: number }>, number];
+    );
     const claims = new Map(claimed.map((c) => [c.id, c.send_claim]));
     return rows.map((r) => (claims.has(r.id) ? { ...r, send_claim: claims.get(r.id)!, claimed_at: null } : null));
   }
@@ -478,7 +486,9 @@ export class SendExecutor {
 
   /** Records the platform's answers of concurrent sends in one UPDATE (rows locked in id order: no deadlocks with status writes). */
   private async writeAccepted(items: Array<{ messageId: string; wamid: string }>): Promise<void> {
-    await this.db.query(
+    await namedQuery(
+      this.db,
+      'messages_accepted',
       `WITH answer AS (SELECT * FROM unnest($1::uuid[], $2::text[]) AS x(id, wamid)),
             locked AS (SELECT m.id FROM messages m WHERE m.id IN (SELECT id FROM answer) ORDER BY m.id FOR UPDATE)
        UPDATE messages m SET wamid = answer.wamid, status = CASE WHEN message_status_rank(m.status) < 1 THEN 'accepted' ELSE m.status END,
