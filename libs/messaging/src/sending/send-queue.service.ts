@@ -7,6 +7,7 @@ import { JobsOptions, Queue, QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { DataSource, EntityManager } from 'typeorm';
+import { namedQuery } from '@switchboard/core/database';
 
 /** One outbound message, ready to store and send: the Cloud API request body is built by the caller. */
 export interface OutboundMessage {
@@ -237,7 +238,9 @@ export class SendQueueService implements OnModuleDestroy {
     // Without an idempotency key nothing can conflict: no ON CONFLICT, so PostgreSQL skips the speculative insertion
     // (one WAL record less per message, and less work: a campaign's messages have no key).
     const keyed = rows.some((r) => r.idempotency_key !== null);
-    const inserted: Array<{ id: string }> = await db.query(
+    const inserted = await namedQuery<{ id: string }>(
+      db,
+      keyed ? 'messages_insert_keyed' : 'messages_insert',
       `INSERT INTO messages (id, account_id, phone_number_id, contact_id, direction, recipient, kind, template_name, body, payload, status,
                              idempotency_key, callback_url, callback_events, queue, campaign_id, send_job)
        SELECT x.id, x.account_id, x.phone_number_id, x.contact_id, 'outbound', x.recipient, x.kind, x.template_name, x.body, x.payload, 'queued',
