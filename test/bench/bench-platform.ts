@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { connectPhoneNumber, provisionAccount, type ProvisionedAccount } from '@switchboard/accounts';
 import { type AppConfig, loadConfig, SecretBox } from '@switchboard/core';
 import Redis from 'ioredis';
@@ -56,6 +57,7 @@ export async function startPlatform(
     },
     `${sandboxUrl}/_sandbox/health`,
   );
+  favourSandbox(sandboxProcess);
   const apiProcess = await ctx.startProcess(
     `api (${options.name})`,
     join(DIST, 'apps/api/src/main.js'),
@@ -216,5 +218,24 @@ export async function waitForWorkers(config: AppConfig, workers: ChildProcess[])
     }
   } finally {
     redis.disconnect();
+  }
+}
+
+/**
+ * The sandbox stands in for Meta's servers, which do not share our CPU. On 2 cores it does, and when the scheduler
+ * leaves it waiting behind PostgreSQL and the worker, the sends it reads late are counted as arriving together: 130429
+ * refusals that pacing cannot prevent (docs/performance.md, "Twelfth round"). So it runs at a higher priority (nice
+ * BENCH_SANDBOX_NICE, default -10; 0 leaves it as it is). Its CPU is still counted. Raising a priority needs root or
+ * CAP_SYS_NICE: without it the bench says so and goes on.
+ */
+function favourSandbox(sandbox: ChildProcess): void {
+  const nice = Number(process.env.BENCH_SANDBOX_NICE ?? -10);
+  if (!nice || sandbox.pid === undefined) return;
+  try {
+    setPriority(sandbox.pid, nice);
+  } catch (error) {
+    console.log(
+      `[bench] the sandbox keeps its priority (nice ${nice}: ${(error as Error).message}); some 130429 may come from its waits for the CPU`,
+    );
   }
 }
