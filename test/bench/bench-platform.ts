@@ -1,10 +1,9 @@
-import { setPriority } from 'node:os';
 import { connectPhoneNumber, provisionAccount, type ProvisionedAccount } from '@switchboard/accounts';
 import { type AppConfig, loadConfig, SecretBox } from '@switchboard/core';
 import Redis from 'ioredis';
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { hostname, setPriority } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from './bench-context';
