@@ -1,5 +1,6 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from './migrations';
+import { PG_TYPES } from './timestamps';
 
 /**
  * The one description of the database: used by the Nest apps (TypeOrmModule), the migration runner,
@@ -7,6 +8,7 @@ import { MIGRATIONS } from './migrations';
  * knows no domain; each domain module registers its own (TypeOrmModule.forFeature, picked up by autoLoadEntities).
  */
 export function dataSourceOptions(databaseUrl: string, overrides: Partial<DataSourceOptions> = {}): DataSourceOptions {
+  const { extra, ...rest } = overrides as Partial<DataSourceOptions> & { extra?: Record<string, unknown> };
   return {
     type: 'postgres',
     url: databaseUrl,
@@ -14,8 +16,9 @@ export function dataSourceOptions(databaseUrl: string, overrides: Partial<DataSo
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,
-    extra: { max: 10 },
-    ...overrides,
+    ...rest,
+    // pg's pool config: its size, and our type parsers (a faster timestamptz: timestamps.ts)
+    extra: { max: 10, types: PG_TYPES, ...extra },
   } as DataSourceOptions;
 }
 
