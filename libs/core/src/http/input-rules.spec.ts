@@ -1,4 +1,4 @@
-import { forbiddenTextProblem, jsonStructureProblem } from './input-rules';
+import { forbiddenTextProblem, jsonStructureProblem, jsonTextMayHoldForbidden } from './input-rules';
 
 describe('input rules', () => {
   it('finds NUL and unpaired surrogates in strings and keys, naming the path; surrogate pairs are fine', () => {
@@ -24,5 +24,20 @@ describe('input rules', () => {
     expect(jsonStructureProblem(JSON.parse('{"a":{"__proto__":{"x":1}}}'))?.field).toBe('a.__proto__');
     expect(jsonStructureProblem(JSON.parse('{"constructor":{"prototype":{}}}'))?.field).toBe('constructor');
     expect(jsonStructureProblem({ constructor: 'a name' })).toBeUndefined();
+  });
+
+  it('JSON text without a \\u escape cannot hold a forbidden character once parsed (the body walk is skipped)', () => {
+    // bytes that are not UTF-8 (a CESU-8 surrogate ED A0 80, a stray continuation byte) decode to U+FFFD, not surrogates
+    const bytes = Buffer.concat([Buffer.from('{"a":"x'), Buffer.from([0xed, 0xa0, 0x80, 0x80]), Buffer.from('"}')]);
+    const text = bytes.toString('utf8');
+    expect(jsonTextMayHoldForbidden(text)).toBe(false);
+    expect(JSON.parse(text).a).toBe('x\ufffd\ufffd\ufffd\ufffd');
+    expect(forbiddenTextProblem(JSON.parse(text))).toBeUndefined();
+    expect(() => JSON.parse('{"a":"x\u0000"}')).toThrow(); // a raw NUL is not JSON
+    // every way to write one goes through an escape (and an escaped backslash only makes the check look, harmlessly)
+    for (const escaped of ['{"a":"\\u0000"}', '{"a":"\\ud800"}', '{"\\u0000":1}', '"\\\\u0000"']) {
+      expect(jsonTextMayHoldForbidden(escaped)).toBe(true);
+    }
+    expect(forbiddenTextProblem(JSON.parse('{"a":"\\ud800"}'))?.field).toBe('a');
   });
 });

@@ -22,16 +22,34 @@ export function childPath(parent: string, key: string | number): string {
   return path.length > 200 ? `${path.slice(0, 197)}...` : path;
 }
 
+/** A value met by the walks below; its path is built only when it is at fault (most bodies have none). */
+interface Visit {
+  value: unknown;
+  depth: number;
+  key?: string | number;
+  parent?: Visit;
+}
+
+function pathOf(visit: Visit, rootPath: string): string {
+  const keys: Array<string | number> = [];
+  for (let v: Visit | undefined = visit; v?.parent; v = v.parent) keys.push(v.key!);
+  let path = rootPath;
+  for (let i = keys.length - 1; i >= 0; i--) path = childPath(path, keys[i]);
+  return path;
+}
+
 /**
  * The first structural problem of a parsed JSON body: nesting deeper than MAX_JSON_DEPTH, a `__proto__` key, or a
  * `constructor` object with a `prototype` key (prototype-pollution shapes). Iterative, so no input can exhaust the stack.
  */
 export function jsonStructureProblem(root: unknown, rootPath = '', maxDepth = MAX_JSON_DEPTH): FieldError | undefined {
-  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: rootPath, depth: 1 }];
+  const stack: Visit[] = [{ value: root, depth: 1 }];
   while (stack.length) {
-    const { value, path, depth } = stack.pop()!;
+    const visit = stack.pop()!;
+    const { value, depth } = visit;
     if (value === null || typeof value !== 'object') continue;
     if (depth > maxDepth) {
+      const path = pathOf(visit, rootPath);
       return {
         field: path || 'body',
         message: `${path || 'The request body'} is nested too deeply (more than ${maxDepth} levels of objects and arrays)`,
@@ -39,17 +57,22 @@ export function jsonStructureProblem(root: unknown, rootPath = '', maxDepth = MA
     }
     if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--)
-        stack.push({ value: value[i], path: childPath(path, i), depth: depth + 1 });
+        stack.push({ value: value[i], depth: depth + 1, key: i, parent: visit });
       continue;
     }
     for (const key of Object.keys(value)) {
-      const field = childPath(path, key);
-      if (key === '__proto__') return { field, message: `${field} is not allowed: "__proto__" keys are refused` };
       const child = (value as Record<string, unknown>)[key];
-      if (key === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')) {
-        return { field, message: `${field} is not allowed: "constructor.prototype" keys are refused` };
+      const refused =
+        key === '__proto__'
+          ? '"__proto__" keys are refused'
+          : key === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')
+            ? '"constructor.prototype" keys are refused'
+            : undefined;
+      if (refused) {
+        const field = childPath(pathOf(visit, rootPath), key);
+        return { field, message: `${field} is not allowed: ${refused}` };
       }
-      stack.push({ value: child, path: field, depth: depth + 1 });
+      stack.push({ value: child, depth: depth + 1, key, parent: visit });
     }
   }
   return undefined;
@@ -57,25 +80,38 @@ export function jsonStructureProblem(root: unknown, rootPath = '', maxDepth = MA
 
 /** The first string (or object key) holding a character that no field may contain; iterative like the check above. */
 export function forbiddenTextProblem(root: unknown, rootPath = ''): FieldError | undefined {
-  const stack: Array<{ value: unknown; path: string }> = [{ value: root, path: rootPath }];
+  const stack: Visit[] = [{ value: root, depth: 0 }];
   while (stack.length) {
-    const { value, path } = stack.pop()!;
+    const visit = stack.pop()!;
+    const { value } = visit;
     if (typeof value === 'string') {
       const reason = forbiddenCharacterReason(value);
-      if (reason) return { field: path || 'body', message: `${path || 'body'} ${reason}` };
-      continue;
+      if (!reason) continue;
+      const path = pathOf(visit, rootPath);
+      return { field: path || 'body', message: `${path || 'body'} ${reason}` };
     }
     if (value === null || typeof value !== 'object') continue;
     if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: childPath(path, i) });
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], depth: 0, key: i, parent: visit });
       continue;
     }
     for (const key of Object.keys(value)) {
-      const field = childPath(path, key);
       const reason = forbiddenCharacterReason(key);
-      if (reason) return { field: path || 'body', message: `A key of ${path || 'the body'} ${reason}` };
-      stack.push({ value: (value as Record<string, unknown>)[key], path: field });
+      if (reason) {
+        const path = pathOf(visit, rootPath);
+        return { field: path || 'body', message: `A key of ${path || 'the body'} ${reason}` };
+      }
+      stack.push({ value: (value as Record<string, unknown>)[key], depth: 0, key, parent: visit });
     }
   }
   return undefined;
+}
+
+/**
+ * Whether parsed JSON text can hold a character forbiddenTextProblem refuses. Only a `\u` escape can produce one: a
+ * successful JSON.parse never holds a raw NUL (control characters must be escaped), and decoding UTF-8 never yields
+ * an unpaired surrogate (invalid bytes become U+FFFD). Text without any `\u` needs no walk.
+ */
+export function jsonTextMayHoldForbidden(text: string): boolean {
+  return text.includes('\\u');
 }

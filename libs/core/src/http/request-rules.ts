@@ -1,8 +1,12 @@
 import { BadRequestException } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
-import { forbiddenTextProblem, jsonStructureProblem } from './input-rules';
+import { forbiddenTextProblem, jsonStructureProblem, jsonTextMayHoldForbidden } from './input-rules';
 import { validationException } from './validation';
+
+/** Set by the JSON parser on a request whose body text has no `\u` escape: its strings need no character walk. */
+const BODY_TEXT_CLEAN = Symbol('bodyTextClean');
+type ParsedRequest = FastifyRequest & { [BODY_TEXT_CLEAN]?: true };
 
 /**
  * The input rules every route shares, applied before any route code or validation runs (docs/errors.md):
@@ -16,14 +20,16 @@ export function installRequestRules(app: NestFastifyApplication, options: { body
   app.useBodyParser(
     'application/json',
     { bodyLimit: options.bodyLimit },
-    (_request: unknown, body: Buffer, done: (error: Error | null, value?: unknown) => void) => {
+    (request: FastifyRequest, body: Buffer, done: (error: Error | null, value?: unknown) => void) => {
+      const text = body.toString('utf8');
       let parsed: unknown;
       try {
-        parsed = parseJsonBody(body);
+        parsed = parseJsonBody(text);
       } catch (error) {
         done(error as Error);
         return;
       }
+      if (!jsonTextMayHoldForbidden(text)) (request as ParsedRequest)[BODY_TEXT_CLEAN] = true;
       done(null, parsed);
     },
   );
@@ -31,7 +37,9 @@ export function installRequestRules(app: NestFastifyApplication, options: { body
   fastify.removeContentTypeParser('text/plain');
   fastify.addHook('preValidation', (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
     const problem =
-      forbiddenTextProblem(request.params) ?? forbiddenTextProblem(request.query) ?? forbiddenTextProblem(request.body);
+      forbiddenTextProblem(request.params) ??
+      forbiddenTextProblem(request.query) ??
+      ((request as ParsedRequest)[BODY_TEXT_CLEAN] ? undefined : forbiddenTextProblem(request.body));
     done(problem ? validationException([problem]) : undefined);
   });
 }
