@@ -25,10 +25,12 @@ export function childPath(parent: string, key: string | number): string {
 /** A value met by the walks below; its path is built only when it is at fault (most bodies have none). */
 interface Visit {
   value: unknown;
-  depth: number;
   key?: string | number;
   parent?: Visit;
 }
+
+/** The structure check's visits also know their nesting level (the top-level value is level 1). */
+type LevelledVisit = Visit & { depth: number };
 
 function pathOf(visit: Visit, rootPath: string): string {
   const keys: Array<string | number> = [];
@@ -43,7 +45,7 @@ function pathOf(visit: Visit, rootPath: string): string {
  * `constructor` object with a `prototype` key (prototype-pollution shapes). Iterative, so no input can exhaust the stack.
  */
 export function jsonStructureProblem(root: unknown, rootPath = '', maxDepth = MAX_JSON_DEPTH): FieldError | undefined {
-  const stack: Visit[] = [{ value: root, depth: 1 }];
+  const stack: LevelledVisit[] = [{ value: root, depth: 1 }];
   while (stack.length) {
     const visit = stack.pop()!;
     const { value, depth } = visit;
@@ -80,7 +82,7 @@ export function jsonStructureProblem(root: unknown, rootPath = '', maxDepth = MA
 
 /** The first string (or object key) holding a character that no field may contain; iterative like the check above. */
 export function forbiddenTextProblem(root: unknown, rootPath = ''): FieldError | undefined {
-  const stack: Visit[] = [{ value: root, depth: 0 }];
+  const stack: Visit[] = [{ value: root }];
   while (stack.length) {
     const visit = stack.pop()!;
     const { value } = visit;
@@ -92,7 +94,7 @@ export function forbiddenTextProblem(root: unknown, rootPath = ''): FieldError |
     }
     if (value === null || typeof value !== 'object') continue;
     if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], depth: 0, key: i, parent: visit });
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: i, parent: visit });
       continue;
     }
     for (const key of Object.keys(value)) {
@@ -101,7 +103,7 @@ export function forbiddenTextProblem(root: unknown, rootPath = ''): FieldError |
         const path = pathOf(visit, rootPath);
         return { field: path || 'body', message: `A key of ${path || 'the body'} ${reason}` };
       }
-      stack.push({ value: (value as Record<string, unknown>)[key], depth: 0, key, parent: visit });
+      stack.push({ value: (value as Record<string, unknown>)[key], key, parent: visit });
     }
   }
   return undefined;
