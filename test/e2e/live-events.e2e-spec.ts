@@ -258,6 +258,21 @@ describe('Live events across API processes', () => {
       client.close();
     });
 
+    it('skipIfUnwatched: false while the topic is watched or not known lately; true once known unwatched, with the skip recorded and told', async () => {
+      expect(publisher.skipIfUnwatched('never-heard-of')).toBe(false); // not known: publish (the batch reads the mark)
+      const client = await openSse(`${secondUrl}/test/live/lazy-data`);
+      await eventually(async () => ((await redis.exists(redisKey('live-watch', 'lazy-data'))) ? true : undefined));
+      await publisher.publishIfWatched('lazy-data', 'n', 1);
+      expect((await client.waitForCount(1)).map((e) => e.data)).toEqual([1]);
+      expect(publisher.skipIfUnwatched('lazy-data')).toBe(false);
+      notHeardOf(publisher, 'lazy-data');
+      expect(publisher.skipIfUnwatched('lazy-data')).toBe(true);
+      const reset = await client.waitFor((e) => e.event === 'reset', 2000);
+      expect(reset).toEqual({ event: 'reset', data: { reason: 'events_not_kept' } });
+      expect(Number(await redis.get(redisKey('live-skip', 'lazy-data')))).toBeGreaterThan(0);
+      client.close();
+    });
+
     it('changes() counts as watching, and reports a skipped event as a reset', async () => {
       const live = second.get(LiveEvents);
       const received: Array<{ event: string; data: unknown }> = [];

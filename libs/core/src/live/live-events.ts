@@ -271,16 +271,24 @@ export class LiveEvents implements OnModuleDestroy {
    * reach the inbox topic by the thousand a second, and are wanted only while watched.
    */
   publishIfWatched(topic: string, event: string, data: unknown, ttlMs = TOPIC_TTL_MS): Promise<void> {
-    if (this.knownWatched(topic) === false) {
-      // known not to be watched: nothing to serialise or queue, only the skip to record (with the next ones)
-      this.skipsToMark.set(topic, ttlMs);
-      this.skipMarks ??= new Promise((resolve) => setImmediate(resolve)).then(() => this.markSkips());
-      return Promise.resolve();
-    }
+    if (this.skipIfUnwatched(topic, ttlMs)) return Promise.resolve();
     return this.publications.add({ topic, event, data, ttlMs, whenWatched: true }).then(
       () => undefined,
       (error) => this.logger.warn({ msg: 'live event not published', topic, event, error: String(error) }),
     );
+  }
+
+  /**
+   * When this process knows that no client streams the topic, records the skip as `publishIfWatched` would and returns
+   * true: nothing to serialise or queue, and a publisher need not build the event's data (the inbox reads a message
+   * from the database for it). Otherwise (watched, or not known lately) false: publish.
+   */
+  skipIfUnwatched(topic: string, ttlMs = TOPIC_TTL_MS): boolean {
+    if (this.knownWatched(topic) !== false) return false;
+    // recorded with the other skips of this moment, in one call
+    this.skipsToMark.set(topic, ttlMs);
+    this.skipMarks ??= new Promise((resolve) => setImmediate(resolve)).then(() => this.markSkips());
+    return true;
   }
 
   private async markSkips(): Promise<void> {

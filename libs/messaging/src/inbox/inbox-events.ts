@@ -33,6 +33,8 @@ export class InboxEvents {
   ) {}
 
   async messageCreated(accountId: string, target: InboxEventTarget, messageId: string): Promise<void> {
+    // no inbox of the account open (as far as this process knows): the message is not read for an event nobody keeps
+    if (this.live.skipIfUnwatched(inboxTopic(accountId))) return;
     const message = await this.conversations.message(accountId, messageId).catch(() => null);
     if (!message) return;
     await this.publishMessage(accountId, target, message);

@@ -22,6 +22,12 @@ import { MessageEventsService, replyContentOf, type RecordedInbound } from '../m
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 import { PlatformWebhooksService } from './platform-webhooks.service';
 
+/** Waits for every promise to settle, then throws the first failure (Promise.all would leave the others running). */
+async function settleAll(work: Array<Promise<unknown> | undefined>): Promise<void> {
+  const failed = (await Promise.allSettled(work)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 /** Thrown when a status names a wamid we have not stored yet (the send's response may still be in flight). */
 class StatusBeforeMessageError extends Error {}
 
@@ -135,18 +141,13 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
       case 'message': {
         const recorded = await this.messages.recordInbound(event, receivedAt);
         if (recorded) webhookLagSeconds.observe({ kind: 'message' }, Math.max(0, Date.now() / 1000 - event.timestamp));
-        if (recorded) await this.afterInbound(event, recorded);
-        // listeners also hear a redelivered message (stored before): they are idempotent, and a failed first try is retried.
-        // System messages, revoked / edited messages and reaction removals are no replies: runs keep waiting.
-        if (event.informational) return;
-        const stored = recorded ?? (await this.messages.storedInbound(event.wamid));
-        if (stored)
-          await this.inbound.publish({
-            accountId: stored.accountId,
-            messagingPhoneId: event.phoneNumberId,
-            messageId: stored.messageId,
-            event,
-          });
+        // The contact, the inbox and the `replied` callback beside the listeners (a waiting run's next step), not before
+        // them: neither needs the other, and a reply reaches its run a few round trips sooner. Both settle before the
+        // job ends, so a retry never overlaps either.
+        await settleAll([
+          recorded ? this.afterInbound(event, recorded) : undefined,
+          this.publishInbound(event, recorded),
+        ]);
         return;
       }
       case 'template_status':
@@ -158,6 +159,23 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
       default:
         return; // stored, not acted upon
     }
+  }
+
+  /**
+   * Tells the listeners (automations, flows). They also hear a redelivered message (stored before): they are
+   * idempotent, and a failed first try is retried. System messages, revoked / edited messages and reaction removals are
+   * no replies: runs keep waiting.
+   */
+  private async publishInbound(event: MessageEvent, recorded: RecordedInbound | null): Promise<void> {
+    if (event.informational) return;
+    const stored = recorded ?? (await this.messages.storedInbound(event.wamid));
+    if (stored)
+      await this.inbound.publish({
+        accountId: stored.accountId,
+        messagingPhoneId: event.phoneNumberId,
+        messageId: stored.messageId,
+        event,
+      });
   }
 
   /** A newly stored inbound message: link it to the contact (created when new), call back `replied`. */
