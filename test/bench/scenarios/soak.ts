@@ -559,7 +559,7 @@ export async function soak(ctx: BenchContext, minutes = 10) {
   const fullMinutes = Math.ceil(minutes);
   for (let minute = 0; minute < fullMinutes; minute++)
     figures[`  minute ${minute + 1}`] = latencyOps.map((op) => fmt(p99(op, minute))).join(' | ');
-  const first = fullMinutes >= 3 ? 1 : 0;
+  const first = Math.min(Math.ceil(warmupMs / 60_000), Math.max(0, fullMinutes - 2));
   const last = fullMinutes - 1;
   figures[`p99 trend, minute ${last + 1} / minute ${first + 1} (target <= 1.5)`] = latencyOps
     .map((op) => {
