@@ -144,11 +144,11 @@ async function compare(
   const steadyRuns: Record<'ours' | 'bare', Measured[]> = { ours: [], bare: [] };
   for (const who of ['bare', 'ours', 'ours', 'bare'] as const)
     steadyRuns[who].push(await withCpu(who, () => (who === 'ours' ? ours : theirs)({ rate: 1000, seconds: steady })));
-  const mean = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
+  const mean = (xs: number[]) => Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 10) / 10;
   const steadyOf = (who: 'ours' | 'bare') => {
     const runs = steadyRuns[who];
     return {
-      rps: mean(runs.map((r) => r.result.rps)),
+      rps: Math.round(mean(runs.map((r) => r.result.rps))),
       p99: mean(runs.map((r) => r.result.p99)),
       p99s: runs.map((r) => r.result.p99).join(', '),
       cpu: cpuText(
