@@ -5,6 +5,12 @@ import { Agent, request } from 'undici';
 export const percentile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]?.toFixed(0);
 
+/** The middle of some numbers (the mean of the two middle ones for an even count). */
+export const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return (sorted[Math.floor((sorted.length - 1) / 2)] + sorted[Math.ceil((sorted.length - 1) / 2)]) / 2;
+};
+
 /** A customer's text message as the platform posts it to /webhooks/whatsapp (sign it with computeSignature). */
 export function inboundWebhook(
   phoneNumberId: string,

@@ -2,10 +2,10 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { BenchContext, DIST, freePort } from '../bench-context';
 import { cpuMeter } from '../bench-platform';
+import { median } from '../helpers';
 import { load, LoadResult } from '../load';
 
 const ROUNDS = 3;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const verdict = (ok: boolean) => (ok ? 'OK' : 'NOT MET');
 
 /** The reads compared, in order; BENCH_READS=contacts,runs (for instance) runs only those. */
@@ -17,9 +17,9 @@ type Read = (typeof READS)[number];
  * second as a bare Fastify + `pg` server running the same SQL (test/bench/bare-server.ts) at 200 connections, and at a
  * steady 1,000 req/s has a p99 at most 1.3× the bare server's. Runs alternate between the two. The reads:
  * GET /v2/contacts (100,000 contacts), GET /v2/templates (5,000 templates), GET /v2/campaigns/{id} (the campaign's
- * report: 100,000 recipients) and GET /v1/workflows/{id}/runs (100,000 runs), in 3-s rounds and 2-s steady runs (two per server)
- * (BENCH_READ_SECONDS sets both), so the whole scenario stays near 2 minutes (issue 22
- * item 7: the default set within 10).
+ * report: 100,000 recipients) and GET /v1/workflows/{id}/runs (100,000 runs), in 3-s rounds and 2-s steady runs, two
+ * per server (BENCH_READ_SECONDS sets both), so the whole scenario stays near 2 minutes (issue 22 item 7: the default
+ * set within 10).
  */
 export async function authenticatedReads(ctx: BenchContext) {
   const wanted = (process.env.BENCH_READS ?? READS.join(',')).split(',') as Read[];

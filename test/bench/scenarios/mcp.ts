@@ -13,9 +13,10 @@ type Measured = LoadResult & { cpuMsPerRequest: number };
  * ARCHITECTURE.md target: the MCP server reaches at least half of REST's throughput for the same operation. The same
  * two operations, each through REST and through `POST /mcp` (a JSON-RPC `tools/call`, stateless: a new server and
  * transport per request, as an agent's calls arrive), closed loop with BENCH_MCP_CONNECTIONS (default 20) connections
- * for BENCH_MCP_SECONDS (default 4) after BENCH_MCP_WARMUP (default 2) unmeasured, REST and MCP alternating for BENCH_MCP_ROUNDS (default 2) rounds, with the CPU time of
- * the API, worker and sandbox per answered request beside the throughput: `list_templates` (GET /v2/templates) and `send_template_message`
- * (POST /send-message/{id}: stored, paced, sent to the sandbox, answered when the platform accepted it).
+ * for BENCH_MCP_SECONDS (default 4) after BENCH_MCP_WARMUP (default 2) unmeasured, REST and MCP alternating for
+ * BENCH_MCP_ROUNDS (default 2) rounds, with the CPU time of the API, worker and sandbox per answered request beside
+ * the throughput: `list_templates` (GET /v2/templates) and `send_template_message` (POST /send-message/{id}: stored,
+ * paced, sent to the sandbox, answered when the platform accepted it).
  */
 export async function mcpThroughput(ctx: BenchContext) {
   const connections = Number(process.env.BENCH_MCP_CONNECTIONS ?? 20);

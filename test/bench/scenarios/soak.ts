@@ -7,7 +7,7 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { BenchContext } from '../bench-context';
 import { cpuSeconds, cpuSecondsOf, startPlatform } from '../bench-platform';
-import { createApprovedTemplate, inboundWebhook, percentile, postJson } from '../helpers';
+import { createApprovedTemplate, inboundWebhook, median, percentile, postJson } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -455,10 +455,6 @@ export async function soak(ctx: BenchContext, minutes = 10) {
     samples.filter((s) => s.at - loadStart >= from && s.at - loadStart <= to);
   const early = [baseline.sample, ...window(warmupMs, warmupMs + windowMs)];
   const late = [...window(durationMs - windowMs, durationMs), end];
-  const median = (xs: number[]) => {
-    const sorted = [...xs].sort((x, y) => x - y);
-    return (sorted[Math.floor((sorted.length - 1) / 2)] + sorted[Math.ceil((sorted.length - 1) / 2)]) / 2;
-  };
   for (const name of Object.keys(processes)) {
     const from = median(early.map((s) => s.rssKb[name]));
     const to = median(late.map((s) => s.rssKb[name]));
