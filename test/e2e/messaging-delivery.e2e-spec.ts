@@ -1,3 +1,5 @@
+import { ContactsService } from '@switchboard/contacts';
+import { CallbacksService } from '@switchboard/messaging';
 import { computeSignature } from '@switchboard/whatsapp';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -149,6 +151,84 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       );
       await settle();
       expect(callbacksFor(res.body.messageId)).toHaveLength(0);
+    });
+
+    describe('a reply whose follow-up failed after it was stored is finished by the retry', () => {
+      /**
+       * A sent message subscribed to `replied`, then `fail` injected (it returns its undo), then the customer's reply:
+       * what was linked and called back.
+       */
+      async function replyTo(text: string, fail: () => () => void) {
+        const to = h.customer();
+        await h.customerWritesStored(account, to);
+        const res = await session({
+          typOfmsg: 'normal_message',
+          receipentPhone: to,
+          message: text,
+          callback_url: receiver.url,
+          event: ['replied'],
+        });
+        expect(res.status).toBe(200);
+        const [sent] = await eventually(async () => {
+          const got = await h.received(account, to);
+          return got.length ? got : null;
+        });
+        const undo = fail();
+        try {
+          const reply = await h.customerWrites(account, to, `re: ${text}`, { context_message_id: sent.wamid });
+          const [callback] = await eventually(
+            async () => {
+              const got = callbacksFor(res.body.messageId);
+              return got.length ? got : null;
+            },
+            20_000,
+            'replied callback',
+          );
+          await settle();
+          const [stored] = await t.db.query(
+            `SELECT c.contact_number FROM messages m LEFT JOIN contacts c ON c.id = m.contact_id WHERE m.wamid = $1`,
+            [reply.wamid],
+          );
+          return { to, callback, callbacks: callbacksFor(res.body.messageId), stored };
+        } finally {
+          undo();
+        }
+      }
+
+      it('the contact could not be found or created: the retry links the message and calls back `replied` once', async () => {
+        let calls = 0;
+        const { to, callback, callbacks, stored } = await replyTo('linked on retry', () => {
+          const findOrCreate = jest
+            .spyOn(t.worker!.get(ContactsService), 'findOrCreateByNumber')
+            .mockRejectedValueOnce(new Error('connection lost (injected)'));
+          return () => {
+            calls = findOrCreate.mock.calls.length;
+            findOrCreate.mockRestore();
+          };
+        });
+        expect(calls).toBeGreaterThanOrEqual(2);
+        expect(stored.contact_number).toBe(to);
+        expect(callbacks).toHaveLength(1);
+        expect(callback.body).toMatchObject({ message: 're: linked on retry', senderPhoneNumber: to, type: 'text' });
+      }, 60_000);
+
+      it('the `replied` callback could not be queued after the link: the retry queues it, once', async () => {
+        let refused = 0;
+        const { to, callback, callbacks, stored } = await replyTo('called back on retry', () => {
+          const service = t.worker!.get(CallbacksService);
+          const original = service.notify.bind(service);
+          const notify = jest.spyOn(service, 'notify').mockImplementation((target, event, ...rest) => {
+            if (event === 'replied' && refused++ === 0)
+              return Promise.reject(new Error('Redis unreachable (injected)'));
+            return original(target, event, ...rest);
+          });
+          return () => notify.mockRestore();
+        });
+        expect(refused).toBeGreaterThanOrEqual(2);
+        expect(stored.contact_number).toBe(to);
+        expect(callbacks).toHaveLength(1);
+        expect(callback.body).toMatchObject({ message: 're: called back on retry', senderPhoneNumber: to });
+      }, 60_000);
     });
 
     it('callback_url must pass the SSRF guard: metadata, loopback and private targets are a 400 naming callback_url', async () => {

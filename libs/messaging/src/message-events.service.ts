@@ -266,13 +266,21 @@ export class MessageEventsService {
       : null;
   }
 
-  /** An inbound message stored earlier (a redelivered webhook), by its wamid. */
-  async storedInbound(wamid: string): Promise<{ messageId: string; accountId: string } | null> {
-    const [row] = await this.db.query(
-      `SELECT id, account_id FROM messages WHERE wamid = $1 AND direction = 'inbound'`,
-      [wamid],
-    );
-    return row ? { messageId: row.id, accountId: String(row.account_id) } : null;
+  /**
+   * An inbound message stored earlier (a redelivered webhook), by its wamid, with its contact (null: never linked) and
+   * the outbound message it marked replied (found again as `insertInbound` chose it; null when it marked none).
+   */
+  async storedInbound(event: MessageEvent): Promise<(RecordedInbound & { contactId: string | null }) | null> {
+    const [row] = await this.db.query(STORED_INBOUND, [event.wamid, event.timestamp]);
+    return row
+      ? {
+          messageId: row.id,
+          accountId: String(row.account_id),
+          phoneNumberId: String(row.phone_number_id),
+          contactId: row.contact_id === null ? null : String(row.contact_id),
+          repliedMessageId: event.informational ? null : row.replied_id,
+        }
+      : null;
   }
 
   /**
@@ -394,6 +402,18 @@ interface InboundItem {
   event: MessageEvent;
   receivedAt?: Date;
 }
+
+// The outbound message an inbound one answers, chosen as INSERT_INBOUND's `target` chose it (the inbound's created_at is
+// when our receiver got it), and only when this inbound's time is the one that marked it
+const STORED_INBOUND = `
+  SELECT m.id, m.account_id, m.phone_number_id, m.contact_id,
+         (SELECT t.id FROM (
+            SELECT o.id, o.replied_at FROM messages o
+             WHERE o.phone_number_id = m.phone_number_id AND o.recipient = m.recipient AND o.direction = 'outbound'
+               AND (o.wamid = m.context_wamid OR o.created_at < m.created_at)
+             ORDER BY (o.wamid = m.context_wamid) DESC NULLS LAST, o.created_at DESC LIMIT 1) t
+           WHERE t.replied_at = to_timestamp($2::float8)) AS replied_id
+    FROM messages m WHERE m.wamid = $1 AND m.direction = 'inbound'`;
 
 // Informational messages (system, revoke, edit, reaction removal) are stored but neither open the window nor answer
 // anything. Without a context, a message that reached our webhook before ours was created is no reply to it, however

@@ -81,7 +81,9 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     const events = parseWebhook(stored.payload);
     // statuses all at once: MessageEventsService writes statuses that arrive together in one statement
     await Promise.all(events.filter((e) => e.kind === 'status').map((e) => this.dispatch(e)));
-    for (const event of events) if (event.kind !== 'status') await this.dispatch(event, stored.receivedAt);
+    // a job started again (it failed, or its worker died) may have stored its messages and not finished with them
+    const retry = job.attemptsStarted > 1;
+    for (const event of events) if (event.kind !== 'status') await this.dispatch(event, stored.receivedAt, retry);
     await this.webhooks.markProcessed(stored.id);
   }
 
@@ -92,7 +94,7 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     await this.events.update({ id: job.data.eventId }, { error: error.message });
   }
 
-  private async dispatch(event: WebhookEvent, receivedAt?: Date): Promise<void> {
+  private async dispatch(event: WebhookEvent, receivedAt?: Date, retry = false): Promise<void> {
     switch (event.kind) {
       case 'status': {
         let applied = await this.messages.applyStatus(event);
@@ -141,13 +143,16 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
       case 'message': {
         const recorded = await this.messages.recordInbound(event, receivedAt);
         if (recorded) webhookLagSeconds.observe({ kind: 'message' }, Math.max(0, Date.now() / 1000 - event.timestamp));
+        // A duplicate (Meta's redelivery, or this job again) is followed up once more when an earlier try may have
+        // stored it and failed before the end: on a retry, or while no contact is linked. Each step is idempotent.
+        const stored: (RecordedInbound & { contactId?: string | null }) | null =
+          recorded ?? (await this.messages.storedInbound(event));
+        if (!stored) return; // a number not connected here
+        const followUp = recorded !== null || retry || stored.contactId === null;
         // The contact, the inbox and the `replied` callback beside the listeners (a waiting run's next step), not before
         // them: neither needs the other, and a reply reaches its run a few round trips sooner. Both settle before the
         // job ends, so a retry never overlaps either.
-        await settleAll([
-          recorded ? this.afterInbound(event, recorded) : undefined,
-          this.publishInbound(event, recorded),
-        ]);
+        await settleAll([followUp ? this.afterInbound(event, stored) : undefined, this.publishInbound(event, stored)]);
         return;
       }
       case 'template_status':
@@ -166,19 +171,17 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
    * idempotent, and a failed first try is retried. System messages, revoked / edited messages and reaction removals are
    * no replies: runs keep waiting.
    */
-  private async publishInbound(event: MessageEvent, recorded: RecordedInbound | null): Promise<void> {
+  private async publishInbound(event: MessageEvent, stored: RecordedInbound): Promise<void> {
     if (event.informational) return;
-    const stored = recorded ?? (await this.messages.storedInbound(event.wamid));
-    if (stored)
-      await this.inbound.publish({
-        accountId: stored.accountId,
-        messagingPhoneId: event.phoneNumberId,
-        messageId: stored.messageId,
-        event,
-      });
+    await this.inbound.publish({
+      accountId: stored.accountId,
+      messagingPhoneId: event.phoneNumberId,
+      messageId: stored.messageId,
+      event,
+    });
   }
 
-  /** A newly stored inbound message: link it to the contact (created when new), call back `replied`. */
+  /** A stored inbound message: link it to the contact (created when new), tell the inbox, call back `replied`. */
   private async afterInbound(event: MessageEvent, recorded: RecordedInbound): Promise<void> {
     // a user known by a business-scoped user id is bound by that id (and by the phone when Meta sends it too)
     const phone = event.from !== event.fromUserId ? event.from : null;
