@@ -184,6 +184,45 @@ describe('Embedded inbox in the browser', () => {
     expect(previews).toBe('Second question');
   });
 
+  it('a message that arrives after the first list read and before the live stream starts shows once the stream opens', async () => {
+    const before = h().customer();
+    await h().customerWrites(account, before, 'Already here', { name: 'Olga' });
+    await eventually(
+      async () =>
+        (await t.db.query(`SELECT 1 FROM messages WHERE recipient = $1 AND contact_id IS NOT NULL`, [before])).length >
+        0,
+    );
+    // the stream's request is held until the list has been read and the next customer's message is stored
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/events', async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      const { url } = await embedUrl();
+      const frame = await openFramed(url);
+      await frame.locator('[data-testid=conversation]', { hasText: 'Olga' }).waitFor({ timeout: 10_000 });
+      expect(await frame.locator('.live-dot.on').count()).toBe(0);
+      const late = h().customer();
+      await h().customerWrites(account, late, 'In between', { name: 'Pavel' });
+      await eventually(
+        async () =>
+          (await t.db.query(`SELECT 1 FROM messages WHERE recipient = $1 AND contact_id IS NOT NULL`, [late])).length >
+          0,
+      );
+      expect(await frame.locator('[data-testid=conversation]', { hasText: 'Pavel' }).count()).toBe(0);
+      release();
+      await frame.waitForSelector('.live-dot.on', { timeout: 10_000 });
+      const pavel = frame.locator('[data-testid=conversation]', { hasText: 'Pavel' });
+      await pavel.waitFor({ timeout: 5000 });
+      expect(await pavel.locator('.conversation-preview').textContent()).toBe('In between');
+    } finally {
+      release();
+      await page.unroute('**/events');
+    }
+  });
+
   it('outside the window the composer is disabled and an approved template goes out', async () => {
     const customer = h().customer();
     const direct = await t.http.post(

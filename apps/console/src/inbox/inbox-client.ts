@@ -135,6 +135,9 @@ export class InboxClient {
           if (response.status === 401) this.options.onUnauthorized?.();
           if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
           onState(true);
+          // The first stream starts where its topic stands now (its first line gives the id to resume from): what changed
+          // between the page's first reads and now is read again, as after a `reset`.
+          if (!lastId) onEvent({ id: '', event: 'reset', data: { reason: 'stream_started' } });
           const reader = response.body.getReader();
           const decoder = new TextDecoder();
           let buffer = '';
