@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defineConfig, type UserConfig } from 'vite';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -8,7 +8,7 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
  * `@switchboard/engine` is the server's own validation code (libs/engine is pure TypeScript), and so is
  * `@switchboard/template-rules` (libs/templates/src/template-rules.ts, which imports nothing).
  */
-export default defineConfig({
+const config = {
   root: here('.'),
   base: '/app/',
   resolve: {
@@ -38,4 +38,12 @@ export default defineConfig({
     proxy: { '/v1': 'http://127.0.0.1:3000', '/v2': 'http://127.0.0.1:3000', '/console': 'http://127.0.0.1:3000' },
   },
   logLevel: 'warn',
+} satisfies UserConfig;
+
+export default defineConfig(({ command }) => {
+  // A build is what ships, whoever runs it. Vite builds for the NODE_ENV it finds, and jest sets NODE_ENV=test for its
+  // whole run (its global set-up runs `npm run build`): the browser tests exercised React's development build (slower,
+  // StrictMode's double effects, jsxDEV) instead of the production one.
+  if (command === 'build') process.env.NODE_ENV = 'production';
+  return config;
 });

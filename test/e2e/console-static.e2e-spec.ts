@@ -36,6 +36,23 @@ describe('Console static files', () => {
     await redirect.arrayBuffer();
   });
 
+  it('ships the production build of React, even when the build ran under NODE_ENV=test (as in this run)', async () => {
+    expect(process.env.NODE_ENV).toBe('test');
+    const body = await (await fetch(`${t.url}/app/`, { headers: html })).text();
+    const scripts = [...body.matchAll(/(?:src|href)="(\/app\/assets\/[^"]+\.js)"/g)].map((m) => m[1]);
+    const code = (await Promise.all(scripts.map(async (s) => (await fetch(`${t.url}${s}`)).text()))).join('\n');
+    // production React points at its error decoder instead of carrying its messages; the development JSX runtime
+    // (jsxDEV) and its key warnings are absent
+    // (and no source file paths of the machine that built it); booleans, so that a failure does not print the bundle
+    const markers = {
+      productionErrors: code.includes('react.dev/errors/'),
+      jsxDev: code.includes('jsxDEV'),
+      keyWarning: code.includes('should have a unique "key" prop'),
+      sourcePaths: code.includes('apps/console/src/'),
+    };
+    expect(markers).toEqual({ productionErrors: true, jsxDev: false, keyWarning: false, sourcePaths: false });
+  });
+
   it('a page path is served without a MaxListenersExceededWarning (it used to be logged for every deep link)', async () => {
     // Node warns once a response has more 'close' listeners than events.defaultMaxListeners: counted as each ends
     // (jest's sandboxed `process` does not see the warning itself)

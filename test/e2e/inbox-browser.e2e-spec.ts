@@ -177,11 +177,11 @@ describe('Embedded inbox in the browser', () => {
     workerLive.watchKnown.set(`inbox:${account.accountId}`, { watched: false, at: Date.now() });
     await h().customerWrites(account, customer, 'Second question');
     await frame.locator('[data-testid=message]', { hasText: 'Second question' }).waitFor({ timeout: 5000 });
-    const previews = await frame
+    // the list is read again beside the thread, not after it
+    await frame
       .locator('[data-testid=conversation]', { hasText: 'Rita' })
-      .locator('.conversation-preview')
-      .textContent();
-    expect(previews).toBe('Second question');
+      .locator('.conversation-preview', { hasText: 'Second question' })
+      .waitFor({ timeout: 5000 });
   });
 
   it('a message that arrives after the first list read and before the live stream starts shows once the stream opens', async () => {
@@ -220,6 +220,41 @@ describe('Embedded inbox in the browser', () => {
     } finally {
       release();
       await page.unroute('**/events');
+    }
+  });
+
+  it('typing a search filters the list over the same live stream: the stream is not reopened per keystroke', async () => {
+    const customer = h().customer();
+    await h().customerWrites(account, customer, 'Where is my parcel?', { name: 'Quentin' });
+    const { url } = await embedUrl();
+    const streams: string[] = [];
+    const onRequest = (request: { url(): string }) => {
+      if (request.url().endsWith('/events')) streams.push(request.url());
+    };
+    page.on('request', onRequest);
+    try {
+      const frame = await openFramed(url);
+      await frame.waitForSelector('.live-dot.on');
+      await frame.locator('[data-testid=conversation]', { hasText: 'Quentin' }).waitFor({ timeout: 5000 });
+      await frame.locator('input[aria-label="Search conversations"]').pressSequentially('Quen', { delay: 50 });
+      await frame.waitForFunction(
+        () =>
+          [...(globalThis as any).document.querySelectorAll('[data-testid=conversation] .conversation-name')].every(
+            (e: any) => e.textContent === 'Quentin',
+          ),
+        undefined,
+        { timeout: 5000 },
+      );
+      expect(await conversationNames(frame)).toEqual(['Quentin']);
+      // a message arriving now still shows live
+      await h().customerWrites(account, customer, 'Any news?');
+      await frame
+        .locator('[data-testid=conversation]', { hasText: 'Quentin' })
+        .locator('.conversation-preview', { hasText: 'Any news?' })
+        .waitFor({ timeout: 5000 });
+      expect(streams).toHaveLength(1);
+    } finally {
+      page.off('request', onRequest);
     }
   });
 

@@ -98,14 +98,18 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
   selectedRef.current = selected;
   const listRef = useRef<HTMLUListElement>(null);
 
+  // reads of the list overlap (live events, a reset, typing a search): only the latest one's answer is shown
+  const listReads = useRef(0);
   const loadList = useCallback(async () => {
+    const read = ++listReads.current;
     try {
       const res = await client.conversations(search);
+      if (read !== listReads.current) return;
       setConversations(res.data.conversations);
       setListError(null);
       onUnread?.(res.data.unreadTotal);
     } catch (error) {
-      setListError((error as Error).message);
+      if (read === listReads.current) setListError((error as Error).message);
     }
   }, [client, search, onUnread]);
 
@@ -152,13 +156,16 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
 
   // live: new messages, ticks, conversations moving to the top
   const reloadSoon = useRef<ReturnType<typeof setTimeout> | null>(null);
+  // the stream stays open while the list's search or the host's callbacks change: it calls their latest versions
+  const reload = useRef({ loadList, openConversation });
+  reload.current = { loadList, openConversation };
   useEffect(() => {
     const onEvent = (event: LiveEvent) => {
       const open = selectedRef.current;
       if (event.event === 'reset') {
         // events were missed (not kept while no inbox was open, or trimmed): read everything again
-        void loadList();
-        if (open) void openConversation(open);
+        void reload.current.loadList();
+        if (open) void reload.current.openConversation(open);
         return;
       }
       if (event.event === 'message.created' && event.data.contactId === open) {
@@ -177,11 +184,11 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
       }
       if (event.event === 'message.created' || event.event === 'conversation.updated') {
         if (reloadSoon.current) clearTimeout(reloadSoon.current);
-        reloadSoon.current = setTimeout(() => void loadList(), 100);
+        reloadSoon.current = setTimeout(() => void reload.current.loadList(), 100);
       }
     };
     return client.live(onEvent, setConnected);
-  }, [client, loadList, openConversation]);
+  }, [client]);
 
   const current = conversations?.find((c) => c.contactId === selected) ?? null;
 
