@@ -196,12 +196,9 @@ const rejections = (stats: SandboxStats) =>
     .map(([code, n]) => `${code}: ${n}`)
     .join(', ') || '0';
 
-/**
- * WARMUP_RECIPIENTS to each number first, all at once, unmeasured (a group of new contacts per number); the figures
- * printed under `label`.
- */
+/** WARMUP_RECIPIENTS to each number first, all at once, unmeasured (a group of new contacts per number): what it took. */
 async function warmUp(ctx: BenchContext, platform: Platform, phoneIds: string[], templateName: string, label: string) {
-  if (WARMUP_RECIPIENTS <= 0) return;
+  if (WARMUP_RECIPIENTS <= 0) return 'none: a cold start (BENCH_CAMPAIGN_WARMUP=0)';
   const ids: number[] = [];
   for (const [i, phoneId] of phoneIds.entries()) {
     const groupId = await seedGroup(
@@ -215,9 +212,7 @@ async function warmUp(ctx: BenchContext, platform: Platform, phoneIds: string[],
   }
   const runs = await Promise.all(ids.map((id) => runCampaign(platform, id, `${label}, warm-up`)));
   const seconds = (Math.max(...runs.map((r) => r.completedAt)) - Math.min(...runs.map((r) => r.startedAt))) / 1000;
-  ctx.record(label, {
-    'warm-up first (not measured; BENCH_CAMPAIGN_WARMUP=0 for a cold start)': `${WARMUP_RECIPIENTS} recipients per number in ${seconds.toFixed(1)} s (${(WARMUP_RECIPIENTS / seconds / RATE).toFixed(3)} of the rate)`,
-  });
+  return `${WARMUP_RECIPIENTS} recipients per number in ${seconds.toFixed(1)} s (${(WARMUP_RECIPIENTS / seconds / RATE).toFixed(3)} of the rate), not measured`;
 }
 const loadAverage = () =>
   loadavg()
@@ -240,7 +235,7 @@ export async function campaignFanout(ctx: BenchContext) {
   });
   const { api, sandboxUrl, account, phoneId, authz, workers } = platform;
   const name = await createApprovedTemplate(api, sandboxUrl, authz, phoneId);
-  await warmUp(ctx, platform, [phoneId], name, 'campaign fan-out');
+  const warmedUp = await warmUp(ctx, platform, [phoneId], name, 'campaign');
 
   // the audience: RECIPIENTS contacts in one group, seeded in one statement
   const seedStarted = Date.now();
@@ -275,6 +270,7 @@ export async function campaignFanout(ctx: BenchContext) {
   const cpuPerRecipient = (cpu.reduce((a, b) => a + Number(b), 0) * 1000) / RECIPIENTS;
 
   ctx.record('campaign fan-out', {
+    'warm-up campaign first': warmedUp,
     recipients: RECIPIENTS,
     'configured rate msg/s': RATE,
     'seed (generate_series) ms': seedMs,
@@ -322,7 +318,7 @@ export async function campaignTwoNumbers(ctx: BenchContext) {
   });
   const { api, sandboxUrl, account, phoneIds, authz, workers } = platform;
   const name = await createApprovedTemplate(api, sandboxUrl, authz, phoneIds[0]);
-  await warmUp(ctx, platform, phoneIds, name, 'campaign fan-out, two numbers at once');
+  const warmedUp = await warmUp(ctx, platform, phoneIds, name, 'campaign, two numbers');
   const ids: number[] = [];
   for (const [i, phoneId] of phoneIds.entries()) {
     const groupId = await seedGroup(ctx, account.accountId, `bench number ${i + 1}`, String(16 + i), n);
@@ -360,6 +356,7 @@ export async function campaignTwoNumbers(ctx: BenchContext) {
   }
 
   ctx.record('campaign fan-out, two numbers at once', {
+    'warm-up campaigns first': warmedUp,
     'recipients per number': n,
     'configured rate per number msg/s': RATE,
     ...perNumber,
