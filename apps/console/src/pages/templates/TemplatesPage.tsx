@@ -24,14 +24,18 @@ function TemplatesList() {
   const [notice, setNotice] = useState('');
   const [syncing, setSyncing] = useState(false);
 
+  // reads overlap while a search is typed: only the latest one's answer is shown
+  const reads = useRef(0);
   const load = useCallback(() => {
+    const read = ++reads.current;
     templatesPageApi.list(page, search, status).then(
       (r) => {
+        if (read !== reads.current) return;
         setRows(r.templates as any);
         setTotal(r.total);
         setError('');
       },
-      (e) => setError(e.message),
+      (e) => read === reads.current && setError(e.message),
     );
   }, [page, search, status]);
   useEffect(load, [load]);
