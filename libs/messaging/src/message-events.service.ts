@@ -403,15 +403,32 @@ interface InboundItem {
   receivedAt?: Date;
 }
 
-// The outbound message an inbound one answers, chosen as INSERT_INBOUND's `target` chose it (the inbound's created_at is
-// when our receiver got it), and only when this inbound's time is the one that marked it
+/**
+ * The outbound message an inbound one answers (id, replied_at), given as SQL expressions: the one it quotes, else the
+ * latest to that customer on that number created before the inbound reached our receiver (`receivedAt` NULL: any).
+ * INSERT_INBOUND marks it; STORED_INBOUND finds it again for a retry, so both must choose alike.
+ */
+const answeredMessageSql = (inbound: {
+  phoneNumberId: string;
+  sender: string;
+  contextWamid: string;
+  receivedAt: string;
+}) => `
+  SELECT o.id, o.replied_at FROM messages o
+   WHERE o.phone_number_id = ${inbound.phoneNumberId} AND o.recipient = ${inbound.sender} AND o.direction = 'outbound'
+     AND (o.wamid = ${inbound.contextWamid} OR ${inbound.receivedAt} IS NULL OR o.created_at < ${inbound.receivedAt})
+   ORDER BY (o.wamid = ${inbound.contextWamid}) DESC NULLS LAST, o.created_at DESC LIMIT 1`;
+
+// A stored inbound message, its contact, and the outbound message it marked replied: the one it answers (its
+// created_at is when our receiver got it), when this inbound's time is the one that marked it
 const STORED_INBOUND = `
   SELECT m.id, m.account_id, m.phone_number_id, m.contact_id,
-         (SELECT t.id FROM (
-            SELECT o.id, o.replied_at FROM messages o
-             WHERE o.phone_number_id = m.phone_number_id AND o.recipient = m.recipient AND o.direction = 'outbound'
-               AND (o.wamid = m.context_wamid OR o.created_at < m.created_at)
-             ORDER BY (o.wamid = m.context_wamid) DESC NULLS LAST, o.created_at DESC LIMIT 1) t
+         (SELECT t.id FROM (${answeredMessageSql({
+           phoneNumberId: 'm.phone_number_id',
+           sender: 'm.recipient',
+           contextWamid: 'm.context_wamid',
+           receivedAt: 'm.created_at',
+         })}) t
            WHERE t.replied_at = to_timestamp($2::float8)) AS replied_id
     FROM messages m WHERE m.wamid = $1 AND m.direction = 'inbound'`;
 
@@ -441,11 +458,12 @@ const INSERT_INBOUND = `
     DO UPDATE SET last_inbound_at = GREATEST(customer_windows.last_inbound_at, EXCLUDED.last_inbound_at)),
   target AS (
     SELECT DISTINCT ON (t.id) t.id, s.n, s.ts
-      FROM stored s CROSS JOIN LATERAL (
-             SELECT m.id FROM messages m
-              WHERE m.phone_number_id = s.phone_number_id AND m.recipient = s.sender AND m.direction = 'outbound'
-                AND (m.wamid = s.context_wamid OR s.received_at IS NULL OR m.created_at < s.received_at)
-              ORDER BY (m.wamid = s.context_wamid) DESC NULLS LAST, m.created_at DESC LIMIT 1) t
+      FROM stored s CROSS JOIN LATERAL (${answeredMessageSql({
+        phoneNumberId: 's.phone_number_id',
+        sender: 's.sender',
+        contextWamid: 's.context_wamid',
+        receivedAt: 's.received_at',
+      })}) t
      WHERE NOT s.informational
      ORDER BY t.id, s.n),
   locked AS (SELECT m.id FROM messages m WHERE m.id IN (SELECT id FROM target) ORDER BY m.id FOR UPDATE),
