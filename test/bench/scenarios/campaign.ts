@@ -130,6 +130,10 @@ async function createCampaign(platform: Platform, phoneId: string, templateName:
   return campaign.body.data.campaign_id as number;
 }
 
+/** From the first campaign's start to the last one's completion, ms. */
+const spanMs = (runs: Array<{ startedAt: number; completedAt: number }>) =>
+  Math.max(...runs.map((r) => r.completedAt)) - Math.min(...runs.map((r) => r.startedAt));
+
 /** Starts the campaign and polls it until `completed`: when it was started and seen completed, its last progress. */
 async function runCampaign(platform: Platform, id: number, label: string) {
   const { api, authz } = platform;
@@ -159,12 +163,12 @@ async function acceptsOf(sandboxUrl: string, phoneId: string, since: number) {
   const log = (await (await fetch(`${sandboxUrl}/_sandbox/messages?phone_number_id=${phoneId}`)).json()) as {
     data: Array<{ to: string; acceptedAt: string }>;
   };
-  log.data = log.data.filter((m) => Date.parse(m.acceptedAt) >= since);
-  const times = log.data.map((m) => Date.parse(m.acceptedAt));
+  const accepted = log.data.filter((m) => Date.parse(m.acceptedAt) >= since);
+  const times = accepted.map((m) => Date.parse(m.acceptedAt));
   const first = Math.min(...times);
   const last = Math.max(...times);
   const perRecipient = new Map<string, number>();
-  for (const m of log.data) perRecipient.set(m.to, (perRecipient.get(m.to) ?? 0) + 1);
+  for (const m of accepted) perRecipient.set(m.to, (perRecipient.get(m.to) ?? 0) + 1);
   return {
     times,
     first,
@@ -211,7 +215,7 @@ async function warmUp(ctx: BenchContext, platform: Platform, phoneIds: string[],
     ids.push(await createCampaign(platform, phoneId, templateName, groupId));
   }
   const runs = await Promise.all(ids.map((id) => runCampaign(platform, id, `${label}, warm-up`)));
-  const seconds = (Math.max(...runs.map((r) => r.completedAt)) - Math.min(...runs.map((r) => r.startedAt))) / 1000;
+  const seconds = spanMs(runs) / 1000;
   return `${WARMUP_RECIPIENTS} recipients per number in ${seconds.toFixed(1)} s (${(WARMUP_RECIPIENTS / seconds / RATE).toFixed(3)} of the rate), not measured`;
 }
 const loadAverage = () =>
@@ -329,7 +333,7 @@ export async function campaignTwoNumbers(ctx: BenchContext) {
   const cpuUsed = cpuMeter([...workers, platform.apiProcess, platform.sandboxProcess]);
   const statsBefore = await sandboxStats(sandboxUrl);
   const runs = await Promise.all(ids.map((id, i) => runCampaign(platform, id, `campaign, number ${i + 1}`)));
-  const wallMs = Math.max(...runs.map((r) => r.completedAt)) - Math.min(...runs.map((r) => r.startedAt));
+  const wallMs = spanMs(runs);
   const cpu = cpuUsed();
   const load = loadAverage();
   const stats = statsSince(statsBefore, await sandboxStats(sandboxUrl));
