@@ -1,3 +1,7 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import { CampaignFanoutService, fanoutJobId } from '@switchboard/campaigns';
+import { QUEUES } from '@switchboard/core';
+import type { Queue } from 'bullmq';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -478,6 +482,46 @@ describe('Campaigns', () => {
       expect(await progressOf(id)).toEqual(await recount(id));
       expect(bodyTexts((await h.received(account, numbers[0]))[0])).toEqual(['member', 'G']);
     });
+
+    it('a fan-out job out of retries (the database away) is taken up again by the sweep: the campaign completes', async () => {
+      const tpl = await greeting();
+      const { groupId, numbers } = await seedGroup(5);
+      const id = (
+        await createCampaign({
+          templateName: tpl,
+          variables: { name: 'member', custom_code: 'S' },
+          group_ids: [groupId],
+        })
+      ).body.data.campaign_id;
+      const fanout = t.worker!.get(CampaignFanoutService);
+      const queue = t.worker!.get<Queue>(getQueueToken(QUEUES.campaigns));
+      const runBatch = jest.spyOn(fanout, 'runBatch').mockRejectedValue(new Error('database unreachable (injected)'));
+      try {
+        expect((await act(id, 'start')).status).toBe(200);
+        const [trigger] = await t.db.query(`SELECT id FROM campaign_triggers WHERE campaign_id = $1`, [id]);
+        const jobId = fanoutJobId(String(trigger.id), 0);
+        // 20 attempts 500 ms apart, then the job has failed for good: it is gone, not kept as failed
+        await eventually(
+          async () => runBatch.mock.calls.length >= 20 && !(await queue.getJob(jobId)),
+          30_000,
+          'the fan-out job out of retries',
+        );
+      } finally {
+        runBatch.mockRestore();
+      }
+      expect((await getCampaign(id)).body.data.status).toBe('running');
+      await fanout.sweep(); // the periodic sweep, run now rather than in up to 30 s
+      const done = await eventually(
+        async () => {
+          const p = (await getCampaign(id)).body.data;
+          return p.status === 'completed' && p.progress.sent === 5 && p;
+        },
+        20_000,
+        'completed after the sweep',
+      );
+      expect(done.progress).toMatchObject({ recipients: 5, queued: 0, sent: 5 });
+      for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
+    }, 60_000);
 
     it('a group member known only by a business-scoped user id is sent the template with recipient', async () => {
       const tpl = await greeting();

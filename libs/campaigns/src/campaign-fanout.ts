@@ -1,4 +1,4 @@
-import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
@@ -471,6 +471,17 @@ export class CampaignFanoutProcessor extends WorkerHost implements OnApplication
 
   onApplicationBootstrap() {
     this.fanout.startSweeping();
+  }
+
+  /** A job out of retries is removed (fanout-jobs.ts); the sweep adds it again. Say so, with the cause. */
+  @OnWorkerEvent('failed')
+  onFailed(job: Job | undefined, error: Error) {
+    if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+    this.logger.warn({
+      msg: 'campaign job failed for good; the sweep will add it again',
+      job: job.id,
+      err: error.message,
+    });
   }
 
   process(job: Job<FanoutJobData>, token?: string) {

@@ -11,7 +11,12 @@ export interface FanoutJobData {
   batch: number;
 }
 
-/** One job per (trigger, batch): the id is deterministic, so adding it twice while it waits or runs is a no-op. */
+/**
+ * One job per (trigger, batch): the id is deterministic, so adding it twice while it waits or runs is a no-op. A job
+ * that fails for good is removed (`removeOnFail: true`), not kept: BullMQ refuses a job id it still holds, failed ones
+ * included, so a kept failure (the database away for longer than the retries) would block the sweep's re-add, and the
+ * campaign would stay `running` without sending, forever. The worker logs the failure.
+ */
 export function fanoutJobId(triggerId: string, batch: number): string {
   return `fanout-${triggerId}-${batch}`;
 }
@@ -23,7 +28,7 @@ export function fanoutJobOptions(triggerId: string, batch: number): JobsOptions 
     // retries are cheap and idempotent (a replayed batch only re-queues its sends): come back soon, not exponentially later
     backoff: { type: 'fixed', delay: 500 },
     removeOnComplete: true,
-    removeOnFail: 1000,
+    removeOnFail: true,
   };
 }
 
@@ -45,7 +50,7 @@ export async function addFinishJob(queue: Queue, campaignId: string, delayMs = 0
     attempts: 20,
     backoff: { type: 'exponential', delay: 500 },
     removeOnComplete: true,
-    removeOnFail: 1000,
+    removeOnFail: true,
   });
 }
 
@@ -67,6 +72,6 @@ export async function addScheduleJob(queue: Queue, campaignId: string, at: Date)
     attempts: 20,
     backoff: { type: 'exponential', delay: 1000 },
     removeOnComplete: true,
-    removeOnFail: 1000,
+    removeOnFail: true,
   });
 }
