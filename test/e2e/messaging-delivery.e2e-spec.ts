@@ -231,6 +231,47 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       }, 60_000);
     });
 
+    it('a status written before its callback could be queued: the retry queues the callback, once', async () => {
+      const to = h.customer();
+      await h.customerWritesStored(account, to);
+      const service = t.worker!.get(CallbacksService);
+      const original = service.notify.bind(service);
+      let refused = 0;
+      const notify = jest.spyOn(service, 'notify').mockImplementation((target, event, ...rest) => {
+        if (target.recipient === to && event === 'delivered' && refused++ === 0)
+          return Promise.reject(new Error('Redis unreachable (injected)'));
+        return original(target, event, ...rest);
+      });
+      try {
+        const res = await session({
+          typOfmsg: 'normal_message',
+          receipentPhone: to,
+          message: 'ticks',
+          callback_url: receiver.url,
+          event: ['delivered'],
+        });
+        expect(res.status).toBe(200);
+        const [callback] = await eventually(
+          async () => {
+            const got = callbacksFor(res.body.messageId);
+            return got.length ? got : null;
+          },
+          20_000,
+          'delivered callback',
+        );
+        await settle();
+        expect(refused).toBe(2); // refused once, queued by the retry
+        expect(callbacksFor(res.body.messageId)).toHaveLength(1);
+        expect(callback.body).toMatchObject({
+          status: 'delivered',
+          messageId: res.body.messageId,
+          senderPhoneNumber: to,
+        });
+      } finally {
+        notify.mockRestore();
+      }
+    }, 60_000);
+
     it('callback_url must pass the SSRF guard: metadata, loopback and private targets are a 400 naming callback_url', async () => {
       const strict = await startTestApp({ ALLOW_PRIVATE_NETWORK_TARGETS: 'false' });
       try {

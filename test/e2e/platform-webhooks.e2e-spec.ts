@@ -192,6 +192,61 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
       expect(Date.now() - new Date(window.last_inbound_at).getTime()).toBeLessThan(60_000);
     });
 
+    it('a status of a message not sent here is skipped; the customer message beside it in the webhook is stored at once', async () => {
+      // another app on the same business account sent wamid.not-ours (its statuses reach every subscribed app)
+      const notOurs = `wamid.not-ours-${account.accountId}`;
+      const wamid = `wamid.beside-${account.accountId}`;
+      const text = JSON.parse(fixture('message-text')).entry[0].changes[0].value;
+      const body = payload('status-sent', (v) => {
+        v.statuses[0].id = notOurs; // its biz_opaque_callback_data is that app's ("order-42"), not one of our ids
+        v.contacts = text.contacts;
+        v.messages = text.messages;
+        v.messages[0].id = wamid;
+      });
+      const res = await deliver(body);
+      expect(res.status).toBe(200);
+      await processed([res.body.eventId]);
+      const [event] = await t.db.query('SELECT error FROM platform_webhook_events WHERE id = $1', [res.body.eventId]);
+      expect(event.error).toBeNull();
+      const stored = await t.db.query('SELECT wamid, direction, body FROM messages WHERE wamid = ANY($1)', [
+        [wamid, notOurs],
+      ]);
+      expect(stored).toEqual([{ wamid, direction: 'inbound', body: text.messages[0].text.body }]);
+    });
+
+    it('a webhook stored but never queued (Redis away, the API killed in between) is queued again by the sweep', async () => {
+      const { PeriodicSweeps } = await import('@switchboard/core');
+      const { PlatformWebhooksService } = await import('@switchboard/messaging');
+      expect(t.worker!.get(PeriodicSweeps, { strict: false }).registered).toContain('platform-webhook-requeue');
+      const wamid = `wamid.requeued-${account.accountId}`;
+      const body = payload('message-text', (v) => (v.messages[0].id = wamid));
+      const insert = async (age: string, payload: string) =>
+        String(
+          (
+            await t.db.query(
+              `INSERT INTO platform_webhook_events (payload, received_at) VALUES ($1::jsonb, now() - $2::interval) RETURNING id`,
+              [payload, age],
+            )
+          )[0].id,
+        );
+      const stranded = await insert('1 minute', body);
+      const recent = await insert('0 seconds', '{}'); // its own job may still be on its way: left to it
+      try {
+        // the sweep's handler, run now rather than within the minute
+        expect(
+          await t.worker!.get(PlatformWebhooksService, { strict: false }).requeueUnprocessed(30_000),
+        ).toBeGreaterThanOrEqual(1);
+        await processed([stranded]);
+        expect(await t.db.query('SELECT direction FROM messages WHERE wamid = $1', [wamid])).toEqual([
+          { direction: 'inbound' },
+        ]);
+        const [left] = await t.db.query('SELECT processed_at FROM platform_webhook_events WHERE id = $1', [recent]);
+        expect(left.processed_at).toBeNull();
+      } finally {
+        await t.db.query('DELETE FROM platform_webhook_events WHERE id = $1', [recent]);
+      }
+    });
+
     it('customer messages arriving at the same moment: each stored once, linked to its contact, each outbound message replied to once', async () => {
       const [ann, bob] = ['4915120000001', '4915120000002'];
       const annOrder = await storedOutbound(`wamid.ann-order-${account.accountId}`, ann);

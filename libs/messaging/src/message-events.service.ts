@@ -22,6 +22,11 @@ export interface AppliedStatus {
   status: string;
   /** true the first time the message reaches this status (drives once-only callbacks). */
   firstTime: boolean;
+  /**
+   * The time stored for this status is this event's: it was set now, or by an earlier try of the same webhook (or by
+   * Meta's redelivery of it). A retried job calls back again for these (queued once per message and status).
+   */
+  timeIsThisEvent: boolean;
   /** the message's callback subscription and customer number (for SPEC §6 callbacks) */
   callbackUrl?: string | null;
   callbackEvents?: string[];
@@ -146,7 +151,8 @@ export class MessageEventsService {
       recipient: string;
       contact_id: string | null;
       phone_number_id: string;
-    } & Record<string, boolean>;
+    } & Record<'sent' | 'delivered' | 'read' | 'failed', boolean> &
+      Record<'sent_ts' | 'delivered_ts' | 'read_ts' | 'failed_ts', number | null>;
     // a named statement: planned once per connection (docs/performance.md, "Twelfth round")
     const rows = await namedQuery<Row>(
       db,
@@ -177,7 +183,9 @@ export class MessageEventsService {
        FROM folded f JOIN previous p ON p.wamid = f.wamid
        WHERE m.id = p.id
        RETURNING m.id, m.wamid, m.account_id, m.callback_url, m.callback_events, m.recipient, m.contact_id, m.phone_number_id,
-                 p.sent_at IS NULL AS sent, p.delivered_at IS NULL AS delivered, p.read_at IS NULL AS read, p.failed_at IS NULL AS failed`,
+                 p.sent_at IS NULL AS sent, p.delivered_at IS NULL AS delivered, p.read_at IS NULL AS read, p.failed_at IS NULL AS failed,
+                 extract(epoch FROM m.sent_at)::float8 AS sent_ts, extract(epoch FROM m.delivered_at)::float8 AS delivered_ts,
+                 extract(epoch FROM m.read_at)::float8 AS read_ts, extract(epoch FROM m.failed_at)::float8 AS failed_ts`,
       [
         events.map((e) => e.wamid),
         events.map((e) => e.status),
@@ -193,13 +201,17 @@ export class MessageEventsService {
       const row = byWamid.get(event.wamid);
       if (!row) return null;
       const key = `${event.wamid}\u0000${event.status}`;
-      const firstTime = row[event.status] === true && !reported.has(key);
+      const status = event.status as 'sent' | 'delivered' | 'read' | 'failed'; // applyStatus lets no other through
+      const firstTime = row[status] === true && !reported.has(key);
       reported.add(key);
+      const stored = row[`${status}_ts`];
       return {
         messageId: row.id,
         accountId: String(row.account_id),
         status: event.status,
         firstTime,
+        // to_timestamp keeps microseconds: a fractional time may come back a hair off
+        timeIsThisEvent: stored !== null && Math.abs(stored - event.timestamp) < 0.001,
         callbackUrl: row.callback_url,
         callbackEvents: row.callback_events,
         recipient: row.recipient,

@@ -25,7 +25,7 @@ export const sendsTotal = new Counter({
 
 export const messageStatusesTotal = new Counter({
   name: 'switchboard_message_status_updates_total',
-  help: 'Status updates of sent messages applied from platform webhooks (sent, delivered, read, failed), first time each',
+  help: 'Status updates of sent messages applied from platform webhooks (sent, delivered, read, failed), first time each; not_ours: a status of a message Switchboard did not send, skipped',
   labelNames: ['status'] as const,
   registers: [metricsRegistry],
 });

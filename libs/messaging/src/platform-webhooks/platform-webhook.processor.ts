@@ -28,10 +28,12 @@ async function settleAll(work: Array<Promise<unknown> | undefined>): Promise<voi
   if (failed) throw failed.reason;
 }
 
-/** Thrown when a status names a wamid we have not stored yet (the send's response may still be in flight). */
-class StatusBeforeMessageError extends Error {}
-
 const RETENTION_SWEEP_EVERY_MS = 3600_000;
+/** Every minute, events unprocessed 30 s after they arrived are queued again (a no-op for those whose job exists). */
+const REQUEUE_SWEEP_EVERY_MS = 60_000;
+const REQUEUE_AFTER_MS = 30_000;
+/** The statuses a message records (MessageEventsService.applyStatus); others (`deleted`, `warning`) are not tracked. */
+const TRACKED_STATUSES = new Set(['sent', 'delivered', 'read', 'failed']);
 
 /**
  * A job locked by a worker that died is taken over once its lock expires (stalled check). Short jobs, so the locks of
@@ -64,6 +66,12 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
   async onApplicationBootstrap() {
     const requeued = await this.webhooks.requeueUnprocessed();
     if (requeued) this.logger.log(`Re-queued ${requeued} unprocessed platform webhooks`);
+    // Stored but never queued (Redis down, the API killed in between, a job lost): until queued, such an event is
+    // never processed, and it holds back every message in doubt (SendExecutor.inDoubt) for IN_DOUBT_GIVE_UP_MS.
+    await this.sweeps.register('platform-webhook-requeue', REQUEUE_SWEEP_EVERY_MS, async () => {
+      const again = await this.webhooks.requeueUnprocessed(REQUEUE_AFTER_MS);
+      if (again) this.logger.log({ msg: 'unprocessed platform webhooks queued again', count: again });
+    });
     // the table would grow with every webhook forever: processed ones are kept PLATFORM_WEBHOOK_RETENTION_DAYS
     await this.sweeps.register('platform-webhook-retention', RETENTION_SWEEP_EVERY_MS, async () => {
       const deleted = await this.webhooks.prune(this.config.PLATFORM_WEBHOOK_RETENTION_DAYS);
@@ -79,11 +87,16 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     const stored = await this.webhooks.load(job.data.eventId);
     if (!stored || stored.processedAt) return;
     const events = parseWebhook(stored.payload);
-    // statuses all at once: MessageEventsService writes statuses that arrive together in one statement
-    await Promise.all(events.filter((e) => e.kind === 'status').map((e) => this.dispatch(e)));
-    // a job started again (it failed, or its worker died) may have stored its messages and not finished with them
+    // a job started again (it failed, or its worker died) may have written its events and not finished with them
     const retry = job.attemptsStarted > 1;
+    // statuses all at once: MessageEventsService writes statuses that arrive together in one statement. A failed status
+    // does not hold back the customer messages of the same webhook: they are stored, then the job fails (retried).
+    const statuses = settleAll(
+      events.filter((e) => e.kind === 'status').map((e) => this.dispatch(e, undefined, retry)),
+    );
+    statuses.catch(() => undefined); // awaited below, after the messages
     for (const event of events) if (event.kind !== 'status') await this.dispatch(event, stored.receivedAt, retry);
+    await statuses;
     await this.webhooks.markProcessed(stored.id);
   }
 
@@ -100,16 +113,28 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
         let applied = await this.messages.applyStatus(event);
         // our message id in biz_opaque_callback_data: the send's answer was never recorded; link it now
         if (!applied && (await this.messages.linkByOpaqueData(event))) applied = await this.messages.applyStatus(event);
-        if (
-          !applied &&
-          ['sent', 'delivered', 'read', 'failed'].includes(event.status) &&
-          (await this.isOurNumber(event.phoneNumberId))
-        ) {
-          throw new StatusBeforeMessageError(`No message with wamid ${event.wamid} yet`);
+        if (!applied) {
+          // Every send of ours carries its message id, so a status that names neither a wamid we stored nor a message
+          // it can be linked to is not ours: sent by another app on the same business account, or the first answer of
+          // a message sent again while in doubt. Retrying would never find it (docs/platform-webhooks.md).
+          if (TRACKED_STATUSES.has(event.status)) {
+            messageStatusesTotal.inc({ status: 'not_ours' });
+            this.logger.debug({
+              msg: 'status of a message not ours, skipped',
+              wamid: event.wamid,
+              status: event.status,
+            });
+          }
+          return;
         }
-        if (applied?.firstTime) {
+        // The first time, or again when this job is a retry and the stored time is this event's: an earlier try may
+        // have written the status and failed before its callback (queued once per message and status) or inbox event.
+        const followUp = applied.firstTime || (retry && applied.timeIsThisEvent);
+        if (applied.firstTime) {
           messageStatusesTotal.inc({ status: event.status });
           webhookLagSeconds.observe({ kind: 'status' }, Math.max(0, Date.now() / 1000 - event.timestamp));
+        }
+        if (followUp) {
           await this.callbacks.notify(
             {
               messageId: applied.messageId,
@@ -122,7 +147,7 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
             new Date(event.timestamp * 1000),
           );
         }
-        if (applied?.firstTime && applied.contactId) {
+        if (followUp && applied.contactId) {
           // the inbox's ticks (sent → delivered → read, or failed)
           await this.inboxEvents.messageStatus(
             applied.accountId,
@@ -216,9 +241,5 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
         );
       }
     }
-  }
-
-  private async isOurNumber(messagingPhoneId: string): Promise<boolean> {
-    return (await this.accounts.phoneNumberByPlatformId(messagingPhoneId)) !== null;
   }
 }

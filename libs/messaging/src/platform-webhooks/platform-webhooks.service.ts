@@ -4,7 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { MicroBatcher, QUEUES, withRequestId } from '@switchboard/core';
 import { namedQuery } from '@switchboard/core/database';
 import { Queue } from 'bullmq';
-import { IsNull, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { PlatformWebhookEvent } from './platform-webhook-event.entity';
 
 export const PROCESS_WEBHOOK_JOB = 'process-webhook';
@@ -112,15 +112,21 @@ export class PlatformWebhooksService {
     );
   }
 
-  /** Queues stored events that were never processed (e.g. Redis was down when they arrived). */
-  async requeueUnprocessed(): Promise<number> {
-    const pending = await this.events.find({
-      select: { id: true },
-      where: { processedAt: IsNull(), error: IsNull() },
-      order: { id: 'ASC' },
-      take: 10_000,
-    });
-    for (const { id } of pending) await this.enqueue(id);
+  /**
+   * Queues again the stored events still unprocessed `olderThanMs` after they arrived (Redis was down, the API died
+   * between the insert and the queueing, a job was lost), oldest first, at most 10,000. An event whose job still waits,
+   * is delayed for a retry or runs keeps it: the job id is the event's, so adding it again is a no-op.
+   */
+  async requeueUnprocessed(olderThanMs = 0): Promise<number> {
+    const pending: Array<{ id: string }> = await this.events.query(
+      `SELECT id::text FROM platform_webhook_events
+        WHERE processed_at IS NULL AND error IS NULL AND received_at <= now() - $1::int * interval '1 millisecond'
+        ORDER BY received_at LIMIT 10000`,
+      [olderThanMs],
+    );
+    const context = withRequestId({});
+    for (let i = 0; i < pending.length; i += 500)
+      await this.queue.addBulk(pending.slice(i, i + 500).map(({ id }) => processJob(id, context)));
     return pending.length;
   }
 
@@ -148,10 +154,5 @@ export class PlatformWebhooksService {
       if (batch.done || batch.last === null) return deleted;
       after = batch.last;
     }
-  }
-
-  private enqueue(eventId: string) {
-    const job = processJob(eventId, withRequestId({}));
-    return this.queue.add(job.name, job.data, job.opts);
   }
 }
