@@ -417,6 +417,38 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       expect(maxPerSecond(sent)).toBeLessThanOrEqual(5);
     });
 
+    it('a slow number with sends waiting past half the in-doubt time uses every slot: 30 at 5/s in about 6 s', async () => {
+      // A claim older than SEND_IN_DOUBT_MS / 2 (here 2 s) when its slot comes is claimed again, not given up: giving
+      // it up pushed the send to the back of the queue, where its next slot was as far off, on every retry.
+      const app = await startTestApp(
+        { RATE_LIMIT_PER_MINUTE: '100000', SEND_IN_DOUBT_MS: '4000', SEND_WAIT_TIMEOUT_MS: '20000' },
+        { worker: true },
+      );
+      const box = await startTestSandbox(app, { statusDelaysMs: { sent: 20, delivered: 60, read: 120 } });
+      try {
+        const slow = await app.createAccount({ apiBaseUrl: box.url, messagesPerSecond: 5 });
+        await box.control.post('/_sandbox/config', { messagesPerSecond: { [slow.messagingPhoneId]: 5 } });
+        const helpers = messagingHelpers(app, () => box);
+        const name = await helpers.approvedTemplate(slow, [helpers.body('Your table is ready.')]);
+        const recipients = Array.from({ length: 30 }, () => helpers.customer());
+        const res = await app.http.post(
+          `/send-message/${slow.messagingPhoneId}`,
+          recipients.map((to) => ({ templateName: name, to })),
+          { token: slow.token },
+        );
+        expect(res.status).toBe(200);
+        expect(res.body.results.filter((r: any) => !r.success || r.status === 'queued')).toEqual([]);
+        const sent = (await box.control.get(`/_sandbox/messages?phone_number_id=${slow.messagingPhoneId}`)).body.data;
+        expect(sent.map((m: any) => m.to).sort()).toEqual([...recipients].sort());
+        const times = sent.map((m: any) => new Date(m.acceptedAt).getTime());
+        expect(Math.max(...times) - Math.min(...times)).toBeLessThan(8000); // 29 intervals of 0.2 s, and some slack
+        expect(maxPerSecond(sent)).toBeLessThanOrEqual(5);
+      } finally {
+        await box.close();
+        await app.close();
+      }
+    }, 60_000);
+
     it('retries after a platform 130429 (honouring its Retry-After) and sends each message exactly once', async () => {
       const fast = await t.createAccount({ apiBaseUrl: sandbox.url, messagesPerSecond: 50 });
       await sandbox.control.post('/_sandbox/config', { messagesPerSecond: { [fast.messagingPhoneId]: 2 } }); // the platform is stricter than we think
