@@ -1,4 +1,7 @@
+import { getQueueToken } from '@nestjs/bullmq';
 import { ContactsService } from '@switchboard/contacts';
+import { QUEUES } from '@switchboard/core';
+import type { Queue } from 'bullmq';
 import { CallbacksService } from '@switchboard/messaging';
 import { computeSignature } from '@switchboard/whatsapp';
 import { createHmac } from 'node:crypto';
@@ -587,6 +590,51 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
   });
 
   describe('recovery', () => {
+    it('a wamid the database refused to record stays with its job, delayed without using up attempts, until recorded', async () => {
+      const to = h.customer();
+      await h.customerWritesStored(account, to);
+      const queue = t.worker!.get<Queue>(getQueueToken(QUEUES.sends));
+      // the database refuses this customer's wamid, as an outage would (the job keeps 12 attempts ~3 minutes apart at most)
+      await t.db.query(`CREATE FUNCTION refuse_wamid() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.wamid IS NOT NULL AND OLD.wamid IS NULL AND NEW.recipient = TG_ARGV[0] THEN
+            RAISE EXCEPTION 'database unavailable (injected)';
+          END IF;
+          RETURN NEW;
+        END $$`);
+      await t.db.query(
+        `CREATE TRIGGER refuse_wamid BEFORE UPDATE ON messages FOR EACH ROW EXECUTE FUNCTION refuse_wamid('${to}')`,
+      );
+      await sandbox.control.post('/_sandbox/config', { statusWebhooks: false }); // no status to link the wamid instead
+      let answer: Promise<any> | undefined;
+      try {
+        answer = session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'kept by the job' });
+        const [sent] = await eventually(async () => {
+          const got = await h.received(account, to);
+          return got.length ? got : null;
+        });
+        const [{ id }] = await t.db.query(`SELECT id FROM messages WHERE recipient = $1 AND direction = 'outbound'`, [
+          to,
+        ]);
+        await new Promise((r) => setTimeout(r, 5000)); // as failures, this would have used up 3 or 4 attempts
+        const job = await queue.getJob(id);
+        expect(job?.data.acceptedWamid).toBe(sent.wamid);
+        expect(job?.attemptsMade).toBe(0);
+        expect(await job?.getState()).toBe('delayed');
+      } finally {
+        await t.db.query('DROP TRIGGER refuse_wamid ON messages');
+        await t.db.query('DROP FUNCTION refuse_wamid()');
+        await sandbox.control.post('/_sandbox/config', { statusWebhooks: true });
+      }
+      const [{ messageId }] = [(await answer).body];
+      const recorded = await eventually(async () => {
+        const [row] = await t.db.query('SELECT wamid, status FROM messages WHERE id = $1', [messageId]);
+        return row.wamid ? row : null;
+      });
+      expect(recorded).toEqual({ wamid: (await h.received(account, to))[0].wamid, status: 'accepted' });
+      expect(await h.received(account, to)).toHaveLength(1);
+    }, 60_000);
+
     it('a message stored but never queued (crash between INSERT and enqueue) is sent by the sweep, after the in-doubt wait', async () => {
       const { SendExecutor } = await import('@switchboard/messaging');
       const to = h.customer();

@@ -30,6 +30,8 @@ const IN_DOUBT_RECHECK_MS = 1000;
 /** A batch job reserves about 50 ms of its number's rate per pacer call (1 slot at 20 msg/s or less, at most 50). */
 export const slotsPerReservation = (messagesPerSecond: number) =>
   Math.max(1, Math.min(50, Math.floor(messagesPerSecond / 20)));
+/** A job holding wamids the database could not record tries again after this long (recordLater). */
+const UNRECORDED_RECHECK_MS = 2000;
 /** A batch job re-reads the status of the messages it has yet to send this often (a pause or cancel takes effect). */
 const BATCH_RECHECK_MS = 1000;
 /** Bulk sends reserve pacer slots at most this far ahead, so API sends never queue behind more than this. */
@@ -158,8 +160,9 @@ export class SendExecutor {
     const { messageId } = job.data;
     if (job.data.acceptedWamid) {
       // accepted by the platform on an earlier attempt whose database write failed
-      await this.recordAccepted(messageId, job.data.acceptedWamid);
-      return { outcome: 'accepted', wamid: job.data.acceptedWamid };
+      const wamid = job.data.acceptedWamid;
+      await this.untilRecorded(job, token, () => this.recordAccepted(messageId, wamid));
+      return { outcome: 'accepted', wamid };
     }
     // A first attempt of a job created with the insert (payload inline, never run, never stalled) cannot have been
     // sent yet: it skips the read. Everything else reads the row and sends only a message that is still queued.
@@ -199,7 +202,7 @@ export class SendExecutor {
     if (result.outcome === 'unrecorded') {
       // The platform has the message: never send it again. Keep its wamid with the job; the retry only records it.
       await job.updateData({ ...job.data, acceptedWamid: result.wamid });
-      throw result.error;
+      return this.recordLater(job, token, result.error);
     }
     return result;
   }
@@ -213,7 +216,9 @@ export class SendExecutor {
   async executeBatch(job: Job<SendBatchJobData>, token: string | undefined): Promise<BatchResult> {
     const unrecorded = Object.entries(job.data.acceptedWamids ?? {});
     if (unrecorded.length) {
-      await Promise.all(unrecorded.map(([id, wamid]) => this.recordAccepted(id, wamid, this.chunkAcceptedWriter)));
+      await this.untilRecorded(job, token, () =>
+        Promise.all(unrecorded.map(([id, wamid]) => this.recordAccepted(id, wamid, this.chunkAcceptedWriter))),
+      );
       await job.updateData({ ...job.data, acceptedWamids: undefined });
     }
     const unsent = (await this.readRows(job.data.messageIds)).filter(isUnsent);
@@ -231,11 +236,14 @@ export class SendExecutor {
           ? { acceptedWamids: Object.fromEntries(notRecorded.map(([id, r]) => [id, (r as { wamid: string }).wamid])) }
           : {}),
       });
-      if (interrupted) throw interrupted;
-      const first = retry[0] ?? notRecorded[0][1];
       const retryAfterMs = Math.max(0, ...retry.map((r) => r.retryAfterMs ?? 0)) || undefined;
+      if (notRecorded.length) {
+        const [, unrecordedOne] = notRecorded[0] as readonly [string, { error: unknown }];
+        return this.recordLater(job, token, unrecordedOne.error, retryAfterMs);
+      }
+      if (interrupted) throw interrupted;
       throw new RetryableSendError(
-        `${retry.length + notRecorded.length} of ${sent.length} messages to retry: ${errorMessage(first.error)}`,
+        `${retry.length} of ${sent.length} messages to retry: ${errorMessage(retry[0].error)}`,
         retryAfterMs,
       );
     }
@@ -372,6 +380,32 @@ export class SendExecutor {
       );
     const waiting = rows.filter((r) => waits.has(r.id));
     return { waiting, recheckInMs: waiting.length ? Math.min(...waits.values()) : 0 };
+  }
+
+  /**
+   * Runs `record` (writing wamids the platform gave an earlier attempt); when the database refuses, the job waits and
+   * tries again, as often as it takes (recordLater).
+   */
+  private async untilRecorded(job: Job, token: string | undefined, record: () => Promise<unknown>): Promise<void> {
+    try {
+      await record();
+    } catch (error) {
+      await this.recordLater(job, token, error);
+    }
+  }
+
+  /**
+   * The job holds wamids the platform gave and the database has not recorded (kept in its data): it is delayed, not
+   * failed, so it never runs out of attempts. A job out of attempts is removed with its data, and the message, still
+   * `queued` without a wamid, would be sent again by the sweep once in doubt: a duplicate from a database outage.
+   */
+  private async recordLater(job: Job, token: string | undefined, error: unknown, atLeastMs = 0): Promise<never> {
+    this.logger.warn({
+      msg: 'accepted by the platform, not recorded yet: the job tries again',
+      job: job.id,
+      err: errorMessage(error),
+    });
+    return this.delay(job, token, Math.max(UNRECORDED_RECHECK_MS, atLeastMs));
   }
 
   /** Puts the job back as delayed (it runs again in `ms`); a job without a lock token retries instead. */
