@@ -568,6 +568,108 @@ describe('Campaigns', () => {
       expect((await progressOf(id)).audience).toBe(3);
     });
 
+    it('a start and an API trigger reaching the same contact at the same moment send it one message', async () => {
+      const tpl = await greeting();
+      const { groupId, numbers, contactIds } = await seedGroup(3);
+      const id = (
+        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
+      ).body.data.campaign_id;
+      // an API trigger for the second member, its transaction not committed yet (as TriggerService writes it)
+      const other = t.db.createQueryRunner();
+      await other.connect();
+      await other.startTransaction();
+      let apiTrigger: string;
+      try {
+        [{ id: apiTrigger }] = await other.query(
+          `INSERT INTO campaign_triggers (campaign_id, kind, include_existing, request, contacts, recipients)
+           VALUES ($1, 'api', false, '{}', 1, 1) RETURNING id::text`,
+          [id],
+        );
+        await other.query(`INSERT INTO campaign_audience (campaign_id, contact_id) VALUES ($1, $2)`, [
+          id,
+          contactIds[1],
+        ]);
+        await other.query(
+          `INSERT INTO campaign_recipients (campaign_id, trigger_id, contact_id, variables, status)
+           VALUES ($1, $2, $3, '{"name": "m", "custom_code": "c"}', 'pending')`,
+          [id, apiTrigger, contactIds[1]],
+        );
+        expect((await act(id, 'start')).status).toBe(200);
+        // the start's batch reaches that contact and waits for the trigger's transaction
+        await eventually(
+          async () => {
+            const [waiting] = await t.db.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%campaign_audience%'`,
+            );
+            return waiting.n > 0;
+          },
+          10_000,
+          'the start waits for the trigger',
+        );
+        await other.commitTransaction();
+      } finally {
+        if (other.isTransactionActive) await other.rollbackTransaction();
+        await other.release();
+      }
+      await t.worker!.get(CampaignFanoutService).sweep(); // the trigger's fan-out job, as its API call queues it
+      await eventually(
+        async () =>
+          (await getCampaign(id)).body.data.status === 'completed' &&
+          (await Promise.all(numbers.map((n) => h.received(account, n)))).every((got) => got.length > 0),
+        20_000,
+        'every member sent',
+      );
+      await new Promise((r) => setTimeout(r, 500)); // a second message would be on its way
+      for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
+      expect(await progressOf(id)).toEqual(await recount(id));
+    });
+
+    it('a trigger whose transaction a cancel overtakes is refused (409) or cancelled with the campaign: nothing left pending', async () => {
+      const tpl = await greeting();
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' } })).body.data
+        .campaign_id;
+      const number = h.customer();
+      // the trigger's contact is being created by another transaction: the trigger waits for it in its own
+      const other = t.db.createQueryRunner();
+      await other.connect();
+      await other.startTransaction();
+      let cancelled: Promise<any> | undefined;
+      let triggered: Promise<any> | undefined;
+      try {
+        await other.query(`INSERT INTO contacts (account_id, contact_number, name) VALUES ($1, $2, 'Elsewhere')`, [
+          account.accountId,
+          number,
+        ]);
+        triggered = trigger(id, { contacts: [{ phoneNumber: number }] });
+        await eventually(
+          async () => {
+            const [waiting] = await t.db.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO contacts%'`,
+            );
+            return waiting.n > 0;
+          },
+          10_000,
+          'the trigger waits for the contact',
+        );
+        cancelled = act(id, 'cancel');
+        await new Promise((r) => setTimeout(r, 300)); // the cancel has its turn: it waits for the trigger, or it is done
+        await other.commitTransaction();
+      } finally {
+        if (other.isTransactionActive) await other.rollbackTransaction();
+        await other.release();
+      }
+      const [triggerAnswer, cancelAnswer] = await Promise.all([triggered, cancelled]);
+      expect(cancelAnswer.status).toBe(200);
+      expect([200, 409]).toContain(triggerAnswer.status);
+      const progress = await progressOf(id);
+      expect(progress.pending).toBe(0);
+      expect(progress).toEqual(await recount(id));
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await h.received(account, number)).toHaveLength(0);
+    });
+
     it('pause holds the fan-out and the queued sends; resume sends the rest, each recipient exactly once', async () => {
       const tpl = await greeting();
       const { groupId, numbers } = await seedGroup(40);

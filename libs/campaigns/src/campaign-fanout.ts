@@ -230,15 +230,20 @@ export class CampaignFanoutService {
     if (t.kind === 'start') {
       const members = await this.contacts.groupAudienceAfter(tx, t.account_id, t.group_ids, t.cursor, take);
       last = members.at(-1)?.id;
-      const reached: Array<{ contact_id: string }> = members.length
+      // Only the members this batch adds to the audience are sent: one an API trigger reached is in it already. The
+      // INSERT, unlike a read, waits for a trigger adding the same contact in a transaction not yet committed, and then
+      // skips it (a read would not see that trigger's rows, and both would send). Members come in id order, as the
+      // trigger's contacts do: the two never wait on each other in opposite orders.
+      const added: Array<{ contact_id: string }> = members.length
         ? await tx.query(
-            `SELECT contact_id FROM campaign_recipients WHERE campaign_id = $1 AND contact_id = ANY($2::bigint[])`,
+            `INSERT INTO campaign_audience (campaign_id, contact_id) SELECT $1, unnest($2::bigint[])
+             ON CONFLICT DO NOTHING RETURNING contact_id`,
             [campaignId, members.map((m) => m.id)],
           )
         : [];
-      const skip = new Set(reached.map((r) => String(r.contact_id)));
+      const fresh = new Set(added.map((r) => String(r.contact_id)));
       rows = members
-        .filter((m) => !skip.has(m.id))
+        .filter((m) => fresh.has(m.id))
         .map((m) => ({
           contact_id: m.id,
           contact_number: m.contactNumber,
@@ -339,10 +344,6 @@ export class CampaignFanoutService {
       recipients.map((r) => r.error),
     ];
     if (t.kind === 'start') {
-      await tx.query(
-        `INSERT INTO campaign_audience (campaign_id, contact_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING`,
-        [campaignId, cols[0]],
-      );
       await tx.query(
         `INSERT INTO campaign_recipients (campaign_id, trigger_id, contact_id, message_id, status, error, batch)
          SELECT $1, $2, x.contact_id, x.message_id, x.status, x.error, $3

@@ -156,6 +156,13 @@ export async function approvedTemplate(
   };
 }
 
+/** 409 for a trigger of a cancelled campaign. */
+const cancelledConflict = (campaignId: string) =>
+  new ConflictException({
+    message: `Campaign ${campaignId} is cancelled: it cannot be triggered`,
+    status: 'cancelled',
+  });
+
 /**
  * Campaigns (grant /campaigns): create, list, read with live progress, the state machine, and the trigger API. Writes
  * are durable before any queue call; the fan-out itself runs in the worker (CampaignFanoutService).
@@ -494,11 +501,7 @@ export class CampaignsService {
     idempotencyKey?: string,
   ): Promise<{ triggerId: string; created: boolean }> {
     const campaign = await this.find(accountId, campaignId);
-    if (campaign.status === 'cancelled')
-      throw new ConflictException({
-        message: `Campaign ${campaignId} is cancelled: it cannot be triggered`,
-        status: campaign.status,
-      });
+    if (campaign.status === 'cancelled') throw cancelledConflict(campaignId);
     const { value, errors } = validateTriggerBody(raw, MAX_TRIGGER_CONTACTS);
     if (!value) throw validationException(errors);
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200)) {
@@ -539,6 +542,10 @@ export class CampaignsService {
     });
 
     const result = await this.db.transaction(async (tx) => {
+      // Read again under the campaign's row lock (shared; cancel takes it exclusively): a cancel that committed since
+      // the read above is seen, one that comes later waits and then cancels what this transaction records.
+      const [locked] = await tx.query(`SELECT status FROM campaigns WHERE id = $1 FOR SHARE`, [campaignId]);
+      if (locked?.status === 'cancelled') throw cancelledConflict(campaignId);
       const [t] = await tx.query(
         `INSERT INTO campaign_triggers (campaign_id, kind, idempotency_key, include_existing, request, contacts)
          VALUES ($1, 'api', $2, $3, $4::json, $5)
@@ -570,8 +577,10 @@ export class CampaignsService {
       if (!contacts)
         throw new ConflictException({ message: 'Contacts changed while the trigger was being recorded; try again' });
       const ids = unique.map((u) => contacts.get(u.contact.number)!.id);
+      // in id order, as the start's batches add theirs (campaign-fanout.ts): the two never wait on each other crosswise
       const added: Array<{ contact_id: string }> = await tx.query(
-        `INSERT INTO campaign_audience (campaign_id, contact_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING RETURNING contact_id`,
+        `INSERT INTO campaign_audience (campaign_id, contact_id)
+         SELECT $1, id FROM unnest($2::bigint[]) AS id ORDER BY id ON CONFLICT DO NOTHING RETURNING contact_id`,
         [campaignId, ids],
       );
       const newlyAdded = new Set(added.map((r) => String(r.contact_id)));
