@@ -590,6 +590,26 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
   });
 
   describe('recovery', () => {
+    it('one message claimed twice at the same moment in one process (its job run twice) is claimed once', async () => {
+      const { SendExecutor } = await import('@switchboard/messaging');
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+        account.messagingPhoneId,
+      ]);
+      const [row] = await t.db.query(
+        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, payload)
+         VALUES ($1, $2, 'outbound', $3, 'text', 'queued', '{}') RETURNING id, phone_number_id, payload, send_claim`,
+        [account.accountId, phone.id, h.customer()],
+      );
+      // the executor's batched claim, as two runs of the job would call it in the same tick
+      const claims = (t.worker!.get(SendExecutor) as any).claimWriter;
+      const [a, b] = await Promise.all([claims.add({ ...row }), claims.add({ ...row })]);
+      expect([a, b].filter(Boolean)).toHaveLength(1);
+      const [stored] = await t.db.query('SELECT send_claim, claimed_at FROM messages WHERE id = $1', [row.id]);
+      expect(stored.send_claim).toBe(1);
+      expect(stored.claimed_at).not.toBeNull();
+      await t.db.query(`UPDATE messages SET status = 'cancelled' WHERE id = $1`, [row.id]);
+    });
+
     it('a wamid the database refused to record stays with its job, delayed without using up attempts, until recorded', async () => {
       const to = h.customer();
       await h.customerWritesStored(account, to);

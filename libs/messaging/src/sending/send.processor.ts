@@ -436,7 +436,14 @@ export class SendExecutor {
       [rows.map((r) => r.id), rows.map((r) => r.send_claim)],
     );
     const claims = new Map(claimed.map((c) => [c.id, c.send_claim]));
-    return rows.map((r) => (claims.has(r.id) ? { ...r, send_claim: claims.get(r.id)!, claimed_at: null } : null));
+    // The same message twice in one batch (two runs of its job in this process, one taken over after a stall) is
+    // updated once: only the first asks gets the claim, or both would send.
+    return rows.map((r) => {
+      const claim = claims.get(r.id);
+      if (claim === undefined) return null;
+      claims.delete(r.id);
+      return { ...r, send_claim: claim, claimed_at: null };
+    });
   }
 
   /** Gives back claims of messages whose platform call was not made (or was definitely refused): not in doubt. */
