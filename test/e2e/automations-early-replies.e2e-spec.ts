@@ -122,6 +122,62 @@ describe('Embedded driver: replies that come before the wait', () => {
     expect(await row(runId)).toMatchObject({ status: 'waiting', waiting_kind: 'reply' });
   });
 
+  it('two replies that came together, both for one wait: the first answers it, the second the next reply wait', async () => {
+    // wait → http_request (unreachable: its failure takes onError) → wait → end, as Temporal buffers the second reply
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'first',
+      nodes: [
+        {
+          id: 'first',
+          type: 'wait_for_reply',
+          timeout: '1h',
+          branches: [{ match: { type: 'any' }, next: 'call' }],
+          onTimeout: 'timed_out',
+        },
+        {
+          id: 'call',
+          type: 'http_request',
+          method: 'GET',
+          url: 'http://127.0.0.1:1/x',
+          next: 'second',
+          onError: 'second',
+        },
+        {
+          id: 'second',
+          type: 'wait_for_reply',
+          timeout: '1h',
+          branches: [{ match: { type: 'any' }, next: 'done' }],
+          onTimeout: 'timed_out',
+        },
+        { id: 'done', type: 'end' },
+        { id: 'timed_out', type: 'end' },
+      ],
+    });
+    const phone = `1555000${String(7000 + ++phoneSeq)}`;
+    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: `+${phone}` })).body;
+    await waitFor(async () => (await row(runId))?.waiting_kind === 'reply', 10_000, 'the first wait');
+    const seq = (await row(runId)).state.waitingFor.seq;
+    // one webhook, two customer messages: both are found waiting at this wait, and handled one after the other
+    for (const [text, messageId] of [
+      ['first answer', 'wamid.together.1'],
+      ['second answer', 'wamid.together.2'],
+    ])
+      await driver.drive(runId, { kind: 'event', event: { type: 'reply_received', reply: { text, messageId }, seq } });
+    const done = await waitFor(
+      async () => ((await row(runId)).status === 'completed' ? row(runId) : null),
+      10_000,
+      'the run completed by the second reply',
+    );
+    expect(done.state.history.map((h: any) => [h.nodeId, h.outcome])).toEqual([
+      ['first', 'branch:0'],
+      ['call', 'on_error'],
+      ['second', 'branch:0'],
+      ['done', 'end'],
+    ]);
+    expect(done.state.history[2].detail).toEqual({ reply: { text: 'second answer', messageId: 'wamid.together.2' } });
+  });
+
   it('a reply queued during the step but handled once the run already waits for it is taken by that wait', async () => {
     const wf = await workflow(false);
     const { runId } = await runPerformingItsStep(wf.identifier);

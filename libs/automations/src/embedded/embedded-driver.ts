@@ -310,7 +310,13 @@ export class EmbeddedDriver {
       annotateHistory(result.state, null, null);
     } else if (input.kind === 'event' && run.state) {
       result = advance(run.definition, run.state, input.event);
-      if (result.effects.length === 0) return { outcome: null, timers }; // ignored: stale, duplicate, unmatched or finished
+      if (result.effects.length === 0) {
+        // A reply for a wait the run has left since: two replies came together and the first answered it. It is kept
+        // as a reply that came during a step is (for the next reply wait, unless a delay or timeout comes first), as
+        // the Temporal workflow buffers it.
+        if (answersAnEarlierWait(run.state, input.event)) return this.earlyReply(run, input.event);
+        return { outcome: null, timers }; // ignored: stale, duplicate, unmatched or finished
+      }
       annotateHistory(result.state, run.state.waitingFor, input.event);
       if (run.state.waitingFor?.kind === 'reply' && input.event.type !== 'timer_fired')
         timeoutLeft = run.state.waitingFor.seq;
@@ -496,4 +502,12 @@ export function offerPendingReplies(
     const timeout = (e: StepResult['effects'][number]) => e.type === 'wait_for_reply' && e.seq === waiting.seq;
     current = { ...next, effects: [...current.effects.filter((e) => !timeout(e)), ...next.effects] };
   }
+}
+
+/** A customer reply meant for a reply wait the run has moved past, and not the one that answered it. */
+function answersAnEarlierWait(state: RunState, event: EngineEvent): boolean {
+  if (event.type !== 'reply_received' || event.seq === undefined || !state.waitingFor) return false;
+  const messageId = (event.reply as { messageId?: unknown } | undefined)?.messageId;
+  if (typeof messageId === 'string' && (state.consumedReplyIds ?? []).includes(messageId)) return false;
+  return state.waitingFor.seq > event.seq;
 }
