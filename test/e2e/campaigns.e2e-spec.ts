@@ -705,6 +705,34 @@ describe('Campaigns', () => {
       expect(await progressOf(id)).toEqual(await recount(id));
     });
 
+    it('a resume while the paused chunk job still waits for its last answers: the rest go out at once, not after the sweep', async () => {
+      const tpl = await greeting();
+      const { groupId, numbers } = await seedGroup(20);
+      await t.db.query(`UPDATE phone_numbers SET messages_per_second = 5 WHERE account_id = $1`, [account.accountId]);
+      const id = (
+        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
+      ).body.data.campaign_id;
+      await sandbox.control.post('/_sandbox/config', { sendAnswerDelayMs: 3000 }); // each answer takes 3 s
+      try {
+        expect((await act(id, 'start')).status).toBe(200);
+        await new Promise((r) => setTimeout(r, 500));
+        expect((await act(id, 'pause')).status).toBe(200);
+        // the chunk job looks at its messages again within about a second and drops the paused ones; its calls in
+        // flight keep it running until their answers come, about 3 s after each
+        await new Promise((r) => setTimeout(r, 1500));
+        expect((await act(id, 'resume')).status).toBe(200);
+      } finally {
+        await sandbox.control.post('/_sandbox/config', { sendAnswerDelayMs: 0 });
+      }
+      // the sweep of queued messages would have sent them 30-90 s later
+      await eventually(
+        async () => (await Promise.all(numbers.map((n) => h.received(account, n)))).every((got) => got.length > 0),
+        15_000,
+        'every member sent within 15 s of the resume',
+      );
+      for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
+    });
+
     it('sends the platform throttles (130429) are retried by their chunk job: every recipient gets exactly one message', async () => {
       const tpl = await greeting();
       const { groupId, numbers } = await seedGroup(30);

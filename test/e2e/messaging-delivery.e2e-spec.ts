@@ -688,6 +688,61 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
   });
 
   describe('reconciliation', () => {
+    it('an answer cut off mid-way (the platform took the message) is no failure: its status links it, nothing is sent twice', async () => {
+      const to = h.customer();
+      await h.customerWritesStored(account, to);
+      await sandbox.control.post('/_sandbox/config', { garbledAnswers: 1 }); // the next send's 200 is cut off
+      const res = await session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'cut off' });
+      expect(res.status).toBe(200);
+      const row = await eventually(async () => {
+        const [r] = await t.db.query('SELECT status, wamid, error_title, failed_at FROM messages WHERE id = $1', [
+          res.body.messageId,
+        ]);
+        return ['delivered', 'read'].includes(r.status) ? r : null;
+      });
+      const [received] = await h.received(account, to);
+      expect(row).toMatchObject({ wamid: received.wamid, error_title: null, failed_at: null });
+      await settle();
+      expect(await h.received(account, to)).toHaveLength(1);
+    });
+
+    it('a message recorded failed without a wamid, then reported on by the platform, is taken back from failed', async () => {
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+        account.messagingPhoneId,
+      ]);
+      // its last attempt timed out: recorded failed, though the platform had it
+      const [row] = await t.db.query(
+        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, payload, failed_at, error_code, error_title, error_message)
+         VALUES ($1, $2, 'outbound', '4915112345679', 'text', 'failed', '{}', now(), 0, 'timeout', 'Cloud API request timed out') RETURNING id`,
+        [account.accountId, phone.id],
+      );
+      const body = JSON.parse(
+        readFileSync(join(__dirname, '..', 'fixtures', 'whatsapp', 'status-delivered.json'), 'utf8'),
+      );
+      const value = body.entry[0].changes[0].value;
+      value.metadata.phone_number_id = account.messagingPhoneId;
+      value.statuses[0].id = `wamid.late-${row.id}`;
+      value.statuses[0].biz_opaque_callback_data = row.id;
+      const raw = JSON.stringify(body);
+      const res = await t.http.request('POST', '/webhooks/whatsapp', {
+        body: raw,
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': computeSignature(Buffer.from(raw), t.config.WHATSAPP_APP_SECRET),
+        },
+      });
+      expect(res.status).toBe(200);
+      const linked = await eventually(async () => {
+        const [r] = await t.db.query(
+          'SELECT wamid, status, failed_at, error_title, delivered_at FROM messages WHERE id = $1',
+          [row.id],
+        );
+        return r.status === 'delivered' ? r : null;
+      });
+      expect(linked).toMatchObject({ wamid: `wamid.late-${row.id}`, failed_at: null, error_title: null });
+      expect(linked.delivered_at).not.toBeNull();
+    });
+
     it('a status carrying our message id in biz_opaque_callback_data links a message whose send answer was lost', async () => {
       const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
         account.messagingPhoneId,

@@ -153,6 +153,7 @@ const CONFIG_TYPES: Record<keyof SandboxConfig, string> = {
   failTemplateGets: 'array',
   invalidTokens: 'array',
   sendAnswerDelayMs: 'number',
+  garbledAnswers: 'number',
 };
 
 /** Merge a partial config (objects one level deep: statusDelaysMs, messagesPerSecond, phoneNumbers). */

@@ -156,22 +156,27 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   };
 
   // messages
-  app.post(
-    '/:version/:id/messages',
-    route(async (req, id) => {
+  app.post('/:version/:id/messages', {
+    preHandler: checkVersion,
+    handler: async (req: FastifyRequest, reply: FastifyReply) => {
       const requestId = req.headers['x-request-id'];
       const answer = handleSendMessage(
         state,
         scheduler,
-        id,
+        (req.params as Params).id,
         req.body,
         typeof requestId === 'string' ? requestId : undefined,
       );
       const delay = state.config.sendAnswerDelayMs;
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-      return answer;
-    }),
-  );
+      if (state.config.garbledAnswers > 0) {
+        // accepted (logged, statuses scheduled), but the answer is cut off, as a connection lost mid-answer leaves it
+        state.config.garbledAnswers--;
+        return reply.header('content-type', 'application/json').send(JSON.stringify(answer).slice(0, 24));
+      }
+      return reply.send(answer);
+    },
+  });
 
   // media (upload, metadata by id, download with the bearer token) and business profiles
   const origin = (req: FastifyRequest) => `${req.protocol}://${req.headers.host}`;

@@ -66,6 +66,11 @@ export interface SandboxConfig {
    * webhooks scheduled): lets a test kill a worker while the platform has a message whose answer it never received.
    */
   sendAnswerDelayMs: number;
+  /**
+   * The next this many accepted sends are answered HTTP 200 with a body cut off mid-JSON (the message is accepted and
+   * its status webhooks scheduled): the sender cannot know whether the platform took it. Counts down.
+   */
+  garbledAnswers: number;
 }
 
 export function defaultConfig(): SandboxConfig {
@@ -94,6 +99,7 @@ export function defaultConfig(): SandboxConfig {
     failTemplateGets: [],
     invalidTokens: [],
     sendAnswerDelayMs: 0,
+    garbledAnswers: 0,
   };
 }
 

@@ -250,8 +250,12 @@ export class MessageEventsService {
     if (!id || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
     const phone = await this.accounts.phoneNumberByPlatformId(event.phoneNumberId);
     if (!phone) return false;
+    // A message recorded `failed` without a wamid (its last call timed out, or its answer was cut off) was taken by the
+    // platform after all, since the platform reports on it: the failure is undone, and the statuses apply as usual.
     const [rows] = (await this.db.query(
-      `UPDATE messages m SET wamid = $1, status = CASE WHEN message_status_rank(m.status) < 1 THEN 'accepted' ELSE m.status END,
+      `UPDATE messages m SET wamid = $1,
+              status = CASE WHEN m.status = 'failed' OR message_status_rank(m.status) < 1 THEN 'accepted' ELSE m.status END,
+              failed_at = NULL, error_code = NULL, error_title = NULL, error_message = NULL,
               accepted_at = COALESCE(m.accepted_at, now()), updated_at = now()
        WHERE m.id = $2 AND m.wamid IS NULL AND m.direction = 'outbound' AND m.phone_number_id = $3
        RETURNING m.id`,

@@ -30,6 +30,8 @@ const IN_DOUBT_RECHECK_MS = 1000;
 /** A batch job reserves about 50 ms of its number's rate per pacer call (1 slot at 20 msg/s or less, at most 50). */
 export const slotsPerReservation = (messagesPerSecond: number) =>
   Math.max(1, Math.min(50, Math.floor(messagesPerSecond / 20)));
+/** A batch job that finds some of its messages queued again when it ends (a resume) comes back after this long. */
+const RESUMED_RECHECK_MS = 250;
 /** A job holding wamids the database could not record tries again after this long (recordLater). */
 const UNRECORDED_RECHECK_MS = 2000;
 /** A batch job re-reads the status of the messages it has yet to send this often (a pause or cancel takes effect). */
@@ -249,6 +251,12 @@ export class SendExecutor {
     }
     // the messages in doubt are looked at again later (the others are done)
     if (waiting.length) await this.delay(job, token, recheckInMs);
+    // Messages it neither sent nor holds (paused while it ran, or claimed elsewhere): a resume may have queued them
+    // again meanwhile, and its re-queue of this job was a no-op while the job was active. Go round once more rather
+    // than leave them to the sweep of queued messages (a minute or more).
+    const handled = new Set(sent.map((r) => r.id));
+    const others = job.data.messageIds.filter((id) => !handled.has(id));
+    if (others.length && (await this.readRows(others)).some(isUnsent)) await this.delay(job, token, RESUMED_RECHECK_MS);
     return { accepted: count('accepted'), failed: count('failed'), skipped: job.data.messageIds.length - sent.length };
   }
 
@@ -511,15 +519,18 @@ export class SendExecutor {
         });
     } catch (error) {
       const { retryable, retryAfterMs } = classifyCloudApiError(error);
-      if (retryable && !lastAttempt) {
-        // a timeout may have reached the platform: the claim stays (in doubt); any other answer was a refusal
-        const timeout = error instanceof CloudApiError && error.kind === 'timeout';
+      // No answer in time, or a 2xx answer we could not read (cut off): the platform may have the message. The claim
+      // stays (in doubt: its status webhook links it, or it is sent again after SEND_IN_DOUBT_MS); any other answer
+      // was a refusal.
+      const unknownOutcome =
+        error instanceof CloudApiError && (error.kind === 'timeout' || error.kind === 'invalid_response');
+      if ((retryable || unknownOutcome) && !lastAttempt) {
         await this.db.query(
           `UPDATE messages SET attempts = attempts + 1, claimed_at = CASE WHEN $3 THEN claimed_at END
             WHERE id = $1 AND send_claim = $2`,
-          [row.id, row.send_claim, timeout],
+          [row.id, row.send_claim, unknownOutcome],
         );
-        return { outcome: 'retry', error, retryAfterMs, timeout };
+        return { outcome: 'retry', error, retryAfterMs, timeout: unknownOutcome };
       }
       return this.markFailed(row.id, error);
     }
