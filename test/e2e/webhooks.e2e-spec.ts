@@ -689,6 +689,41 @@ describe('Account webhooks', () => {
       expect(target.received).toHaveLength(0);
     });
 
+    it('an answer with a NUL byte is recorded (shown as U+FFFD), and so are the outcomes written with it', async () => {
+      const [a, b] = [await account(), await account()];
+      // one receiver for both accounts' endpoints: it holds both requests, then answers both at once, one with a NUL
+      const held: Array<{ path: string; res: ServerResponse }> = [];
+      const server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          held.push({ path: req.url ?? '', res });
+          if (held.length < 2) return;
+          for (const h of held) h.res.writeHead(200).end(h.path === '/binary' ? 'ok\u0000gz' : 'ok');
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      try {
+        const binary = await createEndpoint(a, { url: `${base}/binary`, events: ['*'] });
+        const plain = await createEndpoint(b, { url: `${base}/plain`, events: ['*'] });
+        await record(a, 'campaign.completed', { campaignId: 1 });
+        await record(b, 'campaign.completed', { campaignId: 2 });
+        const delivered = async (acc: TestAccount, endpointId: string) =>
+          eventually(async () => {
+            const list = await deliveries(acc, endpointId);
+            return list[0]?.status === 'delivered' ? list[0] : null;
+          }, 5_000);
+        const [x, y] = [await delivered(a, binary.id), await delivered(b, plain.id)];
+        expect(x.attempt_log.map((l: any) => [l.status_code, l.response_excerpt])).toEqual([[200, 'ok\uFFFDgz']]);
+        expect(y.attempt_log.map((l: any) => [l.status_code, l.response_excerpt])).toEqual([[200, 'ok']]);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect(held.map((h) => h.path).sort()).toEqual(['/binary', '/plain']); // nobody sent twice
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
     it('an endpoint deleted while its delivery is in flight: the other deliveries answered with it are recorded once', async () => {
       const a = await account();
       // one receiver for both endpoints: it holds both requests, deletes the first endpoint, then answers both at once

@@ -1,6 +1,13 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AppConfig, MicroBatcher, OutboundHttpError, safeHttpRequest, SecretBox } from '@switchboard/core';
+import {
+  AppConfig,
+  MicroBatcher,
+  OutboundHttpError,
+  safeHttpRequest,
+  SecretBox,
+  writeTogetherOrEachAlone,
+} from '@switchboard/core';
 import { DataSource, EntityManager } from 'typeorm';
 import { recordWebhookEvent } from './outbox';
 import { nextAttemptDelay, parseRetrySchedule } from './retry-schedule';
@@ -61,10 +68,15 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private readonly attempts = new Set<Promise<void>>();
   /** outcome writes not yet committed (awaited at shutdown) */
   private readonly writes = new Set<Promise<void>>();
-  private readonly outcomes = MicroBatcher.ofWrites((items: AttemptOutcome[]) => this.recordOutcomes(items), {
-    maxItems: 500,
-    maxConcurrent: 2,
-  });
+  /** outcomes of concurrent attempts in one statement; a batch the database refuses is written outcome by outcome */
+  private readonly outcomes = new MicroBatcher(
+    (items: AttemptOutcome[]) =>
+      writeTogetherOrEachAlone(items, async (batch) => {
+        await this.recordOutcomes(batch);
+        return batch.map(() => undefined);
+      }),
+    { maxItems: 500, maxConcurrent: 2 },
+  );
   private running = false;
   private loopDone: Promise<void> = Promise.resolve();
   private wakeSleeper: (() => void) | null = null;
@@ -262,11 +274,13 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         allowPrivate: this.config.ALLOW_PRIVATE_NETWORK_TARGETS,
       });
       statusCode = res.status;
+      // NUL is the one character a PostgreSQL text cannot hold (a binary or gzip answer has some): shown as U+FFFD
       excerpt =
         res.body
           .subarray(0, RESPONSE_EXCERPT_CHARS * 4)
           .toString('utf8')
-          .slice(0, RESPONSE_EXCERPT_CHARS) || null;
+          .slice(0, RESPONSE_EXCERPT_CHARS)
+          .replaceAll('\u0000', '\uFFFD') || null;
       if (statusCode >= 300 && statusCode < 400)
         error = `redirect to ${res.headers.location ?? '(no location)'} not followed`;
     } catch (e) {
