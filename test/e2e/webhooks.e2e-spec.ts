@@ -527,6 +527,23 @@ describe('Account webhooks', () => {
       ).toBeNull();
     });
 
+    it('an endpoint whose secret cannot be opened: each attempt fails with the reason in the log, then the delivery is failed', async () => {
+      const a = await account();
+      const r = await receiver();
+      const ep = await createEndpoint(a, { url: r.url, events: ['*'] });
+      // sealed with a key this deployment no longer has (what `rotate-secrets` reports as unreadable)
+      await t.db.query(`UPDATE webhook_endpoints SET secret_sealed = 'v1.AAAA.BBBB.CCCC' WHERE id = $1`, [ep.id]);
+      await record(a, 'campaign.completed', { campaignId: 9 });
+      const [d] = await eventually(async () => {
+        const list = await deliveries(a, ep.id);
+        return list[0]?.status === 'failed' ? list : null;
+      });
+      expect(d.attempts).toBe(3); // the schedule's three, not one more every lease
+      for (const x of d.attempt_log)
+        expect(x).toMatchObject({ status_code: null, error: expect.stringMatching(/^not sent: /) });
+      expect(r.received).toHaveLength(0); // nothing unsigned went out
+    });
+
     it('410 disables the endpoint at once; the account is told (event + flag)', async () => {
       const a = await account();
       const gone = await receiver();

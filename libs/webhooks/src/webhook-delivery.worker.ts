@@ -251,15 +251,17 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   private async attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
     const payload = JSON.stringify(envelopeOf({ ...delivery, id: delivery.event_id }));
-    const secrets = [this.secretBox.decrypt(delivery.secret_sealed)];
-    if (delivery.previous_valid && delivery.previous_secret_sealed)
-      secrets.push(this.secretBox.decrypt(delivery.previous_secret_sealed));
     const attemptedAt = new Date();
     const started = performance.now();
     let statusCode: number | null = null;
     let excerpt: string | null = null;
     let error: string | null = null;
     try {
+      // inside the try: a secret the configured keys cannot open is this attempt's failure, logged and counted against
+      // the schedule, not an error that leaves the delivery to be claimed again after every lease, forever
+      const secrets = [this.secretBox.decrypt(delivery.secret_sealed)];
+      if (delivery.previous_valid && delivery.previous_secret_sealed)
+        secrets.push(this.secretBox.decrypt(delivery.previous_secret_sealed));
       const res = await safeHttpRequest({
         method: 'POST',
         url: delivery.url,
@@ -285,7 +287,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         error = `redirect to ${res.headers.location ?? '(no location)'} not followed`;
     } catch (e) {
       const err = e as OutboundHttpError;
-      error = err.code === 'blocked_target' ? privateTargetMessage(err.message) : err.message;
+      error =
+        err instanceof OutboundHttpError
+          ? err.code === 'blocked_target'
+            ? privateTargetMessage(err.message)
+            : err.message
+          : `not sent: ${(e as Error).message}`;
     }
     const latencyMs = Math.round(performance.now() - started);
     return { delivery, attemptedAt, statusCode, latencyMs, excerpt, error };
