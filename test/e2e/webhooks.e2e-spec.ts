@@ -544,6 +544,39 @@ describe('Account webhooks', () => {
       expect(r.received).toHaveLength(0); // nothing unsigned went out
     });
 
+    it('retention: events older than WEBHOOK_RETENTION_DAYS go with their deliveries and attempts; recent ones stay', async () => {
+      const { WebhookRetention } = await import('@switchboard/webhooks');
+      const { PeriodicSweeps } = await import('@switchboard/core');
+      expect(t.worker!.get(PeriodicSweeps, { strict: false }).registered).toContain('webhook-retention');
+      const a = await account();
+      const r = await receiver();
+      const ep = await createEndpoint(a, { url: r.url, events: ['*'] });
+      await record(a, 'campaign.completed', { campaignId: 11 });
+      await record(a, 'campaign.completed', { campaignId: 12 });
+      await r.waitFor(() => true, 2, 10_000);
+      const [d] = await eventually(async () => {
+        const list = await deliveries(a, ep.id);
+        return list.length === 2 && list.every((x: any) => x.status === 'delivered') ? list : null;
+      });
+      // the first event as if recorded 40 days ago
+      await t.db.query(`UPDATE webhook_events SET created_at = now() - interval '40 days' WHERE id = $1`, [d.event_id]);
+      expect(await t.worker!.get(WebhookRetention, { strict: false }).prune(30)).toBeGreaterThanOrEqual(1);
+      const left = await t.db.query(
+        `SELECT e.id, count(DISTINCT d.id)::int AS deliveries, count(x.id)::int AS attempts
+           FROM webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id
+           LEFT JOIN webhook_delivery_attempts x ON x.delivery_id = d.id
+          WHERE e.account_id = $1 GROUP BY e.id`,
+        [a.accountId],
+      );
+      expect(left).toHaveLength(1);
+      expect(left[0]).toMatchObject({ deliveries: 1, attempts: 1 });
+      expect(left[0].id).not.toBe(d.event_id);
+      const [orphans] = await t.db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1`, [
+        d.event_id,
+      ]);
+      expect(orphans.n).toBe(0);
+    });
+
     it('410 disables the endpoint at once; the account is told (event + flag)', async () => {
       const a = await account();
       const gone = await receiver();

@@ -9,3 +9,4 @@ export * from './payloads';
 export * from './body-limit';
 export * from './reseal-secrets';
 export * from './endpoint-presence';
+export * from './retention';

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { WebhookEndpointBodyLimit } from './body-limit';
+import { WebhookRetention } from './retention';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
 import { WebhooksController } from './webhooks.controller';
@@ -12,6 +13,6 @@ import { WebhooksController } from './webhooks.controller';
 })
 export class WebhooksModule {}
 
-/** Worker side: fans the outbox out into deliveries and delivers them (signed, retried). */
-@Module({ providers: [WebhookDeliveryWorker], exports: [WebhookDeliveryWorker] })
+/** Worker side: fans the outbox out into deliveries and delivers them (signed, retried); deletes old events. */
+@Module({ providers: [WebhookDeliveryWorker, WebhookRetention], exports: [WebhookDeliveryWorker, WebhookRetention] })
 export class WebhooksWorkerModule {}

@@ -376,6 +376,15 @@ export class AppConfig {
   })
   WEBHOOK_RETRY_SCHEDULE = '0,5s,5m,30m,2h,5h,10h,10h';
 
+  /**
+   * Account webhook events are deleted this many days after they were recorded, with their deliveries and attempt logs
+   * (hourly sweep): how far back replay, GET /v1/events and the delivery log reach.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  WEBHOOK_RETENTION_DAYS = 30;
+
   /** An account webhook attempt counts as delivered on a 2xx within this time. */
   @Transform(toInt)
   @IsInt()
