@@ -75,6 +75,34 @@ describe('readFirstSheet', () => {
     ]);
   });
 
+  it('refuses a cell beyond column XFD instead of filling billions of cells up to it', async () => {
+    const zip = new JSZip();
+    zip.file(
+      '_rels/.rels',
+      '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+    );
+    zip.file(
+      'xl/workbook.xml',
+      '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>',
+    );
+    zip.file(
+      'xl/_rels/workbook.xml.rels',
+      '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
+    );
+    const sheet = (ref: string) =>
+      '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>' +
+      `<row r="1"><c r="A1" t="inlineStr"><is><t>phone</t></is></c><c r="${ref}"><v>1</v></c></row></sheetData></worksheet>`;
+    zip.file('xl/worksheets/sheet1.xml', sheet('XFD1'));
+    const last = await rowsOf(await zip.generateAsync({ type: 'nodebuffer' }));
+    expect(last[0].cells).toHaveLength(16_384); // the last column is read
+    zip.file('xl/worksheets/sheet1.xml', sheet('ZZZZZZZ1'));
+    const started = Date.now();
+    await expect(rowsOf(await zip.generateAsync({ type: 'nodebuffer' }))).rejects.toThrow(
+      'cell ZZZZZZZ1 is beyond column XFD, the last one',
+    );
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
   it('says what is missing from a ZIP that is not a workbook', async () => {
     const zip = new JSZip();
     zip.file('hello.txt', 'hi');

@@ -126,6 +126,9 @@ async function sharedStrings(entry: JSZip.JSZipObject): Promise<string[]> {
   return strings;
 }
 
+/** Excel's last column, XFD (0-based). */
+const LAST_COLUMN = 16_383;
+
 /** "AB12" → 27 (0-based column index) */
 function columnIndex(ref: string): number {
   let index = 0;
@@ -181,6 +184,12 @@ async function* sheetRows(
         column = -1;
       } else if (e.name === 'c') {
         column = e.attributes.r ? columnIndex(e.attributes.r) : column + 1;
+        // the row is filled up to the cell's column: a made-up reference ("ZZZZZZZ1", a few bytes) would ask for
+        // billions of cells and take the whole worker down, every time the job was retried
+        if (column > LAST_COLUMN)
+          throw new Error(
+            `cell ${e.attributes.r ?? `number ${column + 1} of row ${rowNumber}`} is beyond column XFD, the last one`,
+          );
         type = e.attributes.t;
         raw = '';
       } else if (e.name === 'v' || e.name === 't') inValue = true;
