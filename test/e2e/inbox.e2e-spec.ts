@@ -71,6 +71,44 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
       `contact ${number}`,
     );
 
+  it('paging the list: conversations whose messages one statement wrote (the same moment) are all listed once', async () => {
+    const own = await t.createAccount({ apiBaseUrl: sandbox.url });
+    const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+      own.messagingPhoneId,
+    ]);
+    const contacts: Array<{ id: string; contact_number: string }> = await t.db.query(
+      `INSERT INTO contacts (account_id, contact_number, name)
+       SELECT $1, '4917' || lpad(i::text, 8, '0') || $2, 'Member ' || i FROM generate_series(1, 40) i
+       RETURNING id::text, contact_number`,
+      [own.accountId, String(own.accountId).slice(-1)],
+    );
+    // one statement, as a campaign chunk writes its messages: the 40 conversations share their last activity time
+    await t.db.query(
+      `INSERT INTO messages (account_id, phone_number_id, contact_id, direction, recipient, kind, status, payload)
+       SELECT $1, $2, c.id, 'outbound', c.number, 'text', 'sent', '{}' FROM unnest($3::bigint[], $4::text[]) AS c(id, number)`,
+      [own.accountId, phone.id, contacts.map((c) => c.id), contacts.map((c) => c.contact_number)],
+    );
+    const auth = await session({}, own.token);
+    const seen: string[] = [];
+    let before: string | null = '';
+    for (let page = 0; before !== null && page < 5; page++) {
+      const res: { status: number; body: any } = await t.http.get(
+        `/v1/embed/inbox/conversations?limit=30${before ? `&before=${encodeURIComponent(before)}` : ''}`,
+        { headers: { authorization: auth, origin: ORIGIN } },
+      );
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.conversations.map((c: any) => c.contactId));
+      before = res.body.data.nextBefore;
+    }
+    expect(seen).toHaveLength(40);
+    expect(new Set(seen)).toEqual(new Set(contacts.map((c) => c.id)));
+    // an old client's page cursor (a time alone) is still taken
+    const old = await t.http.get('/v1/embed/inbox/conversations?limit=5&before=2100-01-01T00:00:00.000Z', {
+      headers: { authorization: auth, origin: ORIGIN },
+    });
+    expect(old.body.data.conversations).toHaveLength(5);
+  });
+
   it('mint → exchange → list → thread → send: the reply goes through the send pipeline and reaches the platform', async () => {
     const customer = h.customer();
     await h.customerWrites(account, customer, 'Where is my order?');

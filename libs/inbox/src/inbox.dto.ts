@@ -108,9 +108,11 @@ export class InboxListQuery {
   @IsBoolean()
   unread?: boolean;
 
-  @ApiPropertyOptional({ description: 'the lastActivityAt of the last conversation of the previous page' })
+  @ApiPropertyOptional({
+    description: 'the nextBefore of the previous page (its last conversation: time to the microsecond and contact id)',
+  })
   @IsOptional()
-  @Matches(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/, { message: 'before must be an ISO time (nextBefore of the previous page)' })
+  @Matches(/^\d{4}-\d\d-\d\dT[\d:.]+Z(_\d{1,18})?$/, { message: 'before must be the nextBefore of the previous page' })
   before?: string;
 
   @ApiPropertyOptional({ default: 30, maximum: 100 })

@@ -11,6 +11,7 @@ import { normalizePhone } from '@switchboard/core';
 import {
   InboxConversations,
   InboxEvents,
+  LIST_POSITION,
   MessagesService,
   type InboxConversation,
   type InboxFilter,
@@ -92,7 +93,8 @@ export class InboxService {
     return {
       conversations,
       unreadTotal: unread.reduce((sum, c) => sum + c.unreadCount, 0),
-      nextBefore: conversations.length === limit ? conversations[conversations.length - 1].lastActivityAt : null,
+      nextBefore:
+        conversations.length === limit ? (conversations[conversations.length - 1][LIST_POSITION] ?? null) : null,
     };
   }
 

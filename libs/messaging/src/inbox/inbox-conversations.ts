@@ -37,6 +37,12 @@ export interface InboxMessage {
   failedAt: string | null;
 }
 
+/**
+ * The keyset position of a listed conversation, for the next page's `before`: its last activity to the microsecond and
+ * its contact id (`2026-11-28T05:00:00.123456Z_42`). A symbol key: not part of the JSON answer.
+ */
+export const LIST_POSITION = Symbol('inbox list position');
+
 export interface InboxConversation {
   contactId: string;
   name: string | null;
@@ -46,6 +52,7 @@ export interface InboxConversation {
   lastActivityAt: string;
   unreadCount: number;
   window: { open: boolean; expiresAt: string | null };
+  [LIST_POSITION]?: string;
 }
 
 function messageOf(m: Record<string, any>): InboxMessage {
@@ -98,13 +105,22 @@ export class InboxConversations {
       where.push(`c.contact_id = ANY($${params.length}::bigint[])`);
     }
     if (options.before) {
-      params.push(options.before);
-      where.push(`c.last_message_at < $${params.length}::timestamptz`);
+      // Conversations share a time to the microsecond when one statement wrote their messages (a campaign chunk): the
+      // contact id breaks the tie, or a page ending inside such a group skipped the rest of it.
+      const [time, contactId] = options.before.split('_');
+      params.push(time);
+      if (contactId) {
+        params.push(contactId);
+        where.push(
+          `(c.last_message_at, c.contact_id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`,
+        );
+      } else where.push(`c.last_message_at < $${params.length}::timestamptz`);
     }
     if (options.unreadOnly) where.push(`c.last_inbound_at > COALESCE(c.last_read_at, '-infinity')`);
     params.push(options.limit);
     const rows: Array<Record<string, any>> = await this.db.query(
       `SELECT c.contact_id, c.phone_number_id, c.last_message_at, c.last_read_at,
+              to_char(c.last_message_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '_' || c.contact_id AS position,
               m.id, m.direction, m.kind, m.template_name, m.body, m.payload, m.status, m.error_code, m.error_title,
               m.created_at, m.sent_at, m.delivered_at, m.read_at, m.failed_at,
               (SELECT count(*)::int FROM messages u
@@ -221,6 +237,7 @@ export class InboxConversations {
         lastActivityAt: isoOrNull(r.last_message_at)!,
         unreadCount: r.unread_count,
         window: { open: !!expiresAt && expiresAt.getTime() > now, expiresAt: expiresAt?.toISOString() ?? null },
+        [LIST_POSITION]: r.position,
       };
     });
   }
