@@ -248,6 +248,35 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(other.body.message).toContain('scope.messagingPhoneIds[0]');
   });
 
+  it('scope: a session of one number reads only its messages of a customer who also wrote to another number', async () => {
+    const customer = h.customer();
+    await h.customerWrites(account, customer, 'to the scoped number');
+    const contactId = await contactIdOf(customer);
+    // another number of the account (another brand), and an earlier message of the same customer to it
+    const [other] = await t.db.query(
+      `INSERT INTO phone_numbers (account_id, messaging_phone_id, display_phone_number, verified_name, business_account_id,
+                                  api_base_url, api_version, access_token_encrypted, messages_per_second)
+       SELECT account_id, messaging_phone_id || '7', display_phone_number, 'Other brand', business_account_id,
+              api_base_url, api_version, access_token_encrypted, messages_per_second
+         FROM phone_numbers WHERE messaging_phone_id = $1 RETURNING id`,
+      [account.messagingPhoneId],
+    );
+    await t.db.query(
+      `INSERT INTO messages (account_id, phone_number_id, contact_id, direction, recipient, kind, body, status, payload, created_at)
+       VALUES ($1, $2, $3, 'inbound', $4, 'text', 'to the other brand', 'received', '{}', now() - interval '1 minute')`,
+      [account.accountId, other.id, contactId, customer],
+    );
+    const scoped = { authorization: await session({ scope: { messagingPhoneIds: [account.messagingPhoneId] } }) };
+    const thread = await eventually(async () => {
+      const res = await t.http.get(`/v1/embed/inbox/conversations/${contactId}/messages`, { headers: scoped });
+      return res.status === 200 && res.body.data.messages.length ? res : null;
+    });
+    expect(thread.body.data.messages.map((m: any) => m.text)).toEqual(['to the scoped number']);
+    const unscoped = { authorization: await session() };
+    const all = await t.http.get(`/v1/embed/inbox/conversations/${contactId}/messages`, { headers: unscoped });
+    expect(all.body.data.messages.map((m: any) => m.text)).toEqual(['to the other brand', 'to the scoped number']);
+  });
+
   it('scope: conversations outside it are 404 and not listed; read-only sessions cannot send', async () => {
     const mine = h.customer();
     const theirs = h.customer();

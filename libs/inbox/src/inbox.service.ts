@@ -98,19 +98,27 @@ export class InboxService {
     };
   }
 
-  async conversation(principal: InboxPrincipal, contactId: string): Promise<InboxConversation> {
-    const found = await this.conversations.get(principal.accountId, await this.filterOf(principal), contactId);
+  async conversation(principal: InboxPrincipal, contactId: string, filter?: InboxFilter): Promise<InboxConversation> {
+    const found = await this.conversations.get(
+      principal.accountId,
+      filter ?? (await this.filterOf(principal)),
+      contactId,
+    );
     if (!found) throw new NotFoundException({ message: CONVERSATION_NOT_FOUND });
     return found;
   }
 
   async thread(principal: InboxPrincipal, contactId: string, query: { before?: string; limit?: number }) {
-    const conversation = await this.conversation(principal, contactId);
+    const filter = await this.filterOf(principal);
+    const conversation = await this.conversation(principal, contactId, filter);
     if (query.before && !/^[0-9a-f-]{36}$/i.test(query.before))
       throw new BadRequestException({ message: 'before must be a message id', errors: [{ field: 'before' }] });
+    // a session scoped to some numbers reads only their messages: the customer's messages with another number of the
+    // account (another brand, another team) stay out, as the live events leave them out
     const page = await this.conversations.thread(principal.accountId, contactId, {
       limit: query.limit ?? 50,
       before: query.before,
+      phoneNumberIds: filter.phoneNumberIds,
     });
     return { conversation, ...page };
   }

@@ -142,17 +142,24 @@ export class InboxConversations {
     return found ?? null;
   }
 
-  /** A conversation's messages older than `before` (a message id), newest `limit` of them, returned oldest first. */
+  /**
+   * A conversation's messages older than `before` (a message id), newest `limit` of them, returned oldest first; only
+   * those of `phoneNumberIds` when given (a scoped session).
+   */
   async thread(
     accountId: string,
     contactId: string,
-    options: { limit: number; before?: string },
+    options: { limit: number; before?: string; phoneNumberIds?: string[] | null },
   ): Promise<{ messages: InboxMessage[]; hasMore: boolean }> {
     const params: unknown[] = [accountId, contactId];
     let older = '';
     if (options.before) {
       params.push(options.before);
       older = ` AND (created_at, id) < (SELECT created_at, id FROM messages WHERE id = $${params.length}::uuid AND account_id = $1)`;
+    }
+    if (options.phoneNumberIds) {
+      params.push(options.phoneNumberIds);
+      older += ` AND phone_number_id = ANY($${params.length}::bigint[])`;
     }
     params.push(options.limit + 1);
     const rows: Array<Record<string, any>> = await this.db.query(
