@@ -774,6 +774,42 @@ describe('Account webhooks', () => {
       }
     });
 
+    it('a manual retry while an attempt is still in flight: the late answer is logged but does not undo the delivery', async () => {
+      const a = await account();
+      // the first request is answered 500 after 1 s; every later one at once with 200
+      const requests: number[] = [];
+      const server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          requests.push(Date.now());
+          if (requests.length === 1) setTimeout(() => res.writeHead(500).end('slow'), 1000);
+          else res.writeHead(200).end('ok');
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const ep = await createEndpoint(a, {
+          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+          events: ['*'],
+        });
+        await record(a, 'campaign.completed', { campaignId: 3 });
+        await eventually(async () => requests.length === 1, 5_000, 'the first attempt in flight');
+        const [pending] = await deliveries(a, ep.id);
+        expect(
+          (await t.http.post(`/v1/webhook-deliveries/${pending.id}/retry`, undefined, { token: a.token })).status,
+        ).toBe(202);
+        await eventually(async () => requests.length === 2, 5_000, 'the retry');
+        await new Promise((resolve) => setTimeout(resolve, 1500)); // the slow answer has come, and 300 ms more
+        const [d] = await deliveries(a, ep.id);
+        expect(d).toMatchObject({ status: 'delivered', attempts: 2, last_status_code: 200 });
+        expect(d.attempt_log.map((x: any) => x.status_code).sort()).toEqual([200, 500]);
+        expect(requests).toHaveLength(2);
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
     it('an endpoint deleted while its delivery is in flight: the other deliveries answered with it are recorded once', async () => {
       const a = await account();
       // one receiver for both endpoints: it holds both requests, deletes the first endpoint, then answers both at once

@@ -300,8 +300,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   /**
    * Writes a batch of attempt outcomes in one statement: the attempt log, each delivery's new state, and `failing_since`
-   * cleared on endpoints that succeeded. A delivery deleted meanwhile (its endpoint or account deleted) is skipped: the
-   * attempt log takes only the deliveries the UPDATE found (and locked), so one such delivery cannot fail the whole
+   * cleared on endpoints that succeeded. An outcome moves its delivery only while its lease is the current one (the
+   * claim counted `attempts`): a slow attempt answered after a manual retry was claimed, or after its lease ran out,
+   * is logged but no longer decides (it overwrote `delivered` with `pending`, and sent once more). A delivery deleted
+   * meanwhile (its endpoint or account deleted) is skipped in the log too, so one such delivery cannot fail the whole
    * batch and have the others delivered again. Endpoints with failures are then updated in their own transaction.
    */
   private async recordOutcomes(items: AttemptOutcome[]): Promise<void> {
@@ -316,14 +318,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       ...new Set(items.filter((_, i) => states[i].status === 'delivered').map((o) => o.delivery.endpoint_id)),
     ];
     await this.db.query(
-      `WITH x AS (SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::text[])
-                    AS x(id, status, next, at, code, error, latency, excerpt)),
+      `WITH x AS (SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::text[], $10::int[])
+                    AS x(id, status, next, at, code, error, latency, excerpt, attempts)),
        moved AS (UPDATE webhook_deliveries d SET status = x.status, next_attempt_at = COALESCE(x.next, d.next_attempt_at),
                         last_attempt_at = x.at, last_status_code = x.code, last_error = x.error,
                         delivered_at = CASE WHEN x.status = 'delivered' THEN x.at ELSE d.delivered_at END
-                   FROM x WHERE d.id = x.id RETURNING d.id),
+                   FROM x WHERE d.id = x.id AND d.attempts = x.attempts RETURNING d.id),
        logged AS (INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
-                  SELECT id, at, code, latency, excerpt, error FROM x JOIN moved USING (id))
+                  SELECT x.id, at, code, latency, excerpt, error FROM x JOIN webhook_deliveries d ON d.id = x.id)
        UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY($9::text[]) AND failing_since IS NOT NULL`,
       [
         items.map((o) => o.delivery.id),
@@ -335,6 +337,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         items.map((o) => o.latencyMs),
         items.map((o) => o.excerpt),
         succeeded,
+        items.map((o) => o.delivery.attempts),
       ],
     );
     const failing = items.filter((_, i) => states[i].status !== 'delivered');
