@@ -2,6 +2,7 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { CampaignFanoutService, fanoutJobId } from '@switchboard/campaigns';
 import { QUEUES } from '@switchboard/core';
 import type { Queue } from 'bullmq';
+import { waitsForLock } from '../helpers/lock-waits';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -596,17 +597,7 @@ describe('Campaigns', () => {
         );
         expect((await act(id, 'start')).status).toBe(200);
         // the start's batch reaches that contact and waits for the trigger's transaction
-        await eventually(
-          async () => {
-            const [waiting] = await t.db.query(
-              `SELECT count(*)::int AS n FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%campaign_audience%'`,
-            );
-            return waiting.n > 0;
-          },
-          10_000,
-          'the start waits for the trigger',
-        );
+        await waitsForLock(t, 'campaign_audience', 'the start waits for the trigger');
         await other.commitTransaction();
       } finally {
         if (other.isTransactionActive) await other.rollbackTransaction();
@@ -642,17 +633,7 @@ describe('Campaigns', () => {
           number,
         ]);
         triggered = trigger(id, { contacts: [{ phoneNumber: number }] });
-        await eventually(
-          async () => {
-            const [waiting] = await t.db.query(
-              `SELECT count(*)::int AS n FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO contacts%'`,
-            );
-            return waiting.n > 0;
-          },
-          10_000,
-          'the trigger waits for the contact',
-        );
+        await waitsForLock(t, 'INSERT INTO contacts', 'the trigger waits for the contact');
         cancelled = act(id, 'cancel');
         await new Promise((r) => setTimeout(r, 300)); // the cancel has its turn: it waits for the trigger, or it is done
         await other.commitTransaction();

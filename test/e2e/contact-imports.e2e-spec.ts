@@ -1,5 +1,9 @@
 import * as ExcelJS from 'exceljs';
+import { getQueueToken } from '@nestjs/bullmq';
 import { ContactImportsService, ContactsService } from '@switchboard/contacts';
+import { QUEUES } from '@switchboard/core';
+import { Queue, UnrecoverableError } from 'bullmq';
+import { waitsForLock } from '../helpers/lock-waits';
 import { eventually } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 
@@ -253,6 +257,31 @@ describe('Contact imports', () => {
     expect(n).toBe(10);
   });
 
+  it('an import whose job failed for good (its worker died on it, time after time) is failed by the sweep, not left running', async () => {
+    const imports = t.worker!.get(ContactImportsService);
+    const queue = t.worker!.get<Queue>(getQueueToken(QUEUES.contactImports));
+    // what BullMQ records for a job whose worker died on it more often than its stall limit: failed for good, and no
+    // handler of ours sees it (here the failure is thrown in the worker instead)
+    const run = jest
+      .spyOn(imports, 'run')
+      .mockRejectedValueOnce(new UnrecoverableError('job stalled more than allowable limit'));
+    try {
+      const res = await upload(`phone\n${number()}\n`);
+      expect(res.status).toBe(202);
+      const id = res.body.data.import_id;
+      await eventually(async () => (await queue.getJob(`import-${id}`))?.isFailed(), 10_000, 'the job failed for good');
+      expect((await getImport(id)).body.data.status).not.toBe('failed'); // left as it was: nothing would end it
+      await imports.requeue(String(id)); // the sweep's turn for it
+      const data = (await getImport(id)).body.data;
+      expect(data.status).toBe('failed');
+      expect(data.error).toBe(
+        'The import stopped: job stalled more than allowable limit. Rows counted so far were applied.',
+      );
+    } finally {
+      run.mockRestore();
+    }
+  });
+
   it('a number created by a concurrent transaction while a batch is applied counts as existing, not as an error', async () => {
     const [a, b] = [number(), number()];
     const other = t.db.createQueryRunner();
@@ -271,17 +300,7 @@ describe('Contact imports', () => {
       ),
     );
     // the batch's INSERT of `a` waits for the other transaction, which then commits: a unique violation, then the retry
-    await eventually(
-      async () => {
-        const [waiting] = await t.db.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO contacts%'`,
-        );
-        return waiting.n > 0;
-      },
-      10_000,
-      'the batch waits for the concurrent insert',
-    );
+    await waitsForLock(t, 'INSERT INTO contacts', 'the batch waits for the concurrent insert');
     await other.commitTransaction();
     await other.release();
     expect(await batch).toEqual({ created: 1, updated: 1, skipped: 0, blocked: [] });

@@ -688,6 +688,23 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
   });
 
   describe('reconciliation', () => {
+    /** Meta's status webhook (a fixture) for `wamid`, carrying our message id in biz_opaque_callback_data, signed. */
+    function postStatusOf(messageId: string, fixture: string, wamid: string) {
+      const body = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'whatsapp', `${fixture}.json`), 'utf8'));
+      const value = body.entry[0].changes[0].value;
+      value.metadata.phone_number_id = account.messagingPhoneId;
+      value.statuses[0].id = wamid;
+      value.statuses[0].biz_opaque_callback_data = messageId;
+      const raw = JSON.stringify(body);
+      return t.http.request('POST', '/webhooks/whatsapp', {
+        body: raw,
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': computeSignature(Buffer.from(raw), t.config.WHATSAPP_APP_SECRET),
+        },
+      });
+    }
+
     it('an answer cut off mid-way (the platform took the message) is no failure: its status links it, nothing is sent twice', async () => {
       const to = h.customer();
       await h.customerWritesStored(account, to);
@@ -716,22 +733,7 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
          VALUES ($1, $2, 'outbound', '4915112345679', 'text', 'failed', '{}', now(), 0, 'timeout', 'Cloud API request timed out') RETURNING id`,
         [account.accountId, phone.id],
       );
-      const body = JSON.parse(
-        readFileSync(join(__dirname, '..', 'fixtures', 'whatsapp', 'status-delivered.json'), 'utf8'),
-      );
-      const value = body.entry[0].changes[0].value;
-      value.metadata.phone_number_id = account.messagingPhoneId;
-      value.statuses[0].id = `wamid.late-${row.id}`;
-      value.statuses[0].biz_opaque_callback_data = row.id;
-      const raw = JSON.stringify(body);
-      const res = await t.http.request('POST', '/webhooks/whatsapp', {
-        body: raw,
-        headers: {
-          'content-type': 'application/json',
-          'x-hub-signature-256': computeSignature(Buffer.from(raw), t.config.WHATSAPP_APP_SECRET),
-        },
-      });
-      expect(res.status).toBe(200);
+      expect((await postStatusOf(row.id, 'status-delivered', `wamid.late-${row.id}`)).status).toBe(200);
       const linked = await eventually(async () => {
         const [r] = await t.db.query(
           'SELECT wamid, status, failed_at, error_title, delivered_at FROM messages WHERE id = $1',
@@ -751,20 +753,7 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
         `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, payload) VALUES ($1, $2, 'outbound', '4915112345678', 'text', 'queued', '{}') RETURNING id`,
         [account.accountId, phone.id],
       );
-      const body = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'whatsapp', 'status-sent.json'), 'utf8'));
-      const value = body.entry[0].changes[0].value;
-      value.metadata.phone_number_id = account.messagingPhoneId;
-      value.statuses[0].id = `wamid.lost-${row.id}`;
-      value.statuses[0].biz_opaque_callback_data = row.id;
-      const raw = JSON.stringify(body);
-      const res = await t.http.request('POST', '/webhooks/whatsapp', {
-        body: raw,
-        headers: {
-          'content-type': 'application/json',
-          'x-hub-signature-256': computeSignature(Buffer.from(raw), t.config.WHATSAPP_APP_SECRET),
-        },
-      });
-      expect(res.status).toBe(200);
+      expect((await postStatusOf(row.id, 'status-sent', `wamid.lost-${row.id}`)).status).toBe(200);
       const linked = await eventually(async () => {
         const [r] = await t.db.query('SELECT wamid, status, accepted_at FROM messages WHERE id = $1', [row.id]);
         // linked (wamid, accepted) first, then the status applied: wait for both (they are two statements)

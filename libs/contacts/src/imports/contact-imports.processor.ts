@@ -21,7 +21,7 @@ export class ContactImportsProcessor extends WorkerHost implements OnApplication
 
   onApplicationBootstrap() {
     const sweep = async () => {
-      for (const id of await this.imports.unfinished()) await this.imports.enqueue(id);
+      for (const id of await this.imports.unfinished()) await this.imports.requeue(id);
     };
     this.sweeps
       .register('contact-imports', SWEEP_EVERY_MS, sweep)

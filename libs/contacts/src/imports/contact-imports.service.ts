@@ -344,6 +344,23 @@ export class ContactImportsService {
     });
   }
 
+  /**
+   * The sweep's re-queue of an unfinished import. A job that failed for good is kept a while (`removeOnFail`), and
+   * BullMQ does not add that id again: its worker died on it over and over (stalled past the limit), which no handler
+   * saw. The import then says so, instead of staying `validating` for ever with a no-op re-queue every 30 s.
+   */
+  async requeue(importId: string): Promise<void> {
+    const job = await this.queue.getJob(`import-${importId}`);
+    if (job && (await job.isFailed())) {
+      await this.fail(
+        importId,
+        `The import stopped: ${job.failedReason || 'its job failed'}. Rows counted so far were applied.`,
+      );
+      return;
+    }
+    await this.enqueue(importId);
+  }
+
   // ------------------------------------------------------------------ worker
 
   /** Imports not finished and not touched for a while (a lost job): the sweep queues them again (same job id). */
