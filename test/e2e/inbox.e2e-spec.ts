@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { openSse } from '../helpers/sse';
@@ -246,6 +248,40 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     const other = await mint({ scope: { messagingPhoneIds: ['999999999'] } });
     expect(other.status).toBe(400);
     expect(other.body.message).toContain('scope.messagingPhoneIds[0]');
+  });
+
+  it('a customer message that came before the agent read the conversation but was stored after stays unread', async () => {
+    const { PlatformWebhooksService } = await import('@switchboard/messaging');
+    const customer = h.customer();
+    await h.customerWrites(account, customer, 'first');
+    const contactId = await contactIdOf(customer);
+    const auth = { authorization: await session() };
+    await eventually(async () => {
+      const res = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers: auth });
+      return res.body.data?.unreadCount === 1;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    // the second message's webhook has come (and been answered) a moment ago; the worker has not stored it yet
+    const body = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'whatsapp', 'message-text.json'), 'utf8'));
+    const value = body.entry[0].changes[0].value;
+    value.metadata.phone_number_id = account.messagingPhoneId;
+    value.contacts[0].wa_id = value.messages[0].from = customer;
+    value.messages[0].id = `wamid.late-${customer}`;
+    value.messages[0].text.body = 'second';
+    const [event] = await t.db.query(
+      `INSERT INTO platform_webhook_events (payload, received_at) VALUES ($1, now() - interval '100 milliseconds') RETURNING id`,
+      [body],
+    );
+    expect((await t.http.post(`/v1/embed/inbox/conversations/${contactId}/read`, {}, { headers: auth })).status).toBe(
+      200,
+    );
+    await t.worker!.get(PlatformWebhooksService, { strict: false }).requeueUnprocessed(0); // now it is processed
+    await eventually(async () => {
+      const [row] = await t.db.query('SELECT processed_at FROM platform_webhook_events WHERE id = $1', [event.id]);
+      return row.processed_at !== null;
+    });
+    const after = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers: auth });
+    expect(after.body.data).toMatchObject({ unreadCount: 1, lastMessage: { text: 'second' } });
   });
 
   it('scope: a session of one number reads only its messages of a customer who also wrote to another number', async () => {

@@ -194,7 +194,9 @@ export class InboxConversations {
   /** Everything the customer wrote so far counts as read. */
   async markRead(accountId: string, contactId: string): Promise<void> {
     await this.db.query(
-      `UPDATE conversations SET last_read_at = GREATEST(COALESCE(last_read_at, '-infinity'), last_message_at, now())
+      // Up to the last message stored, not up to now: a customer message stamped with the time its webhook came (a
+      // moment before the agent read) but stored a moment after (the worker's queue) stays unread.
+      `UPDATE conversations SET last_read_at = GREATEST(COALESCE(last_read_at, '-infinity'), last_message_at)
         WHERE account_id = $1 AND contact_id = $2`,
       [accountId, contactId],
     );
