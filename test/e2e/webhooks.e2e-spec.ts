@@ -577,6 +577,45 @@ describe('Account webhooks', () => {
       expect(orphans.n).toBe(0);
     });
 
+    it('the URL changed while an attempt was in flight: the old receiver’s 410 neither fails the delivery nor disables the endpoint', async () => {
+      const a = await account();
+      const fresh = await receiver();
+      // the old receiver answers 410 after 1 s, once the endpoint points elsewhere
+      let answered = false;
+      const old = createServer((req, res) => {
+        req.resume();
+        req.on('end', () =>
+          setTimeout(() => {
+            answered = true;
+            res.writeHead(410).end('gone');
+          }, 1000),
+        );
+      });
+      await new Promise<void>((resolve) => old.listen(0, '127.0.0.1', resolve));
+      try {
+        const ep = await createEndpoint(a, {
+          url: `http://127.0.0.1:${(old.address() as AddressInfo).port}/old`,
+          events: ['*'],
+        });
+        await record(a, 'campaign.completed', { campaignId: 13 });
+        await eventually(async () => (await deliveries(a, ep.id))[0]?.attempts === 1, 5_000, 'the attempt in flight');
+        expect((await patch(a, `/v1/webhook-endpoints/${ep.id}`, { url: fresh.url })).status).toBe(200);
+        const [got] = await fresh.waitFor(() => true, 1, 10_000);
+        expect(got.body).toMatchObject({ type: 'campaign.completed', data: { campaignId: 13 } });
+        expect(answered).toBe(true);
+        const [d] = await eventually(async () => {
+          const list = await deliveries(a, ep.id);
+          return list[0]?.status === 'delivered' ? list : null;
+        });
+        expect(d.attempt_log.map((x: any) => x.status_code)).toEqual([410, 200]);
+        const state = (await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data;
+        expect(state).toMatchObject({ enabled: true, url: fresh.url, failing_since: null });
+      } finally {
+        old.closeAllConnections();
+        await new Promise((resolve) => old.close(resolve));
+      }
+    });
+
     it('410 disables the endpoint at once; the account is told (event + flag)', async () => {
       const a = await account();
       const gone = await receiver();

@@ -318,12 +318,15 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       ...new Set(items.filter((_, i) => states[i].status === 'delivered').map((o) => o.delivery.endpoint_id)),
     ];
     await this.db.query(
-      `WITH x AS (SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::text[], $10::int[])
-                    AS x(id, status, next, at, code, error, latency, excerpt, attempts)),
-       moved AS (UPDATE webhook_deliveries d SET status = x.status, next_attempt_at = COALESCE(x.next, d.next_attempt_at),
+      `WITH x AS (SELECT *, status <> 'delivered' AS missed FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::text[], $10::int[], $11::text[])
+                    AS x(id, status, next, at, code, error, latency, excerpt, attempts, url)),
+       moved AS (UPDATE webhook_deliveries d SET
+                        status = CASE WHEN x.missed AND w.url <> x.url THEN 'pending' ELSE x.status END,
+                        next_attempt_at = CASE WHEN x.missed AND w.url <> x.url THEN now() ELSE COALESCE(x.next, d.next_attempt_at) END,
                         last_attempt_at = x.at, last_status_code = x.code, last_error = x.error,
                         delivered_at = CASE WHEN x.status = 'delivered' THEN x.at ELSE d.delivered_at END
-                   FROM x WHERE d.id = x.id AND d.attempts = x.attempts RETURNING d.id),
+                   FROM x, webhook_endpoints w
+                  WHERE d.id = x.id AND d.attempts = x.attempts AND w.id = d.endpoint_id RETURNING d.id),
        logged AS (INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
                   SELECT x.id, at, code, latency, excerpt, error FROM x JOIN webhook_deliveries d ON d.id = x.id)
        UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY($9::text[]) AND failing_since IS NOT NULL`,
@@ -338,6 +341,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         items.map((o) => o.excerpt),
         succeeded,
         items.map((o) => o.delivery.attempts),
+        items.map((o) => o.delivery.url),
       ],
     );
     const failing = items.filter((_, i) => states[i].status !== 'delivered');
@@ -350,19 +354,26 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     failures: AttemptOutcome[],
     succeeded: Set<string>,
   ): Promise<void> {
-    const byEndpoint = new Map<string, { accountId: string; gone: boolean }>();
+    // by endpoint, the URLs that failed (and those that answered 410): an endpoint whose URL was changed since is not
+    // judged by its old receiver's answers
+    const byEndpoint = new Map<string, { accountId: string; failed: Set<string>; gone: Set<string> }>();
     for (const o of failures) {
-      const e = byEndpoint.get(o.delivery.endpoint_id) ?? { accountId: o.delivery.account_id, gone: false };
-      if (o.statusCode === 410) e.gone = true;
+      const e = byEndpoint.get(o.delivery.endpoint_id) ?? {
+        accountId: o.delivery.account_id,
+        failed: new Set<string>(),
+        gone: new Set<string>(),
+      };
+      e.failed.add(o.delivery.url);
+      if (o.statusCode === 410) e.gone.add(o.delivery.url);
       byEndpoint.set(o.delivery.endpoint_id, e);
     }
     for (const [endpointId, e] of byEndpoint) {
       let disabled: Array<{ url: string; disabled_reason: string; disabled_at: Date; enabled?: boolean }> = [];
-      if (e.gone) {
+      if (e.gone.size) {
         [disabled] = await tx.query(
           `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'gone', disabled_at = now(), updated_at = now()
-            WHERE id = $1 AND enabled RETURNING url, disabled_reason, disabled_at`,
-          [endpointId],
+            WHERE id = $1 AND enabled AND url = ANY($2::text[]) RETURNING url, disabled_reason, disabled_at`,
+          [endpointId, [...e.gone]],
         );
       } else if (!succeeded.has(endpointId)) {
         [disabled] = await tx.query(
@@ -370,9 +381,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
                   disabled_reason = CASE WHEN x.expired THEN 'failing' ELSE w.disabled_reason END,
                   disabled_at = CASE WHEN x.expired THEN now() ELSE w.disabled_at END
              FROM (SELECT COALESCE(failing_since <= now() - make_interval(secs => $2::bigint / 1000.0), false) AS expired FROM webhook_endpoints WHERE id = $1) x
-            WHERE w.id = $1 AND w.enabled AND (w.failing_since IS NULL OR x.expired)
+            WHERE w.id = $1 AND w.enabled AND w.url = ANY($3::text[]) AND (w.failing_since IS NULL OR x.expired)
             RETURNING w.url, w.disabled_reason, w.disabled_at, w.enabled`,
-          [endpointId, this.config.WEBHOOK_DISABLE_AFTER_MS],
+          [endpointId, this.config.WEBHOOK_DISABLE_AFTER_MS, [...e.failed]],
         );
         disabled = disabled.filter((r) => r.enabled === false);
       }

@@ -121,7 +121,7 @@ export class WebhookEndpointsService {
          enabled = COALESCE($6, enabled),
          disabled_reason = CASE WHEN $6::boolean IS NULL THEN disabled_reason WHEN $6 THEN NULL ELSE 'manual' END,
          disabled_at = CASE WHEN $6::boolean IS NULL THEN disabled_at WHEN $6 THEN NULL ELSE COALESCE(disabled_at, now()) END,
-         failing_since = CASE WHEN $6::boolean IS TRUE THEN NULL ELSE failing_since END,
+         failing_since = CASE WHEN $6::boolean IS TRUE OR $3::text <> url THEN NULL ELSE failing_since END,
          updated_at = now()
        WHERE id = $1 AND account_id = $2 RETURNING ${ENDPOINT_COLUMNS}`,
       [id, accountId, url, body.events ?? null, body.description ?? null, body.enabled ?? null],
