@@ -103,6 +103,23 @@ describe('readFirstSheet', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
+  it('refuses a row longer than 64 KB and shared strings beyond 64 MB of text, before holding them', async () => {
+    const long = async (cell: string) => {
+      const book = new ExcelJS.Workbook();
+      book.addWorksheet('S').addRow(['phone', cell]);
+      return rowsOf(Buffer.from(await book.xlsx.writeBuffer()));
+    };
+    expect((await long('x'.repeat(60_000)))[0].cells[1]).toHaveLength(60_000);
+    await expect(long('x'.repeat(70_000))).rejects.toThrow('row 1 is longer than 64 KB');
+    // 65 shared strings of 1 MB each: a few kB compressed
+    const book = new ExcelJS.Workbook();
+    const sheet = book.addWorksheet('S');
+    for (let i = 0; i < 65; i++) sheet.addRow([`${i}`.padEnd(1024 * 1024, 'y')]);
+    await expect(rowsOf(Buffer.from(await book.xlsx.writeBuffer()))).rejects.toThrow(
+      'its shared strings are larger than 64 MB of text: split it',
+    );
+  });
+
   it('says what is missing from a ZIP that is not a workbook', async () => {
     const zip = new JSZip();
     zip.file('hello.txt', 'hi');

@@ -112,6 +112,7 @@ async function sharedStrings(entry: JSZip.JSZipObject): Promise<string[]> {
   let current = '';
   let inText = false;
   let phonetic = 0;
+  let total = 0;
   for await (const e of xmlEvents(entry)) {
     if (e.kind === 'open') {
       if (e.name === 'si') current = '';
@@ -121,13 +122,24 @@ async function sharedStrings(entry: JSZip.JSZipObject): Promise<string[]> {
       if (e.name === 'si') strings.push(current);
       else if (e.name === 'rPh') phonetic--;
       else if (e.name === 't') inText = false;
-    } else if (inText && phonetic === 0) current += e.text;
+    } else if (inText && phonetic === 0) {
+      current += e.text;
+      if ((total += e.text.length) > MAX_SHARED_STRING_CHARS)
+        throw new Error('its shared strings are larger than 64 MB of text: split it');
+    }
   }
   return strings;
 }
 
 /** Excel's last column, XFD (0-based). */
 const LAST_COLUMN = 16_383;
+/** The longest row's text accepted, as for a CSV line: a contact's row is a few hundred bytes. */
+const MAX_ROW_CHARS = 64 * 1024;
+/**
+ * The shared strings are held in memory while the sheet is read: a ZIP of 50 MB may unpack to gigabytes of them (a ZIP
+ * bomb), which would take the worker down. 64 MB of text is over 1,000,000 rows of unique names and numbers.
+ */
+const MAX_SHARED_STRING_CHARS = 64 * 1024 * 1024;
 
 /** "AB12" → 27 (0-based column index) */
 function columnIndex(ref: string): number {
@@ -176,12 +188,14 @@ async function* sheetRows(
   let type: string | undefined;
   let raw = '';
   let inValue = false;
+  let rowChars = 0;
   for await (const e of xmlEvents(sheet)) {
     if (e.kind === 'open') {
       if (e.name === 'row') {
         rowNumber = e.attributes.r ? Number(e.attributes.r) : rowNumber + 1;
         cells = [];
         column = -1;
+        rowChars = 0;
       } else if (e.name === 'c') {
         column = e.attributes.r ? columnIndex(e.attributes.r) : column + 1;
         // the row is filled up to the cell's column: a made-up reference ("ZZZZZZZ1", a few bytes) would ask for
@@ -198,7 +212,10 @@ async function* sheetRows(
       else if (e.name === 'c') {
         while (cells.length < column) cells.push('');
         cells[column] = cellText(type, raw, strings);
+        if ((rowChars += cells[column].length) > MAX_ROW_CHARS)
+          throw new Error(`row ${rowNumber} is longer than 64 KB`);
       } else if (e.name === 'row' && cells.some((c) => c !== '')) yield { row: rowNumber, cells };
-    } else if (inValue) raw += e.text;
+    } else if (inValue && (raw += e.text).length > MAX_ROW_CHARS)
+      throw new Error(`row ${rowNumber} is longer than 64 KB`);
   }
 }
