@@ -1,4 +1,5 @@
 import * as ExcelJS from 'exceljs';
+import { request as httpRequest } from 'node:http';
 import { getQueueToken } from '@nestjs/bullmq';
 import { ContactImportsService, ContactsService } from '@switchboard/contacts';
 import { QUEUES } from '@switchboard/core';
@@ -31,7 +32,7 @@ describe('Contact imports', () => {
     fields: Record<string, string> = {},
     fileName = 'contacts.csv',
     acct = account,
-  ): Promise<{ status: number; body: any }> {
+  ): Promise<{ status: number; body: any; retryAfter: string | null }> {
     const form = new FormData();
     for (const [k, v] of Object.entries(fields)) form.append(k, v);
     form.append('file', new Blob([content]), fileName);
@@ -40,7 +41,7 @@ describe('Contact imports', () => {
       headers: { authorization: acct.token },
       body: form,
     });
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
   }
 
   const getImport = (id: number, acct = account) => t.http.get(`/v2/contacts/imports/${id}`, { token: acct.token });
@@ -280,6 +281,45 @@ describe('Contact imports', () => {
     } finally {
       run.mockRestore();
     }
+  });
+
+  it('uploads received at once are capped (429 + Retry-After): slow uploads never hold every database connection', async () => {
+    // CONTACT_IMPORT_MAX_CONCURRENT_UPLOADS (4) uploads that send their head and part of a file, then nothing
+    const held = Array.from({ length: 4 }, () => {
+      const boundary = `b${++seq}`;
+      const req = httpRequest(`${t.url}/v2/contacts/imports`, {
+        method: 'POST',
+        headers: { authorization: account.token, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      });
+      req.on('error', () => undefined);
+      req.write(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.csv"\r\n\r\nphone\n${number()}\n`,
+      );
+      return req;
+    });
+    try {
+      await eventually(
+        async () => {
+          const [{ n }] = await t.db.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'`,
+          );
+          return n >= 4;
+        },
+        10_000,
+        'four uploads in their transactions',
+      );
+      const refused = await upload(`phone\n${number()}\n`);
+      expect(refused.status).toBe(429);
+      expect(refused.body.message).toBe('4 contact files are being uploaded already: retry in 5 seconds');
+      expect(refused.retryAfter).toBe('5');
+      const started = Date.now();
+      expect((await t.http.get('/v2/contacts', { token: account.token })).status).toBe(200); // the API still answers
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      for (const req of held) req.destroy();
+    }
+    // the slots come back once those uploads are gone
+    await eventually(async () => (await upload(`phone\n${number()}\n`)).status === 202, 10_000, 'an upload accepted');
   });
 
   it('a number created by a concurrent transaction while a batch is applied counts as existing, not as an error', async () => {

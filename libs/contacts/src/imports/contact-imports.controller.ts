@@ -1,9 +1,9 @@
-import { Controller, Get, HttpCode, Param, Post, Query, Req, StreamableFile } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, Req, Res, StreamableFile } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
 import { pageMeta, PaginationQuery } from '@switchboard/core';
-import type { FastifyRequest } from 'fastify';
-import { ContactImportsService, importView } from './contact-imports.service';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ContactImportsService, importView, TooManyUploads } from './contact-imports.service';
 
 export class ListImportsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {}
 
@@ -147,8 +147,25 @@ export class ContactImportsController {
       example: { statusCode: 413, message: 'file is larger than 50 MB: split it into several imports', field: 'file' },
     },
   })
-  async create(@AccountId() accountId: string, @Req() request: FastifyRequest) {
-    return { success: true, data: importView(await this.imports.create(accountId, request)) };
+  @ApiResponse({
+    status: 429,
+    description: 'CONTACT_IMPORT_MAX_CONCURRENT_UPLOADS files are being received by this server already (Retry-After)',
+    schema: {
+      ...ERROR_SCHEMA,
+      example: { statusCode: 429, message: '4 contact files are being uploaded already: retry in 5 seconds' },
+    },
+  })
+  async create(
+    @AccountId() accountId: string,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    try {
+      return { success: true, data: importView(await this.imports.create(accountId, request)) };
+    } catch (error) {
+      if (error instanceof TooManyUploads) reply.header('retry-after', String(TooManyUploads.RETRY_AFTER_SECONDS));
+      throw error;
+    }
   }
 
   @Get()

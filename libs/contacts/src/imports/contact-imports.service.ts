@@ -1,5 +1,12 @@
 import { InjectQueue } from '@nestjs/bullmq';
-import { HttpException, Injectable, Logger, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
+import {
+  HttpException,
+  HttpStatus,
+  Injectable,
+  Logger,
+  NotFoundException,
+  PayloadTooLargeException,
+} from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import {
   AppConfig,
@@ -114,6 +121,20 @@ interface Upload {
   fields: Record<string, string>;
 }
 
+/** 429 for an upload while CONTACT_IMPORT_MAX_CONCURRENT_UPLOADS are being received; the controller adds Retry-After. */
+export class TooManyUploads extends HttpException {
+  static readonly RETRY_AFTER_SECONDS = 5;
+  constructor(most: number) {
+    super(
+      {
+        statusCode: 429,
+        message: `${most} contact files are being uploaded already: retry in ${TooManyUploads.RETRY_AFTER_SECONDS} seconds`,
+      },
+      HttpStatus.TOO_MANY_REQUESTS,
+    );
+  }
+}
+
 /**
  * Bulk contact imports (CSV or XLSX). The API stores the upload in PostgreSQL (contact_import_chunks, in the same
  * transaction as the import row) and only then queues the job; the worker streams the file back chunk by chunk, checks
@@ -133,6 +154,9 @@ export class ContactImportsService {
     private readonly config: AppConfig,
   ) {}
 
+  /** uploads this process is receiving: each holds a database connection (its transaction) until its last byte */
+  private receiving = 0;
+
   // ------------------------------------------------------------------ API
 
   /**
@@ -145,6 +169,17 @@ export class ContactImportsService {
       throw validationException([
         { field: 'file', message: 'send the file as multipart/form-data with a part named file' },
       ]);
+    const most = this.config.CONTACT_IMPORT_MAX_CONCURRENT_UPLOADS;
+    if (this.receiving >= most) throw new TooManyUploads(most);
+    this.receiving++;
+    try {
+      return await this.store(accountId, request);
+    } finally {
+      this.receiving--;
+    }
+  }
+
+  private async store(accountId: string, request: FastifyRequest): Promise<ImportRow> {
     const maxBytes = this.config.CONTACT_IMPORT_MAX_BYTES;
     const id = await this.db.transaction(async (tx) => {
       const [row] = await tx.query(

@@ -306,6 +306,16 @@ export class AppConfig {
   @Min(1024)
   CONTACT_IMPORT_MAX_BYTES = 50 * 1024 * 1024;
 
+  /**
+   * Contact files one API process receives at once; more are a 429 with Retry-After. Each upload holds a database
+   * connection (its transaction) until the last byte has come: without a cap, as many slow uploads as the pool has
+   * connections left every other request of the process waiting.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  CONTACT_IMPORT_MAX_CONCURRENT_UPLOADS = 4;
+
   /** Most data rows in one contact import; a longer file is refused before any row is applied. */
   @Transform(toInt)
   @IsInt()
