@@ -1,4 +1,5 @@
 import { computeSignature, CloudApiClient } from '@switchboard/whatsapp';
+import type { Queue } from 'bullmq';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
@@ -245,6 +246,51 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
       } finally {
         await t.db.query('DELETE FROM platform_webhook_events WHERE id = $1', [recent]);
       }
+    });
+
+    it('a webhook whose job failed for good without the failure being recorded (the database away for both) is processed by the sweep', async () => {
+      const { PlatformWebhooksService, PlatformWebhookProcessor, PROCESS_WEBHOOK_JOB } =
+        await import('@switchboard/messaging');
+      const { QUEUES } = await import('@switchboard/core');
+      const { getQueueToken } = await import('@nestjs/bullmq');
+      const service = t.worker!.get(PlatformWebhooksService, { strict: false });
+      const processor = t.worker!.get(PlatformWebhookProcessor, { strict: false });
+      const queue = t.worker!.get<Queue>(getQueueToken(QUEUES.platformWebhooks), { strict: false });
+      const wamid = `wamid.failed-for-good-${account.accountId}`;
+      const [{ id }] = await t.db.query(
+        `INSERT INTO platform_webhook_events (payload, received_at) VALUES ($1::jsonb, now() - interval '1 minute') RETURNING id::text`,
+        [payload('message-text', (v) => (v.messages[0].id = wamid))],
+      );
+      const load = service.load.bind(service);
+      const loadSpy = jest
+        .spyOn(service, 'load')
+        .mockImplementation((eventId) => (eventId === id ? Promise.reject(new Error('database away')) : load(eventId)));
+      const events = (processor as unknown as { events: { update: (...args: unknown[]) => Promise<unknown> } }).events;
+      const update = events.update.bind(events);
+      const updateSpy = jest
+        .spyOn(events, 'update')
+        .mockImplementation((where: unknown, ...rest: unknown[]) =>
+          (where as { id?: string }).id === id ? Promise.reject(new Error('database away')) : update(where, ...rest),
+        );
+      try {
+        // its last attempt (one here, eight in production) fails, and so does recording why
+        await queue.add(
+          PROCESS_WEBHOOK_JOB,
+          { eventId: id },
+          { jobId: `event-${id}`, attempts: 1, removeOnFail: 1000 },
+        );
+        await eventually(async () => (await queue.getJobState(`event-${id}`)) === 'failed', 10_000, 'job failed');
+      } finally {
+        loadSpy.mockRestore();
+        updateSpy.mockRestore();
+      }
+      const [before] = await t.db.query('SELECT processed_at, error FROM platform_webhook_events WHERE id = $1', [id]);
+      expect(before).toEqual({ processed_at: null, error: null });
+      expect(await service.requeueUnprocessed(30_000)).toBeGreaterThanOrEqual(1);
+      await processed([id]);
+      expect(await t.db.query('SELECT direction FROM messages WHERE wamid = $1', [wamid])).toEqual([
+        { direction: 'inbound' },
+      ]);
     });
 
     it('customer messages arriving at the same moment: each stored once, linked to its contact, each outbound message replied to once', async () => {

@@ -104,7 +104,14 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
   async onFailed(job: Job<{ eventId: string }>, error: Error) {
     if (job.attemptsMade < (job.opts.attempts ?? 1)) return;
     this.logger.warn(`Platform webhook ${job.data.eventId} not processed: ${error.message}`);
-    await this.events.update({ id: job.data.eventId }, { error: error.message });
+    // an event handler's rejection would be unhandled (and end the process): not recorded, the sweep queues it again
+    await this.events.update({ id: job.data.eventId }, { error: error.message }).catch((cause: Error) =>
+      this.logger.warn({
+        msg: 'platform webhook failure not recorded; the sweep will queue it again',
+        eventId: job.data.eventId,
+        err: cause.message,
+      }),
+    );
   }
 
   private async dispatch(event: WebhookEvent, receivedAt?: Date, retry = false): Promise<void> {

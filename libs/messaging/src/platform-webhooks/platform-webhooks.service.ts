@@ -115,7 +115,9 @@ export class PlatformWebhooksService {
   /**
    * Queues again the stored events still unprocessed `olderThanMs` after they arrived (Redis was down, the API died
    * between the insert and the queueing, a job was lost), oldest first, at most 10,000. An event whose job still waits,
-   * is delayed for a retry or runs keeps it: the job id is the event's, so adding it again is a no-op.
+   * is delayed for a retry or runs keeps it: the job id is the event's, so adding it again is a no-op. A job that
+   * failed for good is removed first: BullMQ keeps it a while (`removeOnFail`) and refuses its id meanwhile, and its
+   * event is here only because the failure could not be recorded (the database was down too, or the worker died).
    */
   async requeueUnprocessed(olderThanMs = 0): Promise<number> {
     const pending: Array<{ id: string }> = await this.events.query(
@@ -125,9 +127,17 @@ export class PlatformWebhooksService {
       [olderThanMs],
     );
     const context = withRequestId({});
-    for (let i = 0; i < pending.length; i += 500)
-      await this.queue.addBulk(pending.slice(i, i + 500).map(({ id }) => processJob(id, context)));
+    for (let i = 0; i < pending.length; i += 500) {
+      const jobs = pending.slice(i, i + 500).map(({ id }) => processJob(id, context));
+      await this.removeFailed(jobs.map((job) => job.opts.jobId));
+      await this.queue.addBulk(jobs);
+    }
     return pending.length;
+  }
+
+  private async removeFailed(jobIds: string[]): Promise<void> {
+    const states = await Promise.all(jobIds.map((id) => this.queue.getJobState(id)));
+    await Promise.all(jobIds.filter((_, i) => states[i] === 'failed').map((id) => this.queue.remove(id)));
   }
 
   /**
