@@ -2,7 +2,7 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { ContactsService } from '@switchboard/contacts';
 import { QUEUES } from '@switchboard/core';
 import type { Queue } from 'bullmq';
-import { CallbacksService } from '@switchboard/messaging';
+import { CallbacksService, SEND_BATCH_JOB, SEND_JOB, sendJobOptions } from '@switchboard/messaging';
 import { computeSignature } from '@switchboard/whatsapp';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -721,6 +721,97 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       expect(row).toMatchObject({ wamid: received.wamid, error_title: null, failed_at: null });
       await settle();
       expect(await h.received(account, to)).toHaveLength(1);
+    });
+
+    /** A stored text message to `to` whose job (unless in a batch) has one attempt left; callbacks for `failed` and `delivered`. */
+    async function onItsLastAttempt(app: TestApp, acc: TestAccount, to: string, text: string, job = 'single') {
+      const [phone] = await app.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+        acc.messagingPhoneId,
+      ]);
+      const payload = { messaging_product: 'whatsapp', to, type: 'text', text: { body: text } };
+      const [row] = await app.db.query(
+        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, body, payload, callback_url, callback_events)
+         VALUES ($1, $2, 'outbound', $3, 'text', 'queued', $4, $5::jsonb, $6, '{failed,delivered}') RETURNING id`,
+        [acc.accountId, phone.id, to, text, JSON.stringify(payload), receiver.url],
+      );
+      if (job === 'single') {
+        const queue = app.worker!.get<Queue>(getQueueToken(QUEUES.sends));
+        await queue.add(SEND_JOB, { messageId: row.id }, { ...sendJobOptions(row.id), attempts: 1 });
+      }
+      return row.id as string;
+    }
+
+    it('the answer to the last attempt cut off: not recorded failed while its status may come, and when it comes no failed callback was sent', async () => {
+      const to = h.customer();
+      await h.customerWritesStored(account, to);
+      await sandbox.control.post('/_sandbox/config', { garbledAnswers: 1 });
+      const id = await onItsLastAttempt(t, account, to, 'last try');
+      const row = await eventually(async () => {
+        const [r] = await t.db.query('SELECT status, wamid, failed_at FROM messages WHERE id = $1', [id]);
+        return ['delivered', 'read'].includes(r.status) ? r : null;
+      });
+      const [received] = await h.received(account, to);
+      expect(row).toMatchObject({ wamid: received.wamid, failed_at: null });
+      await eventually(async () => callbacksFor(id).length >= 1, 10_000, 'delivered callback');
+      await settle();
+      expect(callbacksFor(id).map((w) => w.body.status)).toEqual(['delivered']);
+    });
+
+    it('the answer to the last attempt cut off and no status ever comes: recorded failed once no longer in doubt, with one failed callback', async () => {
+      const app = await startTestApp(
+        { RATE_LIMIT_PER_MINUTE: '100000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true', SEND_IN_DOUBT_MS: '2000' },
+        { worker: true },
+      );
+      const box = await startTestSandbox(app, { statusWebhooks: false, enforceCustomerCareWindow: false });
+      try {
+        const acc = await app.createAccount({ apiBaseUrl: box.url });
+        await box.control.post('/_sandbox/config', { garbledAnswers: 1 });
+        const to = h.customer();
+        const queuedAt = Date.now();
+        const id = await onItsLastAttempt(app, acc, to, 'no word back');
+        await eventually(async () => (await box.control.get(`/_sandbox/messages?to=${to}`)).body.data.length === 1);
+        const [meanwhile] = await app.db.query('SELECT status, failed_at FROM messages WHERE id = $1', [id]);
+        expect(meanwhile).toEqual({ status: 'queued', failed_at: null });
+        const failed = await eventually(async () => {
+          const [r] = await app.db.query('SELECT status, error_title, failed_at FROM messages WHERE id = $1', [id]);
+          return r.status === 'failed' ? r : null;
+        }, 15_000);
+        expect(failed.error_title).toBe('invalid_response');
+        expect(new Date(failed.failed_at).getTime()).toBeGreaterThanOrEqual(queuedAt + 2000);
+        await eventually(async () => callbacksFor(id).length >= 1, 10_000, 'failed callback');
+        await new Promise((r) => setTimeout(r, 500));
+        expect(callbacksFor(id).map((w) => w.body.status)).toEqual(['failed']);
+        expect((await box.control.get(`/_sandbox/messages?to=${to}`)).body.data).toHaveLength(1); // never sent again
+
+        // the same in a campaign's chunk: the one without an answer fails once no longer in doubt, the other is sent
+        await box.control.post('/_sandbox/config', { garbledAnswers: 1 });
+        const [first, second] = [h.customer(), h.customer()];
+        const ids = [
+          await onItsLastAttempt(app, acc, first, 'chunk 1', 'batch'),
+          await onItsLastAttempt(app, acc, second, 'chunk 2', 'batch'),
+        ];
+        const bulk = app.worker!.get<Queue>(getQueueToken(QUEUES.bulkSends));
+        const chunkQueuedAt = Date.now();
+        await bulk.add(
+          SEND_BATCH_JOB,
+          { messageIds: ids },
+          { ...sendJobOptions(`bulk-batch-last-${ids[0]}`), attempts: 1 },
+        );
+        const statuses = await eventually(async () => {
+          const rows = await app.db.query('SELECT id, status FROM messages WHERE id = ANY($1::uuid[])', [ids]);
+          const by = Object.fromEntries(rows.map((r: any) => [r.id, r.status]));
+          return by[ids[0]] === 'failed' ? by : null;
+        }, 15_000);
+        expect(statuses).toEqual({ [ids[0]]: 'failed', [ids[1]]: 'accepted' });
+        const [{ failed_at }] = await app.db.query('SELECT failed_at FROM messages WHERE id = $1', [ids[0]]);
+        expect(new Date(failed_at).getTime()).toBeGreaterThanOrEqual(chunkQueuedAt + 2000);
+        await eventually(async () => callbacksFor(ids[0]).length >= 1, 10_000, 'failed callback of the chunk');
+        for (const customer of [first, second])
+          expect((await box.control.get(`/_sandbox/messages?to=${customer}`)).body.data).toHaveLength(1);
+      } finally {
+        await box.close();
+        await app.close();
+      }
     });
 
     it('a message recorded failed without a wamid, then reported on by the platform, is taken back from failed', async () => {

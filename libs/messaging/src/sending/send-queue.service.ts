@@ -45,6 +45,11 @@ export interface SendJobData {
   payload?: SendMessageRequest;
   /** the platform accepted it but recording that failed: the retry only records this wamid */
   acceptedWamid?: string;
+  /**
+   * its last attempt got no readable answer (a timeout, an answer cut off): the platform may have it. The job comes
+   * back once the message is no longer in doubt and records this failure only if no status webhook linked it.
+   */
+  undecided?: SendFailure;
   /** the API request that queued it (request-context.ts): the worker logs and calls the platform under it */
   requestId?: string;
 }
@@ -63,7 +68,16 @@ export interface SendBatchJobData {
   messageIds: string[];
   /** accepted by the platform on an earlier attempt whose database write failed: message id → wamid */
   acceptedWamids?: Record<string, string>;
+  /** no readable answer on the last attempt (see SendJobData.undecided): message id → the failure to record */
+  undecided?: Record<string, SendFailure>;
   requestId?: string;
+}
+
+/** What a message that failed for good records: the platform's code (0 without one), title and details. */
+export interface SendFailure {
+  code: number;
+  title: string;
+  details: string;
 }
 
 /** A stored message to queue again: with its `send_job` when it belongs to a batch job. */

@@ -15,6 +15,7 @@ import {
   SEND_BATCH_JOB,
   SEND_JOB,
   SendBatchJobData,
+  SendFailure,
   SendJobData,
   SendLane,
   SendQueueService,
@@ -103,12 +104,22 @@ type Delivery =
   | { outcome: 'accepted'; wamid: string }
   | { outcome: 'failed'; code: number }
   | { outcome: 'retry'; error: unknown; retryAfterMs?: number; timeout: boolean }
-  | { outcome: 'unrecorded'; wamid: string; error: unknown };
+  | { outcome: 'unrecorded'; wamid: string; error: unknown }
+  | { outcome: 'undecided'; failure: SendFailure };
 
 /** Still to be sent: queued (not paused, cancelled or failed) and without a platform id. */
 const isUnsent = (row: Pick<SendRow, 'status' | 'wamid'>) => row.status === 'queued' && !row.wamid;
 
 const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+function failureOf(error: unknown): SendFailure {
+  const e = error instanceof CloudApiError ? error : undefined;
+  return {
+    code: e?.code ?? 0,
+    title: e?.title ?? (e ? e.kind : 'error'),
+    details: e?.details ?? e?.message ?? String(error),
+  };
+}
 
 /**
  * Sends one stored message: skip unless still `queued` (never re-send what the platform accepted), wait for a pacer
@@ -166,6 +177,11 @@ export class SendExecutor {
       await this.untilRecorded(job, token, () => this.recordAccepted(messageId, wamid));
       return { outcome: 'accepted', wamid };
     }
+    if (job.data.undecided) {
+      const { left, failed, recheckInMs } = await this.decide({ [messageId]: job.data.undecided });
+      if (left[messageId]) await this.delay(job, token, recheckInMs);
+      return failed ? { outcome: 'failed', code: job.data.undecided.code } : { outcome: 'skipped', status: 'linked' };
+    }
     // A first attempt of a job created with the insert (payload inline, never run, never stalled) cannot have been
     // sent yet: it skips the read. Everything else reads the row and sends only a message that is still queued.
     const fresh = job.attemptsMade === 0 && !job.stalledCounter && job.data.payload && job.data.phoneNumberId;
@@ -206,6 +222,10 @@ export class SendExecutor {
       await job.updateData({ ...job.data, acceptedWamid: result.wamid });
       return this.recordLater(job, token, result.error);
     }
+    if (result.outcome === 'undecided') {
+      await job.updateData({ ...job.data, undecided: result.failure });
+      return this.delay(job, token, this.config.SEND_IN_DOUBT_MS);
+    }
     return result;
   }
 
@@ -223,17 +243,33 @@ export class SendExecutor {
       );
       await job.updateData({ ...job.data, acceptedWamids: undefined });
     }
+    // messages whose last call got no readable answer: failed once their doubt is over, never sent again by this job
+    let undecided: Record<string, SendFailure> = {};
+    let undecidedRecheckMs = 0;
+    let decidedFailed = 0;
+    if (job.data.undecided) {
+      ({
+        left: undecided,
+        failed: decidedFailed,
+        recheckInMs: undecidedRecheckMs,
+      } = await this.decide(job.data.undecided));
+      await job.updateData({ ...job.data, undecided });
+    }
     const unsent = (await this.readRows(job.data.messageIds)).filter(isUnsent);
-    const { waiting, recheckInMs } = await this.inDoubt(unsent.filter((r) => r.claimed_at));
+    const { waiting, recheckInMs } = await this.inDoubt(unsent.filter((r) => r.claimed_at && !undecided[r.id]));
     const held = new Set(waiting.map((r) => r.id));
-    const rows = unsent.filter((r) => !held.has(r.id));
+    const rows = unsent.filter((r) => !held.has(r.id) && !undecided[r.id]);
     const { sent, results, interrupted } = await this.sendInSlotOrder(rows, this.isLastAttempt(job));
     const retry = results.filter((r) => r.outcome === 'retry');
-    const notRecorded = results.map((r, i) => [sent[i].id, r] as const).filter(([, r]) => r.outcome === 'unrecorded');
+    const outcomes = results.map((r, i) => [sent[i].id, r] as const);
+    const notRecorded = outcomes.filter(([, r]) => r.outcome === 'unrecorded');
+    for (const [id, r] of outcomes) if (r.outcome === 'undecided') undecided[id] = r.failure;
+    const newlyUndecided = results.some((r) => r.outcome === 'undecided');
     const count = (outcome: Delivery['outcome']) => results.filter((r) => r.outcome === outcome).length;
     if (retry.length || notRecorded.length || interrupted) {
       await job.updateData({
         ...job.data,
+        undecided,
         ...(notRecorded.length
           ? { acceptedWamids: Object.fromEntries(notRecorded.map(([id, r]) => [id, (r as { wamid: string }).wamid])) }
           : {}),
@@ -249,15 +285,25 @@ export class SendExecutor {
         retryAfterMs,
       );
     }
+    if (newlyUndecided) await job.updateData({ ...job.data, undecided });
     // the messages in doubt are looked at again later (the others are done)
-    if (waiting.length) await this.delay(job, token, recheckInMs);
+    const rechecks = [
+      ...(waiting.length ? [recheckInMs] : []),
+      ...(newlyUndecided ? [this.config.SEND_IN_DOUBT_MS] : []),
+      ...(Object.keys(undecided).length && !newlyUndecided ? [undecidedRecheckMs] : []),
+    ];
+    if (rechecks.length) await this.delay(job, token, Math.min(...rechecks));
     // Messages it neither sent nor holds (paused while it ran, or claimed elsewhere): a resume may have queued them
     // again meanwhile, and its re-queue of this job was a no-op while the job was active. Go round once more rather
     // than leave them to the sweep of queued messages (a minute or more).
     const handled = new Set(sent.map((r) => r.id));
     const others = job.data.messageIds.filter((id) => !handled.has(id));
     if (others.length && (await this.readRows(others)).some(isUnsent)) await this.delay(job, token, RESUMED_RECHECK_MS);
-    return { accepted: count('accepted'), failed: count('failed'), skipped: job.data.messageIds.length - sent.length };
+    return {
+      accepted: count('accepted'),
+      failed: count('failed') + decidedFailed,
+      skipped: job.data.messageIds.length - sent.length - decidedFailed,
+    };
   }
 
   /**
@@ -361,7 +407,7 @@ export class SendExecutor {
    * passed since the claim, or a platform webhook received within that time is still unprocessed (their status
    * webhook may be in it), unless the claim is older than IN_DOUBT_GIVE_UP_MS. The others may be sent again (logged).
    */
-  private async inDoubt(rows: SendRow[]): Promise<{ waiting: SendRow[]; recheckInMs: number }> {
+  private async inDoubt(rows: SendRow[], then = 'sending again'): Promise<{ waiting: SendRow[]; recheckInMs: number }> {
     if (!rows.length) return { waiting: [], recheckInMs: 0 };
     const verdicts: Array<{ id: string; wait_ms: number; intake_behind: boolean; given_up: boolean }> =
       await this.db.query(
@@ -384,7 +430,7 @@ export class SendExecutor {
     if (again)
       this.logger.warn(
         `${again} message(s) in doubt: no platform answer recorded and no status webhook ${this.config.SEND_IN_DOUBT_MS} ms after the claim` +
-          `${verdicts.some((v) => v.given_up && v.intake_behind) ? ' (webhook intake still behind after ' + IN_DOUBT_GIVE_UP_MS + ' ms)' : ''}; sending again`,
+          `${verdicts.some((v) => v.given_up && v.intake_behind) ? ' (webhook intake still behind after ' + IN_DOUBT_GIVE_UP_MS + ' ms)' : ''}; ${then}`,
       );
     const waiting = rows.filter((r) => waits.has(r.id));
     return { waiting, recheckInMs: waiting.length ? Math.min(...waits.values()) : 0 };
@@ -525,14 +571,15 @@ export class SendExecutor {
       const unknownOutcome =
         error instanceof CloudApiError && (error.kind === 'timeout' || error.kind === 'invalid_response');
       if ((retryable || unknownOutcome) && !lastAttempt) {
-        await this.db.query(
-          `UPDATE messages SET attempts = attempts + 1, claimed_at = CASE WHEN $3 THEN claimed_at END
-            WHERE id = $1 AND send_claim = $2`,
-          [row.id, row.send_claim, unknownOutcome],
-        );
+        await this.countAttempt(row, unknownOutcome);
         return { outcome: 'retry', error, retryAfterMs, timeout: unknownOutcome };
       }
-      return this.markFailed(row.id, error);
+      // the last attempt: a refusal is final, an unknown outcome is decided once its status webhook had time to come
+      if (unknownOutcome) {
+        await this.countAttempt(row, true);
+        return { outcome: 'undecided', failure: failureOf(error) };
+      }
+      return this.markFailed(row.id, failureOf(error));
     }
     try {
       await this.recordAccepted(row.id, wamid, answers);
@@ -562,12 +609,39 @@ export class SendExecutor {
     );
   }
 
+  /** An attempt without an answer to record; the claim stays when the platform may have the message (in doubt). */
+  private async countAttempt(row: SendRow, inDoubt: boolean): Promise<void> {
+    await this.db.query(
+      `UPDATE messages SET attempts = attempts + 1, claimed_at = CASE WHEN $3 THEN claimed_at END
+        WHERE id = $1 AND send_claim = $2`,
+      [row.id, row.send_claim, inDoubt],
+    );
+  }
+
+  /**
+   * Messages whose last platform call got no readable answer: those still unsent once no longer in doubt (no status
+   * webhook linked them) are recorded failed; those still in doubt are returned (`left`), to be looked at again.
+   */
+  private async decide(
+    undecided: Record<string, SendFailure>,
+  ): Promise<{ left: Record<string, SendFailure>; failed: number; recheckInMs: number }> {
+    const unsent = (await this.readRows(Object.keys(undecided))).filter(isUnsent);
+    const { waiting, recheckInMs } = await this.inDoubt(
+      unsent.filter((r) => r.claimed_at),
+      'recorded failed',
+    );
+    const held = new Set(waiting.map((r) => r.id));
+    const decided = unsent.filter((r) => !held.has(r.id));
+    for (const row of decided) await this.markFailed(row.id, undecided[row.id]);
+    return {
+      left: Object.fromEntries(waiting.map((r) => [r.id, undecided[r.id]])),
+      failed: decided.length,
+      recheckInMs,
+    };
+  }
+
   /** A final failure: the message becomes `failed` (code, title, details) and its `failed` callback is queued. */
-  private async markFailed(messageId: string, error: unknown): Promise<Delivery> {
-    const e = error instanceof CloudApiError ? error : undefined;
-    const code = e?.code ?? 0;
-    const title = e?.title ?? (e ? e.kind : 'error');
-    const details = e?.details ?? e?.message ?? String(error);
+  private async markFailed(messageId: string, { code, title, details }: SendFailure): Promise<Delivery> {
     this.logger.debug({ msg: 'message failed', messageId, code, title });
     const [[failed]] = (await this.db.query(
       `UPDATE messages SET status = 'failed', error_code = $2, error_title = $3, error_message = $4, failed_at = COALESCE(failed_at, now()),
