@@ -1,3 +1,4 @@
+import { waitsForLock } from '../helpers/lock-waits';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 
@@ -1104,6 +1105,47 @@ describe('Flows', () => {
       const reused = await send(a, other, { to: customer, body: 'Again', cta: 'Open', flowToken: 'order-42' });
       expect(reused.status).toBe(400);
       expect(reused.body.errors).toEqual([expect.objectContaining({ field: 'flowToken' })]);
+    });
+
+    it('a flowToken taken for another flow by a send committing at the same moment is refused, nothing sent', async () => {
+      const a = await account();
+      const [first, second] = [await create(a), await create(a)];
+      await publish(a, first);
+      await publish(a, second);
+      const customer = '15550200004';
+      await inbound(a, customer);
+      // a send of `first` with the token, its transaction open: the other send's INSERT of the token waits for it
+      const other = t.db.createQueryRunner();
+      await other.connect();
+      await other.startTransaction();
+      let raced: Promise<{ status: number; body: any }> | undefined;
+      try {
+        await other.query(
+          `INSERT INTO flow_sends (account_id, flow_token, flow_id)
+           SELECT $1, 'race-7', id FROM flows WHERE account_id = $1 AND platform_flow_id = $2`,
+          [a.accountId, first],
+        );
+        raced = send(a, second, { to: customer, body: 'Raced', cta: 'Open', flowToken: 'race-7' });
+        await waitsForLock(t, 'INSERT INTO flow_sends', 'the send waits for the other transaction');
+        await other.commitTransaction();
+      } finally {
+        if (other.isTransactionActive) await other.rollbackTransaction();
+        await other.release();
+      }
+      const res = await raced!;
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'flowToken' })]);
+      const [{ n }] = await t.db.query(
+        `SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND direction = 'outbound' AND recipient = $2`,
+        [a.accountId, customer],
+      );
+      expect(n).toBe(0);
+      const [owner] = await t.db.query(
+        `SELECT f.platform_flow_id AS flow_id FROM flow_sends s JOIN flows f ON f.id = s.flow_id
+          WHERE s.account_id = $1 AND s.flow_token = 'race-7'`,
+        [a.accountId],
+      );
+      expect(owner.flow_id).toBe(first);
     });
   });
 });

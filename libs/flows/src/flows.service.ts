@@ -361,20 +361,24 @@ export class FlowsService {
     };
     const messageId = message.id!;
     await this.db.transaction(async (tx) => {
-      const [used] = await tx.query(`SELECT flow_id FROM flow_sends WHERE account_id = $1 AND flow_token = $2`, [
+      await this.sends.insert([message], 'api', tx);
+      // The token is claimed by the INSERT itself: a send of the same token for another flow, committing meanwhile,
+      // makes it wait and then conflict, and the owner is read after that (a read before the insert saw neither).
+      const claimed = await tx.query(
+        `INSERT INTO flow_sends (account_id, flow_token, flow_id, message_id) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (account_id, flow_token) DO NOTHING RETURNING flow_id`,
+        [accountId, flowToken, flow.id, messageId],
+      );
+      if (claimed.length) return;
+      const [owner] = await tx.query(`SELECT flow_id FROM flow_sends WHERE account_id = $1 AND flow_token = $2`, [
         accountId,
         flowToken,
       ]);
-      if (used && String(used.flow_id) !== flow.id) {
+      if (owner && String(owner.flow_id) !== flow.id) {
         throw validationException([
           { field: 'flowToken', message: 'flowToken is already used for another flow of this account' },
         ]);
       }
-      await this.sends.insert([message], 'api', tx);
-      await tx.query(
-        `INSERT INTO flow_sends (account_id, flow_token, flow_id, message_id) VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, flow_token) DO NOTHING`,
-        [accountId, flowToken, flow.id, messageId],
-      );
     });
     // Committed: now queue (a crash before this is repaired by the send pipeline's sweep of queued messages).
     await this.sends.enqueue(
