@@ -284,24 +284,34 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(after.body.data).toMatchObject({ unreadCount: 1, lastMessage: { text: 'second' } });
   });
 
+  /** Another number of the account (another brand): its row id and its messaging phone id. */
+  async function anotherNumber(suffix: string): Promise<{ id: string; messagingPhoneId: string }> {
+    const [other] = await t.db.query(
+      `INSERT INTO phone_numbers (account_id, messaging_phone_id, display_phone_number, verified_name, business_account_id,
+                                  api_base_url, api_version, access_token_encrypted, messages_per_second)
+       SELECT account_id, messaging_phone_id || $2, display_phone_number, 'Other brand', business_account_id,
+              api_base_url, api_version, access_token_encrypted, messages_per_second
+         FROM phone_numbers WHERE messaging_phone_id = $1 RETURNING id::text, messaging_phone_id`,
+      [account.messagingPhoneId, suffix],
+    );
+    return { id: other.id, messagingPhoneId: other.messaging_phone_id };
+  }
+
+  /** A customer message to `phoneNumberId`, stamped `seconds` from now. */
+  const writesTo = (phoneNumberId: string, contactId: string, customer: string, text: string, seconds: number) =>
+    t.db.query(
+      `INSERT INTO messages (account_id, phone_number_id, contact_id, direction, recipient, kind, body, status, payload, created_at)
+       VALUES ($1, $2, $3, 'inbound', $4, 'text', $5, 'received', '{}', now() + make_interval(secs => $6))`,
+      [account.accountId, phoneNumberId, contactId, customer, text, seconds],
+    );
+
   it('scope: a session of one number reads only its messages of a customer who also wrote to another number', async () => {
     const customer = h.customer();
     await h.customerWrites(account, customer, 'to the scoped number');
     const contactId = await contactIdOf(customer);
     // another number of the account (another brand), and an earlier message of the same customer to it
-    const [other] = await t.db.query(
-      `INSERT INTO phone_numbers (account_id, messaging_phone_id, display_phone_number, verified_name, business_account_id,
-                                  api_base_url, api_version, access_token_encrypted, messages_per_second)
-       SELECT account_id, messaging_phone_id || '7', display_phone_number, 'Other brand', business_account_id,
-              api_base_url, api_version, access_token_encrypted, messages_per_second
-         FROM phone_numbers WHERE messaging_phone_id = $1 RETURNING id`,
-      [account.messagingPhoneId],
-    );
-    await t.db.query(
-      `INSERT INTO messages (account_id, phone_number_id, contact_id, direction, recipient, kind, body, status, payload, created_at)
-       VALUES ($1, $2, $3, 'inbound', $4, 'text', 'to the other brand', 'received', '{}', now() - interval '1 minute')`,
-      [account.accountId, other.id, contactId, customer],
-    );
+    const other = await anotherNumber('7');
+    await writesTo(other.id, contactId, customer, 'to the other brand', -60);
     const scoped = { authorization: await session({ scope: { messagingPhoneIds: [account.messagingPhoneId] } }) };
     const thread = await eventually(async () => {
       const res = await t.http.get(`/v1/embed/inbox/conversations/${contactId}/messages`, { headers: scoped });
@@ -311,6 +321,64 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     const unscoped = { authorization: await session() };
     const all = await t.http.get(`/v1/embed/inbox/conversations/${contactId}/messages`, { headers: unscoped });
     expect(all.body.data.messages.map((m: any) => m.text)).toEqual(['to the other brand', 'to the scoped number']);
+  });
+
+  it('scope: a customer whose latest message is on another number stays in a session of one number, summed up by it', async () => {
+    const customer = h.customer();
+    await h.customerWrites(account, customer, 'to the scoped number');
+    const contactId = await contactIdOf(customer);
+    await eventually(async () => {
+      const [row] = await t.db.query('SELECT 1 FROM conversations WHERE account_id = $1 AND contact_id = $2', [
+        account.accountId,
+        contactId,
+      ]);
+      return row ?? null;
+    });
+    const other = await anotherNumber('8');
+    await writesTo(other.id, contactId, customer, 'later, to the other brand', 1);
+
+    const scoped = { authorization: await session({ scope: { messagingPhoneIds: [account.messagingPhoneId] } }) };
+    const own = {
+      contactId,
+      messagingPhoneId: account.messagingPhoneId,
+      unreadCount: 1,
+      lastMessage: { text: 'to the scoped number' },
+      window: { open: true },
+    };
+    const one = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers: scoped });
+    expect(one.status).toBe(200);
+    expect(one.body.data).toMatchObject(own);
+    const listed = await t.http.get('/v1/embed/inbox/conversations?limit=100', { headers: scoped });
+    expect(listed.body.data.conversations.find((c: any) => c.contactId === contactId)).toMatchObject(own);
+    const unread = await t.http.get('/v1/embed/inbox/conversations?unread=true&limit=100', { headers: scoped });
+    expect(unread.body.data.conversations.find((c: any) => c.contactId === contactId)).toMatchObject(own);
+
+    // a reply from the scoped session goes out from its own number, not from the one the customer wrote to last
+    const sent = await t.http.post(
+      `/v1/embed/inbox/conversations/${contactId}/messages`,
+      { text: 'Answered by the scoped brand' },
+      { headers: scoped },
+    );
+    expect(sent.status).toBe(200);
+    const [reply] = await t.db.query(
+      `SELECT p.messaging_phone_id FROM messages m JOIN phone_numbers p ON p.id = m.phone_number_id
+        WHERE m.account_id = $1 AND m.contact_id = $2 AND m.direction = 'outbound'`,
+      [account.accountId, contactId],
+    );
+    expect(reply.messaging_phone_id).toBe(account.messagingPhoneId);
+
+    // the whole account sees the latest message on any number; the other number's session only its own
+    const all = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, {
+      headers: { authorization: await session() },
+    });
+    expect(all.body.data).toMatchObject({
+      messagingPhoneId: other.messagingPhoneId,
+      unreadCount: 2,
+      lastMessage: { text: 'later, to the other brand' },
+    });
+    const theirs = { authorization: await session({ scope: { messagingPhoneIds: [other.messagingPhoneId] } }) };
+    const their = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers: theirs });
+    expect(their.body.data).toMatchObject({ unreadCount: 1, lastMessage: { text: 'later, to the other brand' } });
   });
 
   it('scope: conversations outside it are 404 and not listed; read-only sessions cannot send', async () => {

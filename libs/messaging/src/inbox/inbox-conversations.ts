@@ -92,7 +92,11 @@ export class InboxConversations {
     private readonly accounts: AccountsService,
   ) {}
 
-  /** Conversations in scope, newest activity first (keyset: `before` = the last one's `lastActivityAt`). */
+  /**
+   * Conversations in scope, newest activity first (keyset: `before` = the last one's position). A session scoped to
+   * some numbers sees a customer's conversation while any of its messages is on one of them, summed up by those
+   * messages only (last message, unread count, the number a reply goes from); the order stays the conversation's.
+   */
   async list(
     accountId: string,
     filter: InboxFilter,
@@ -100,6 +104,19 @@ export class InboxConversations {
   ): Promise<InboxConversation[]> {
     const params: unknown[] = [accountId];
     const where = ['c.account_id = $1', ...this.scopeSql(filter, params)];
+    let numbers = '';
+    let lastMessage = 'LEFT JOIN messages m ON m.id = c.last_message_id';
+    if (filter.phoneNumberIds) {
+      params.push(filter.phoneNumberIds);
+      numbers = ` AND u.phone_number_id = ANY($${params.length}::bigint[])`;
+      // the conversation's row holds its latest message on any number: a scoped session's is found among its own
+      lastMessage = `CROSS JOIN LATERAL (SELECT * FROM messages u
+                        WHERE u.account_id = c.account_id AND u.contact_id = c.contact_id${numbers}
+                        ORDER BY u.created_at DESC, u.id DESC LIMIT 1) m`;
+    }
+    const unread = `FROM messages u
+                 WHERE u.account_id = c.account_id AND u.contact_id = c.contact_id AND u.direction = 'inbound'${numbers}
+                   AND u.created_at > COALESCE(c.last_read_at, '-infinity')`;
     if (options.contactIds) {
       params.push(options.contactIds);
       where.push(`c.contact_id = ANY($${params.length}::bigint[])`);
@@ -116,17 +133,21 @@ export class InboxConversations {
         );
       } else where.push(`c.last_message_at < $${params.length}::timestamptz`);
     }
-    if (options.unreadOnly) where.push(`c.last_inbound_at > COALESCE(c.last_read_at, '-infinity')`);
+    if (options.unreadOnly)
+      where.push(
+        filter.phoneNumberIds
+          ? `EXISTS (SELECT 1 ${unread})`
+          : `c.last_inbound_at > COALESCE(c.last_read_at, '-infinity')`,
+      );
     params.push(options.limit);
     const rows: Array<Record<string, any>> = await this.db.query(
-      `SELECT c.contact_id, c.phone_number_id, c.last_message_at, c.last_read_at,
+      `SELECT c.contact_id, COALESCE(m.phone_number_id, c.phone_number_id) AS phone_number_id,
+              COALESCE(m.created_at, c.last_message_at) AS last_activity_at, c.last_read_at,
               to_char(c.last_message_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '_' || c.contact_id AS position,
               m.id, m.direction, m.kind, m.template_name, m.body, m.payload, m.status, m.error_code, m.error_title,
               m.created_at, m.sent_at, m.delivered_at, m.read_at, m.failed_at,
-              (SELECT count(*)::int FROM messages u
-                 WHERE u.account_id = c.account_id AND u.contact_id = c.contact_id AND u.direction = 'inbound'
-                   AND u.created_at > COALESCE(c.last_read_at, '-infinity')) AS unread_count
-         FROM conversations c LEFT JOIN messages m ON m.id = c.last_message_id
+              (SELECT count(*)::int ${unread}) AS unread_count
+         FROM conversations c ${lastMessage}
         WHERE ${where.join(' AND ')}
         ORDER BY c.last_message_at DESC, c.contact_id DESC
         LIMIT $${params.length}`,
@@ -204,10 +225,6 @@ export class InboxConversations {
 
   private scopeSql(filter: InboxFilter, params: unknown[]): string[] {
     const clauses: string[] = [];
-    if (filter.phoneNumberIds) {
-      params.push(filter.phoneNumberIds);
-      clauses.push(`c.phone_number_id = ANY($${params.length}::bigint[])`);
-    }
     if (filter.contactIds || filter.contactNumbers) {
       params.push(filter.contactIds ?? []);
       const byId = `c.contact_id = ANY($${params.length}::bigint[])`;
@@ -243,7 +260,7 @@ export class InboxConversations {
         contactNumber: customerOf(contact),
         messagingPhoneId: numbers.get(String(r.phone_number_id))?.messagingPhoneId ?? null,
         lastMessage: r.id ? messageOf(r) : null,
-        lastActivityAt: isoOrNull(r.last_message_at)!,
+        lastActivityAt: isoOrNull(r.last_activity_at)!,
         unreadCount: r.unread_count,
         window: { open: !!expiresAt && expiresAt.getTime() > now, expiresAt: expiresAt?.toISOString() ?? null },
         [LIST_POSITION]: r.position,
