@@ -24,6 +24,7 @@ export const TABLE_OWNERS: Record<string, string> = {
   platform_webhook_events: 'libs/messaging',
   customer_windows: 'libs/messaging',
   conversations: 'libs/messaging',
+  conversation_number_reads: 'libs/messaging',
   flows: 'libs/flows',
   flow_sends: 'libs/flows',
   flow_responses: 'libs/flows',

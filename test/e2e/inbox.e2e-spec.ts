@@ -379,6 +379,25 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     const theirs = { authorization: await session({ scope: { messagingPhoneIds: [other.messagingPhoneId] } }) };
     const their = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers: theirs });
     expect(their.body.data).toMatchObject({ unreadCount: 1, lastMessage: { text: 'later, to the other brand' } });
+
+    // one brand reading marks its own number's messages read, not the other brand's
+    const unreadOf = async (headers: Record<string, string>) =>
+      (await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers })).body.data.unreadCount;
+    expect((await t.http.post(`/v1/embed/inbox/conversations/${contactId}/read`, {}, { headers: scoped })).status).toBe(
+      200,
+    );
+    expect(await unreadOf(scoped)).toBe(0);
+    expect(await unreadOf(theirs)).toBe(1);
+    const whole = { authorization: await session() };
+    expect(await unreadOf(whole)).toBe(1);
+    const unreadList = await t.http.get('/v1/embed/inbox/conversations?unread=true&limit=100', { headers: scoped });
+    expect(unreadList.body.data.conversations.map((c: any) => c.contactId)).not.toContain(contactId);
+    // the whole account's agent reading marks every number's
+    expect((await t.http.post(`/v1/embed/inbox/conversations/${contactId}/read`, {}, { headers: whole })).status).toBe(
+      200,
+    );
+    expect(await unreadOf(theirs)).toBe(0);
+    expect(await unreadOf(whole)).toBe(0);
   });
 
   it('scope: conversations outside it are 404 and not listed; read-only sessions cannot send', async () => {

@@ -170,8 +170,9 @@ export class InboxService {
   }
 
   async markRead(principal: InboxPrincipal, contactId: string) {
-    const conversation = await this.conversation(principal, contactId);
-    await this.conversations.markRead(principal.accountId, contactId);
+    const filter = await this.filterOf(principal);
+    const conversation = await this.conversation(principal, contactId, filter);
+    await this.conversations.markRead(principal.accountId, contactId, filter.phoneNumberIds);
     await this.events.conversationRead(principal.accountId, this.target(conversation));
     return { contactId, unreadCount: 0 };
   }

@@ -81,7 +81,8 @@ function messageOf(m: Record<string, any>): InboxMessage {
 }
 
 /**
- * The inbox's reads and its one write (read marks) on messaging's tables: conversations (with `last_read_at`),
+ * The inbox's reads and its one write (read marks) on messaging's tables: conversations (with `last_read_at`, and
+ * `conversation_number_reads` for sessions scoped to some numbers),
  * messages and customer windows. Scope is applied here, in SQL; contacts and numbers come from their owners.
  */
 @Injectable()
@@ -114,9 +115,13 @@ export class InboxConversations {
                         WHERE u.account_id = c.account_id AND u.contact_id = c.contact_id${numbers}
                         ORDER BY u.created_at DESC, u.id DESC LIMIT 1) m`;
     }
+    // unread: newer than the conversation's read mark (the whole account's agents) and than its number's (a brand's)
     const unread = `FROM messages u
+                 LEFT JOIN conversation_number_reads r
+                   ON r.account_id = u.account_id AND r.contact_id = u.contact_id AND r.phone_number_id = u.phone_number_id
                  WHERE u.account_id = c.account_id AND u.contact_id = c.contact_id AND u.direction = 'inbound'${numbers}
-                   AND u.created_at > COALESCE(c.last_read_at, '-infinity')`;
+                   AND u.created_at > COALESCE(c.last_read_at, '-infinity')
+                   AND u.created_at > COALESCE(r.last_read_at, '-infinity')`;
     if (options.contactIds) {
       params.push(options.contactIds);
       where.push(`c.contact_id = ANY($${params.length}::bigint[])`);
@@ -134,11 +139,7 @@ export class InboxConversations {
       } else where.push(`c.last_message_at < $${params.length}::timestamptz`);
     }
     if (options.unreadOnly)
-      where.push(
-        filter.phoneNumberIds
-          ? `EXISTS (SELECT 1 ${unread})`
-          : `c.last_inbound_at > COALESCE(c.last_read_at, '-infinity')`,
-      );
+      where.push(`c.last_inbound_at > COALESCE(c.last_read_at, '-infinity')`, `EXISTS (SELECT 1 ${unread})`);
     params.push(options.limit);
     const rows: Array<Record<string, any>> = await this.db.query(
       `SELECT c.contact_id, COALESCE(m.phone_number_id, c.phone_number_id) AS phone_number_id,
@@ -212,8 +213,22 @@ export class InboxConversations {
     { maxItems: 200 },
   );
 
-  /** Everything the customer wrote so far counts as read. */
-  async markRead(accountId: string, contactId: string): Promise<void> {
+  /**
+   * Everything the customer wrote so far counts as read: for the whole account, or for `phoneNumberIds` only (a
+   * session scoped to some numbers: another brand's unread messages of the same customer stay unread).
+   */
+  async markRead(accountId: string, contactId: string, phoneNumberIds: string[] | null): Promise<void> {
+    if (phoneNumberIds) {
+      await this.db.query(
+        `INSERT INTO conversation_number_reads (account_id, contact_id, phone_number_id, last_read_at)
+         SELECT c.account_id, c.contact_id, n, c.last_message_at FROM conversations c, unnest($3::bigint[]) n
+          WHERE c.account_id = $1 AND c.contact_id = $2
+         ON CONFLICT (account_id, contact_id, phone_number_id) DO UPDATE
+           SET last_read_at = GREATEST(conversation_number_reads.last_read_at, EXCLUDED.last_read_at)`,
+        [accountId, contactId, phoneNumberIds],
+      );
+      return;
+    }
     await this.db.query(
       // Up to the last message stored, not up to now: a customer message stamped with the time its webhook came (a
       // moment before the agent read) but stored a moment after (the worker's queue) stays unread.

@@ -27,6 +27,7 @@ import { MessagesHotUpdates1764181000000 } from './1764181000000-messages-hot-up
 import { MessagesFewerIndexEntries1764190000000 } from './1764190000000-messages-fewer-index-entries';
 import { RunsEarlyReplies1764191000000 } from './1764191000000-runs-early-replies';
 import { MessagesRoomForUpdates1764200000000 } from './1764200000000-messages-room-for-updates';
+import { InboxNumberReadMarks1764210000000 } from './1764210000000-inbox-number-read-marks';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   MessagesFewerIndexEntries1764190000000,
   RunsEarlyReplies1764191000000,
   MessagesRoomForUpdates1764200000000,
+  InboxNumberReadMarks1764210000000,
 ];
