@@ -255,6 +255,17 @@ describe('Workflow definitions', () => {
       );
       expect(noName.status).toBe(400);
       expect(noName.body.errors.map((e: any) => e.field)).toContain('name');
+      // a name of spaces only was stored as ''
+      const created = await createWorkflow(t, account.token, simpleDefinition(), 'Named');
+      for (const body of [
+        { ...simpleDefinition(), mode: 'create', name: '   ' },
+        { mode: 'edit', id: created.id, name: ' \t ' },
+      ]) {
+        const blank = await t.http.post('/v1/workflows', body, { token: account.token });
+        expect(blank.status).toBe(400);
+        expect(blank.body.errors).toEqual([{ field: 'name', message: 'name must not be blank' }]);
+      }
+      expect((await t.http.get(`/v1/workflows/${created.id}`, { token: account.token })).body.data.name).toBe('Named');
       const noId = await t.http.post(
         '/v1/workflows',
         { ...simpleDefinition(), mode: 'edit' },

@@ -141,6 +141,9 @@ describe('Workflow list, drafts and versions', () => {
     expect(created.status).toBe(200);
     expect(created.body.data).toMatchObject({ name: 'Unpublished', version: 0, hasDraft: true });
     const id = created.body.data.id;
+    const active = async () =>
+      (await t.http.get('/workflows/active', { token: account.token })).body.data.map((w: any) => w.id);
+    expect(await active()).toEqual([]); // nothing to start yet
     expect((await t.http.get(`/v1/workflows/${id}`, { token: account.token })).body.data).toMatchObject({
       version: 0,
       nodes: [],
@@ -162,6 +165,7 @@ describe('Workflow list, drafts and versions', () => {
     await t.http.put(`/v1/workflows/${id}/draft`, { revision: 1, definition: twoStep() }, { token: account.token });
     const published = await t.http.post(`/v1/workflows/${id}/publish`, { revision: 2 }, { token: account.token });
     expect(published.body.data).toEqual({ id, version: 1 });
+    expect(await active()).toEqual([id]);
     expect((await t.http.post(new URL(created.body.data.webhookUrl).pathname, { phone: '+15550003333' })).status).toBe(
       200,
     );
@@ -186,14 +190,15 @@ describe('Workflow list, drafts and versions', () => {
       token: account.token,
     });
     expect(restored.status).toBe(200);
-    expect(restored.body.data).toMatchObject({ revision: 1, baseVersion: 1, definition: simpleDefinition() });
+    // revision 1 went to the published draft: a revision is never handed out twice
+    expect(restored.body.data).toMatchObject({ revision: 2, baseVersion: 1, definition: simpleDefinition() });
     // the live version is untouched until publish
     expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: account.token })).body.data).toMatchObject({
       version: 2,
       hasDraft: true,
     });
     const again = await t.http.post(`/v1/workflows/${wf.id}/versions/2/restore`, undefined, { token: account.token });
-    expect(again.body.data.revision).toBe(2);
+    expect(again.body.data.revision).toBe(3);
 
     expect((await t.http.delete(`/v1/workflows/${wf.id}/draft`, { token: account.token })).status).toBe(200);
     expect((await t.http.delete(`/v1/workflows/${wf.id}/draft`, { token: account.token })).status).toBe(404);
@@ -201,6 +206,45 @@ describe('Workflow list, drafts and versions', () => {
       statusCode: 404,
       message: 'This workflow has no draft',
     });
+  });
+
+  it('a draft revision is never handed out twice: an editor holding a published or discarded draft gets 409', async () => {
+    const account = await t.createAccount();
+    const wf = await createWorkflow(t, account.token, simpleDefinition(), 'Two tabs');
+    const save = (revision: number, target: string) =>
+      t.http.put(`/v1/workflows/${wf.id}/draft`, { revision, definition: twoStep(target) }, { token: account.token });
+    expect((await save(0, 'done')).body.data.revision).toBe(1); // tab A
+    // tab B publishes A's draft and starts a new one
+    expect(
+      (await t.http.post(`/v1/workflows/${wf.id}/publish`, { revision: 1 }, { token: account.token })).status,
+    ).toBe(200);
+    const b = await save(0, 'done');
+    expect(b.body.data.revision).toBe(2);
+    // tab A autosaves with the revision it holds: refused, B's draft kept
+    const a = await save(1, 'nowhere');
+    expect(a.status).toBe(409);
+    expect(a.body.currentRevision).toBe(2);
+    // the same after a discard
+    expect((await t.http.delete(`/v1/workflows/${wf.id}/draft`, { token: account.token })).status).toBe(200);
+    expect((await save(0, 'done')).body.data.revision).toBe(3);
+    expect((await save(2, 'nowhere')).status).toBe(409);
+    const draft = await t.http.get(`/v1/workflows/${wf.id}/draft`, { token: account.token });
+    expect(draft.body.data).toMatchObject({ revision: 3, errors: [] });
+  });
+
+  it('an edit with asDraft is refused naming asDraft (it would have gone live at once)', async () => {
+    const account = await t.createAccount();
+    const wf = await createWorkflow(t, account.token, simpleDefinition(), 'Live');
+    const res = await t.http.post(
+      '/v1/workflows',
+      { mode: 'edit', id: wf.id, asDraft: true, ...twoStep() },
+      { token: account.token },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([
+      { field: 'asDraft', message: 'asDraft is for mode create only: save a draft with PUT /v1/workflows/{id}/draft' },
+    ]);
+    expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: account.token })).body.data.version).toBe(1);
   });
 
   it('bad drafts get a 400 naming the field', async () => {
@@ -219,7 +263,7 @@ describe('Workflow list, drafts and versions', () => {
     }
     const res = await t.http.post(`/v1/workflows/${wf.id}/publish`, {}, { token: account.token });
     expect(res.status).toBe(400);
-    expect(await t.db.query('SELECT 1 FROM workflow_drafts')).toEqual([]);
+    expect(await t.db.query('SELECT 1 FROM workflow_drafts WHERE workflow_id = $1', [wf.id])).toEqual([]);
   });
 
   it('DELETE archives: gone from the list and the API, webhook 404, runs still readable', async () => {
@@ -235,6 +279,16 @@ describe('Workflow list, drafts and versions', () => {
     expect((await t.http.delete(`/v1/workflows/${wf.id}`, { token: account.token })).status).toBe(404);
     expect((await t.http.post(new URL(wf.webhookUrl).pathname, {})).status).toBe(404);
     expect((await t.http.get(`/v1/workflow-runs/${started.body.runId}`, { token: account.token })).status).toBe(200);
+    const runs = await t.http.get(`/v1/workflows/${wf.id}/runs`, { token: account.token });
+    expect(runs.status).toBe(404);
+    expect(runs.body.message).toBe('Workflow not found');
+    // nor can a draft be started or published on it
+    const draft = await t.http.put(
+      `/v1/workflows/${wf.id}/draft`,
+      { revision: 0, definition: twoStep() },
+      { token: account.token },
+    );
+    expect(draft.status).toBe(404);
   });
 
   it("every new endpoint answers 404 for another account's workflow", async () => {

@@ -7,6 +7,7 @@ import {
   IsNotEmpty,
   IsOptional,
   IsString,
+  Matches,
   Max,
   MaxLength,
   Min,
@@ -36,6 +37,7 @@ export class SaveWorkflowDto {
   @ValidateIf((o: SaveWorkflowDto) => o.mode === 'create' || o.name !== undefined)
   @IsString()
   @IsNotEmpty()
+  @Matches(/\S/, { message: 'name must not be blank' })
   @MaxLength(200)
   name?: string;
 

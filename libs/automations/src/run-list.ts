@@ -45,7 +45,7 @@ export function runListSql(
             LEFT JOIN LATERAL (SELECT r.id AS run_id, r.status, r.workflow_version, r.current_node_id, r.contact_phone,
                                       r.state -> 'error' ->> 'message' AS error, r.created_at, r.updated_at, r.finished_at
                                  FROM ${runs} ORDER BY r.created_at DESC, r.id DESC LIMIT $3 OFFSET $4) page ON true
-           WHERE w.id = $1 AND w.account_id = $2
+           WHERE w.id = $1 AND w.account_id = $2 AND w.archived_at IS NULL
            ORDER BY page.created_at DESC, page.run_id DESC`,
     params,
     ...(query.status ? {} : { name: options.total ? 'workflow_runs_list_newest' : 'workflow_runs_page_newest' }),

@@ -9,6 +9,13 @@ export const VERSION_NOT_FOUND = { message: 'Workflow version not found' };
 /** Drafts are work in progress, so they are only bounded, not validated; 1 MiB of JSON is far past 500 nodes. */
 const MAX_DRAFT_BYTES = 1024 * 1024;
 
+interface LockedWorkflow {
+  id: string;
+  name: string;
+  current_version: number;
+  draft_revision: number;
+}
+
 interface DraftRow {
   workflow_id: string;
   revision: number;
@@ -69,6 +76,7 @@ export class WorkflowDraftsService {
       ]);
       const currentRevision = current?.revision ?? 0;
       if (currentRevision !== input.revision) throw staleDraft(currentRevision);
+      const revision = await this.nextRevision(tx, workflow);
       const [row]: DraftRow[] = await tx.query(
         `INSERT INTO workflow_drafts (workflow_id, revision, base_version, name, definition, layout) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (workflow_id) DO UPDATE SET revision = EXCLUDED.revision, name = EXCLUDED.name, definition = EXCLUDED.definition,
@@ -76,7 +84,7 @@ export class WorkflowDraftsService {
          RETURNING *`,
         [
           workflow.id,
-          currentRevision + 1,
+          revision,
           workflow.current_version,
           input.name?.trim() ?? workflow.name,
           JSON.stringify(input.definition),
@@ -179,8 +187,8 @@ export class WorkflowDraftsService {
     return this.db.transaction(async (tx) => {
       const workflow = await this.lockWorkflow(tx, accountId, workflowId);
       const [row]: DraftRow[] = await tx.query(
-        `INSERT INTO workflow_drafts (workflow_id, revision, base_version, name, definition, layout) VALUES ($1, 1, $2, $3, $4, $5)
-         ON CONFLICT (workflow_id) DO UPDATE SET revision = workflow_drafts.revision + 1, base_version = EXCLUDED.base_version,
+        `INSERT INTO workflow_drafts (workflow_id, revision, base_version, name, definition, layout) VALUES ($1, $6, $2, $3, $4, $5)
+         ON CONFLICT (workflow_id) DO UPDATE SET revision = EXCLUDED.revision, base_version = EXCLUDED.base_version,
            definition = EXCLUDED.definition, layout = EXCLUDED.layout, updated_at = now()
          RETURNING *`,
         [
@@ -189,20 +197,34 @@ export class WorkflowDraftsService {
           workflow.name,
           JSON.stringify(source.definition),
           source.layout ? JSON.stringify(source.layout) : null,
+          await this.nextRevision(tx, workflow),
         ],
       );
       return this.shape(row);
     });
   }
 
+  /** The workflow row, locked; 404 when it is not the account's or was archived (even a moment ago). */
   private async lockWorkflow(tx: EntityManager, accountId: string, workflowId: string) {
     await this.workflows.get(accountId, workflowId);
-    const [workflow]: Array<{ id: string; name: string; current_version: number }> = await tx.query(
-      `SELECT id, name, current_version FROM workflows WHERE id = $1 AND account_id = $2 FOR UPDATE`,
+    const [workflow]: LockedWorkflow[] = await tx.query(
+      `SELECT id, name, current_version, draft_revision FROM workflows
+        WHERE id = $1 AND account_id = $2 AND archived_at IS NULL FOR UPDATE`,
       [workflowId, accountId],
     );
     if (!workflow) throw new NotFoundException(WORKFLOW_NOT_FOUND);
     return workflow;
+  }
+
+  /**
+   * The next draft revision of a (locked) workflow. Never one handed out before, even after a publish or discard
+   * deleted the draft: an editor still holding a deleted draft's revision gets a 409 instead of overwriting a new one.
+   */
+  private async nextRevision(tx: EntityManager, workflow: LockedWorkflow): Promise<number> {
+    const revision = workflow.draft_revision + 1;
+    await tx.query(`UPDATE workflows SET draft_revision = $2 WHERE id = $1`, [workflow.id, revision]);
+    workflow.draft_revision = revision;
+    return revision;
   }
 
   private shape(row: DraftRow) {

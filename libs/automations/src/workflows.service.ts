@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { AppConfig, validationException, type FieldError } from '@switchboard/core';
 import { templateNamesUsed, validateDefinition, type WorkflowDefinition } from '@switchboard/engine';
 import { randomBytes } from 'node:crypto';
-import { DataSource, IsNull, Repository } from 'typeorm';
+import { DataSource, IsNull, MoreThan, Repository } from 'typeorm';
 import type { ListWorkflowsQuery, SaveWorkflowDto } from './dto';
 import { parseLayout } from './layout';
 import { Workflow, WorkflowVersion } from './entities';
@@ -84,6 +84,14 @@ export class WorkflowsService {
   }
 
   async save(accountId: string, body: SaveWorkflowDto) {
+    if (body.mode === 'edit' && body.asDraft)
+      // it would have gone live: an edit publishes at once
+      throw validationException([
+        {
+          field: 'asDraft',
+          message: 'asDraft is for mode create only: save a draft with PUT /v1/workflows/{id}/draft',
+        },
+      ]);
     if (body.mode === 'create' && body.asDraft) return this.createUnpublished(accountId, body);
     const hasDefinition = body.trigger !== undefined || body.startNodeId !== undefined || body.nodes !== undefined;
     const definition = body.mode === 'create' || hasDefinition ? await this.checkDefinition(accountId, body) : null;
@@ -161,6 +169,8 @@ export class WorkflowsService {
         `INSERT INTO workflow_drafts (workflow_id, revision, base_version, name, definition, layout) VALUES ($1, 1, 0, $2, $3, $4)`,
         [workflow.id, workflow.name, JSON.stringify(definition), layout ? JSON.stringify(layout) : null],
       );
+      // revision 1 handed out (WorkflowDraftsService: revisions are never reused)
+      await tx.query(`UPDATE workflows SET draft_revision = 1 WHERE id = $1`, [workflow.id]);
       return { ...this.summary(workflow), hasDraft: true };
     });
   }
@@ -178,7 +188,8 @@ export class WorkflowsService {
 
   async listActive(accountId: string) {
     const rows = await this.workflows.find({
-      where: { accountId, isActive: true, archivedAt: IsNull() },
+      // published ones only: a workflow created as a draft (version 0) cannot be started until it is
+      where: { accountId, isActive: true, archivedAt: IsNull(), currentVersion: MoreThan(0) },
       order: { id: 'ASC' },
     });
     return rows.map((w) => ({ id: Number(w.id), name: w.name, isActive: w.isActive }));

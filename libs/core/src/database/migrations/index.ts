@@ -28,6 +28,7 @@ import { MessagesFewerIndexEntries1764190000000 } from './1764190000000-messages
 import { RunsEarlyReplies1764191000000 } from './1764191000000-runs-early-replies';
 import { MessagesRoomForUpdates1764200000000 } from './1764200000000-messages-room-for-updates';
 import { InboxNumberReadMarks1764210000000 } from './1764210000000-inbox-number-read-marks';
+import { WorkflowDraftRevisions1764220000000 } from './1764220000000-workflow-draft-revisions';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   RunsEarlyReplies1764191000000,
   MessagesRoomForUpdates1764200000000,
   InboxNumberReadMarks1764210000000,
+  WorkflowDraftRevisions1764220000000,
 ];
