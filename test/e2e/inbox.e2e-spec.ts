@@ -392,10 +392,16 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(await unreadOf(whole)).toBe(1);
     const unreadList = await t.http.get('/v1/embed/inbox/conversations?unread=true&limit=100', { headers: scoped });
     expect(unreadList.body.data.conversations.map((c: any) => c.contactId)).not.toContain(contactId);
-    // the whole account's agent reading marks every number's
+    // the whole account's agent reading marks every number's, and the first brand's open inbox is told too (the
+    // conversation's latest message is on the other number)
+    const theirLive = await openSse(`${t.url}/v1/embed/inbox/events`, scoped);
+    await new Promise((r) => setTimeout(r, 150));
     expect((await t.http.post(`/v1/embed/inbox/conversations/${contactId}/read`, {}, { headers: whole })).status).toBe(
       200,
     );
+    const told = await theirLive.waitFor((e) => e.event === 'conversation.updated' && e.data.contactId === contactId);
+    theirLive.close();
+    expect(told.data).toMatchObject({ unreadCount: 0, allNumbers: true });
     expect(await unreadOf(theirs)).toBe(0);
     expect(await unreadOf(whole)).toBe(0);
   });

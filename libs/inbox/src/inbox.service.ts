@@ -173,7 +173,11 @@ export class InboxService {
     const filter = await this.filterOf(principal);
     const conversation = await this.conversation(principal, contactId, filter);
     await this.conversations.markRead(principal.accountId, contactId, filter.phoneNumberIds);
-    await this.events.conversationRead(principal.accountId, this.target(conversation));
+    // a whole-account read covers every number's messages: sessions scoped to any of them are told too
+    await this.events.conversationRead(principal.accountId, {
+      ...this.target(conversation),
+      ...(filter.phoneNumberIds ? {} : { allNumbers: true }),
+    });
     return { contactId, unreadCount: 0 };
   }
 
@@ -193,7 +197,7 @@ export class InboxService {
     const ids = filter.contactIds ? new Set(filter.contactIds) : null;
     const numbers = filter.contactNumbers ? new Set(filter.contactNumbers) : null;
     return (data) => {
-      if (phones && !phones.has(String(data.messagingPhoneId))) return false;
+      if (phones && data.allNumbers !== true && !phones.has(String(data.messagingPhoneId))) return false;
       if (!ids && !numbers) return true;
       return !!ids?.has(String(data.contactId)) || !!numbers?.has(String(data.contactNumber));
     };
