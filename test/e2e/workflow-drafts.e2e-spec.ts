@@ -264,6 +264,17 @@ describe('Workflow list, drafts and versions', () => {
     const res = await t.http.post(`/v1/workflows/${wf.id}/publish`, {}, { token: account.token });
     expect(res.status).toBe(400);
     expect(await t.db.query('SELECT 1 FROM workflow_drafts WHERE workflow_id = $1', [wf.id])).toEqual([]);
+    // a field the engine does not know is shown in the draft's errors, and publish refuses it the same (it was dropped)
+    const extra = await t.http.put(
+      `/v1/workflows/${wf.id}/draft`,
+      { revision: 0, definition: { ...twoStep(), extra: 1 } },
+      { token: account.token },
+    );
+    expect(extra.body.data.errors).toHaveLength(1);
+    const published = await t.http.post(`/v1/workflows/${wf.id}/publish`, { revision: 1 }, { token: account.token });
+    expect(published.status).toBe(400);
+    expect(published.body.errors).toEqual(extra.body.data.errors);
+    expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: account.token })).body.data.version).toBe(1);
   });
 
   it('DELETE archives: gone from the list and the API, webhook 404, runs still readable', async () => {

@@ -115,12 +115,7 @@ export class WorkflowDraftsService {
     const draft = await this.getDraft(accountId, workflowId);
     if (draft.revision !== revision) throw staleDraft(draft.revision);
     const body = draft.definition as { trigger?: unknown; startNodeId?: unknown; nodes?: unknown };
-    const definition = await this.workflows.checkDefinition(accountId, {
-      mode: 'edit',
-      trigger: body.trigger,
-      startNodeId: body.startNodeId,
-      nodes: body.nodes,
-    });
+    const definition = await this.workflows.checkDefinition(accountId, body, draft.definition);
     return this.db.transaction(async (tx) => {
       // The workflow row lock orders publish against saves: the draft read here is the one published.
       const workflow = await this.lockWorkflow(tx, accountId, workflowId);

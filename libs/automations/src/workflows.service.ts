@@ -37,10 +37,15 @@ export class WorkflowsService {
 
   /**
    * Validates the definition (engine rules, then template names against the account's templates) and throws a
-   * 400 naming every node and field at fault.
+   * 400 naming every node and field at fault. `definition`: the whole object as stored (a draft), so that a field
+   * the engine does not know is refused as the draft's `errors` show it, not dropped.
    */
-  async checkDefinition(accountId: string, body: SaveWorkflowDto): Promise<WorkflowDefinition> {
-    const result = validateDefinition({ trigger: body.trigger, startNodeId: body.startNodeId, nodes: body.nodes });
+  async checkDefinition(
+    accountId: string,
+    body: Pick<SaveWorkflowDto, 'trigger' | 'startNodeId' | 'nodes'>,
+    definition: unknown = { trigger: body.trigger, startNodeId: body.startNodeId, nodes: body.nodes },
+  ): Promise<WorkflowDefinition> {
+    const result = validateDefinition(definition);
     if (!result.ok) {
       const errors: DefinitionFieldError[] = result.errors.map((e) => ({
         ...(e.nodeId !== undefined ? { nodeId: e.nodeId } : {}),
