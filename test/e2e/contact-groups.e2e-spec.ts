@@ -170,6 +170,26 @@ describe('Contact groups', () => {
       expect(await members(vip)).toEqual([c1, c2].sort((x, y) => x - y));
     });
 
+    it('two requests adding the same contacts in opposite orders both succeed (no deadlock, no 500)', async () => {
+      const ids: number[] = (
+        await t.db.query(
+          `INSERT INTO contacts (account_id, contact_number) SELECT $1, '1555077' || lpad(i::text, 4, '0')
+             FROM generate_series(1, 300) i RETURNING id`,
+          [a.accountId],
+        )
+      ).map((r: any) => Number(r.id));
+      for (let round = 0; round < 3; round++) {
+        const group = await groupId(a, `Race ${round}`);
+        const answers = await Promise.all([
+          addMembers(a, group, { contact_ids: ids }),
+          addMembers(a, group, { contact_ids: [...ids].reverse() }),
+        ]);
+        expect(answers.map((r) => r.status)).toEqual([200, 200]);
+        expect(answers.reduce((n, r) => n + r.body.data.added, 0)).toBe(300);
+        expect(await members(group)).toHaveLength(300);
+      }
+    });
+
     it('answers 400 listing unknown contact ids and adds nothing', async () => {
       const vip = await groupId(a, 'VIP');
       const c1 = await contactId(a, '15550102030');

@@ -192,6 +192,12 @@ describe('Contacts', () => {
       expect(await rows(a.accountId)).toEqual([]);
     });
 
+    it('takes group_ids: null as no groups (it was a 500)', async () => {
+      const res = await create(a, { contact_number: '15550102031', group_ids: null });
+      expect(res.status).toBe(200);
+      expect(res.body.data.message).toBe('Created a new contact');
+    });
+
     it('answers 400 for a body that is not JSON', async () => {
       const res = await t.http.post('/contacts/create-contact', '{"contact_number": ', { token: a.token });
       expect(res.status).toBe(400);

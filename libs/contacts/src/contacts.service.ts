@@ -151,9 +151,9 @@ export class ContactsService {
   async createContact(
     accountId: string,
     input: NewContact,
-    groupIds: Array<number | string> = [],
+    groupIds: Array<number | string> | null = [],
   ): Promise<{ contact: Contact; created: boolean }> {
-    const wanted = unique(groupIds);
+    const wanted = unique(groupIds ?? []); // null (JSON's "none") as absent
     return this.contacts.manager.transaction(async (tx) => {
       if (wanted.length) {
         // KEY SHARE: a concurrent group deletion waits for this transaction instead of breaking the membership insert.
@@ -169,7 +169,8 @@ export class ContactsService {
       const result = await this.insertOrGet(tx, accountId, input);
       if (wanted.length) {
         await tx.query(
-          `INSERT INTO contact_group_members (group_id, contact_id) SELECT g, $2 FROM unnest($1::bigint[]) AS g ON CONFLICT DO NOTHING`,
+          // in id order, as every membership insert: two requests naming the same groups in another order deadlocked
+          `INSERT INTO contact_group_members (group_id, contact_id) SELECT g, $2 FROM unnest($1::bigint[]) AS g ORDER BY g ON CONFLICT DO NOTHING`,
           [wanted, result.contact.id],
         );
       }
@@ -740,7 +741,8 @@ export class ContactsService {
       if (missing.length)
         throw new BadRequestException({ message: CONTACTS_MISSING, missingContacts: missing.map(Number) });
       const added = await tx.query(
-        `INSERT INTO contact_group_members (group_id, contact_id) SELECT $1, c FROM unnest($2::bigint[]) AS c ON CONFLICT DO NOTHING RETURNING contact_id`,
+        // in id order: two requests adding the same contacts in another order deadlocked (one answered 500)
+        `INSERT INTO contact_group_members (group_id, contact_id) SELECT $1, c FROM unnest($2::bigint[]) AS c ORDER BY c ON CONFLICT DO NOTHING RETURNING contact_id`,
         [groupId, wanted],
       );
       return { added: added.length, group: await this.getGroup(accountId, groupId, tx) };
