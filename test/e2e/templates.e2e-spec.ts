@@ -801,6 +801,16 @@ describe('Templates', () => {
       const empty = await t.http.put('/templates/update?template_name=manual_edit_me', {}, { token: a.token });
       expect(empty.status).toBe(400);
       expect(empty.body.errors[0].field).toBe('components');
+      // nulls are nothing to edit too: refused here, not sent to the platform (whose 400 named no field)
+      const nulls = await t.http.put(
+        '/templates/update?template_name=manual_edit_me',
+        { category: null, components: null },
+        { token: a.token },
+      );
+      expect(nulls.status).toBe(400);
+      expect(nulls.body.errors).toEqual([
+        { field: 'components', message: 'give components and/or category to update' },
+      ]);
       const bad = await t.http.put(
         '/templates/update?template_name=manual_edit_me',
         { components: [{ type: 'body', parameters: [{ type: 'text', text: 'Hi {{x}} there' }] }] },

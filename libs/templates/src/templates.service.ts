@@ -354,10 +354,11 @@ export class TemplatesService {
 
   /** PUT /templates/update: edits on the platform (a new review), then stores the edit with status PENDING. */
   async update(accountId: string, name: string, body: UpdateTemplateBody): Promise<Template> {
-    if (body.components === undefined && body.category === undefined) {
+    // null as absent (an optional field): an edit of nothing went to the platform and came back as its 400
+    if (body.components == null && body.category == null) {
       throw validationException([{ field: 'components', message: 'give components and/or category to update' }]);
     }
-    const compiled = body.components !== undefined ? this.compile(body.components) : undefined;
+    const compiled = body.components != null ? this.compile(body.components) : undefined;
     const row = await this.getByName(accountId, name);
     if (!row.platformTemplateId) {
       throw new ConflictException({
