@@ -1,3 +1,4 @@
+import { Repository } from 'typeorm';
 import { parseWebhook, TemplateStatusEvent } from '@switchboard/whatsapp';
 import { TemplatesService } from '@switchboard/templates';
 import { createSandbox, Sandbox } from '../../apps/sandbox/src/sandbox';
@@ -269,6 +270,31 @@ describe('Templates', () => {
       expect(results.map((r) => r.status)).toEqual([200, 200]);
       expect(results.map((r) => typeof r.body.data).sort()).toEqual(['object', 'string']);
       expect(await platformTemplates('manual_race')).toHaveLength(1);
+    });
+
+    it("one name in two languages at once: one template, one string answer (a name is the account's once)", async () => {
+      const a = await account();
+      // both requests read "no such name" before either reserves it, as under load
+      const existsBy = Repository.prototype.existsBy;
+      const spy = jest.spyOn(Repository.prototype, 'existsBy').mockImplementation(async function (this: any, where) {
+        const answer = await existsBy.call(this, where);
+        await new Promise((r) => setTimeout(r, 300));
+        return answer;
+      });
+      const results = await Promise.all(
+        ['en', 'en_US'].map((language) =>
+          t.http.post('/templates/create', { ...simple(a, 'manual_two_languages'), language }, { token: a.token }),
+        ),
+      );
+      spy.mockRestore();
+      expect(results.map((r) => typeof r.body.data).sort()).toEqual(['object', 'string']);
+      expect(results.find((r) => typeof r.body.data === 'string')!.body.data).toBe('Template name already exists');
+      const rows = await t.db.query('SELECT language FROM templates WHERE account_id = $1 AND name = $2', [
+        a.accountId,
+        'manual_two_languages',
+      ]);
+      expect(rows).toHaveLength(1);
+      expect(await platformTemplates('manual_two_languages')).toHaveLength(1);
     });
 
     it('a name that already exists on the platform (made outside Switchboard) is reported the same way', async () => {

@@ -183,32 +183,40 @@ export class TemplatesService {
     const compiled = this.compile(body.components);
     const phone = await this.accounts.findPhoneNumber(accountId, body.messagingPhoneId);
     if (!phone) return PHONE_NUMBER_NOT_FOUND;
-    if (await this.templates.existsBy({ accountId, name: body.template_name })) return TEMPLATE_NAME_TAKEN;
     const client = await this.clientFor(phone.id);
 
-    // Reserve the name first (the unique key settles concurrent creates), then submit; undo the reservation if the platform refuses.
-    // ON CONFLICT DO NOTHING: a concurrent create of the same name loses quietly (no failed query in the logs).
-    const inserted = await this.templates
-      .createQueryBuilder()
-      .insert()
-      .into(Template)
-      .values({
-        accountId,
-        phoneNumberId: phone.id,
-        platformTemplateId: null,
-        name: body.template_name,
-        language: body.language,
-        category: body.category,
-        status: 'PENDING',
-        platformStatus: null,
-        rejectedReason: null,
-        categoryChangeAllowed: body.categoryChangeAllowed ?? false,
-        ...this.compiledColumns(body.components, compiled),
-      } as QueryDeepPartialEntity<Template>)
-      .orIgnore()
-      .returning(['id'])
-      .execute();
-    if (!inserted.raw?.length) return TEMPLATE_NAME_TAKEN;
+    // Reserve the name first, then submit; undo the reservation if the platform refuses. A name is the account's once,
+    // whatever the language, while the unique key is (account, name, language): concurrent creates of one name are
+    // ordered by a lock on it (two languages at once both got in), and ON CONFLICT DO NOTHING lets the same name and
+    // language lose quietly (no failed query in the logs).
+    const inserted = await this.templates.manager.transaction(async (tx) => {
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+        `templates:${accountId}:${body.template_name}`,
+      ]);
+      if (await tx.getRepository(Template).existsBy({ accountId, name: body.template_name })) return null;
+      return tx
+        .getRepository(Template)
+        .createQueryBuilder()
+        .insert()
+        .into(Template)
+        .values({
+          accountId,
+          phoneNumberId: phone.id,
+          platformTemplateId: null,
+          name: body.template_name,
+          language: body.language,
+          category: body.category,
+          status: 'PENDING',
+          platformStatus: null,
+          rejectedReason: null,
+          categoryChangeAllowed: body.categoryChangeAllowed ?? false,
+          ...this.compiledColumns(body.components, compiled),
+        } as QueryDeepPartialEntity<Template>)
+        .orIgnore()
+        .returning(['id'])
+        .execute();
+    });
+    if (!inserted?.raw?.length) return TEMPLATE_NAME_TAKEN;
     const row = await this.templates.findOneByOrFail({ id: String(inserted.raw[0].id) });
 
     let created;
