@@ -1,5 +1,5 @@
 import { Repository } from 'typeorm';
-import { parseWebhook, TemplateStatusEvent } from '@switchboard/whatsapp';
+import { CloudApiClient, parseWebhook, TemplateStatusEvent } from '@switchboard/whatsapp';
 import { TemplatesService } from '@switchboard/templates';
 import { createSandbox, Sandbox } from '../../apps/sandbox/src/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -460,6 +460,37 @@ describe('Templates', () => {
   });
 
   describe('review → status', () => {
+    it('an approval whose webhook is applied before the create has written the platform answer stays APPROVED', async () => {
+      const a = await account();
+      const [{ waba }] = await t.db.query(
+        'SELECT business_account_id AS waba FROM phone_numbers WHERE messaging_phone_id = $1',
+        [a.messagingPhoneId],
+      );
+      const createTemplate = CloudApiClient.prototype.createTemplate;
+      const spy = jest.spyOn(CloudApiClient.prototype, 'createTemplate').mockImplementation(async function (
+        this: CloudApiClient,
+        template,
+      ) {
+        const created = await createTemplate.call(this, template);
+        await service().applyPlatformStatus({
+          event: 'APPROVED',
+          templateId: String(created.id),
+          templateName: template.name,
+          language: template.language,
+          wabaId: String(waba),
+        } as any);
+        return created;
+      });
+      try {
+        const res = await t.http.post('/templates/create', simple(a, 'manual_fast_approval'), { token: a.token });
+        expect(res.status).toBe(200);
+      } finally {
+        spy.mockRestore();
+      }
+      const status = await t.http.get('/templates/status?template_name=manual_fast_approval', { token: a.token });
+      expect(status.body.data.status).toBe('APPROVED');
+    });
+
     it('PENDING → approved by the reviewer → the webhook event applied → APPROVED everywhere, recorded once', async () => {
       const a = await account();
       await create(a, orderUpdate(a, 'manual_shipping'));

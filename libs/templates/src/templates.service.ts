@@ -245,13 +245,20 @@ export class TemplatesService {
       rejectedReason: null,
       platformStatus: null,
     };
-    row.platformTemplateId = String(created.id);
-    row.status = mapped.status;
-    row.rejectedReason = mapped.rejectedReason;
-    row.platformStatus = mapped.platformStatus;
-    if ((TEMPLATE_CATEGORIES as readonly string[]).includes(created.category)) row.category = created.category;
-    await this.templates.save(row);
-    return { template: row, phone };
+    const category = (TEMPLATE_CATEGORIES as readonly string[]).includes(created.category) ? created.category : null;
+    // Only while no status webhook has found the row first (it sets the platform id): an approval that came before
+    // this answer was written back to PENDING, and no webhook comes again.
+    await this.templates.query(
+      `UPDATE templates SET platform_template_id = $2,
+              status = CASE WHEN platform_template_id IS NULL THEN $3 ELSE status END,
+              rejected_reason = CASE WHEN platform_template_id IS NULL THEN $4 ELSE rejected_reason END,
+              platform_status = CASE WHEN platform_template_id IS NULL THEN $5 ELSE platform_status END,
+              category = CASE WHEN platform_template_id IS NULL THEN COALESCE($6, category) ELSE category END,
+              updated_at = now()
+        WHERE id = $1`,
+      [row.id, String(created.id), mapped.status, mapped.rejectedReason, mapped.platformStatus, category],
+    );
+    return { template: await this.templates.findOneByOrFail({ id: row.id }), phone };
   }
 
   // ------------------------------------------------------------------ reads
