@@ -182,6 +182,37 @@ describe('MCP server (POST /mcp)', () => {
       ).toBe(1);
     });
 
+    it('without messagingPhoneId a send goes from the first connected number, not a disconnected first one', async () => {
+      const own = await newAccount();
+      const name = await h.approvedTemplate(own, [h.body('Hi {{name}}, your order ships today.', { name: 'Ann' })]);
+      const [first] = await t.db.query(`SELECT id::text FROM phone_numbers WHERE messaging_phone_id = $1`, [
+        own.messagingPhoneId,
+      ]);
+      const [second] = await t.db.query(
+        `INSERT INTO phone_numbers (account_id, messaging_phone_id, display_phone_number, verified_name, business_account_id,
+                                    api_base_url, api_version, access_token_encrypted, messages_per_second)
+         SELECT account_id, messaging_phone_id || '9', display_phone_number, verified_name, business_account_id,
+                api_base_url, api_version, access_token_encrypted, messages_per_second
+           FROM phone_numbers WHERE id = $1 RETURNING id::text`,
+        [first.id],
+      );
+      await t.db.query(`UPDATE phone_numbers SET status = 'DISCONNECTED' WHERE id = $1`, [first.id]);
+      const ownClient = await connect(own.token);
+      const to = h.customer();
+      const sent = await eventually(async () => {
+        const result = await call(ownClient, 'send_template_message', {
+          to: `+${to}`,
+          template: name,
+          variables: { name: 'Ann' },
+        });
+        return result.isError ? null : result;
+      }, 5_000);
+      const [row] = await t.db.query(`SELECT phone_number_id::text FROM messages WHERE id = $1`, [
+        data(sent).messageId,
+      ]);
+      expect(row.phone_number_id).toBe(second.id);
+    });
+
     it('send_session_message outside the 24-hour window is an isError result that suggests a template, and stores nothing', async () => {
       const to = h.customer();
       const before = await messageCount(account);

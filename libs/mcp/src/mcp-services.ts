@@ -35,11 +35,14 @@ export class McpServices implements OnModuleInit {
     this.runs = this.moduleRef.get(WorkflowRunsService, { strict: false });
   }
 
-  /** The number to send from: the given messagingPhoneId (404 when not this account's), else the account's first number. */
+  /**
+   * The number to send from: the given messagingPhoneId (404 when not this account's), else the account's first
+   * connected number (its first number, disconnected, refused every send).
+   */
   async sendingNumber(accountId: string, messagingPhoneId: string | undefined): Promise<PhoneNumber> {
     if (messagingPhoneId) return this.messages.phoneOf(accountId, messagingPhoneId);
-    const { phoneNumbers } = await this.accounts.getAccount(accountId);
-    if (!phoneNumbers.length) throw new ToolError('This account has no connected number to send from');
-    return phoneNumbers[0];
+    const phone = await this.accounts.defaultPhoneNumber(accountId);
+    if (!phone) throw new ToolError('This account has no connected number to send from');
+    return phone;
   }
 }
