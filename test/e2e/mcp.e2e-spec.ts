@@ -312,6 +312,12 @@ describe('MCP server (POST /mcp)', () => {
         ['create_contact', { contact_number: 'abc' }, /^contact_number must be/],
         ['create_contact', { contact_number: '+15550102031', email: 'not-an-email' }, /^email /],
         ['update_contact', { contact_id: 1 }, /^send at least one of: name, email, isBlocked/],
+        // a misspelt opt-out was dropped and the call answered "Updated"
+        [
+          'update_contact',
+          { contact_id: 1, name: 'Bo', is_blocked: true },
+          /^is_blocked cannot be updated; allowed fields: name, email, isBlocked/,
+        ],
         ['trigger_campaign', { campaign_id: 1, contacts: [] }, /idempotency_key/],
         ['get_template', {}, /template_name/],
         ['get_campaign_progress', { campaign_id: 'one' }, /campaign_id/],

@@ -88,13 +88,25 @@ export function contactTools(s: McpServices): ToolDefinition[] {
         'Changes the given fields of a contact (others stay); null clears a profile field. isBlocked: true records an opt-out: nothing is sent to ' +
         'a blocked contact. The number cannot be changed.',
       grant: '/contacts',
-      input: z.object({
-        contact_id: contactId,
-        ...profile,
-        isBlocked: z.boolean().optional().describe('true: the contact opted out of messages'),
-      }),
+      input: z
+        .object({
+          contact_id: contactId,
+          ...profile,
+          isBlocked: z.boolean().optional().describe('true: the contact opted out of messages'),
+        })
+        // kept, to be refused below: a misspelt opt-out (`is_blocked`) dropped silently looked like success
+        .passthrough(),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       async run({ contact_id, ...fields }, client) {
+        const allowed = UPDATABLE_CONTACT_FIELDS as readonly string[];
+        const unknown = Object.keys(fields).filter((key) => !allowed.includes(key));
+        if (unknown.length)
+          throw validationException(
+            unknown.map((field) => ({
+              field,
+              message: `${field} cannot be updated; allowed fields: ${allowed.join(', ')}`,
+            })),
+          );
         const sent = Object.keys(defined(fields));
         if (!sent.length)
           throw validationException([
