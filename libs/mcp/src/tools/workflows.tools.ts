@@ -46,6 +46,8 @@ export function workflowTools(s: McpServices): ToolDefinition[] {
         if (Buffer.byteLength(JSON.stringify(payload)) > limit)
           throw new ToolError(`payload is too large (limit ${limit} bytes)`);
         if (!workflow.isActive) throw new ToolError(`Workflow ${workflow_id} is not active: it cannot be started`);
+        if (workflow.currentVersion === 0)
+          throw new ToolError(`Workflow ${workflow_id} is not published yet: publish its draft before starting it`);
         const started = await s.runs.startFromWebhook(workflow.identifier, payload, idempotency_key ?? null);
         if (!started) throw new ToolError('Workflow ID not found'); // deactivated meanwhile: the webhook's answer
         return {
