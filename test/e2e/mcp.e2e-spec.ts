@@ -213,6 +213,24 @@ describe('MCP server (POST /mcp)', () => {
       expect(row.phone_number_id).toBe(second.id);
     });
 
+    it('send_session_message answers a customer known only by a business-scoped user id inside its window', async () => {
+      const userId = `DE.${Date.now()}${Math.floor(Math.random() * 1000)}`;
+      const inbound = await sandbox.control.post('/_sandbox/inbound', {
+        user_id: userId,
+        username: '@ann.k',
+        name: 'Ann',
+        phone_number_id: account.messagingPhoneId,
+        text: 'Hallo',
+      });
+      expect(inbound.status).toBe(200);
+      const sent = await eventually(async () => {
+        const result = await call(client, 'send_session_message', { to: userId, message: 'Hi Ann' });
+        return result.isError ? null : result;
+      }, 10_000);
+      const [row] = await t.db.query(`SELECT recipient, body FROM messages WHERE id = $1`, [data(sent).messageId]);
+      expect(row).toEqual({ recipient: userId, body: 'Hi Ann' });
+    });
+
     it('send_session_message outside the 24-hour window is an isError result that suggests a template, and stores nothing', async () => {
       const to = h.customer();
       const before = await messageCount(account);
