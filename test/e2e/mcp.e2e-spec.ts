@@ -223,10 +223,13 @@ describe('MCP server (POST /mcp)', () => {
         text: 'Hallo',
       });
       expect(inbound.status).toBe(200);
-      const sent = await eventually(async () => {
-        const result = await call(client, 'send_session_message', { to: userId, message: 'Hi Ann' });
-        return result.isError ? null : result;
+      // the window is open once the worker stored the inbound message (polled in the database: tool calls are rate limited)
+      await eventually(async () => {
+        const [row] = await t.db.query('SELECT 1 FROM customer_windows WHERE customer = $1', [userId]);
+        return row ?? null;
       }, 10_000);
+      const sent = await call(client, 'send_session_message', { to: userId, message: 'Hi Ann' });
+      expect(sent.isError).toBeFalsy();
       const [row] = await t.db.query(`SELECT recipient, body FROM messages WHERE id = $1`, [data(sent).messageId]);
       expect(row).toEqual({ recipient: userId, body: 'Hi Ann' });
     });
