@@ -215,14 +215,7 @@ describe('MCP server (POST /mcp)', () => {
 
     it('send_session_message answers a customer known only by a business-scoped user id inside its window', async () => {
       const userId = `DE.${Date.now()}${Math.floor(Math.random() * 1000)}`;
-      const inbound = await sandbox.control.post('/_sandbox/inbound', {
-        user_id: userId,
-        username: '@ann.k',
-        name: 'Ann',
-        phone_number_id: account.messagingPhoneId,
-        text: 'Hallo',
-      });
-      expect(inbound.status).toBe(200);
+      await h.userWrites(account, userId, 'Hallo');
       // the window is open once the worker stored the inbound message (polled in the database: tool calls are rate limited)
       await eventually(async () => {
         const [row] = await t.db.query('SELECT 1 FROM customer_windows WHERE customer = $1', [userId]);

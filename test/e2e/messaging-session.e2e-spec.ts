@@ -65,20 +65,13 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
 
   it('a customer known only by a business-scoped user id (username, no phone): stored, bound to a contact by that id, and answered with recipient', async () => {
     const userId = `DE.${Date.now()}${Math.floor(Math.random() * 1000)}`;
-    const inbound = await sandbox.control.post('/_sandbox/inbound', {
-      user_id: userId,
-      username: '@ann.k',
-      name: 'Ann',
-      phone_number_id: account.messagingPhoneId,
-      text: 'Hallo',
-    });
-    expect(inbound.status).toBe(200);
+    const inbound = await h.userWrites(account, userId, 'Hallo');
     const stored = await eventually(
       async () =>
         (
           await t.db.query(
             `SELECT m.recipient, m.body, m.contact_id, c.contact_number, c.whatsapp_user_id, c.name FROM messages m LEFT JOIN contacts c ON c.id = m.contact_id WHERE m.wamid = $1`,
-            [inbound.body.wamid],
+            [inbound.wamid],
           )
         ).find((r: any) => r.contact_id !== null),
       10_000,

@@ -67,6 +67,11 @@ export function messagingHelpers(t: TestApp, sandbox: () => TestSandbox) {
     return res.body;
   }
 
+  /** A customer known only by a business-scoped user id (a WhatsApp username, no phone) writes to the number. */
+  async function userWrites(account: TestAccount, userId: string, text: string) {
+    return customerWrites(account, undefined as never, text, { user_id: userId, username: '@ann.k', name: 'Ann' });
+  }
+
   /**
    * The customer writes (as customerWrites) and the worker has stored the message, linked to its contact: the contact
    * exists, named by the customer's profile ('Customer'), before the test goes on.
@@ -87,5 +92,5 @@ export function messagingHelpers(t: TestApp, sandbox: () => TestSandbox) {
   /** A fresh customer number (never ending in 0000, the sandbox's undeliverable suffix). */
   const customer = () => `4917${String(Date.now() % 1e6).padStart(6, '0')}${String((phoneSeq++ % 90) + 10)}`;
 
-  return { unique, approvedTemplate, body, received, customerWrites, customerWritesStored, customer };
+  return { unique, approvedTemplate, body, received, customerWrites, customerWritesStored, userWrites, customer };
 }

@@ -114,8 +114,7 @@ export class WorkflowDraftsService {
       throw badField('revision', 'revision must be the draft revision to publish (an integer ≥ 1)');
     const draft = await this.getDraft(accountId, workflowId);
     if (draft.revision !== revision) throw staleDraft(draft.revision);
-    const body = draft.definition as { trigger?: unknown; startNodeId?: unknown; nodes?: unknown };
-    const definition = await this.workflows.checkDefinition(accountId, body, draft.definition);
+    const definition = await this.workflows.checkDefinition(accountId, draft.definition);
     return this.db.transaction(async (tx) => {
       // The workflow row lock orders publish against saves: the draft read here is the one published.
       const workflow = await this.lockWorkflow(tx, accountId, workflowId);

@@ -37,14 +37,10 @@ export class WorkflowsService {
 
   /**
    * Validates the definition (engine rules, then template names against the account's templates) and throws a
-   * 400 naming every node and field at fault. `definition`: the whole object as stored (a draft), so that a field
-   * the engine does not know is refused as the draft's `errors` show it, not dropped.
+   * 400 naming every node and field at fault. A draft is checked whole, as stored, so that a field the engine does
+   * not know is refused as the draft's `errors` show it, not dropped.
    */
-  async checkDefinition(
-    accountId: string,
-    body: Pick<SaveWorkflowDto, 'trigger' | 'startNodeId' | 'nodes'>,
-    definition: unknown = { trigger: body.trigger, startNodeId: body.startNodeId, nodes: body.nodes },
-  ): Promise<WorkflowDefinition> {
+  async checkDefinition(accountId: string, definition: unknown): Promise<WorkflowDefinition> {
     const result = validateDefinition(definition);
     if (!result.ok) {
       const errors: DefinitionFieldError[] = result.errors.map((e) => ({
@@ -99,7 +95,14 @@ export class WorkflowsService {
       ]);
     if (body.mode === 'create' && body.asDraft) return this.createUnpublished(accountId, body);
     const hasDefinition = body.trigger !== undefined || body.startNodeId !== undefined || body.nodes !== undefined;
-    const definition = body.mode === 'create' || hasDefinition ? await this.checkDefinition(accountId, body) : null;
+    const definition =
+      body.mode === 'create' || hasDefinition
+        ? await this.checkDefinition(accountId, {
+            trigger: body.trigger,
+            startNodeId: body.startNodeId,
+            nodes: body.nodes,
+          })
+        : null;
     const layout = parseLayout(body.layout);
 
     return this.dataSource.transaction(async (tx) => {

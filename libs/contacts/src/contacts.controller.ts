@@ -28,6 +28,7 @@ import {
   MessageResponse,
   MissingGroupsResponse,
   newContactOf,
+  notUpdatableFields,
   UPDATABLE_CONTACT_FIELDS,
   UpdateContactBody,
   ValidationErrorResponse,
@@ -146,21 +147,15 @@ export class ContactsController {
     @Body() body: UpdateContactBody,
     @Req() request: FastifyRequest,
   ) {
-    // The global pipe strips unknown fields silently; for an opt-out a typo (`is_blocked`) must not look like success.
+    // The global pipe strips unknown fields silently: they are refused here, from the raw body.
     const raw = request.body;
     const sent = raw && typeof raw === 'object' && !Array.isArray(raw) ? Object.keys(raw) : [];
-    const allowed = UPDATABLE_CONTACT_FIELDS as readonly string[];
-    const unknown = sent.filter((key) => !allowed.includes(key));
-    if (unknown.length) {
-      throw validationException(
-        unknown.map((field) => ({
-          field,
-          message: `${field} cannot be updated; allowed fields: ${allowed.join(', ')}`,
-        })),
-      );
-    }
+    const unknown = notUpdatableFields(sent);
+    if (unknown.length) throw validationException(unknown);
     if (!sent.length) {
-      throw validationException([{ field: 'body', message: `send at least one of: ${allowed.join(', ')}` }]);
+      throw validationException([
+        { field: 'body', message: `send at least one of: ${UPDATABLE_CONTACT_FIELDS.join(', ')}` },
+      ]);
     }
     const changes = Object.fromEntries(
       UPDATABLE_CONTACT_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]),

@@ -13,6 +13,6 @@ export * from './sending/messages.service';
 export * from './conversations/conversations.controller';
 export * from './sending/send-activities.service';
 export { SendExecutor, IN_DOUBT_GIVE_UP_MS } from './sending/send.processor';
-export { isUserId, validateSessionBody, validateTemplateItem } from './sending/send-requests';
+export { recipientOf, validateSessionBody, validateTemplateItem } from './sending/send-requests';
 export * from './inbox/inbox-conversations';
 export * from './inbox/inbox-events';

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIntInRange, normalizePhone, PaginationQuery, toStrictInt } from '@switchboard/core';
+import { type FieldError, IsIntInRange, normalizePhone, PaginationQuery, toStrictInt } from '@switchboard/core';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsOptional, ValidateIf } from 'class-validator';
 import type { NewContact } from '../contacts.service';
@@ -109,6 +109,17 @@ export const UPDATABLE_CONTACT_FIELDS = [
   'facebookUrl',
   'linkedinUrl',
 ] as const;
+
+/**
+ * The update's keys that are no contact field, each as a field error (REST PATCH and MCP update_contact alike): the
+ * validation strips unknown keys silently, and for an opt-out a typo (`is_blocked`) must not look like success.
+ */
+export function notUpdatableFields(keys: string[]): FieldError[] {
+  const allowed = UPDATABLE_CONTACT_FIELDS as readonly string[];
+  return keys
+    .filter((key) => !allowed.includes(key))
+    .map((field) => ({ field, message: `${field} cannot be updated; allowed fields: ${allowed.join(', ')}` }));
+}
 
 export class ListContactsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {
   @ApiPropertyOptional({

@@ -5,6 +5,7 @@ import {
   CreateContactBody,
   ListContactsQuery,
   newContactOf,
+  notUpdatableFields,
   UPDATABLE_CONTACT_FIELDS,
   UpdateContactBody,
 } from '@switchboard/contacts';
@@ -98,15 +99,8 @@ export function contactTools(s: McpServices): ToolDefinition[] {
         .passthrough(),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       async run({ contact_id, ...fields }, client) {
-        const allowed = UPDATABLE_CONTACT_FIELDS as readonly string[];
-        const unknown = Object.keys(fields).filter((key) => !allowed.includes(key));
-        if (unknown.length)
-          throw validationException(
-            unknown.map((field) => ({
-              field,
-              message: `${field} cannot be updated; allowed fields: ${allowed.join(', ')}`,
-            })),
-          );
+        const unknown = notUpdatableFields(Object.keys(fields));
+        if (unknown.length) throw validationException(unknown);
         const sent = Object.keys(defined(fields));
         if (!sent.length)
           throw validationException([

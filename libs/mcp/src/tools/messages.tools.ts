@@ -1,5 +1,5 @@
-import { normalizePhone, validationException } from '@switchboard/core';
-import { isUserId, validateSessionBody } from '@switchboard/messaging';
+import { validationException } from '@switchboard/core';
+import { recipientOf, validateSessionBody } from '@switchboard/messaging';
 import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
 import { defineTool, renameWords, ToolError, type ToolDefinition } from '../tool-kit';
@@ -126,7 +126,7 @@ export function messageTools(s: McpServices): ToolDefinition[] {
         if (!checked.value) throw validationException(checked.errors);
         const phone = await s.sendingNumber(client.accountId, args.messagingPhoneId);
         // valid: checked above; a customer known only by a business-scoped user id has its window under that id
-        const customer = isUserId(args.to) ? args.to.trim() : normalizePhone(args.to)!;
+        const customer = recipientOf(args.to)!;
         const window = await s.conversations.window(phone.id, customer);
         if (!window.open) {
           const templates = client.grants.includes('/templates')

@@ -11,6 +11,7 @@ import { MessageOutcome, OutboundMessage, SendQueueService } from './send-queue.
 import {
   callbackEventsOf,
   isUserId,
+  recipientOf,
   SessionMessageBody,
   sessionPayload,
   TemplateMessageBody,
@@ -210,9 +211,9 @@ export class MessagesService {
     idempotencyKey: string | null = null,
   ): Promise<{ ok: true; message: OutboundMessage } | { ok: false; reason: string }> {
     // a customer known only by a business-scoped user id (WhatsApp usernames) is addressed by that id
-    const userId = isUserId(value.receipentPhone) ? value.receipentPhone.trim() : null;
-    const number = userId ?? normalizePhone(value.receipentPhone);
+    const number = recipientOf(value.receipentPhone);
     if (!number) return { ok: false, reason: 'receipentPhone is not a phone number with country code' };
+    const userId = isUserId(number) ? number : null;
     const { contact } = userId
       ? await this.contacts.findOrCreateByWhatsAppUser(accountId, userId, null, value.receipentName)
       : await this.contacts.findOrCreateByNumber(accountId, number, value.receipentName);

@@ -42,6 +42,11 @@ export function isUserId(value: unknown): value is string {
   return isStr(value) && BUSINESS_SCOPED_USER_ID.test(value.trim());
 }
 
+/** Whom a recipient field names: a business-scoped user id as given (trimmed), else the phone normalized; null: neither. */
+export function recipientOf(value: string): string | null {
+  return isUserId(value) ? value.trim() : normalizePhone(value);
+}
+
 export function isHttpUrl(value: unknown): value is string {
   if (!isStr(value) || value.length > LIMITS.url) return false;
   try {
