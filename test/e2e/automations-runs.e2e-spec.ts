@@ -312,6 +312,26 @@ describe('Workflow runs (embedded driver)', () => {
       expect(other.body.runId).not.toBe(answers[0].body.runId);
     });
 
+    it('the same keys retried on another process in the opposite order start each run once (no deadlock, no 500)', async () => {
+      // Two processes (here the API's and the worker's services, each with its own pool) each insert a batch of 100
+      // runs; the shop's retries put the keys in the other order. Row locks taken in opposite orders deadlocked.
+      const apiRuns = t.app.get(WorkflowRunsService);
+      for (let round = 0; round < 3; round++) {
+        const keys = Array.from({ length: 100 }, (_, i) => `crossed-${Date.now()}-${round}-${i}`);
+        const [first, second] = await Promise.all([
+          Promise.all(keys.map((key) => apiRuns.startFromWebhook(identifier, { key }, key))),
+          Promise.all([...keys].reverse().map((key) => runs.startFromWebhook(identifier, { key }, key))),
+        ]);
+        expect(first.map((r) => r?.runId)).toEqual([...second].reverse().map((r) => r?.runId));
+        expect(first.concat(second).filter((r) => r?.created).length).toBe(100);
+        const [{ n }] = await t.db.query(
+          'SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND idempotency_key = ANY($2)',
+          [workflowId, keys],
+        );
+        expect(n).toBe(100);
+      }
+    });
+
     it('unknown and inactive identifiers are 404 Workflow ID not found', async () => {
       expect(await webhook('no-such-workflow-identifier', {})).toMatchObject({
         status: 404,

@@ -52,6 +52,8 @@ interface RunRow {
 /**
  * The webhook's one round trip, for every request of the moment: find each active workflow and insert its run
  * (prepared: it is the hot path). Returns the ids inserted (a retried idempotency key inserts nothing).
+ * Rows go in the order of the idempotency index: another process inserting the same keys (a shop's retries) waits
+ * for this one key by key in the same order instead of deadlocking.
  */
 const START_FROM_WEBHOOK_SQL = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::uuid[], $3::json[], $4::text[], $5::text[]) AS i(identifier, id, payload, phone, key)),
@@ -59,6 +61,7 @@ const START_FROM_WEBHOOK_SQL = `WITH input AS (
          WHERE identifier IN (SELECT identifier FROM input) AND is_active AND current_version > 0)
   INSERT INTO workflow_runs (id, account_id, workflow_id, workflow_version, status, payload, contact_phone, idempotency_key)
   SELECT i.id, w.account_id, w.id, w.current_version, 'pending', i.payload, i.phone, i.key FROM input i JOIN w USING (identifier)
+  ORDER BY w.id, i.key
   ON CONFLICT (workflow_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING id`;
 
