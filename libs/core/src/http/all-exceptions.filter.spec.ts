@@ -3,9 +3,13 @@ import { AllExceptionsFilter } from './all-exceptions.filter';
 import { errorBody } from './error-body';
 
 /** The one error shape (docs/errors.md), for what the e2e tests cannot easily provoke. */
-function answer(exception: unknown): { status: number; body: unknown } {
-  const sent: { status: number; body: unknown } = { status: 0, body: undefined };
-  const reply = { status: (s: number) => ((sent.status = s), { send: (b: unknown) => (sent.body = b) }) };
+function answer(exception: unknown): { status: number; body: unknown; headers?: Record<string, string> } {
+  const sent: { status: number; body: unknown; headers?: Record<string, string> } = { status: 0, body: undefined };
+  const chain = {
+    header: (name: string, value: string) => ((sent.headers = { ...sent.headers, [name]: value }), chain),
+    send: (b: unknown) => (sent.body = b),
+  };
+  const reply = { status: (s: number) => ((sent.status = s), chain) };
   const host = { switchToHttp: () => ({ getResponse: () => reply, getRequest: () => ({ id: 'req-1', url: '/x' }) }) };
   new AllExceptionsFilter().catch(exception, host as never);
   return sent;
@@ -84,5 +88,22 @@ describe('errorBody / AllExceptionsFilter', () => {
       status: 500,
       body: { statusCode: 500, message: 'Internal server error', requestId: 'req-1' },
     });
+  });
+
+  it('a deadlock or serialization failure (from TypeORM or pg) is a 503 with Retry-After, for a retry', () => {
+    const retry = {
+      status: 503,
+      headers: { 'retry-after': '1' },
+      body: { statusCode: 503, message: 'The request met a concurrent change; retry it', requestId: 'req-1' },
+    };
+    const deadlock = Object.assign(new Error('deadlock detected'), { name: 'error', severity: 'ERROR', code: '40P01' });
+    expect(answer(deadlock)).toEqual(retry);
+    const serialization = Object.assign(new Error('could not serialize access due to concurrent update'), {
+      name: 'QueryFailedError',
+      driverError: { code: '40001' },
+    });
+    expect(answer(serialization)).toEqual(retry);
+    // the code alone, on an error that did not come from PostgreSQL, is not enough
+    expect(answer(Object.assign(new Error('x'), { code: '40P01' })).status).toBe(500);
   });
 });

@@ -46,6 +46,22 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
 
+    // A deadlock or serialization failure rolled its statement back: nothing of it was written, and the same request
+    // a moment later succeeds. Tell the client to retry instead of reporting a failure.
+    if (isTransientConflict(exception)) {
+      this.logger.warn({
+        msg: 'Request lost a database lock conflict; answered 503 for a retry',
+        requestId: request?.id,
+        url: request?.url && logUrl(request.url, request.routeOptions?.url),
+        err: (exception as Error).message,
+      });
+      void reply
+        .status(HttpStatus.SERVICE_UNAVAILABLE)
+        .header('retry-after', '1')
+        .send({ statusCode: 503, message: 'The request met a concurrent change; retry it', requestId: request?.id });
+      return;
+    }
+
     this.logger.error({
       msg: 'Unhandled error',
       requestId: request?.id,
@@ -58,14 +74,20 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 }
 
-function isDataException(exception: unknown): boolean {
+function sqlState(exception: unknown): string | undefined {
   const code =
     (exception as { code?: unknown; driverError?: { code?: unknown } } | undefined)?.driverError?.code ??
     (exception as { code?: unknown })?.code;
-  return (
-    exception instanceof Error &&
-    exception.name === 'QueryFailedError' &&
-    typeof code === 'string' &&
-    code.startsWith('22')
-  );
+  return typeof code === 'string' ? code : undefined;
+}
+
+function isDataException(exception: unknown): boolean {
+  return exception instanceof Error && exception.name === 'QueryFailedError' && !!sqlState(exception)?.startsWith('22');
+}
+
+/** 40P01 deadlock_detected, 40001 serialization_failure: from TypeORM (QueryFailedError) or from `pg` directly. */
+function isTransientConflict(exception: unknown): boolean {
+  const fromPostgres = exception instanceof Error && (exception.name === 'QueryFailedError' || 'severity' in exception);
+  const code = sqlState(exception);
+  return fromPostgres && (code === '40P01' || code === '40001');
 }
