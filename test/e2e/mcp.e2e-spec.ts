@@ -170,6 +170,14 @@ describe('MCP server (POST /mcp)', () => {
       const retry = await call(client, 'send_template_message', args);
       expect(retry.isError).toBeFalsy();
       expect(data(retry).messageId).toBe(data(first).messageId);
+      // the same key for another customer is refused, not answered with the first message as if sent
+      const other = h.customer();
+      const reused = await call(client, 'send_template_message', { ...args, to: `+${other}` });
+      expect(reused.isError).toBe(true);
+      expect(text(reused)).toBe(
+        `idempotency_key order-${to} was already used for another message to ${to}: use a new key for a new message`,
+      );
+      expect(await h.received(account, other)).toHaveLength(0);
       await new Promise((r) => setTimeout(r, 300));
       expect(await h.received(account, to)).toHaveLength(1);
       expect(

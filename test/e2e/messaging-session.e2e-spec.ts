@@ -387,6 +387,50 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     expect(await h.received(account, to)).toHaveLength(1);
   });
 
+  it('Idempotency-Key reused for another message: 422 naming the key, nothing stored or sent', async () => {
+    const to = h.customer();
+    const other = h.customer();
+    await h.customerWrites(account, to);
+    await h.customerWrites(account, other);
+    const key = { 'idempotency-key': `order-${to}` };
+    const first = await send(
+      { typOfmsg: 'normal_message', receipentPhone: to, message: 'once' },
+      undefined,
+      undefined,
+      key,
+    );
+    expect(first.status).toBe(200);
+    const refused = {
+      status: 422,
+      body: {
+        statusCode: 422,
+        message: `Idempotency-Key order-${to} was already used for another message to ${to}: use a new key for a new message`,
+        field: 'Idempotency-Key',
+      },
+    };
+    const toOther = await send(
+      { typOfmsg: 'normal_message', receipentPhone: other, message: 'once' },
+      undefined,
+      undefined,
+      key,
+    );
+    expect({ status: toOther.status, body: toOther.body }).toEqual(refused);
+    const otherText = await send(
+      { typOfmsg: 'normal_message', receipentPhone: to, message: 'twice' },
+      undefined,
+      undefined,
+      key,
+    );
+    expect({ status: otherText.status, body: otherText.body }).toEqual(refused);
+    const [{ n }] = await t.db.query(
+      'SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND idempotency_key = $2',
+      [account.accountId, `order-${to}`],
+    );
+    expect(n).toBe(1);
+    expect(await h.received(account, other)).toHaveLength(0);
+    expect(await h.received(account, to)).toHaveLength(1);
+  });
+
   it('Idempotency-Key: two requests at once get the same message, each woken by its send (not by the 1-s poll)', async () => {
     const to = h.customer();
     await h.customerWrites(account, to);

@@ -64,6 +64,48 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
     expect(m.payload.template).toMatchObject({ name, language: { code: 'en_US' } });
   });
 
+  it('Idempotency-Key on a bulk: a retry answers the same messages; an item changed under the same key is a 422', async () => {
+    const name = await orderTemplate();
+    const [to1, to2, to3] = [h.customer(), h.customer(), h.customer()];
+    const key = `batch-${to1}`;
+    const post = (items: unknown) =>
+      t.http.post(`/send-message/${account.messagingPhoneId}`, items, {
+        token: account.token,
+        headers: { 'idempotency-key': key },
+      });
+    const item = (to: string, city = 'Berlin') => ({
+      templateName: name,
+      to,
+      variables: { name: 'Ann', custom_order: 'A-1', custom_city: city },
+    });
+    const first = await post([item(to1), item(to2)]);
+    expect(first.status).toBe(200);
+    const retry = await post([item(to1), item(to2)]);
+    expect(retry.status).toBe(200);
+    expect(retry.body.results.map((r: any) => r.messageId)).toEqual(first.body.results.map((r: any) => r.messageId));
+    const changed = await post([item(to1), item(to3)]);
+    expect({ status: changed.status, body: changed.body }).toEqual({
+      status: 422,
+      body: {
+        statusCode: 422,
+        message: `Idempotency-Key ${key} was already used for another message (item [1], key ${key}:1) to ${to2}: use a new key for a new message`,
+        field: 'Idempotency-Key',
+      },
+    });
+    const otherVariables = await post([item(to1, 'Rome')]);
+    expect(otherVariables.status).toBe(422);
+    expect(otherVariables.body.message).toContain(`(item [0], key ${key}:0) to ${to1}`);
+    const rows = await t.db.query(
+      'SELECT idempotency_key, recipient FROM messages WHERE account_id = $1 AND idempotency_key LIKE $2 ORDER BY 1',
+      [account.accountId, `${key}:%`],
+    );
+    expect(rows).toEqual([
+      { idempotency_key: `${key}:0`, recipient: to1 },
+      { idempotency_key: `${key}:1`, recipient: to2 },
+    ]);
+    expect(await h.received(account, to3)).toHaveLength(0);
+  });
+
   it('body variables are filled in the order of the keys: name, email, custom*; other keys are ignored', async () => {
     const name = await orderTemplate();
     const to1 = h.customer();

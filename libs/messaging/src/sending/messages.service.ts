@@ -1,4 +1,10 @@
-import { BadRequestException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
+import {
+  BadRequestException,
+  ForbiddenException,
+  Injectable,
+  NotFoundException,
+  UnprocessableEntityException,
+} from '@nestjs/common';
 import { AccountsService, PhoneNumber } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
 import { AppConfig, assertPublicTarget, FieldError, normalizePhone, validationException } from '@switchboard/core';
@@ -90,6 +96,7 @@ export class MessagesService {
     await this.checkCallbackTargets([value], '');
     const prepared = await this.prepareSession(accountId, phone, value, idempotencyKey ?? null);
     if (!prepared.ok) throw new ForbiddenException({ success: false, message: prepared.reason });
+    await this.refuseReusedKeys([prepared.message], idempotencyKey, false);
     const [id] = await this.sends.store([prepared.message], 'api');
     let outcome = (await this.sends.waitForOutcome([id])).get(id)!;
     // Accepted is not yet sent: outside the window the platform reports 131047 in a failed status. Unless we know the
@@ -168,6 +175,12 @@ export class MessagesService {
     }
 
     if (toSend.length) {
+      await this.refuseReusedKeys(
+        toSend.map((s) => s.message),
+        idempotencyKey,
+        bulk,
+        toSend.map((s) => s.index),
+      );
       const ids = await this.sends.store(
         toSend.map((s) => s.message),
         'api',
@@ -268,6 +281,28 @@ export class MessagesService {
         idempotencyKey,
       }),
     };
+  }
+
+  /**
+   * 422 when the Idempotency-Key already named another message (a different recipient, number, template or text):
+   * answering with the first message would report as sent a message that never was (IETF
+   * draft-ietf-httpapi-idempotency-key-header: 422 for a key reused with a different request). Nothing is stored.
+   */
+  private async refuseReusedKeys(
+    messages: OutboundMessage[],
+    key: string | undefined,
+    bulk: boolean,
+    indexes = messages.map((_, i) => i),
+  ): Promise<void> {
+    if (!key) return;
+    const [reused] = await this.sends.keysUsedForOtherMessages(messages);
+    if (!reused) return;
+    const item = bulk ? ` (item [${indexes[reused.index]}], key ${reused.key})` : '';
+    throw new UnprocessableEntityException({
+      statusCode: 422,
+      message: `Idempotency-Key ${key} was already used for another message${item} to ${reused.recipient}: use a new key for a new message`,
+      field: 'Idempotency-Key',
+    });
   }
 
   /** The account's connected number by messagingPhoneId, or 404. */

@@ -160,6 +160,41 @@ export class SendQueueService implements OnModuleDestroy {
     return ids;
   }
 
+  /**
+   * The messages whose idempotency key already names a different message (another number, recipient, kind, template
+   * or text), with the recipient of the first one: a key reused by mistake must not answer for a message never sent.
+   */
+  async keysUsedForOtherMessages(
+    messages: OutboundMessage[],
+  ): Promise<Array<{ index: number; key: string; recipient: string }>> {
+    const keyed = messages.flatMap((m, index) => (m.idempotencyKey ? [{ m, index, key: m.idempotencyKey }] : []));
+    if (!keyed.length) return [];
+    const rows: Array<{
+      idempotency_key: string;
+      phone_number_id: string;
+      recipient: string;
+      kind: string;
+      template_name: string | null;
+      body: string | null;
+    }> = await this.db.query(
+      `SELECT idempotency_key, phone_number_id, recipient, kind, template_name, body FROM messages
+        WHERE account_id = $1 AND idempotency_key = ANY($2::text[])`,
+      [keyed[0].m.accountId, keyed.map((k) => k.key)],
+    );
+    const first = new Map(rows.map((r) => [r.idempotency_key, r]));
+    return keyed.flatMap(({ m, index, key }) => {
+      const r = first.get(key);
+      const same =
+        !r ||
+        (String(r.phone_number_id) === String(m.phoneNumberId) &&
+          r.recipient === m.recipient &&
+          r.kind === m.kind &&
+          r.template_name === (m.templateName ?? null) &&
+          r.body === (m.body ?? null));
+      return same ? [] : [{ index, key, recipient: r.recipient }];
+    });
+  }
+
   /** Stores then queues; returns the message ids in input order (an existing id for a repeated idempotency key). */
   async store(messages: OutboundMessage[], lane: SendLane): Promise<string[]> {
     const ids: string[] = [];
@@ -250,7 +285,8 @@ export class SendQueueService implements OnModuleDestroy {
       send_job: m.sendJob ?? null,
     }));
     // Without an idempotency key nothing can conflict: no ON CONFLICT, so PostgreSQL skips the speculative insertion
-    // (one WAL record less per message, and less work: a campaign's messages have no key).
+    // (one WAL record less per message, and less work: a campaign's messages have no key). Keyed rows go in the key
+    // index's order, so that two processes storing the same keys wait for each other instead of deadlocking.
     const keyed = rows.some((r) => r.idempotency_key !== null);
     const inserted = await namedQuery<{ id: string }>(
       db,
@@ -261,7 +297,7 @@ export class SendQueueService implements OnModuleDestroy {
               x.idempotency_key, x.callback_url, ARRAY(SELECT jsonb_array_elements_text(x.callback_events)), $2, x.campaign_id, x.send_job
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, account_id bigint, phone_number_id bigint, contact_id bigint, recipient text, kind text,
             template_name text, body text, payload jsonb, idempotency_key text, callback_url text, callback_events jsonb, campaign_id bigint, send_job text)
-       ${keyed ? 'ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING' : ''}
+       ${keyed ? 'ORDER BY x.account_id, x.idempotency_key ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING' : ''}
        RETURNING id`,
       [JSON.stringify(rows), lane],
     );
