@@ -1,5 +1,5 @@
 import { Repository } from 'typeorm';
-import { CloudApiClient, parseWebhook, TemplateStatusEvent } from '@switchboard/whatsapp';
+import { CloudApiClient, CloudApiError, parseWebhook, TemplateStatusEvent } from '@switchboard/whatsapp';
 import { TemplatesService } from '@switchboard/templates';
 import { createSandbox, Sandbox } from '../../apps/sandbox/src/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -315,6 +315,24 @@ describe('Templates', () => {
       expect(res.body.platform_error).toMatchObject({ code: 190 });
       expect(await t.db.query('SELECT 1 FROM templates WHERE account_id = $1', [a.accountId])).toEqual([]);
       expect(await platformTemplates('manual_broken')).toEqual([]);
+    });
+
+    it('an answer lost on the way back (the platform created it) keeps the template, found on the platform by name', async () => {
+      const a = await account();
+      await control('POST', '/_sandbox/config', { garbledTemplateCreates: 1 });
+      const res = await t.http.post('/templates/create', simple(a, 'manual_lost_answer'), { token: a.token });
+      expect(res.status).toBe(200);
+      expect(res.body.success).toBe(true);
+      const [onPlatform] = await platformTemplates('manual_lost_answer');
+      expect(
+        await t.db.query('SELECT platform_template_id, status FROM templates WHERE account_id = $1', [a.accountId]),
+      ).toEqual([{ platform_template_id: String(onPlatform.id), status: 'PENDING' }]);
+      // the review reaches it as usual
+      await review('manual_lost_answer', 'APPROVED');
+      await service().sync(a.accountId);
+      expect(
+        (await t.http.get('/templates/status?template_name=manual_lost_answer', { token: a.token })).body,
+      ).toMatchObject({ data: { template_name: 'manual_lost_answer', status: 'APPROVED' } });
     });
 
     it.each([
@@ -842,6 +860,76 @@ describe('Templates', () => {
         status: 'PENDING',
         category: 'MARKETING',
         variables: ['first_name', 'time'],
+      });
+    });
+
+    it('an approval of the edit applied before the edit call returned stays APPROVED; a refused edit leaves the status as it was', async () => {
+      const a = await account();
+      await create(a, simple(a, 'manual_quick_edit'));
+      await review('manual_quick_edit', 'APPROVED');
+      await service().applyPlatformStatus((await statusEvents('manual_quick_edit')).at(-1)!);
+      const [{ id: platformId }] = await platformTemplates('manual_quick_edit');
+      const [{ waba }] = await t.db.query(
+        'SELECT business_account_id AS waba FROM phone_numbers WHERE messaging_phone_id = $1',
+        [a.messagingPhoneId],
+      );
+      const editTemplate = CloudApiClient.prototype.editTemplate;
+      const approveAtOnce = jest.spyOn(CloudApiClient.prototype, 'editTemplate').mockImplementation(async function (
+        this: CloudApiClient,
+        id,
+        edit,
+      ) {
+        const answer = await editTemplate.call(this, id, edit);
+        // the platform approves the edit, and its webhook is applied, before the edit's answer is read
+        await service().applyPlatformStatus({
+          event: 'APPROVED',
+          templateId: String(platformId),
+          templateName: 'manual_quick_edit',
+          language: 'en_US',
+          wabaId: String(waba),
+        } as any);
+        return answer;
+      });
+      try {
+        const res = await t.http.put(
+          '/templates/update?template_name=manual_quick_edit',
+          { category: 'MARKETING' },
+          {
+            token: a.token,
+          },
+        );
+        expect(res.status).toBe(200);
+        expect(res.body.data).toMatchObject({ status: 'APPROVED', category: 'MARKETING' });
+      } finally {
+        approveAtOnce.mockRestore();
+      }
+      expect((await t.http.get('/v2/templates/manual_quick_edit', { token: a.token })).body.data.status).toBe(
+        'APPROVED',
+      );
+
+      const refuse = jest.spyOn(CloudApiClient.prototype, 'editTemplate').mockRejectedValue(
+        new CloudApiError({
+          kind: 'api',
+          code: 100,
+          httpStatus: 400,
+          message: 'Invalid parameter',
+        }),
+      );
+      try {
+        const res = await t.http.put(
+          '/templates/update?template_name=manual_quick_edit',
+          { category: 'UTILITY' },
+          {
+            token: a.token,
+          },
+        );
+        expect(res.status).toBe(400);
+      } finally {
+        refuse.mockRestore();
+      }
+      expect((await t.http.get('/v2/templates/manual_quick_edit', { token: a.token })).body.data).toMatchObject({
+        status: 'APPROVED',
+        category: 'MARKETING',
       });
     });
 

@@ -208,10 +208,18 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   );
 
   // message templates
-  app.post(
-    '/:version/:id/message_templates',
-    route((req, id) => catalog.createTemplate(id, req.body)),
-  );
+  app.post('/:version/:id/message_templates', {
+    preHandler: checkVersion,
+    handler: async (req: FastifyRequest, reply: FastifyReply) => {
+      const created = catalog.createTemplate((req.params as Params).id, req.body);
+      if (state.config.garbledTemplateCreates > 0) {
+        // created (and under review), but the answer is cut off: the client cannot tell whether it exists
+        state.config.garbledTemplateCreates--;
+        return reply.header('content-type', 'application/json').send(JSON.stringify(created).slice(0, 12));
+      }
+      return reply.send(created);
+    },
+  });
   app.get(
     '/:version/:id/message_templates',
     route((req, id) => catalog.listTemplates(id, req.query as Json)),

@@ -71,6 +71,8 @@ export interface SandboxConfig {
    * its status webhooks scheduled): the sender cannot know whether the platform took it. Counts down.
    */
   garbledAnswers: number;
+  /** The same for template creates: the next this many are created but answered with a cut-off body. Counts down. */
+  garbledTemplateCreates: number;
 }
 
 export function defaultConfig(): SandboxConfig {
@@ -100,6 +102,7 @@ export function defaultConfig(): SandboxConfig {
     invalidTokens: [],
     sendAnswerDelayMs: 0,
     garbledAnswers: 0,
+    garbledTemplateCreates: 0,
   };
 }
 

@@ -23,7 +23,7 @@ import {
   TemplateStatusEvent,
 } from '@switchboard/whatsapp';
 import { recordWebhookEvent } from '@switchboard/webhooks';
-import { DataSource, EntityManager, In, Repository } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { templateListPage, templateListSql } from './template-list';
 import { compileComponents, CompiledTemplate, TEMPLATE_CATEGORIES } from './template-rules';
@@ -139,6 +139,11 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
   return out;
 }
 
+/** The platform's answer was lost or was a server error: the request may still have been carried out. */
+function mayHaveCreated(err: unknown): boolean {
+  return err instanceof CloudApiError && (err.kind !== 'api' || err.httpStatus >= 500);
+}
+
 /** A platform failure as our HTTP answer: 400 when Meta rejected the template itself, 502 when the platform failed us. */
 function platformFailure(err: unknown): HttpException {
   const platform_error = platformErrorBody(err);
@@ -219,7 +224,7 @@ export class TemplatesService {
     if (!inserted?.raw?.length) return TEMPLATE_NAME_TAKEN;
     const row = await this.templates.findOneByOrFail({ id: String(inserted.raw[0].id) });
 
-    let created;
+    let created: { id: string; status: string; category: string } | undefined;
     try {
       created = await client.createTemplate({
         name: row.name,
@@ -230,15 +235,26 @@ export class TemplatesService {
         components: compiled.platformComponents,
       });
     } catch (err) {
-      await this.templates.delete({ id: row.id });
-      if (err instanceof CloudApiError && err.subcode === 2388024) return TEMPLATE_NAME_TAKEN; // exists on the WABA already
+      // A lost answer (timeout, cut-off body, 5xx) is no refusal: the platform may hold the template now. Deleting the
+      // reservation then made a retry answer "name already exists" for a template sync could never find.
+      if (mayHaveCreated(err)) created = await this.findOnPlatform(client, row).catch(() => undefined);
+      if (!created) {
+        await this.templates.delete({ id: row.id });
+        if (err instanceof CloudApiError && err.subcode === 2388024) return TEMPLATE_NAME_TAKEN; // on the WABA already
+        this.logger.warn({
+          msg: 'template create refused by the platform',
+          accountId,
+          name: row.name,
+          err: platformMessage(err),
+        });
+        throw platformFailure(err);
+      }
       this.logger.warn({
-        msg: 'template create refused by the platform',
+        msg: 'template create answer lost; found the template on the platform',
         accountId,
         name: row.name,
         err: platformMessage(err),
       });
-      throw platformFailure(err);
     }
     const mapped = mapPlatformStatus(created.status) ?? {
       status: 'PENDING' as const,
@@ -336,8 +352,7 @@ export class TemplatesService {
           remote = await client.getTemplate(row.platformTemplateId);
         } else {
           // a create that crashed between the platform's answer and our save: find it by name
-          const found = await client.listTemplates({ name: row.name, limit: 100 });
-          remote = found.data.find((t) => t.name === row.name && t.language === row.language);
+          remote = await this.findOnPlatform(client, row);
           if (!remote)
             return { error: { name: row.name, language: row.language, message: 'Template not found on the platform' } };
           await this.templates.update({ id: row.id }, { platformTemplateId: String(remote.id) });
@@ -365,6 +380,15 @@ export class TemplatesService {
     };
   }
 
+  /** The platform's template of this name and language, looked up by name (its id is not known here). */
+  private async findOnPlatform(
+    client: CloudApiClient,
+    row: Pick<Template, 'name' | 'language'>,
+  ): Promise<MessageTemplate | undefined> {
+    const found = await client.listTemplates({ name: row.name, limit: 100 });
+    return found.data.find((t) => t.name === row.name && t.language === row.language);
+  }
+
   // ------------------------------------------------------------------ update
 
   /** PUT /templates/update: edits on the platform (a new review), then stores the edit with status PENDING. */
@@ -382,22 +406,31 @@ export class TemplatesService {
       });
     }
     const client = await this.clientFor(row.phoneNumberId);
+    // Under review from before the edit is submitted: the platform's verdict on the edit (a webhook, possibly within
+    // the same second) then finds PENDING and moves it on. PENDING written after the call overwrote an approval.
+    const before = { status: row.status, rejectedReason: row.rejectedReason, platformStatus: row.platformStatus };
+    await this.templates.update({ id: row.id }, { status: 'PENDING', rejectedReason: null, platformStatus: null });
     try {
       await client.editTemplate(row.platformTemplateId, {
         ...(compiled ? { components: compiled.platformComponents } : {}),
         ...(body.category ? { category: body.category } : {}),
       });
     } catch (err) {
+      // refused: the template is as it was, unless a status event has moved it meanwhile
+      await this.templates.update(
+        { id: row.id, status: 'PENDING', rejectedReason: IsNull(), platformStatus: IsNull() },
+        before,
+      );
       this.logger.warn({ msg: 'template edit refused by the platform', accountId, name, err: platformMessage(err) });
       throw platformFailure(err);
     }
-    if (compiled) Object.assign(row, this.compiledColumns(body.components!, compiled));
-    if (body.category) row.category = body.category as TemplateCategoryValue;
-    const before = { status: row.status, rejectedReason: row.rejectedReason, platformStatus: row.platformStatus };
-    row.status = 'PENDING';
-    row.rejectedReason = null;
-    row.platformStatus = null;
-    const saved = await this.templates.save(row);
+    await this.templates.update(
+      { id: row.id },
+      {
+        ...(compiled ? this.compiledColumns(body.components!, compiled) : {}),
+        ...(body.category ? { category: body.category as TemplateCategoryValue } : {}),
+      } as QueryDeepPartialEntity<Template>,
+    );
     if (before.status !== 'PENDING' || before.platformStatus)
       await this.publishStatus(
         {
@@ -412,7 +445,7 @@ export class TemplatesService {
         },
         'edit',
       );
-    return saved;
+    return this.templates.findOneByOrFail({ id: row.id });
   }
 
   // ------------------------------------------------------------------ for the webhook processor and messaging
