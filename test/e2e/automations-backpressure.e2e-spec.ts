@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createWorkflow, waitForRun } from '../helpers/automations';
+import { mcpPost } from '../helpers/mcp';
 import { eventually } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 import { startWorkerProcess } from '../helpers/worker-process';
@@ -79,6 +80,28 @@ describe('Inbound workflow webhook backpressure (AUTOMATION_MAX_BACKLOG_MS)', ()
       ),
     });
     expect(await runCount(wf.id)).toBe(1); // nothing created
+    // an agent's start_workflow (MCP) meets the same backpressure
+    const viaMcp = await mcpPost(
+      t.url,
+      { authorization: account.token },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'start_workflow', arguments: { workflow_id: wf.id, payload: { order: 2 } } },
+      },
+    );
+    expect(((await viaMcp.json()) as any).result).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: expect.stringMatching(
+          /^Too many runs waiting to start \(the oldest for \d+ s\); retry after 1 seconds$/,
+        ),
+        status: 429,
+        retryAfterSeconds: 1,
+      },
+    });
+    expect(await runCount(wf.id)).toBe(1);
     // validation still comes first: a malformed request is a 400, not a 429
     const malformed = await t.http.post(
       `/webhook/workflow/${wf.identifier}`,

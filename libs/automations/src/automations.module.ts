@@ -80,7 +80,7 @@ export class AutomationsModule {
         RunBacklog,
         ...automationDriverProviders(options.driver),
       ],
-      exports: [WorkflowsService, WorkflowRunsService, AUTOMATION_DRIVER, TemporalClientService],
+      exports: [WorkflowsService, WorkflowRunsService, RunBacklog, AUTOMATION_DRIVER, TemporalClientService],
     };
   }
 }

@@ -8,6 +8,12 @@ const READ_EVERY_MS = 500;
 /** How long a request that finds the backlog over the limit is held for it to come back under (at most the limit). */
 const BACKLOG_HOLD_MS = 1000;
 
+/** The 429 message while the backlog is over its limit (the inbound webhook's, and MCP's start_workflow). */
+export function backlogRefusal(verdict: BacklogVerdict): string | undefined {
+  if (verdict.retryAfterSeconds === undefined) return undefined;
+  return `Too many runs waiting to start (the oldest for ${Math.round(verdict.oldestPendingMs / 1000)} s); retry after ${verdict.retryAfterSeconds} seconds`;
+}
+
 export interface BacklogVerdict {
   /** how long the oldest run accepted but not started yet has waited (0: none) */
   oldestPendingMs: number;

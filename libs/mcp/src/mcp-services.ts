@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { AccountsService, type PhoneNumber } from '@switchboard/accounts';
-import { WorkflowRunsService, WorkflowsService } from '@switchboard/automations';
+import { RunBacklog, WorkflowRunsService, WorkflowsService } from '@switchboard/automations';
 import { CampaignsService } from '@switchboard/campaigns';
 import { ContactsService } from '@switchboard/contacts';
 import { AppConfig } from '@switchboard/core';
@@ -18,6 +18,7 @@ import { ToolError } from './tool-kit';
 export class McpServices implements OnModuleInit {
   workflows: WorkflowsService;
   runs: WorkflowRunsService;
+  backlog: RunBacklog;
 
   constructor(
     readonly config: AppConfig,
@@ -33,6 +34,7 @@ export class McpServices implements OnModuleInit {
   onModuleInit() {
     this.workflows = this.moduleRef.get(WorkflowsService, { strict: false });
     this.runs = this.moduleRef.get(WorkflowRunsService, { strict: false });
+    this.backlog = this.moduleRef.get(RunBacklog, { strict: false });
   }
 
   /**
