@@ -340,7 +340,8 @@ export class ContactsService {
       const rows: Array<{ id: string; contact_number: string; is_blocked: boolean }> = await tx.query(
         `WITH input AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) AS x(number, name, email)),
               ins AS (INSERT INTO contacts (account_id, contact_number, name, email)
-                      SELECT $1, number, name, email FROM input ON CONFLICT (account_id, contact_number) DO NOTHING
+                      SELECT $1, number, name, email FROM input ORDER BY number
+                      ON CONFLICT (account_id, contact_number) DO NOTHING
                       RETURNING id, contact_number, is_blocked)
          SELECT id, contact_number, is_blocked FROM ins
          UNION ALL

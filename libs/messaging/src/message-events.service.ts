@@ -67,6 +67,11 @@ export function replyContentOf(event: MessageEvent): { type: string; content?: u
   return content === undefined ? { type } : { type, content };
 }
 
+/** Orders bigint ids given as decimal strings. */
+function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
 const TIMESTAMP_COLUMN: Record<string, string> = {
   sent: 'sent_at',
   delivered: 'delivered_at',
@@ -84,13 +89,20 @@ export class MessageEventsService {
     maxItems: 1000,
   });
   private readonly contactLinks = MicroBatcher.ofWrites(
-    (links: Array<{ messageId: string; contactId: string }>) =>
-      this.db.query(
+    (links: Array<{ messageId: string; contactId: string }>) => {
+      // In contact order: each link's trigger locks that contact's conversation row, and two processes linking the
+      // messages of the same customers in the orders they arrived deadlocked. The nested loop over the array (a few
+      // hundred ids probing the primary key) updates in the array's order.
+      const sorted = [...links].sort(
+        (a, b) => compareIds(a.contactId, b.contactId) || (a.messageId < b.messageId ? -1 : 1),
+      );
+      return this.db.query(
         `UPDATE messages m SET contact_id = u.contact_id
            FROM unnest($1::uuid[], $2::bigint[]) AS u(id, contact_id)
           WHERE m.id = u.id AND m.contact_id IS NULL`,
-        [links.map((l) => l.messageId), links.map((l) => l.contactId)],
-      ),
+        [sorted.map((l) => l.messageId), sorted.map((l) => l.contactId)],
+      );
+    },
     { maxItems: 200 },
   );
   /** customer messages of one moment, stored together (an Error: that message's own failure) */

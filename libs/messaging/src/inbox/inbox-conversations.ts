@@ -221,8 +221,10 @@ export class InboxConversations {
     if (phoneNumberIds) {
       await this.db.query(
         `INSERT INTO conversation_number_reads (account_id, contact_id, phone_number_id, last_read_at)
-         SELECT c.account_id, c.contact_id, n, c.last_message_at FROM conversations c, unnest($3::bigint[]) n
+         SELECT c.account_id, c.contact_id, n, c.last_message_at
+           FROM conversations c, (SELECT DISTINCT n FROM unnest($3::bigint[]) n ORDER BY n) numbers
           WHERE c.account_id = $1 AND c.contact_id = $2
+          ORDER BY n -- one lock order for every session, whatever the order of its numbers
          ON CONFLICT (account_id, contact_id, phone_number_id) DO UPDATE
            SET last_read_at = GREATEST(conversation_number_reads.last_read_at, EXCLUDED.last_read_at)`,
         [accountId, contactId, phoneNumberIds],

@@ -285,8 +285,10 @@ export class SendQueueService implements OnModuleDestroy {
       send_job: m.sendJob ?? null,
     }));
     // Without an idempotency key nothing can conflict: no ON CONFLICT, so PostgreSQL skips the speculative insertion
-    // (one WAL record less per message, and less work: a campaign's messages have no key). Keyed rows go in the key
-    // index's order, so that two processes storing the same keys wait for each other instead of deadlocking.
+    // (one WAL record less per message, and less work: a campaign's messages have no key). Rows go in contact order:
+    // the insert trigger locks each contact's conversation row, and two processes storing messages to the same
+    // customers (a bulk send beside a campaign, two automation batches) in other orders deadlocked. A key belongs to
+    // one contact, so the key index is taken in one order too.
     const keyed = rows.some((r) => r.idempotency_key !== null);
     const inserted = await namedQuery<{ id: string }>(
       db,
@@ -297,7 +299,8 @@ export class SendQueueService implements OnModuleDestroy {
               x.idempotency_key, x.callback_url, ARRAY(SELECT jsonb_array_elements_text(x.callback_events)), $2, x.campaign_id, x.send_job
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, account_id bigint, phone_number_id bigint, contact_id bigint, recipient text, kind text,
             template_name text, body text, payload jsonb, idempotency_key text, callback_url text, callback_events jsonb, campaign_id bigint, send_job text)
-       ${keyed ? 'ORDER BY x.account_id, x.idempotency_key ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING' : ''}
+       ORDER BY x.account_id, x.contact_id, x.idempotency_key
+       ${keyed ? 'ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING' : ''}
        RETURNING id`,
       [JSON.stringify(rows), lane],
     );
