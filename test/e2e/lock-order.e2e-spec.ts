@@ -126,6 +126,37 @@ describe('Lock order of concurrent batched writes (no deadlocks)', () => {
     expect(n).toBe(80);
   });
 
+  it('importing the same numbers (new, then existing into a group) from two imports, in opposite orders', async () => {
+    const [{ id: groupId }] = await t.db.query(
+      `INSERT INTO contact_groups (account_id, name) VALUES ($1, 'Imported twice') RETURNING id::text`,
+      [account.accountId],
+    );
+    batch++;
+    const rows = Array.from({ length: 200 }, (_, i) => ({
+      number: `4915${String(batch).padStart(3, '0')}${String(i).padStart(5, '0')}`,
+      name: null,
+      email: null,
+      custom: null,
+    }));
+    for (const groupIds of [[], [groupId]]) {
+      const orders = [rows, [...rows].reverse()];
+      const counts = await Promise.all(
+        processes.map((p, i) =>
+          p
+            .get(DataSource)
+            .transaction((tx) =>
+              p.get(ContactsService).importContacts(tx, account.accountId, orders[i], { groupIds, existing: 'skip' }),
+            ),
+        ),
+      );
+      expect(counts.map((c) => c.created + c.skipped)).toEqual([200, 200]);
+    }
+    const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM contact_group_members WHERE group_id = $1`, [
+      groupId,
+    ]);
+    expect(n).toBe(200);
+  });
+
   it('finding or creating many contacts by number (a campaign trigger), in opposite orders', async () => {
     for (let round = 0; round < 3; round++) {
       batch++;

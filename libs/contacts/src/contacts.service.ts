@@ -609,7 +609,9 @@ export class ContactsService {
       if (found.length !== options.groupIds.length) throw new NotFoundException({ message: GROUP_NOT_FOUND });
     }
     const apply = async (todo: ImportedContact[], onConflict: boolean) => {
-      // The rows travel as one JSON array (cheaper to build than four text arrays). `existing` probes the unique
+      // The rows travel as one JSON array (cheaper to build than four text arrays). New numbers and memberships go in
+      // key order, as every other writer of them does: two imports (or an import and an add to the group) over the
+      // same numbers in other orders would deadlock. `existing` probes the unique
       // (account_id, contact_number) index once per row (LIMIT 1 keeps the planner from turning it into a scan of all
       // the account's contacts). New contacts cannot be members yet: their memberships need no ON CONFLICT. The answer
       // is counts, not a row per number.
@@ -621,6 +623,7 @@ export class ContactsService {
               inserted AS (INSERT INTO contacts (account_id, contact_number, name, email, custom_fields)
                            SELECT $1, i.n, i.a, i.e, COALESCE(i.f, '{}') FROM input i
                             WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.contact_number = i.n)
+                            ORDER BY i.n
                            ${onConflict ? 'ON CONFLICT (account_id, contact_number) DO NOTHING' : ''}
                            RETURNING id, contact_number),
               updated AS (UPDATE contacts c
@@ -636,6 +639,7 @@ export class ContactsService {
               members AS (INSERT INTO contact_group_members (group_id, contact_id)
                           SELECT g, t.id FROM unnest($4::bigint[]) AS g
                            CROSS JOIN (SELECT id FROM existing WHERE NOT is_blocked) t
+                           ORDER BY g, t.id
                           ON CONFLICT DO NOTHING)
          SELECT (SELECT count(*) FROM inserted)::int AS created,
                 (SELECT count(*) FROM updated)::int AS updated,

@@ -424,13 +424,10 @@ export class TemplatesService {
       this.logger.warn({ msg: 'template edit refused by the platform', accountId, name, err: platformMessage(err) });
       throw platformFailure(err);
     }
-    await this.templates.update(
-      { id: row.id },
-      {
-        ...(compiled ? this.compiledColumns(body.components!, compiled) : {}),
-        ...(body.category ? { category: body.category as TemplateCategoryValue } : {}),
-      } as QueryDeepPartialEntity<Template>,
-    );
+    await this.templates.update({ id: row.id }, {
+      ...(compiled ? this.compiledColumns(body.components!, compiled) : {}),
+      ...(body.category ? { category: body.category as TemplateCategoryValue } : {}),
+    } as QueryDeepPartialEntity<Template>);
     if (before.status !== 'PENDING' || before.platformStatus)
       await this.publishStatus(
         {

@@ -367,7 +367,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       if (o.statusCode === 410) e.gone.add(o.delivery.url);
       byEndpoint.set(o.delivery.endpoint_id, e);
     }
-    for (const [endpointId, e] of byEndpoint) {
+    // in id order: two workers' batches failing on the same endpoints lock them in one order (no deadlock)
+    for (const [endpointId, e] of [...byEndpoint].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       let disabled: Array<{ url: string; disabled_reason: string; disabled_at: Date; enabled?: boolean }> = [];
       if (e.gone.size) {
         [disabled] = await tx.query(

@@ -503,9 +503,12 @@ export class SendExecutor {
   /** Gives back claims of messages whose platform call was not made (or was definitely refused): not in doubt. */
   private async releaseClaims(rows: SendRow[]): Promise<void> {
     if (!rows.length) return;
+    // locked in id order first, as claims and campaign pauses lock them: no deadlock with either
     await this.db.query(
-      `UPDATE messages m SET claimed_at = NULL FROM unnest($1::uuid[], $2::int[]) AS x(id, claim)
-        WHERE m.id = x.id AND m.send_claim = x.claim`,
+      `WITH x AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS x(id, claim)),
+            locked AS (SELECT m.id FROM messages m WHERE m.id = ANY($1::uuid[]) ORDER BY m.id FOR UPDATE)
+       UPDATE messages m SET claimed_at = NULL FROM x, locked l
+        WHERE m.id = x.id AND l.id = x.id AND m.send_claim = x.claim`,
       [rows.map((r) => r.id), rows.map((r) => r.send_claim)],
     );
   }
