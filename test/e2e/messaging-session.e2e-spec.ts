@@ -86,6 +86,13 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     });
     expect(stored.contact_id).not.toBeNull();
 
+    // the conversation list shows the window this message opened
+    const listed = await t.http.get('/v2/conversations?pageSize=100', { token: account.token });
+    const conversation = listed.body.data.conversations.find(
+      (c: any) => c.contact.contact_id === Number(stored.contact_id),
+    );
+    expect(conversation).toMatchObject({ contact: { contact_number: null }, window: { open: true } });
+
     const res = await send({ typOfmsg: 'normal_message', receipentPhone: userId, message: 'Hallo Ann' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, message: 'Message sent to whatsapp successfully!' });

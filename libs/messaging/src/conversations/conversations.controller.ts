@@ -7,6 +7,7 @@ import { ContactsService } from '@switchboard/contacts';
 import { isoOrNull, pageMeta, pageOffset, PaginationQuery } from '@switchboard/core';
 import { IsIn, IsOptional } from 'class-validator';
 import { DataSource } from 'typeorm';
+import { customerOf } from '../sending/send-requests';
 
 export class ListConversationsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {}
 
@@ -90,7 +91,8 @@ export class ConversationsService {
       data: {
         conversations: listed.map((r) => {
           const contact = contacts.get(String(r.contact_id))!;
-          const windowInboundAt = windows.get(`${r.phone_number_id}\u0000${contact.contactNumber}`);
+          // by user id for a customer known only by one (its window was looked up by a null number: always closed)
+          const windowInboundAt = windows.get(`${r.phone_number_id}\u0000${customerOf(contact)}`);
           const expiresAt = windowInboundAt ? new Date(new Date(windowInboundAt).getTime() + WINDOW_MS) : null;
           return {
             contact: {
@@ -190,9 +192,4 @@ export class ConversationsController {
   ) {
     return this.conversations.messages(accountId, contactId, query);
   }
-}
-
-/** How the platform addresses the customer: the number, or the business-scoped user id of a contact known only by it. */
-function customerOf(c: { contactNumber: string | null; whatsappUserId?: string | null }): string {
-  return (c.contactNumber ?? c.whatsappUserId)!;
 }

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
-import { ContactsService, type Contact } from '@switchboard/contacts';
+import { ContactsService } from '@switchboard/contacts';
 import type { MessageEvent } from '@switchboard/whatsapp';
 import { DataSource } from 'typeorm';
 import { replyContentOf } from '../message-events.service';
 import { isoOrNull, MicroBatcher } from '@switchboard/core';
+import { customerOf } from '../sending/send-requests';
 
 const WINDOW_MS = 24 * 3600 * 1000;
 
@@ -294,8 +295,4 @@ export class InboxConversations {
     );
     return new Map(rows.map((w) => [`${w.phone_number_id}\u0000${w.customer}`, w.last_inbound_at]));
   }
-}
-
-function customerOf(c: Pick<Contact, 'contactNumber'> & { whatsappUserId?: string | null }): string {
-  return (c.contactNumber ?? c.whatsappUserId)!;
 }

@@ -47,6 +47,11 @@ export function recipientOf(value: string): string | null {
   return isUserId(value) ? value.trim() : normalizePhone(value);
 }
 
+/** How the platform addresses a contact: the number, or the business-scoped user id of a contact known only by it. */
+export function customerOf(c: { contactNumber: string | null; whatsappUserId?: string | null }): string {
+  return (c.contactNumber ?? c.whatsappUserId)!;
+}
+
 export function isHttpUrl(value: unknown): value is string {
   if (!isStr(value) || value.length > LIMITS.url) return false;
   try {
