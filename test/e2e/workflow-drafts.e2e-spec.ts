@@ -191,7 +191,8 @@ describe('Workflow list, drafts and versions', () => {
     });
     expect(restored.status).toBe(200);
     // revision 1 went to the published draft: a revision is never handed out twice
-    expect(restored.body.data).toMatchObject({ revision: 2, baseVersion: 1, definition: simpleDefinition() });
+    // its base is the live version it would replace (2), not the version restored
+    expect(restored.body.data).toMatchObject({ revision: 2, baseVersion: 2, definition: simpleDefinition() });
     // the live version is untouched until publish
     expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: account.token })).body.data).toMatchObject({
       version: 2,
@@ -245,6 +246,72 @@ describe('Workflow list, drafts and versions', () => {
       { field: 'asDraft', message: 'asDraft is for mode create only: save a draft with PUT /v1/workflows/{id}/draft' },
     ]);
     expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: account.token })).body.data.version).toBe(1);
+  });
+
+  it('publishing a draft over a version published since (an API edit) is a 409 until it says it replaces that version', async () => {
+    const account = await t.createAccount();
+    const wf = await createWorkflow(t, account.token, simpleDefinition(), 'Edited twice');
+    const draft = await t.http.put(
+      `/v1/workflows/${wf.id}/draft`,
+      { revision: 0, definition: twoStep() },
+      { token: account.token },
+    );
+    expect(draft.body.data).toMatchObject({ revision: 1, baseVersion: 1 });
+    // meanwhile a script edits the live workflow through the API: version 2 (drafts are left alone)
+    const edited = await t.http.post(
+      '/v1/workflows',
+      { mode: 'edit', id: wf.id, name: 'Edited by a script', ...twoStep('done') },
+      { token: account.token },
+    );
+    expect(edited.body.data.version).toBe(2);
+    const refused = await t.http.post(`/v1/workflows/${wf.id}/publish`, { revision: 1 }, { token: account.token });
+    expect({ status: refused.status, body: refused.body }).toEqual({
+      status: 409,
+      body: {
+        statusCode: 409,
+        message:
+          'Version 2 was published after this draft was started from version 1: publishing would undo its changes. ' +
+          'Compare them, then publish with replaces: 2',
+        currentVersion: 2,
+        baseVersion: 1,
+      },
+    });
+    expect((await t.http.get(`/v1/workflows/${wf.id}`, { token: account.token })).body.data).toMatchObject({
+      version: 2,
+      name: 'Edited by a script',
+      hasDraft: true,
+    });
+    const stale = await t.http.post(
+      `/v1/workflows/${wf.id}/publish`,
+      { revision: 1, replaces: 1 },
+      { token: account.token },
+    );
+    expect(stale.status).toBe(409);
+    const bad = await t.http.post(
+      `/v1/workflows/${wf.id}/publish`,
+      { revision: 1, replaces: 'latest' },
+      { token: account.token },
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body.field).toBe('replaces');
+    const replaced = await t.http.post(
+      `/v1/workflows/${wf.id}/publish`,
+      { revision: 1, replaces: 2 },
+      { token: account.token },
+    );
+    expect(replaced.body.data).toEqual({ id: wf.id, version: 3 });
+
+    // a restored version replaces the live one it was restored over: no 409
+    const restored = await t.http.post(`/v1/workflows/${wf.id}/versions/1/restore`, undefined, {
+      token: account.token,
+    });
+    expect(restored.body.data.baseVersion).toBe(3);
+    const republished = await t.http.post(
+      `/v1/workflows/${wf.id}/publish`,
+      { revision: restored.body.data.revision },
+      { token: account.token },
+    );
+    expect(republished.body.data).toEqual({ id: wf.id, version: 4 });
   });
 
   it('bad drafts get a 400 naming the field', async () => {

@@ -146,8 +146,8 @@ export const workflowsApi = {
   saveDraft: (id: number, body: { revision: number; name: string; definition: Definition; layout: Layout }) =>
     api<{ data: Draft }>('PUT', `/v1/workflows/${id}/draft`, body).then((r) => r.data),
   discardDraft: (id: number) => api('DELETE', `/v1/workflows/${id}/draft`),
-  publish: (id: number, revision: number) =>
-    api<{ data: { id: number; version: number } }>('POST', `/v1/workflows/${id}/publish`, { revision }).then(
+  publish: (id: number, revision: number, replaces?: number) =>
+    api<{ data: { id: number; version: number } }>('POST', `/v1/workflows/${id}/publish`, { revision, replaces }).then(
       (r) => r.data,
     ),
   versions: (id: number) =>

@@ -110,6 +110,14 @@ export class PublishDraftDto {
   @ApiProperty({ description: 'the draft revision to publish; a stale one gets 409' })
   @Allow()
   revision: number;
+
+  @ApiPropertyOptional({
+    description:
+      'the live version the publish may replace (default: the one the draft was started from). A version published ' +
+      'since (through POST /v1/workflows, say) gets 409 with currentVersion, so that its changes are not undone unseen',
+  })
+  @Allow()
+  replaces?: number;
 }
 
 export class TestRunDto {

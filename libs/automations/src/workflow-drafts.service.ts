@@ -107,11 +107,15 @@ export class WorkflowDraftsService {
 
   /**
    * Publishes the draft as the next version: validated like POST /v1/workflows (400 naming the node and field),
-   * then the draft is gone. `revision` must be the draft's current one (409 otherwise).
+   * then the draft is gone. `revision` must be the draft's current one (409 otherwise). The live version must be the
+   * one the draft was started from, or `replaces`: a version published meanwhile (an edit through the API, which
+   * leaves drafts alone) gets 409 instead of having its changes undone by a draft that never saw them.
    */
-  async publish(accountId: string, workflowId: string, revision: unknown) {
+  async publish(accountId: string, workflowId: string, revision: unknown, replaces?: unknown) {
     if (typeof revision !== 'number' || !Number.isInteger(revision) || revision < 1)
       throw badField('revision', 'revision must be the draft revision to publish (an integer ≥ 1)');
+    if (replaces !== undefined && (typeof replaces !== 'number' || !Number.isInteger(replaces) || replaces < 0))
+      throw badField('replaces', 'replaces must be the live version the publish replaces (an integer ≥ 0)');
     const draft = await this.getDraft(accountId, workflowId);
     if (draft.revision !== revision) throw staleDraft(draft.revision);
     const definition = await this.workflows.checkDefinition(accountId, draft.definition);
@@ -122,6 +126,8 @@ export class WorkflowDraftsService {
         workflow.id,
       ]);
       if (now?.revision !== revision) throw staleDraft(now?.revision ?? 0);
+      const base = (replaces as number | undefined) ?? draft.baseVersion;
+      if (workflow.current_version !== base) throw replacedSince(workflow.current_version, base);
       const version = workflow.current_version + 1;
       await tx.query(
         `INSERT INTO workflow_versions (workflow_id, version, definition, layout) VALUES ($1, $2, $3, $4)`,
@@ -175,7 +181,10 @@ export class WorkflowDraftsService {
     };
   }
 
-  /** Makes an earlier (or the current) version the draft, replacing any draft there was. */
+  /**
+   * Makes an earlier (or the current) version the draft, replacing any draft there was. Its base is the live version:
+   * restoring is choosing to replace that one.
+   */
   async restore(accountId: string, workflowId: string, versionParam: string) {
     const source = await this.getVersion(accountId, workflowId, versionParam);
     return this.db.transaction(async (tx) => {
@@ -187,7 +196,7 @@ export class WorkflowDraftsService {
          RETURNING *`,
         [
           workflow.id,
-          source.version,
+          workflow.current_version,
           workflow.name,
           JSON.stringify(source.definition),
           source.layout ? JSON.stringify(source.layout) : null,
@@ -235,6 +244,17 @@ export class WorkflowDraftsService {
       updatedAt: new Date(row.updated_at).toISOString(),
     };
   }
+}
+
+function replacedSince(currentVersion: number, baseVersion: number) {
+  return new ConflictException({
+    statusCode: 409,
+    message:
+      `Version ${currentVersion} was published after this draft was started from version ${baseVersion}: ` +
+      `publishing would undo its changes. Compare them, then publish with replaces: ${currentVersion}`,
+    currentVersion,
+    baseVersion,
+  });
 }
 
 function badField(field: string, message: string) {

@@ -175,7 +175,7 @@ export class WorkflowsController {
     summary: 'Publish the draft as the next version (validated: 400 naming node and field; stale revision: 409)',
   })
   async publish(@AccountId() accountId: string, @Param('id') id: string, @Body() body: PublishDraftDto) {
-    return { success: true, data: await this.drafts.publish(accountId, id, body.revision) };
+    return { success: true, data: await this.drafts.publish(accountId, id, body.revision, body.replaces) };
   }
 
   @Get('v1/workflows/:id/versions')

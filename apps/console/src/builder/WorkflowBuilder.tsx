@@ -376,7 +376,18 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     if (revision.current === 0)
       return setNotice({ kind: 'info', text: 'Nothing to publish: no changes since the current version.' });
     try {
-      const result = await workflowsApi.publish(workflowId, revision.current);
+      const result = await workflowsApi.publish(workflowId, revision.current).catch((e) => {
+        // a version published since this draft was started (through the API): replace it only when asked to
+        const since = e instanceof ApiError && e.status === 409 ? e.body?.currentVersion : undefined;
+        if (typeof since !== 'number') throw e;
+        const replace = window.confirm(
+          `Version ${since} was published after you started this draft from version ${e.body.baseVersion}` +
+            ` (through the API, or by someone else). Publishing replaces it with your draft: its changes are lost.` +
+            ` Publish anyway?`,
+        );
+        if (!replace) throw new Error(`version ${since} was published since; open Versions to compare`);
+        return workflowsApi.publish(workflowId, revision.current, since);
+      });
       revision.current = 0;
       setHasDraft(false);
       setWorkflow(await workflowsApi.get(workflowId));
