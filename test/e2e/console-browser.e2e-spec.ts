@@ -243,6 +243,8 @@ describe('Console in the browser', () => {
     expect((await nodeState(page)).edges).toHaveLength(before.edges.length - 3);
     await page.keyboard.press('Control+z');
     await page.locator(node('wait_for_reply_1')).waitFor();
+    // React Flow draws a node's edges once it has measured the node: a moment after the node itself
+    await page.waitForFunction((n) => document.querySelectorAll('.react-flow__edge').length === n, before.edges.length);
     expect(await nodeState(page)).toEqual(before);
     await page.keyboard.press('Control+Shift+z');
     await page.waitForFunction(() => !document.querySelector('.react-flow__node[data-id="wait_for_reply_1"]'));
@@ -289,6 +291,37 @@ describe('Console in the browser', () => {
     expect(draft.body.data.definition).toEqual(v1.body.data.definition);
     expect(draft.body.data.layout).toEqual(v1.body.data.layout);
     await page.locator('[data-testid=palette]').waitFor();
+  });
+
+  it('publishing over a version published through the API meanwhile asks first, and replaces it only when confirmed', async () => {
+    const live = (await t.http.get(`/v1/workflows/${workflowId}`, { token: account.token })).body.data;
+    const apiEdit = await t.http.post(
+      '/v1/workflows',
+      { mode: 'edit', id: workflowId, trigger: live.trigger, startNodeId: live.startNodeId, nodes: live.nodes },
+      { token: account.token },
+    );
+    const since = apiEdit.body.data.version as number;
+    const questions: string[] = [];
+    page.once('dialog', (dialog) => {
+      questions.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await page.click('[data-testid=publish]');
+    await page
+      .locator('[data-testid=publish-error]')
+      .filter({ hasText: `Cannot publish: version ${since} was published since; open Versions to compare` })
+      .waitFor();
+    expect(questions[0]).toMatch(
+      new RegExp(`^Version ${since} was published after you started this draft from version 1 `),
+    );
+    expect((await t.http.get(`/v1/workflows/${workflowId}`, { token: account.token })).body.data.version).toBe(since);
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.click('[data-testid=publish]');
+    await page
+      .locator('[data-testid=published]')
+      .filter({ hasText: `Published version ${since + 1}.` })
+      .waitFor();
   });
 
   it('an agent cannot open the builder and the API refuses its workflow calls', async () => {

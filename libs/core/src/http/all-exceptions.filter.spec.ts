@@ -90,6 +90,11 @@ describe('errorBody / AllExceptionsFilter', () => {
     });
   });
 
+  it('a request body cut off by the client (an upload cancelled) is a 400, not a logged 500', () => {
+    const aborted = Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+    expect(answer(aborted)).toEqual({ status: 400, body: { statusCode: 400, message: 'The request was aborted' } });
+  });
+
   it('a deadlock or serialization failure (from TypeORM or pg) is a 503 with Retry-After, for a retry', () => {
     const retry = {
       status: 503,

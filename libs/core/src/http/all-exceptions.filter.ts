@@ -46,6 +46,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
 
+    // The client went away mid-body (an upload cancelled): nobody reads the answer, and nothing failed on our side.
+    if (isClientAbort(exception)) {
+      this.logger.log({
+        msg: 'Request aborted by the client',
+        requestId: request?.id,
+        url: request?.url && logUrl(request.url, request.routeOptions?.url),
+      });
+      void reply.status(HttpStatus.BAD_REQUEST).send({ statusCode: 400, message: 'The request was aborted' });
+      return;
+    }
+
     // A deadlock or serialization failure rolled its statement back: nothing of it was written, and the same request
     // a moment later succeeds. Tell the client to retry instead of reporting a failure.
     if (isTransientConflict(exception)) {
@@ -74,7 +85,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 }
 
-function sqlState(exception: unknown): string | undefined {
+function errorCode(exception: unknown): string | undefined {
   const code =
     (exception as { code?: unknown; driverError?: { code?: unknown } } | undefined)?.driverError?.code ??
     (exception as { code?: unknown })?.code;
@@ -82,12 +93,19 @@ function sqlState(exception: unknown): string | undefined {
 }
 
 function isDataException(exception: unknown): boolean {
-  return exception instanceof Error && exception.name === 'QueryFailedError' && !!sqlState(exception)?.startsWith('22');
+  return (
+    exception instanceof Error && exception.name === 'QueryFailedError' && !!errorCode(exception)?.startsWith('22')
+  );
+}
+
+/** Node's error for a request body cut off by the client closing the connection. */
+function isClientAbort(exception: unknown): boolean {
+  return exception instanceof Error && exception.message === 'aborted' && errorCode(exception) === 'ECONNRESET';
 }
 
 /** 40P01 deadlock_detected, 40001 serialization_failure: from TypeORM (QueryFailedError) or from `pg` directly. */
 function isTransientConflict(exception: unknown): boolean {
   const fromPostgres = exception instanceof Error && (exception.name === 'QueryFailedError' || 'severity' in exception);
-  const code = sqlState(exception);
+  const code = errorCode(exception);
   return fromPostgres && (code === '40P01' || code === '40001');
 }
