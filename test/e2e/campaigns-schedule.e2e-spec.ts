@@ -173,6 +173,21 @@ describe('Scheduled campaigns', () => {
     expect(badField.body.field).toBe('variables.name.field');
     const noFallback = await create({ variables: { name: { field: 'name', fallback: '' }, custom_code: 'X' } });
     expect(noFallback.body.field).toBe('variables.name.fallback');
+    // a date that does not exist is refused, not moved to another day (V8 reads Feb 31st as March 3rd)
+    for (const scheduledAt of ['2030-02-31T09:00:00Z', '2030-01-01T24:00:00Z']) {
+      const impossible = await create({ scheduledAt });
+      expect(impossible.status).toBe(400);
+      expect(impossible.body.field).toBe('scheduledAt');
+    }
+    // created and scheduled at once: refused before anything is written (it left a draft on every retry)
+    const count = async () =>
+      (await t.db.query(`SELECT count(*)::int AS n FROM campaigns WHERE account_id = $1`, [account.accountId]))[0].n;
+    const before = await count();
+    const unfilled = await create({ scheduledAt: inSeconds(3600), variables: { name: 'you' } });
+    expect(unfilled.status).toBe(400);
+    expect(unfilled.body.field).toBe('variables');
+    expect(unfilled.body.message).toMatch(/^the campaign's variables do not fill the template: /);
+    expect(await count()).toBe(before);
   }, 60_000);
 
   it("another account's scheduled campaign is a 404 for schedule, unschedule and the live view", async () => {

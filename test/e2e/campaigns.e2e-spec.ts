@@ -326,6 +326,22 @@ describe('Campaigns', () => {
       expect((await progressOf(id)).audience).toBe(2);
     });
 
+    it('a contact name cut at 200 characters keeps its emoji whole, and the name variable reaches the platform', async () => {
+      const tpl = await greeting();
+      const id = (
+        await createCampaign({
+          templateName: tpl,
+          variables: { name: { field: 'name', fallback: 'there' }, custom_code: 'C' },
+        })
+      ).body.data.campaign_id;
+      const to = h.customer();
+      const name = `${'a'.repeat(199)}😀`;
+      expect((await trigger(id, { contacts: [{ phoneNumber: to, name }] })).status).toBe(200);
+      // the cut ended on half of the emoji, which jsonb refused: the fan-out failed for good and nothing was sent
+      await eventually(async () => (await h.received(account, to)).length === 1, 10_000, 'the message sent');
+      expect(bodyTexts((await h.received(account, to))[0])).toEqual(['a'.repeat(199), 'C']);
+    });
+
     it('a retried trigger with the same Idempotency-Key does nothing new (200 again)', async () => {
       const tpl = await greeting();
       const id = (await createCampaign({ templateName: tpl, variables: { name: 'x', custom_code: 'y' } })).body.data

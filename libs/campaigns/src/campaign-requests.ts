@@ -1,5 +1,5 @@
 import { CALLBACK_EVENTS } from '@switchboard/messaging';
-import { FieldError, normalizePhone, PHONE_FORMAT_HINT } from '@switchboard/core';
+import { clipText, FieldError, normalizePhone, PHONE_FORMAT_HINT } from '@switchboard/core';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isHttpUrl = (v: unknown): v is string => {
@@ -99,13 +99,29 @@ function checkCampaignVariables(
 }
 
 /** `scheduledAt`: an ISO 8601 time with its offset, in the future, within a year. */
+/** The date and time as written exist (V8 reads 2026-02-31 as March 3rd and 24:00 as the next day). */
+function isCalendarTime(text: string): boolean {
+  const [y, mo, d, h, mi, s] = (text.match(/^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?/) ?? [])
+    .slice(1)
+    .map((part) => Number(part ?? 0));
+  const probe = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  return (
+    probe.getUTCFullYear() === y &&
+    probe.getUTCMonth() === mo - 1 &&
+    probe.getUTCDate() === d &&
+    probe.getUTCHours() === h &&
+    probe.getUTCMinutes() === mi &&
+    probe.getUTCSeconds() === s
+  );
+}
+
 export function checkScheduledAt(value: unknown, errors: FieldError[], now = Date.now()): Date | null {
   if (value === undefined || value === null) return null;
   const text = typeof value === 'string' ? value : '';
   const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(text)
     ? new Date(text)
     : null;
-  if (!at || Number.isNaN(at.getTime())) {
+  if (!at || Number.isNaN(at.getTime()) || !isCalendarTime(text)) {
     errors.push({
       field: 'scheduledAt',
       message: 'scheduledAt must be an ISO 8601 time with its offset, e.g. 2026-12-01T09:00:00Z',
@@ -277,7 +293,7 @@ export function validateTriggerBody(
     let name: string | null = null;
     if (item.name !== undefined && item.name !== null) {
       if (typeof item.name !== 'string') errors.push({ field: `${at}.name`, message: `${at}.name must be text` });
-      else name = item.name.trim().slice(0, 200) || null;
+      else name = clipText(item.name.trim(), 200) || null;
     }
     let email: string | null = null;
     if (item.email !== undefined && item.email !== null && item.email !== '') {

@@ -157,6 +157,8 @@ export async function approvedTemplate(
 }
 
 /** 409 for a trigger of a cancelled campaign. */
+const VARIABLES_PROBLEM = "the campaign's variables do not fill the template";
+
 const cancelledConflict = (campaignId: string) =>
   new ConflictException({
     message: `Campaign ${campaignId} is cancelled: it cannot be triggered`,
@@ -211,25 +213,46 @@ export class CampaignsService {
         });
       }
     }
-    const [row] = await this.db.query(
-      `INSERT INTO campaigns (account_id, phone_number_id, name, template_name, template_language, variables, media_url, document_name, callback_url, callback_events, group_ids)
-       VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11::bigint[]) RETURNING id`,
-      [
-        accountId,
-        phone.id,
-        value.name,
-        found.template.name,
-        found.template.language,
-        JSON.stringify(value.variables),
-        value.mediaUrl,
-        value.documentName,
-        value.callbackUrl,
-        value.events,
-        value.groupIds,
-      ],
-    );
-    const id = String(row.id);
-    if (value.scheduledAt) return this.schedule(accountId, id, { scheduledAt: value.scheduledAt.toISOString() });
+    const at = value.scheduledAt;
+    if (at) {
+      // scheduled at once: it must be able to start, checked before anything is written (a 409 after the insert left
+      // a draft behind on every retry)
+      const problem = await this.startProblem(accountId, {
+        template_name: found.template.name,
+        template_language: found.template.language,
+        group_ids: value.groupIds,
+        variables: value.variables,
+        media_url: value.mediaUrl,
+        document_name: value.documentName,
+      } as CampaignRow);
+      if (problem)
+        throw validationException([
+          { field: problem.startsWith(VARIABLES_PROBLEM) ? 'variables' : 'templateName', message: problem },
+        ]);
+    }
+    const id = await this.db.transaction(async (tx) => {
+      const [row] = await tx.query(
+        `INSERT INTO campaigns (account_id, phone_number_id, name, template_name, template_language, variables, media_url, document_name, callback_url, callback_events, group_ids)
+         VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11::bigint[]) RETURNING id`,
+        [
+          accountId,
+          phone.id,
+          value.name,
+          found.template.name,
+          found.template.language,
+          JSON.stringify(value.variables),
+          value.mediaUrl,
+          value.documentName,
+          value.callbackUrl,
+          value.events,
+          value.groupIds,
+        ],
+      );
+      // one transaction: a schedule refused leaves no campaign behind
+      if (at) await this.scheduleIn(tx, accountId, String(row.id), at);
+      return String(row.id);
+    });
+    if (at) await this.queueSchedule(id, at);
     return this.find(accountId, id);
   }
 
@@ -377,7 +400,7 @@ export class CampaignsService {
         mediaUrl: c.media_url ?? undefined,
         documentName: c.document_name ?? undefined,
       });
-      if (!built.ok) return `the campaign's variables do not fill the template: ${built.reason}`;
+      if (!built.ok) return `${VARIABLES_PROBLEM}: ${built.reason}`;
     }
     return null;
   }
@@ -417,20 +440,29 @@ export class CampaignsService {
       });
     const at = checkScheduledAt(body.scheduledAt, errors);
     if (!at) throw validationException(errors);
-    await this.db.transaction(async (tx) => {
-      const c = await this.find(accountId, campaignId, tx, true);
-      if (c.status !== 'draft' && c.status !== 'scheduled')
-        throw new ConflictException({
-          message: `Cannot schedule campaign ${campaignId}: it is ${c.status} (schedule is allowed from draft or scheduled)`,
-          status: c.status,
-        });
-      const problem = await this.startProblem(accountId, c);
-      if (problem) throw new ConflictException({ message: `Cannot schedule campaign ${campaignId}: ${problem}` });
-      await tx.query(
-        `UPDATE campaigns SET status = 'scheduled', scheduled_at = $2, schedule_error = NULL, updated_at = now() WHERE id = $1`,
-        [campaignId, at],
-      );
-    });
+    await this.db.transaction((tx) => this.scheduleIn(tx, accountId, campaignId, at));
+    await this.queueSchedule(campaignId, at);
+    return this.find(accountId, campaignId);
+  }
+
+  /** draft|scheduled → scheduled at `at`, inside the caller's transaction; 409 when it is neither or could not start. */
+  private async scheduleIn(tx: EntityManager, accountId: string, campaignId: string, at: Date): Promise<void> {
+    const c = await this.find(accountId, campaignId, tx, true);
+    if (c.status !== 'draft' && c.status !== 'scheduled')
+      throw new ConflictException({
+        message: `Cannot schedule campaign ${campaignId}: it is ${c.status} (schedule is allowed from draft or scheduled)`,
+        status: c.status,
+      });
+    const problem = await this.startProblem(accountId, c);
+    if (problem) throw new ConflictException({ message: `Cannot schedule campaign ${campaignId}: ${problem}` });
+    await tx.query(
+      `UPDATE campaigns SET status = 'scheduled', scheduled_at = $2, schedule_error = NULL, updated_at = now() WHERE id = $1`,
+      [campaignId, at],
+    );
+  }
+
+  /** The delayed start job, after the commit; the worker's sweep adds it when this fails. */
+  private async queueSchedule(campaignId: string, at: Date): Promise<void> {
     try {
       await addScheduleJob(this.queue, campaignId, at);
     } catch (error) {
@@ -438,7 +470,6 @@ export class CampaignsService {
         `campaign ${campaignId} schedule: queueing deferred to the worker's sweep: ${(error as Error).message}`,
       );
     }
-    return this.find(accountId, campaignId);
   }
 
   /**

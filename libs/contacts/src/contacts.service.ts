@@ -1,6 +1,7 @@
 import { BadRequestException, ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import {
+  clipText,
   MicroBatcher,
   normalizePhone,
   pageOffset,
@@ -193,7 +194,7 @@ export class ContactsService {
     const contactNumber = normalizePhone(number);
     if (!contactNumber)
       throw validationException([{ field: 'contact_number', message: `contact_number must be ${PHONE_FORMAT_HINT}` }]);
-    const trimmed = name?.trim().slice(0, 200) || null;
+    const trimmed = clipText(name?.trim() ?? '', 200) || null;
     if (manager) return this.insertOrGet(manager, accountId, { contactNumber, name: trimmed });
     return this.creating.add({ accountId, contactNumber, name: trimmed });
   }
@@ -209,7 +210,7 @@ export class ContactsService {
     phone: string | null,
     name?: string | null,
   ): Promise<{ contact: Contact; created: boolean }> {
-    const trimmed = name?.trim().slice(0, 200) || null;
+    const trimmed = clipText(name?.trim() ?? '', 200) || null;
     const db = this.contacts.manager;
     const contactNumber = phone ? normalizePhone(phone) : null;
     if (contactNumber) {

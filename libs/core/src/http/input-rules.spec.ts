@@ -1,6 +1,13 @@
-import { forbiddenTextProblem, jsonStructureProblem, jsonTextMayHoldForbidden } from './input-rules';
+import { clipText, forbiddenTextProblem, jsonStructureProblem, jsonTextMayHoldForbidden } from './input-rules';
 
 describe('input rules', () => {
+  it('clipText never cuts a surrogate pair in half', () => {
+    expect(clipText(`${'a'.repeat(199)}😀`, 200)).toBe('a'.repeat(199));
+    expect(clipText(`${'a'.repeat(198)}😀`, 200)).toBe(`${'a'.repeat(198)}😀`);
+    expect(clipText('short', 200)).toBe('short');
+    expect(forbiddenTextProblem({ name: clipText(`${'a'.repeat(199)}😀😀`, 200) })).toBeUndefined();
+  });
+
   it('finds NUL and unpaired surrogates in strings and keys, naming the path; surrogate pairs are fine', () => {
     expect(forbiddenTextProblem({ a: [{ b: 'x\u0000' }] })).toEqual({
       field: 'a[0].b',

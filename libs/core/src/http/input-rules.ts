@@ -16,6 +16,15 @@ export function forbiddenCharacterReason(text: string): string | undefined {
     : 'must not contain unpaired UTF-16 surrogates';
 }
 
+/**
+ * At most `max` UTF-16 units of `text`, never half of a surrogate pair: `slice` alone can end on the first half of an
+ * emoji, which jsonb later refuses (a campaign trigger's name did, in every fan-out batch after it).
+ */
+export function clipText(text: string, max: number): string {
+  const clipped = text.slice(0, max);
+  return clipped.length === max && /[\uD800-\uDBFF]$/.test(clipped) ? clipped.slice(0, -1) : clipped;
+}
+
 /** `parent.key` / `parent[3]`, the path style of validation errors; long paths are cut (a path is a label, not data). */
 export function childPath(parent: string, key: string | number): string {
   const path = typeof key === 'number' ? `${parent}[${key}]` : parent ? `${parent}.${key}` : key;
