@@ -326,6 +326,28 @@ describe('Campaigns', () => {
       expect((await progressOf(id)).audience).toBe(2);
     });
 
+    it('a campaign whose number was disconnected since is refused at start and trigger (409), nothing sent', async () => {
+      const tpl = await greeting();
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'you', custom_code: 'C' } })).body.data
+        .campaign_id;
+      await t.db.query(`UPDATE phone_numbers SET status = 'DISCONNECTED' WHERE messaging_phone_id = $1`, [
+        account.messagingPhoneId,
+      ]);
+      const reason = `its number ${account.messagingPhoneId} is not connected any more (see GET /account/get)`;
+      const started = await act(id, 'start');
+      expect({ status: started.status, message: started.body.message }).toEqual({
+        status: 409,
+        message: `Cannot start campaign ${id}: ${reason}`,
+      });
+      const triggered = await trigger(id, { contacts: [{ phoneNumber: h.customer() }] });
+      expect({ status: triggered.status, message: triggered.body.message }).toEqual({
+        status: 409,
+        message: `Campaign ${id} cannot send: ${reason}`,
+      });
+      const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1`, [id]);
+      expect(n).toBe(0);
+    });
+
     it('a contact name cut at 200 characters keeps its emoji whole, and the name variable reaches the platform', async () => {
       const tpl = await greeting();
       const id = (

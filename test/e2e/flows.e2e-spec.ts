@@ -909,6 +909,26 @@ describe('Flows', () => {
       });
       expect(otherPhone.status).toBe(404);
       expect(otherPhone.body).toMatchObject({ message: 'Phone number not found' });
+
+      // its number disconnected (the operator's disconnect-number): refused, nothing stored
+      await t.db.query(`UPDATE phone_numbers SET status = 'DISCONNECTED' WHERE messaging_phone_id = $1`, [
+        a.messagingPhoneId,
+      ]);
+      const fromDisconnected = await send(a, flowId, { to: '15550001111', body: 'Hi', cta: 'Open' });
+      expect(fromDisconnected.status).toBe(404);
+      expect(fromDisconnected.body.message).toBe(
+        `Phone number not found: the flow's number ${a.messagingPhoneId} is not connected any more; send with the messagingPhoneId of a connected number of its WhatsApp Business Account`,
+      );
+      const naming = await send(a, flowId, {
+        to: '15550001111',
+        body: 'Hi',
+        cta: 'Open',
+        messagingPhoneId: a.messagingPhoneId,
+      });
+      expect(naming.status).toBe(404);
+      expect(naming.body).toMatchObject({ message: 'Phone number not found' });
+      const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE account_id = $1`, [a.accountId]);
+      expect(n).toBe(0);
     });
 
     it('outside the 24-hour window: accepted as by Meta, then the failed status (131047) marks the message failed', async () => {

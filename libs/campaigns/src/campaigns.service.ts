@@ -218,6 +218,7 @@ export class CampaignsService {
       // scheduled at once: it must be able to start, checked before anything is written (a 409 after the insert left
       // a draft behind on every retry)
       const problem = await this.startProblem(accountId, {
+        phone_number_id: phone.id,
         template_name: found.template.name,
         template_language: found.template.language,
         group_ids: value.groupIds,
@@ -391,6 +392,8 @@ export class CampaignsService {
 
   /** Why the campaign cannot start now (template no longer APPROVED, variables that do not fill it), or null. */
   private async startProblem(accountId: string, c: CampaignRow): Promise<string | null> {
+    const number = await this.numberProblem(c);
+    if (number) return number;
     const template = await approvedTemplate(this.templates, accountId, c.template_name, c.template_language);
     if (typeof template === 'string') return template;
     if (c.group_ids.length) {
@@ -403,6 +406,14 @@ export class CampaignsService {
       if (!built.ok) return `${VARIABLES_PROBLEM}: ${built.reason}`;
     }
     return null;
+  }
+
+  /** Why the campaign's number cannot send (disconnected since the campaign was created), or null. */
+  private async numberProblem(c: Pick<CampaignRow, 'phone_number_id'>): Promise<string | null> {
+    const phone = await this.accounts.phoneNumberById(String(c.phone_number_id));
+    return phone?.status === 'CONNECTED'
+      ? null
+      : `its number ${phone?.messagingPhoneId ?? ''} is not connected any more (see GET /account/get)`;
   }
 
   /** draft|scheduled → running inside the caller's transaction (campaign row locked): the start trigger; 409 when it cannot. */
@@ -546,6 +557,8 @@ export class CampaignsService {
     );
     if (typeof template === 'string')
       throw new ConflictException({ message: `Campaign ${campaignId} cannot send: ${template}` });
+    const number = await this.numberProblem(campaign);
+    if (number) throw new ConflictException({ message: `Campaign ${campaignId} cannot send: ${number}` });
     // Every contact's message must be buildable before anything is written.
     // contact-field variables take the trigger's name / email (or their fallback), the contact's own variables go over them
     const merged = value.map((c) =>

@@ -490,9 +490,15 @@ export class FlowsService {
     const own = phoneNumbers.find((p) => p.id === flow.phoneNumberId);
     if (!messagingPhoneId) {
       if (!own) throw new NotFoundException({ statusCode: 404, message: PHONE_NUMBER_NOT_FOUND });
+      if (own.status !== 'CONNECTED')
+        throw new NotFoundException({
+          statusCode: 404,
+          message: `${PHONE_NUMBER_NOT_FOUND}: the flow's number ${own.messagingPhoneId} is not connected any more; send with the messagingPhoneId of a connected number of its WhatsApp Business Account`,
+        });
       return own;
     }
-    const phone = phoneNumbers.find((p) => p.messagingPhoneId === messagingPhoneId);
+    // a disconnected number is refused as an unknown one (its token was erased; sends from it are not ours to make)
+    const phone = phoneNumbers.find((p) => p.messagingPhoneId === messagingPhoneId && p.status === 'CONNECTED');
     if (!phone) throw new NotFoundException({ statusCode: 404, message: PHONE_NUMBER_NOT_FOUND });
     if (own && phone.businessAccountId !== own.businessAccountId) {
       throw validationException([
