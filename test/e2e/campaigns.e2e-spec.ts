@@ -348,6 +348,30 @@ describe('Campaigns', () => {
       expect(n).toBe(0);
     });
 
+    it("a trigger fills custom.<key> variables from a known contact's custom fields (the fallback for a new one)", async () => {
+      const tpl = await greeting();
+      const id = (
+        await createCampaign({
+          templateName: tpl,
+          variables: { name: 'you', custom_code: { field: 'custom.tier', fallback: 'standard' } },
+        })
+      ).body.data.campaign_id;
+      const known = h.customer();
+      const unknown = h.customer();
+      await t.db.query(`INSERT INTO contacts (account_id, contact_number, custom_fields) VALUES ($1, $2, $3)`, [
+        account.accountId,
+        known,
+        { tier: 'gold' },
+      ]);
+      expect((await trigger(id, { contacts: [{ phoneNumber: known }, { phoneNumber: unknown }] })).status).toBe(200);
+      await eventually(
+        async () =>
+          (await h.received(account, known)).length === 1 && (await h.received(account, unknown)).length === 1,
+      );
+      expect(bodyTexts((await h.received(account, known))[0])).toEqual(['you', 'gold']);
+      expect(bodyTexts((await h.received(account, unknown))[0])).toEqual(['you', 'standard']);
+    });
+
     it('a contact name cut at 200 characters keeps its emoji whole, and the name variable reaches the platform', async () => {
       const tpl = await greeting();
       const id = (

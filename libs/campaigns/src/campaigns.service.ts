@@ -560,9 +560,18 @@ export class CampaignsService {
     const number = await this.numberProblem(campaign);
     if (number) throw new ConflictException({ message: `Campaign ${campaignId} cannot send: ${number}` });
     // Every contact's message must be buildable before anything is written.
-    // contact-field variables take the trigger's name / email (or their fallback), the contact's own variables go over them
+    // contact-field variables take the trigger's name / email and the known contact's custom fields (or their
+    // fallback), the contact's own variables go over them
+    const customFields = await this.customFieldsOf(accountId, campaign.variables, value);
     const merged = value.map((c) =>
-      mergeVariables(resolveVariables(campaign.variables, { name: c.name, email: c.email }), c.variables),
+      mergeVariables(
+        resolveVariables(campaign.variables, {
+          name: c.name,
+          email: c.email,
+          customFields: customFields.get(c.number),
+        }),
+        c.variables,
+      ),
     );
     const buildErrors = value.flatMap((c, k) => {
       const built = buildTemplateComponents(template, {
@@ -662,6 +671,23 @@ export class CampaignsService {
       );
     }
     return result;
+  }
+
+  /** The custom fields of the trigger's contacts already known, by number; read only when a variable takes one. */
+  private async customFieldsOf(
+    accountId: string,
+    variables: Record<string, unknown>,
+    contacts: Array<{ number: string }>,
+  ): Promise<Map<string, Record<string, unknown>>> {
+    const usesCustom = Object.values(variables ?? {}).some(
+      (v) => typeof v === 'object' && v !== null && String((v as { field?: unknown }).field).startsWith('custom.'),
+    );
+    if (!usesCustom) return new Map();
+    const rows: Array<{ contact_number: string; custom_fields: Record<string, unknown> }> = await this.db.query(
+      `SELECT contact_number, custom_fields FROM contacts WHERE account_id = $1 AND contact_number = ANY($2::text[])`,
+      [accountId, contacts.map((c) => c.number)],
+    );
+    return new Map(rows.map((r) => [r.contact_number, r.custom_fields]));
   }
 
   private async checkUrls(value: CreateCampaignInput): Promise<void> {
