@@ -491,6 +491,26 @@ describe('Campaigns', () => {
       expect(await h.received(account, blocked)).toHaveLength(0);
     });
 
+    it('a completed campaign still sending what a trigger asked for can be cancelled: the rest is not sent', async () => {
+      const slow = await t.createAccount({ apiBaseUrl: sandbox.url, messagesPerSecond: 2 });
+      const tpl = await h.approvedTemplate(slow, [h.body('Hi {{first}}.', { first: 'Ann' })]);
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'you' } }, slow)).body.data.campaign_id;
+      expect((await act(id, 'start', slow)).status).toBe(200);
+      await eventually(async () => (await getCampaign(id, slow)).body.data.status === 'completed');
+      const numbers = Array.from({ length: 20 }, () => h.customer());
+      expect(
+        (await trigger(id, { contacts: numbers.map((phoneNumber) => ({ phoneNumber })) }, { acct: slow })).status,
+      ).toBe(200);
+      const cancelled = await act(id, 'cancel', slow);
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body.data.status).toBe('cancelled');
+      await new Promise((r) => setTimeout(r, 1500));
+      const sent = (await Promise.all(numbers.map((n) => h.received(slow, n)))).flat().length;
+      expect(sent).toBeLessThan(20);
+      const progress = (await getCampaign(id, slow)).body.data.progress;
+      expect(progress.cancelled).toBe(20 - sent);
+    });
+
     it('409 for a cancelled campaign', async () => {
       const tpl = await greeting();
       const id = (await createCampaign({ templateName: tpl })).body.data.campaign_id;

@@ -40,7 +40,8 @@ export const TRANSITIONS: Record<CampaignAction, { from: CampaignStatus[]; to: C
   start: { from: ['draft', 'scheduled'], to: 'running' },
   pause: { from: ['running'], to: 'paused' },
   resume: { from: ['paused'], to: 'running' },
-  cancel: { from: ['draft', 'scheduled', 'running', 'paused'], to: 'cancelled' },
+  // a completed campaign may still be sending what API triggers asked for: cancel stops that too
+  cancel: { from: ['draft', 'scheduled', 'running', 'paused', 'completed'], to: 'cancelled' },
   unschedule: { from: ['scheduled'], to: 'draft' },
 };
 
