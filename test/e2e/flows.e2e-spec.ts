@@ -1,3 +1,4 @@
+import { CloudApiClient } from '@switchboard/whatsapp';
 import { waitsForLock } from '../helpers/lock-waits';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -621,6 +622,49 @@ describe('Flows', () => {
       expect(asString.status).toBe(200);
       expect((await platformFlow(flowId)).flow_json).toEqual(json2);
       expect((await get(a, flowId)).body.data.flow_json).toEqual(json2);
+    });
+
+    it('an update racing a publish: our record and the platform still hold the same Flow JSON', async () => {
+      const a = await account();
+      // the upload's answer takes a moment: a publish arriving then went through before the update was stored
+      const upload = CloudApiClient.prototype.uploadFlowJson;
+      const slowUpload = jest.spyOn(CloudApiClient.prototype, 'uploadFlowJson').mockImplementation(async function (
+        this: CloudApiClient,
+        ...args
+      ) {
+        const answer = await upload.apply(this, args);
+        await new Promise((r) => setTimeout(r, 150));
+        return answer;
+      });
+      try {
+        for (let round = 0; round < 2; round++) {
+          const flowId = await create(a);
+          const json = {
+            version: '6.0',
+            screens: [
+              {
+                id: `RACE_${round}`,
+                title: 'Raced',
+                terminal: true,
+                layout: {
+                  type: 'SingleColumnLayout',
+                  children: [{ type: 'Footer', label: 'Done', 'on-click-action': { name: 'complete', payload: {} } }],
+                },
+              },
+            ],
+          };
+          const editing = update(a, { flow_id: flowId, action: 'update_json', flow_json: json });
+          await new Promise((r) => setTimeout(r, 50));
+          const [edited, published] = await Promise.all([editing, update(a, { flow_id: flowId, action: 'publish' })]);
+          expect(published.status).toBe(200);
+          expect([200, 409]).toContain(edited.status);
+          const stored = (await get(a, flowId)).body.data;
+          expect(stored.status).toBe('published');
+          expect((await platformFlow(flowId)).flow_json).toEqual(stored.flow_json);
+        }
+      } finally {
+        slowUpload.mockRestore();
+      }
     });
 
     it('action update_json: 400 when flow_json is not JSON, not an object, or missing', async () => {

@@ -172,7 +172,11 @@ export class FlowsService {
   // ------------------------------------------------------------------ update / publish
 
   /** PUT /flow/update: `update` (new definition in `flow`), `update_json` (raw Flow JSON in `flow_json`), `publish`. */
-  async update(accountId: string, body: UpdateFlowBody): Promise<UpdateResult> {
+  update(accountId: string, body: UpdateFlowBody): Promise<UpdateResult> {
+    return this.oneAtATime(accountId, body.flow_id, () => this.applyUpdate(accountId, body));
+  }
+
+  private async applyUpdate(accountId: string, body: UpdateFlowBody): Promise<UpdateResult> {
     switch (body.action) {
       case 'update': {
         if (body.flow === undefined)
@@ -259,7 +263,11 @@ export class FlowsService {
   // ------------------------------------------------------------------ delete
 
   /** DELETE /flow/delete: a draft is deleted (platform and here); a published flow is deprecated and kept; deprecated: idempotent. */
-  async delete(accountId: string, flowId: string): Promise<DeleteResult> {
+  delete(accountId: string, flowId: string): Promise<DeleteResult> {
+    return this.oneAtATime(accountId, flowId, () => this.applyDelete(accountId, flowId));
+  }
+
+  private async applyDelete(accountId: string, flowId: string): Promise<DeleteResult> {
     const flow = await this.getOwned(accountId, flowId);
     const client = await this.clientFor(flow.phoneNumberId);
     switch (flow.status) {
@@ -509,6 +517,27 @@ export class FlowsService {
       ]);
     }
     return phone;
+  }
+
+  /**
+   * One edit, publish or delete of a flow at a time: each reads the flow's state, calls the platform, then writes. An
+   * update racing a publish left the platform serving the new JSON and our record the old one (and no longer
+   * editable). A session advisory lock on its own connection, held across the platform calls.
+   */
+  private async oneAtATime<T>(accountId: string, flowId: unknown, work: () => Promise<T>): Promise<T> {
+    const runner = this.db.createQueryRunner();
+    await runner.connect();
+    const key = `flows:${accountId}:${String(flowId)}`;
+    try {
+      await runner.query(`SELECT pg_advisory_lock(hashtextextended($1, 0))`, [key]);
+      try {
+        return await work();
+      } finally {
+        await runner.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key]);
+      }
+    } finally {
+      await runner.release();
+    }
   }
 
   private async clientFor(phoneNumberRowId: string): Promise<CloudApiClient> {
