@@ -235,6 +235,24 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(asAccess.status).toBe(401);
   });
 
+  it('a token cannot carry send permissions its minter lacks: /conversations alone mints read-only tokens', async () => {
+    const own = await t.createAccount();
+    await t.db.query(`UPDATE api_clients SET grants = $2 WHERE client_id = $1`, [own.clientId, ['/conversations']]);
+    const { token } = (
+      await t.http.post('/v1/authenticate', undefined, {
+        headers: { clientid: own.clientId, clientsecret: own.clientSecret },
+      })
+    ).body;
+    for (const permissions of [['read', 'send'], ['send_template']]) {
+      const refused = await mint({ permissions }, token);
+      expect({ status: refused.status, body: refused.body }).toEqual({
+        status: 403,
+        body: { statusCode: 403, message: 'Unauthorized to make this request', required_grant: '/send-message' },
+      });
+    }
+    expect((await mint({ permissions: ['read'] }, token)).status).toBe(201);
+  });
+
   it('minting checks its body: 400 naming the field', async () => {
     const star = await mint({ allowedOrigins: ['*'] });
     expect(star.status).toBe(400);

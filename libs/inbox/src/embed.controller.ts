@@ -1,8 +1,26 @@
-import { BadRequestException, Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  ForbiddenException,
+  Get,
+  HttpCode,
+  Inject,
+  Post,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { AccountsService } from '@switchboard/accounts';
-import { AccountId, Public, RedisThrottlerStorage, RequireGrant } from '@switchboard/auth';
+import {
+  type AuthenticatedClient,
+  CurrentClient,
+  Public,
+  RedisThrottlerStorage,
+  RequireGrant,
+} from '@switchboard/auth';
 import { ContactsService } from '@switchboard/contacts';
 import { AppConfig, normalizePhone, REDIS } from '@switchboard/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -73,7 +91,11 @@ export class EmbedController {
       },
     },
   })
-  async mint(@AccountId() accountId: string, @Body() body: MintEmbedTokenDto) {
+  async mint(@CurrentClient() client: AuthenticatedClient, @Body() body: MintEmbedTokenDto) {
+    const { accountId } = client;
+    // a token cannot carry more than its minter may do: sending needs the /send-message grant, as on /v1/inbox
+    if (body.permissions.some((p) => p !== 'read') && !client.grants.includes('/send-message'))
+      throw new ForbiddenException({ message: 'Unauthorized to make this request', required_grant: '/send-message' });
     const scope = body.scope ?? {};
     for (const [i, id] of (scope.messagingPhoneIds ?? []).entries())
       if (!(await this.accounts.findPhoneNumber(accountId, id)))
