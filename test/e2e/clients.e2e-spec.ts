@@ -1,4 +1,5 @@
-import { createClient } from '@switchboard/auth';
+import { getRepositoryToken } from '@nestjs/typeorm';
+import { ApiClient, createClient } from '@switchboard/auth';
 import { startTestApp, TestApp } from '../helpers/test-app';
 
 /** Issue 14 §3: an account's own /account grant holders list, rotate and delete its Client IDs (docs/security.md). */
@@ -23,6 +24,33 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
     };
     return { a, second: { ...second, ...tokens } };
   }
+
+  it('an authentication that read the client just before a rotation committed is refused, not given a lasting refresh token', async () => {
+    const { a, second } = await accountWithTwoClients();
+    const repository = t.app.get(getRepositoryToken(ApiClient));
+    const findOneBy = repository.findOneBy.bind(repository);
+    let rotated: { status: number } | undefined;
+    const raced = jest.spyOn(repository, 'findOneBy').mockImplementationOnce(async (where) => {
+      const stale = await findOneBy(where);
+      // the owner rotates the (leaked) secret between the check of the old secret and the write of the new token
+      rotated = await t.http.post(`/v1/clients/${second.clientId}/rotate-secret`, undefined, { token: a.token });
+      return stale;
+    });
+    try {
+      const leaked = await authenticate(second.clientId, second.clientSecret);
+      expect(rotated?.status).toBe(200);
+      expect({ status: leaked.status, body: leaked.body }).toEqual({
+        status: 401,
+        body: { statusCode: 401, message: 'Invalid credentials', error: 'Invalid credentials' },
+      });
+    } finally {
+      raced.mockRestore();
+    }
+    const [{ refresh_token_id }] = await t.db.query(`SELECT refresh_token_id FROM api_clients WHERE client_id = $1`, [
+      second.clientId,
+    ]);
+    expect(refresh_token_id).toBeNull();
+  });
 
   it("GET /v1/clients lists the account's clients with grants, never a secret", async () => {
     const { a, second } = await accountWithTwoClients();

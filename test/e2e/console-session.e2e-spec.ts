@@ -10,6 +10,14 @@ describe('Console sessions', () => {
   });
   afterAll(() => t.close());
 
+  it('a session cookie that is not percent-encoded text is no session (401), not a 500', async () => {
+    for (const method of ['GET', 'POST'] as const) {
+      const res = await fetch(`${t.url}/v1/webhook-endpoints`, { method, headers: { cookie: 'sb_session=%' } });
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as any).message).toBe('jwt must be provided');
+    }
+  });
+
   it('signs in with email and password: an httpOnly, SameSite=Lax, Secure session cookie; GET /console/me names the person', async () => {
     const account = await t.createAccount();
     const user = await createConsoleUser(t, account.accountId, 'marketer');

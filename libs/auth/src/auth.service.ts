@@ -31,9 +31,11 @@ export class AuthService {
     if (!client || !secretMatches(clientSecret, client.secretHash))
       throw new UnauthorizedException({ error: 'Invalid credentials' });
 
-    // A new authentication replaces whichever refresh token was valid before.
+    // A new authentication replaces whichever refresh token was valid before; only while the secret checked is still
+    // the client's: a rotation committed in between must not be outlived by the refresh token stored here.
     const jti = randomUUID();
-    await this.clients.update({ id: client.id }, { refreshTokenId: jti });
+    const stored = await this.clients.update({ id: client.id, secretHash: client.secretHash }, { refreshTokenId: jti });
+    if (!stored.affected) throw new UnauthorizedException({ error: 'Invalid credentials' });
     return this.issuePair(client, jti);
   }
 
