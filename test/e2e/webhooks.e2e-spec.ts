@@ -158,6 +158,10 @@ describe('Account webhooks', () => {
         (await t.http.get('/v1/events?since=2026-01-01T00:00:00Z&types=nope', { token: a.token })).body.errors[0].field,
       ).toBe('types');
       expect((await t.http.get('/v1/events', { token: a.token })).body.errors[0].field).toBe('since');
+      // a cursor not written by a page (here "1|x": a time Date.parse takes and PostgreSQL refuses) names the field
+      const forged = Buffer.from('1|x').toString('base64url');
+      const badCursor = await t.http.get(`/v1/events?since=2026-01-01T00:00:00Z&cursor=${forged}`, { token: a.token });
+      expect({ status: badCursor.status, field: badCursor.body.field }).toEqual({ status: 400, field: 'cursor' });
       expect((await t.http.get('/v1/webhook-endpoints', { token: a.token })).body.data.map((e: any) => e.id)).toEqual([
         ep.id,
       ]);
@@ -634,6 +638,9 @@ describe('Account webhooks', () => {
       expect(gone.received).toHaveLength(1);
       const state = (await t.http.get(`/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.data;
       expect(state).toMatchObject({ enabled: false, disabled_reason: 'gone' });
+      // turning off what is already off keeps why it went off
+      const off = await patch(a, `/v1/webhook-endpoints/${ep.id}`, { enabled: false });
+      expect(off.body.data).toMatchObject({ enabled: false, disabled_reason: 'gone', disabled_at: state.disabled_at });
       const [d] = await deliveries(a, ep.id);
       expect(d).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 410 });
 

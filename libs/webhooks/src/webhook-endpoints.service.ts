@@ -119,7 +119,8 @@ export class WebhookEndpointsService {
       `UPDATE webhook_endpoints SET
          url = COALESCE($3, url), events = COALESCE($4, events), description = COALESCE($5, description),
          enabled = COALESCE($6, enabled),
-         disabled_reason = CASE WHEN $6::boolean IS NULL THEN disabled_reason WHEN $6 THEN NULL ELSE 'manual' END,
+         disabled_reason = CASE WHEN $6::boolean IS NULL THEN disabled_reason WHEN $6 THEN NULL
+                                WHEN enabled THEN 'manual' ELSE disabled_reason END, -- why it was disabled stays
          disabled_at = CASE WHEN $6::boolean IS NULL THEN disabled_at WHEN $6 THEN NULL ELSE COALESCE(disabled_at, now()) END,
          failing_since = CASE WHEN $6::boolean IS TRUE OR $3::text <> url THEN NULL ELSE failing_since END,
          updated_at = now()
@@ -239,7 +240,8 @@ export class WebhookEndpointsService {
     let after: { at: string; id: string } | null = null;
     if (query.cursor) {
       const [at, id] = Buffer.from(query.cursor, 'base64url').toString('utf8').split('|');
-      if (!at || !id || Number.isNaN(Date.parse(at)))
+      // exactly the time a page wrote (Date.parse takes "1", which PostgreSQL refuses: a 400 naming no field)
+      if (!at || !id || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(at) || Number.isNaN(Date.parse(at)))
         throw validationException([{ field: 'cursor', message: 'cursor must be a next_cursor from a previous page' }]);
       after = { at, id };
     }
