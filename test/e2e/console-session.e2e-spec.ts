@@ -150,6 +150,20 @@ describe('Console sessions', () => {
     expect(ghost.body.message).toBe(locked.body.message);
   });
 
+  it('a burst of guesses at once gets no more than 5 tries at the password', async () => {
+    const account = await t.createAccount();
+    const user = await createConsoleUser(t, account.accountId);
+    const headers = { 'x-switchboard-csrf': '1' };
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        t.http.post('/console/session', { email: user.email, password: `guess ${i}` }, { headers }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+  });
+
   it('roles map to grants: an agent may use /conversations but not /workflows; a marketer not /account', async () => {
     const account = await t.createAccount();
     const agent = await consoleSession(t, account.accountId, 'agent');

@@ -94,8 +94,14 @@ export class UsersService implements ConsoleSessionResolver {
       throw new BadRequestException({ message: 'password is required', field: 'password' });
     const email = emailInput.trim().toLowerCase();
     const failKey = `${this.config.REDIS_PREFIX}:signin-fail:${sha256(email)}`;
-    const failures = Number(await this.redis.get(failKey)) || 0;
-    if (failures >= MAX_FAILED_SIGN_INS) {
+    // Counted before the password is checked: a burst of guesses at once each read a count under the limit, and all
+    // of them were tried. A success clears the count.
+    const [, [, attempts]] = (await this.redis
+      .multi()
+      .set(failKey, '0', 'EX', LOCKOUT_SECONDS, 'NX')
+      .incr(failKey)
+      .exec()) as [unknown, [unknown, number]];
+    if (attempts > MAX_FAILED_SIGN_INS) {
       const ttl = Math.max(1, await this.redis.ttl(failKey));
       throw new HttpException(
         {
@@ -111,7 +117,7 @@ export class UsersService implements ConsoleSessionResolver {
     );
     const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !ok) {
-      await this.redis.multi().incr(failKey).expire(failKey, LOCKOUT_SECONDS).exec();
+      await this.redis.expire(failKey, LOCKOUT_SECONDS); // locked for LOCKOUT_SECONDS after the last failure
       throw new UnauthorizedException(INVALID_SIGN_IN);
     }
     await this.redis.del(failKey);
