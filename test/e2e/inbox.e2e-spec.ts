@@ -253,6 +253,35 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect((await mint({ permissions: ['read'] }, token)).status).toBe(201);
   });
 
+  it('tokens and sessions live only as long as their minting client: rotated or without /conversations, 401', async () => {
+    const own = await t.createAccount();
+    const list = (auth: string) =>
+      t.http.get('/v1/embed/inbox/conversations', { headers: { authorization: auth, origin: ORIGIN } });
+    const open = await session({}, own.token);
+    expect((await list(open)).status).toBe(200);
+    const unused = (await mint({}, own.token)).body.embedToken;
+
+    // the grant to send taken away: the session still reads, but no longer sends
+    await t.db.query(`UPDATE api_clients SET grants = array_remove(grants, '/send-message') WHERE client_id = $1`, [
+      own.clientId,
+    ]);
+    expect((await list(open)).status).toBe(200);
+    const refusedSend = await t.http.post(
+      '/v1/embed/inbox/conversations/1/messages',
+      { text: 'hi' },
+      { headers: { authorization: open, origin: ORIGIN } },
+    );
+    expect(refusedSend.status).toBe(403);
+
+    const rotated = await t.http.post(`/v1/clients/${own.clientId}/rotate-secret`, undefined, { token: own.token });
+    expect(rotated.status).toBe(200);
+    const message =
+      'The client that opened this inbox was deleted, its secret rotated or its /conversations grant removed: ask the host page for a new embed token';
+    expect(await list(open)).toMatchObject({ status: 401, body: { message } });
+    const exchanged = await t.http.post('/v1/embed/session', { embedToken: unused }, { headers: freshIp() });
+    expect(exchanged).toMatchObject({ status: 401, body: { message } });
+  });
+
   it('minting checks its body: 400 naming the field', async () => {
     const star = await mint({ allowedOrigins: ['*'] });
     expect(star.status).toBe(400);

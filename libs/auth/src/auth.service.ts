@@ -75,6 +75,11 @@ export class AuthService {
     return { clientId: claims.sub, accountId: state.accountId, grants: state.grants };
   }
 
+  /** An API client as it is now (grants, secret version), for tokens issued on its behalf; undefined once deleted. */
+  clientStanding(clientId: string): Promise<{ grants: string[]; secretVersion: string } | undefined> {
+    return this.clientStates.get(clientId);
+  }
+
   /** Tokens whose signature was checked, with their claims, until they expire (a client sends one token many times). */
   private readonly verified = new Map<string, AccessClaims & { exp: number }>();
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable, UnauthorizedException } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
+import { AuthService } from '@switchboard/auth';
 import { AppConfig, REDIS } from '@switchboard/core';
 import type Redis from 'ioredis';
 import { createHmac, randomUUID } from 'node:crypto';
@@ -26,6 +27,9 @@ export interface EmbedGrant {
 interface EmbedClaims extends EmbedGrant {
   typ: 'embed' | 'embed-session';
   jti: string;
+  /** the API client that minted it and its secret version: the token lives only as long as both */
+  sub?: string;
+  sv?: string;
 }
 
 export const SESSION_TTL_SECONDS = 3600;
@@ -33,6 +37,8 @@ export const EMBED_TOKEN_INVALID = 'Embed token is invalid';
 export const EMBED_TOKEN_EXPIRED = 'Embed token has expired: mint a new one';
 export const EMBED_TOKEN_USED = 'Embed token has already been used: mint a new one';
 export const SESSION_INVALID = 'Inbox session is invalid or has expired: ask the host page for a new embed token';
+export const MINTER_REVOKED =
+  'The client that opened this inbox was deleted, its secret rotated or its /conversations grant removed: ask the host page for a new embed token';
 
 /**
  * Embed tokens (minted server to server, single use, at most 10 minutes) and the inbox sessions they are exchanged
@@ -47,6 +53,7 @@ export class EmbedTokens {
   constructor(
     private readonly config: AppConfig,
     @Inject(REDIS) private readonly redis: Redis,
+    private readonly auth: AuthService,
   ) {
     const secret = createHmac('sha256', config.JWT_SECRET).update('switchboard embedded inbox').digest();
     this.jwt = new JwtService({
@@ -60,9 +67,16 @@ export class EmbedTokens {
     return `${this.config.REDIS_PREFIX}:embed:${kind}:${id}`;
   }
 
-  async mint(grant: EmbedGrant, ttlSeconds: number): Promise<{ token: string; id: string; expiresAt: Date }> {
+  /** `minterClientId`: the API client minting (a console user's `user:<id>` is not one: its sessions are checked apart). */
+  async mint(
+    grant: EmbedGrant,
+    ttlSeconds: number,
+    minterClientId?: string,
+  ): Promise<{ token: string; id: string; expiresAt: Date }> {
     const id = randomUUID();
-    const token = await this.jwt.signAsync({ ...grant, typ: 'embed', jti: id } satisfies EmbedClaims, {
+    const standing = minterClientId ? await this.auth.clientStanding(minterClientId) : undefined;
+    const minter = standing ? { sub: minterClientId, sv: standing.secretVersion } : {};
+    const token = await this.jwt.signAsync({ ...grant, ...minter, typ: 'embed', jti: id } satisfies EmbedClaims, {
       expiresIn: ttlSeconds,
     });
     // the page's frame-ancestors, by token id: kept an hour past expiry so a late page still shows its error screen
@@ -95,9 +109,15 @@ export class EmbedTokens {
     const remaining = Math.max(1, (claims as unknown as { exp: number }).exp - Math.floor(Date.now() / 1000));
     const claimed = await this.redis.set(this.key('used', claims.jti), '1', 'EX', remaining + 60, 'NX');
     if (claimed !== 'OK') throw new UnauthorizedException({ message: EMBED_TOKEN_USED });
-    const grant = grantOf(claims);
+    const grant = await this.standingGrant(claims);
     const sessionToken = await this.jwt.signAsync(
-      { ...grant, typ: 'embed-session', jti: randomUUID() } satisfies EmbedClaims,
+      {
+        ...grantOf(claims),
+        sub: claims.sub,
+        sv: claims.sv,
+        typ: 'embed-session',
+        jti: randomUUID(),
+      } satisfies EmbedClaims,
       { expiresIn: SESSION_TTL_SECONDS },
     );
     return { sessionToken, expiresIn: SESSION_TTL_SECONDS, grant };
@@ -107,7 +127,22 @@ export class EmbedTokens {
   async session(token: string | undefined): Promise<EmbedGrant> {
     const claims = token ? await this.jwt.verifyAsync<EmbedClaims>(token).catch(() => null) : null;
     if (!claims || claims.typ !== 'embed-session') throw new UnauthorizedException({ message: SESSION_INVALID });
-    return grantOf(claims);
+    return this.standingGrant(claims);
+  }
+
+  /**
+   * The grant as the minting client may still give it (checked on every use, from the client's cached row): 401 once
+   * the client is deleted, its secret rotated or its /conversations grant removed; sending only while it has
+   * /send-message. As an access token of that client would be.
+   */
+  private async standingGrant(claims: EmbedClaims): Promise<EmbedGrant> {
+    const grant = grantOf(claims);
+    if (!claims.sub) return grant;
+    const standing = await this.auth.clientStanding(claims.sub);
+    if (!standing || standing.secretVersion !== claims.sv || !standing.grants.includes('/conversations'))
+      throw new UnauthorizedException({ message: MINTER_REVOKED });
+    if (standing.grants.includes('/send-message')) return grant;
+    return { ...grant, permissions: grant.permissions.filter((p) => p === 'read') };
   }
 }
 

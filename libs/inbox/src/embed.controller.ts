@@ -123,6 +123,7 @@ export class EmbedController {
         agentName: body.agentName ?? null,
       },
       body.ttlSeconds ?? 300,
+      client.clientId,
     );
     return {
       embedToken: minted.token,

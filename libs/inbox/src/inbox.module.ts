@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '@switchboard/auth';
 import { MessagingCoreModule } from '@switchboard/messaging';
 import { EmbedController } from './embed.controller';
 import { EmbedSessionGuard } from './embed-session.guard';
@@ -8,7 +9,7 @@ import { InboxService } from './inbox.service';
 
 /** The inbox (API side): embed tokens and sessions, the embedded page, the inbox API for sessions and agents. */
 @Module({
-  imports: [MessagingCoreModule],
+  imports: [MessagingCoreModule, AuthModule],
   providers: [EmbedTokens, InboxService, EmbedSessionGuard],
   controllers: [EmbedController, EmbedInboxController, InboxController],
 })
