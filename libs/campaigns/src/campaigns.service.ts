@@ -684,11 +684,10 @@ export class CampaignsService {
       (v) => typeof v === 'object' && v !== null && String((v as { field?: unknown }).field).startsWith('custom.'),
     );
     if (!usesCustom) return new Map();
-    const rows: Array<{ contact_number: string; custom_fields: Record<string, unknown> }> = await this.db.query(
-      `SELECT contact_number, custom_fields FROM contacts WHERE account_id = $1 AND contact_number = ANY($2::text[])`,
-      [accountId, contacts.map((c) => c.number)],
+    return this.contacts.customFieldsByNumber(
+      accountId,
+      contacts.map((c) => c.number),
     );
-    return new Map(rows.map((r) => [r.contact_number, r.custom_fields]));
   }
 
   private async checkUrls(value: CreateCampaignInput): Promise<void> {

@@ -326,6 +326,15 @@ export class ContactsService {
     return groupIds.filter((id) => !known.has(id));
   }
 
+  /** The custom fields of the account's contacts with these numbers, by number (unknown numbers are left out). */
+  async customFieldsByNumber(accountId: string, numbers: string[]): Promise<Map<string, Record<string, unknown>>> {
+    const rows: Array<{ contact_number: string; custom_fields: Record<string, unknown> }> = await this.contacts.query(
+      `SELECT contact_number, custom_fields FROM contacts WHERE account_id = $1 AND contact_number = ANY($2::text[])`,
+      [accountId, numbers],
+    );
+    return new Map(rows.map((r) => [r.contact_number, r.custom_fields]));
+  }
+
   /**
    * Finds or creates contacts by normalised number in one statement (existing contacts keep their name and email);
    * by number. Null when a concurrent transaction keeps creating some of them (the caller retries the request).
