@@ -415,20 +415,14 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
         field: 'Idempotency-Key',
       },
     };
-    const toOther = await send(
-      { typOfmsg: 'normal_message', receipentPhone: other, message: 'once' },
-      undefined,
-      undefined,
-      key,
-    );
-    expect({ status: toOther.status, body: toOther.body }).toEqual(refused);
-    const otherText = await send(
-      { typOfmsg: 'normal_message', receipentPhone: to, message: 'twice' },
-      undefined,
-      undefined,
-      key,
-    );
-    expect({ status: otherText.status, body: otherText.body }).toEqual(refused);
+    // another customer, then another text, under the same key
+    for (const [receipentPhone, message] of [
+      [other, 'once'],
+      [to, 'twice'],
+    ]) {
+      const reused = await send({ typOfmsg: 'normal_message', receipentPhone, message }, undefined, undefined, key);
+      expect({ status: reused.status, body: reused.body }).toEqual(refused);
+    }
     const [{ n }] = await t.db.query(
       'SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND idempotency_key = $2',
       [account.accountId, `order-${to}`],

@@ -25,6 +25,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
 
+    const where = { requestId: request?.id, url: request?.url && logUrl(request.url, request.routeOptions?.url) };
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       void reply.status(status).send(errorBody(status, exception.getResponse()));
@@ -36,8 +37,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isDataException(exception)) {
       this.logger.warn({
         msg: 'Input refused by PostgreSQL: add a validation rule',
-        requestId: request?.id,
-        url: request?.url && logUrl(request.url, request.routeOptions?.url),
+        ...where,
         err: (exception as Error).message,
       });
       void reply
@@ -50,8 +50,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isClientAbort(exception)) {
       this.logger.log({
         msg: 'Request aborted by the client',
-        requestId: request?.id,
-        url: request?.url && logUrl(request.url, request.routeOptions?.url),
+        ...where,
       });
       void reply.status(HttpStatus.BAD_REQUEST).send({ statusCode: 400, message: 'The request was aborted' });
       return;
@@ -62,8 +61,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isTransientConflict(exception)) {
       this.logger.warn({
         msg: 'Request lost a database lock conflict; answered 503 for a retry',
-        requestId: request?.id,
-        url: request?.url && logUrl(request.url, request.routeOptions?.url),
+        ...where,
         err: (exception as Error).message,
       });
       void reply
@@ -75,8 +73,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
     this.logger.error({
       msg: 'Unhandled error',
-      requestId: request?.id,
-      url: request?.url && logUrl(request.url, request.routeOptions?.url),
+      ...where,
       err: exception instanceof Error ? exception.stack : exception,
     });
     void reply
