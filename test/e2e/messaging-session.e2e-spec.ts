@@ -430,6 +430,22 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
     expect(n).toBe(1);
     expect(await h.received(account, other)).toHaveLength(0);
     expect(await h.received(account, to)).toHaveLength(1);
+
+    // the same text with other buttons is another message too (the whole Cloud API body is compared)
+    const ask = (buttons: string[]) => ({
+      typOfmsg: 'quick_reply',
+      receipentPhone: to,
+      message: 'Still interested?',
+      buttons: buttons.map((text) => ({ text })),
+    });
+    const buttonsKey = { 'idempotency-key': `ask-${to}` };
+    expect((await send(ask(['Yes', 'No']), undefined, undefined, buttonsKey)).status).toBe(200);
+    expect((await send(ask(['Yes', 'No']), undefined, undefined, buttonsKey)).status).toBe(200);
+    expect((await send(ask(['Yes', 'Maybe']), undefined, undefined, buttonsKey)).status).toBe(422);
+    expect(await h.received(account, to)).toHaveLength(2);
+    // a key longer than 200 characters is a 400 naming it (it overflowed the index: 500)
+    const long = await send(ask(['Yes']), undefined, undefined, { 'idempotency-key': 'k'.repeat(3000) });
+    expect({ status: long.status, field: long.body.field }).toEqual({ status: 400, field: 'Idempotency-Key' });
   });
 
   it('Idempotency-Key: two requests at once get the same message, each woken by its send (not by the 1-s poll)', async () => {

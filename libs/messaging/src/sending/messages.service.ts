@@ -63,6 +63,14 @@ export interface TemplateResult {
   body: { message: string; results: TemplateResultItem[] };
 }
 
+/** At most 200 characters, as for campaign triggers and workflow webhooks (a 3,000-character key overflowed the index: 500). */
+function checkIdempotencyKey(key: string | undefined): void {
+  if (key !== undefined && key.length > 200)
+    throw validationException([
+      { field: 'Idempotency-Key', message: 'Idempotency-Key must be at most 200 characters' },
+    ]);
+}
+
 /** The platform's reason for a failed message, as stored (title and details). */
 export function failureReason(o: Pick<MessageOutcome, 'errorTitle' | 'errorMessage'>): string {
   const { errorTitle: title, errorMessage: details } = o;
@@ -90,6 +98,7 @@ export class MessagesService {
     raw: unknown,
     idempotencyKey?: string,
   ): Promise<SessionResult> {
+    checkIdempotencyKey(idempotencyKey);
     const { value, errors } = validateSessionBody(raw);
     if (!value) throw validationException(errors);
     const phone = await this.phoneOf(accountId, messagingPhoneId);
@@ -131,6 +140,7 @@ export class MessagesService {
     raw: unknown,
     idempotencyKey?: string,
   ): Promise<TemplateResult> {
+    checkIdempotencyKey(idempotencyKey);
     const bulk = Array.isArray(raw);
     const items: unknown[] = bulk ? (raw as unknown[]) : [raw];
     if (bulk && items.length === 0)

@@ -5,6 +5,7 @@ import { AppConfig, createRedis, MicroBatcher, QUEUES, runWithRequestId, withReq
 import type { SendMessageRequest } from '@switchboard/whatsapp';
 import { JobsOptions, Queue, QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type Redis from 'ioredis';
 import { DataSource, EntityManager } from 'typeorm';
 import { namedQuery } from '@switchboard/core/database';
@@ -161,8 +162,9 @@ export class SendQueueService implements OnModuleDestroy {
   }
 
   /**
-   * The messages whose idempotency key already names a different message (another number, recipient, kind, template
-   * or text), with the recipient of the first one: a key reused by mistake must not answer for a message never sent.
+   * The messages whose idempotency key already names a different message (another number, recipient, kind, or Cloud
+   * API body: template, variables, link, media), with the recipient of the first one: a key reused by mistake must not
+   * answer for a message never sent.
    */
   async keysUsedForOtherMessages(
     messages: OutboundMessage[],
@@ -174,10 +176,9 @@ export class SendQueueService implements OnModuleDestroy {
       phone_number_id: string;
       recipient: string;
       kind: string;
-      template_name: string | null;
-      body: string | null;
+      payload: unknown;
     }> = await this.db.query(
-      `SELECT idempotency_key, phone_number_id, recipient, kind, template_name, body FROM messages
+      `SELECT idempotency_key, phone_number_id, recipient, kind, payload FROM messages
         WHERE account_id = $1 AND idempotency_key = ANY($2::text[])`,
       [keyed[0].m.accountId, keyed.map((k) => k.key)],
     );
@@ -189,8 +190,7 @@ export class SendQueueService implements OnModuleDestroy {
         (String(r.phone_number_id) === String(m.phoneNumberId) &&
           r.recipient === m.recipient &&
           r.kind === m.kind &&
-          r.template_name === (m.templateName ?? null) &&
-          r.body === (m.body ?? null));
+          isDeepStrictEqual(r.payload, JSON.parse(JSON.stringify(m.payload))));
       return same ? [] : [{ index, key, recipient: r.recipient }];
     });
   }
