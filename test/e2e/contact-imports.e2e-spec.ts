@@ -73,6 +73,23 @@ describe('Contact imports', () => {
     return res.body.data.group.group_id as number;
   }
 
+  it('a name or custom value cut at its limit keeps its emoji whole (half of one failed the whole import)', async () => {
+    const [a, b] = [number(), number()];
+    const done = await importFile(
+      `phone,name,tier\n+${a},${'n'.repeat(199)}😀,${'t'.repeat(1999)}😀\n+${b},Bob,gold\n`,
+      { mapping: JSON.stringify({ number: 'phone', name: 'name', custom: { tier: 'tier' } }) },
+    );
+    expect(done).toMatchObject({ status: 'completed', created: 2 });
+    const rows = await t.db.query(
+      `SELECT name, custom_fields->>'tier' AS tier FROM contacts WHERE account_id = $1 AND contact_number = ANY($2) ORDER BY name DESC`,
+      [account.accountId, [a, b]],
+    );
+    expect(rows).toEqual([
+      { name: 'n'.repeat(199), tier: 't'.repeat(1999) },
+      { name: 'Bob', tier: 'gold' },
+    ]);
+  });
+
   it('imports a CSV with a BOM, CRLF line ends, quoted commas and custom fields into a group', async () => {
     const [a, b, c] = [number(), number(), number()];
     const groupId = await group();
@@ -369,6 +386,9 @@ describe('Contact imports', () => {
     );
     const report = await errorReport(done.import_id);
     expect(report.text).toContain('12,Too short,4,"bad number: ""12""');
+    // a mapping holding a NUL (not checked against a header at upload for XLSX) is a 400 naming it, nothing stored
+    const nul = await upload(file, { mapping: JSON.stringify({ number: 'Mobile\u0000' }) }, 'customers.xlsx');
+    expect({ status: nul.status, field: nul.body.field }).toEqual({ status: 400, field: 'mapping.number' });
   });
 
   it('refuses malformed files clearly: binary data, an empty file, a wrong delimiter, unknown columns, a bad form', async () => {

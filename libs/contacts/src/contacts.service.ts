@@ -640,7 +640,7 @@ export class ContactsService {
                              SET name = COALESCE(i.a, c.name), email = COALESCE(i.e, c.email),
                                  custom_fields = c.custom_fields || COALESCE(i.f, '{}'), updated_at = now()
                             FROM input i JOIN existing e ON e.contact_number = i.n
-                           WHERE $3::boolean AND c.id = e.id AND NOT e.is_blocked
+                           WHERE $3::boolean AND c.id = e.id AND NOT e.is_blocked AND NOT c.is_blocked
                              AND (c.name IS DISTINCT FROM COALESCE(i.a, c.name) OR c.email IS DISTINCT FROM COALESCE(i.e, c.email)
                                   OR NOT c.custom_fields @> COALESCE(i.f, '{}'))
                           RETURNING c.id),

@@ -1,4 +1,4 @@
-import { FieldError, normalizePhone, PHONE_FORMAT_HINT } from '@switchboard/core';
+import { clipText, FieldError, forbiddenTextProblem, normalizePhone, PHONE_FORMAT_HINT } from '@switchboard/core';
 import { DELIMITERS } from './import-file';
 
 /** Which column of the file fills which contact field: header names (matched without regard to case or spaces). */
@@ -39,6 +39,11 @@ const key = (header: string) =>
 /** Checks the form fields (text values of a multipart form); every problem names its field. */
 export function parseImportSettings(fields: Record<string, string>): { value?: ImportSettings; errors: FieldError[] } {
   const errors: FieldError[] = [];
+  // multipart fields pass the shared body rules by: NUL and half surrogates are refused here, naming the field
+  for (const [field, value] of Object.entries(fields)) {
+    const problem = forbiddenTextProblem(value, field);
+    if (problem) return { errors: [problem] };
+  }
   let mapping: ColumnMapping | null = null;
   if (fields.mapping !== undefined && fields.mapping.trim() !== '') {
     let raw: unknown;
@@ -47,7 +52,9 @@ export function parseImportSettings(fields: Record<string, string>): { value?: I
     } catch {
       errors.push({ field: 'mapping', message: 'mapping must be JSON: {"number": "<column>", "name": …}' });
     }
-    if (raw !== undefined) mapping = checkMapping(raw, errors);
+    const problem = raw === undefined ? undefined : forbiddenTextProblem(raw, 'mapping');
+    if (problem) errors.push(problem);
+    else if (raw !== undefined) mapping = checkMapping(raw, errors);
   }
   const groupIds: string[] = [];
   if (fields.group_ids !== undefined && fields.group_ids.trim() !== '') {
@@ -198,7 +205,8 @@ export function contactOfRow(cells: string[], m: ResolvedMapping): RowOutcome {
   const number = normalizePhone(raw);
   if (!number)
     return { ok: false, reason: `bad number: ${JSON.stringify(raw.slice(0, 60))} is not ${PHONE_FORMAT_HINT}` };
-  const name = m.name !== null ? (cells[m.name] ?? '').slice(0, 200) || null : null;
+  // cut without splitting an emoji: half of one failed the whole batch's JSON (and the import)
+  const name = m.name !== null ? clipText(cells[m.name] ?? '', 200) || null : null;
   let email: string | null = null;
   if (m.email !== null && cells[m.email]) {
     email = cells[m.email];
@@ -208,7 +216,7 @@ export function contactOfRow(cells: string[], m: ResolvedMapping): RowOutcome {
   let custom: Record<string, string> | null = null;
   for (const [k, i] of m.custom) {
     const v = cells[i];
-    if (v) (custom ??= {})[k] = v.slice(0, 2000);
+    if (v) (custom ??= {})[k] = clipText(v, 2000);
   }
   return { ok: true, number, name, email, custom };
 }
