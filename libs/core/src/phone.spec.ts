@@ -14,6 +14,9 @@ describe('normalizePhone', () => {
     ['12345678', '12345678'], // 8 digits: the shortest accepted
     ['123456789012345', '123456789012345'], // 15 digits: the longest accepted
     ['+(1) 555 0102030', '15550102030'],
+    ['+44 (0)20 7946 0958', '442079460958'], // the trunk prefix (0) is not dialled after the country code
+    ['0049 (0) 30 1234567', '49301234567'],
+    ['+49(0)301234567', '49301234567'],
   ])('%j → %j', (input, expected) => {
     expect(normalizePhone(input)).toBe(expected);
   });

@@ -32,7 +32,10 @@ export function normalizePhone(input: unknown): string | null {
   if (!text || text.length > MAX_INPUT_LENGTH || !ALLOWED.test(text)) return null;
   if (!parenthesesBalanced(text)) return null;
 
-  let digits = text.replace(/[^0-9]/g, '');
+  const international = text.startsWith('+') || text.startsWith('00');
+  // `+44 (0)20 7946 0958`: the `(0)` is the trunk prefix dialled only at home (UK, DE, CH, AT…), never after the
+  // country code. Kept, it made a second contact under digits no one can reach.
+  let digits = (international ? text.replace(/\(\s*0\s*\)/, '') : text).replace(/[^0-9]/g, '');
   // `00` is the international call prefix (ITU): 0015550102030 is +1 555 010 2030. Not after a `+`.
   if (!text.startsWith('+') && digits.startsWith('00')) digits = digits.slice(2);
   return E164_DIGITS.test(digits) ? digits : null;
