@@ -190,6 +190,25 @@ describe('MCP server (POST /mcp)', () => {
       ).toBe(1);
     });
 
+    it("send_template_message fills variables given under the template's own names in the template's order", async () => {
+      const own = await newAccount();
+      const named = await h.approvedTemplate(own, [
+        h.body('Order {{order}} for {{first}} ships today.', { order: 'A-1', first: 'Ann' }),
+      ]);
+      const to = h.customer();
+      const sent = await call(await connect(own.token), 'send_template_message', {
+        to: `+${to}`,
+        template: named,
+        variables: { first: 'Ann', order: 'A-1' },
+      });
+      expect(sent.isError).toBeFalsy();
+      const [received] = await h.received(own, to);
+      expect(received.payload.template.components.find((c: any) => c.type === 'body').parameters).toEqual([
+        { type: 'text', text: 'A-1', parameter_name: 'order' },
+        { type: 'text', text: 'Ann', parameter_name: 'first' },
+      ]);
+    });
+
     it('without messagingPhoneId a send goes from the first connected number, not a disconnected first one', async () => {
       const own = await newAccount();
       const name = await h.approvedTemplate(own, [h.body('Hi {{name}}, your order ships today.', { name: 'Ann' })]);

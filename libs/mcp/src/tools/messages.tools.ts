@@ -1,5 +1,5 @@
 import { validationException } from '@switchboard/core';
-import { recipientOf, validateSessionBody } from '@switchboard/messaging';
+import { isBodyKey, recipientOf, validateSessionBody } from '@switchboard/messaging';
 import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
 import { defineTool, renameWords, ToolError, type ToolDefinition } from '../tool-kit';
@@ -18,6 +18,27 @@ const idempotencyKey = z
     'any unique string for this message (e.g. order-81723-shipped): a retry with the same key returns the first message and sends nothing again. Strongly recommended.',
   );
 
+/**
+ * Values given under the template's own variable names ({"order": "A-1", "first": "Ann"} for "Hi {{first}}, order
+ * {{order}}") are put in the template's order, as the REST body's positional custom* keys: the REST rule (key order)
+ * filled "Order Ann for A-1" when an agent named them in another order. Anything else is passed on unchanged.
+ */
+async function byTemplateNames(
+  s: McpServices,
+  accountId: string,
+  templateName: string,
+  variables: Record<string, string | number | boolean> | undefined,
+): Promise<Record<string, string | number | boolean> | undefined> {
+  if (!variables) return variables;
+  const found = await s.templates.findApprovedForSend(accountId, templateName);
+  if (!found.ok) return variables; // the send answers why
+  const { variables: names, category } = found.template as { variables: string[]; category: string };
+  if (category === 'AUTHENTICATION' || !names.length || !names.every((n) => Object.hasOwn(variables, n)))
+    return variables;
+  const others = Object.entries(variables).filter(([key]) => !names.includes(key) && !isBodyKey(key));
+  return Object.fromEntries([...names.map((n, i) => [`custom_${i + 1}`, variables[n]]), ...others]);
+}
+
 export function messageTools(s: McpServices): ToolDefinition[] {
   return [
     defineTool({
@@ -25,7 +46,8 @@ export function messageTools(s: McpServices): ToolDefinition[] {
       title: 'Send a template message',
       description:
         'Sends an APPROVED message template to a phone number; works at any time (outside the 24-hour window too). variables fill the ' +
-        "template's variables by name (see list_templates / get_template); `name`, `email` and `custom*` keys fill the body in key order, " +
+        "template's variables by name when every one of them is given under its name (see list_templates / get_template); otherwise " +
+        '`name`, `email` and `custom*` keys fill the body in key order, ' +
         '`cta_link` the dynamic part of a URL button, `code` an authentication code. A missing contact is created. Returns the message id and status. ' +
         'Pass an idempotency_key so that a retry never sends twice.',
       grant: '/send-message',
@@ -56,7 +78,7 @@ export function messageTools(s: McpServices): ToolDefinition[] {
         const body = {
           to: args.to,
           templateName: args.template,
-          variables: args.variables,
+          variables: await byTemplateNames(s, client.accountId, args.template, args.variables),
           receipentName: args.recipient_name,
           mediaUrl: args.media_url,
         };
