@@ -84,8 +84,18 @@ describe('template send components', () => {
         buttons: [{ index: 0, type: 'url', dynamic_suffix: true }],
       },
     ];
+    // every card's dynamic URL needs its value (Meta refuses the message without it)
+    expect(
+      buildTemplateComponents(template({ variables: [], carousel }), {
+        carouselData: [{ mediaUrl: 'https://e.com/x.png', cta_link: 'p1' }, {}],
+      }),
+    ).toEqual({
+      ok: false,
+      reason: 'carouselData[1].cta_link is required: the URL button of card 2 of template t has a dynamic part',
+    });
+    expect(buildTemplateComponents(template({ variables: [], carousel }), {})).toMatchObject({ ok: false });
     const built = buildTemplateComponents(template({ variables: [], carousel }), {
-      carouselData: [{ mediaUrl: 'https://e.com/x.png', cta_link: 'p1' }, {}],
+      carouselData: [{ mediaUrl: 'https://e.com/x.png', cta_link: 'p1' }, { cta_link: 'p2' }],
     });
     expect(built.ok && built.components[0]).toEqual({
       type: 'carousel',
@@ -99,7 +109,10 @@ describe('template send components', () => {
         },
         {
           card_index: 1,
-          components: [{ type: 'header', parameters: [{ type: 'image', image: { link: 'https://e.com/2.png' } }] }],
+          components: [
+            { type: 'header', parameters: [{ type: 'image', image: { link: 'https://e.com/2.png' } }] },
+            { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'p2' }] },
+          ],
         },
       ],
     });

@@ -146,7 +146,8 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
         reason: `carouselData must have ${template.carousel.length} card(s), like template ${template.name}`,
       };
     }
-    const cards = template.carousel.map((card, i) => {
+    const cards: Array<{ card_index: number; components: TemplateSendComponent[] }> = [];
+    for (const [i, card] of template.carousel.entries()) {
       const o = overrides?.[i] ?? {};
       const link = typeof o.mediaUrl === 'string' && o.mediaUrl ? o.mediaUrl : card.media_link;
       const cardComponents: TemplateSendComponent[] = [
@@ -154,17 +155,23 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
       ];
       const dyn = card.buttons.filter((b) => b.type === 'url' && b.dynamic_suffix);
       for (const [d, b] of dyn.entries()) {
-        const value = o[d === 0 ? 'cta_link' : `cta_link${d}`] ?? o[`cta_link_${d}`];
-        if (value)
-          cardComponents.push({
-            type: 'button',
-            sub_type: 'url',
-            index: String(b.index),
-            parameters: [{ type: 'text', text: text(value) }],
-          });
+        const name = d === 0 ? 'cta_link' : `cta_link${d}`;
+        const value = o[name] ?? o[`cta_link_${d}`];
+        // as for the top-level buttons: Meta refuses a card whose dynamic URL has no value (132000), after we said sent
+        if (value === undefined || value === null || text(value) === '')
+          return {
+            ok: false,
+            reason: `carouselData[${i}].${name} is required: the URL button of card ${i + 1} of template ${template.name} has a dynamic part`,
+          };
+        cardComponents.push({
+          type: 'button',
+          sub_type: 'url',
+          index: String(b.index),
+          parameters: [{ type: 'text', text: text(value) }],
+        });
       }
-      return { card_index: i, components: cardComponents };
-    });
+      cards.push({ card_index: i, components: cardComponents });
+    }
     components.push({ type: 'carousel', cards });
   }
   return { ok: true, components, bodyText: bodyValues };
