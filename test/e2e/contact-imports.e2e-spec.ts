@@ -73,6 +73,14 @@ describe('Contact imports', () => {
     return res.body.data.group.group_id as number;
   }
 
+  it('error rows are numbered as the file shows them, blank lines and empty rows included', async () => {
+    const a = number();
+    const done = await importFile(`phone,name\n+${a},Ann\n\n,\nabc,Bob\n`);
+    expect(done).toMatchObject({ status: 'completed', created: 1, failed: 1 });
+    const report = await errorReport(done.import_id);
+    expect(report.text).toContain('abc,Bob,5,"bad number');
+  });
+
   it('a name or custom value cut at its limit keeps its emoji whole (half of one failed the whole import)', async () => {
     const [a, b] = [number(), number()];
     const done = await importFile(

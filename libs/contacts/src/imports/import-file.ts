@@ -86,8 +86,6 @@ export async function* csvRows(source: Readable, delimiter: string): AsyncGenera
       bom: true,
       delimiter,
       relax_column_count: true,
-      skip_empty_lines: true,
-      skip_records_with_empty_values: true,
       trim: true,
       // a quote inside an unquoted field is text (scanCsv checks the quoting that matters: opened fields get closed)
       relax_quotes: true,
@@ -98,7 +96,9 @@ export async function* csvRows(source: Readable, delimiter: string): AsyncGenera
   let row = 0;
   try {
     for await (const cells of parser as AsyncIterable<string[]>) {
+      // empty lines and rows of empty cells (`,,,`) are skipped but counted: `row` is the row a spreadsheet shows
       row++;
+      if (cells.every((cell) => cell === '')) continue;
       yield { row, cells };
     }
   } catch (error) {
