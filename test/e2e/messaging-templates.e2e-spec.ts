@@ -106,6 +106,33 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
     expect(await h.received(account, to3)).toHaveLength(0);
   });
 
+  it('a template of another WhatsApp Business Account of the account is refused from this number, nothing sent', async () => {
+    const name = await orderTemplate();
+    const other = `${account.messagingPhoneId}8`;
+    await t.db.query(
+      `INSERT INTO phone_numbers (account_id, messaging_phone_id, display_phone_number, verified_name, business_account_id,
+                                  api_base_url, api_version, access_token_encrypted, messages_per_second)
+       SELECT account_id, $2, display_phone_number, verified_name, business_account_id || '9',
+              api_base_url, api_version, access_token_encrypted, messages_per_second
+         FROM phone_numbers WHERE messaging_phone_id = $1`,
+      [account.messagingPhoneId, other],
+    );
+    const to = h.customer();
+    const res = await send(
+      { templateName: name, to, variables: { name: 'Ann', custom_order: 'A-1', custom_city: 'Rome' } },
+      other,
+    );
+    expect(res.status).toBe(207);
+    expect(res.body.results).toEqual([
+      {
+        success: false,
+        message: `Template belongs to the WhatsApp Business Account of number ${account.messagingPhoneId}: send it from a number of that account`,
+        contact: to,
+      },
+    ]);
+    expect(await h.received(account, to)).toHaveLength(0);
+  });
+
   it('body variables are filled in the order of the keys: name, email, custom*; other keys are ignored', async () => {
     const name = await orderTemplate();
     const to1 = h.customer();

@@ -272,6 +272,8 @@ export class MessagesService {
       templateCache.set(m.templateName, this.templates.findApprovedForSend(accountId, m.templateName));
     const found = await templateCache.get(m.templateName)!;
     if (!found.ok) return { ok: false, reason: found.reason };
+    const elsewhere = await this.templateElsewhere(found.template.phoneNumberId, phone);
+    if (elsewhere) return { ok: false, reason: elsewhere };
     const template = found.template as unknown as TemplateForSend;
     const built = buildTemplateComponents(template, m);
     if (!built.ok) return { ok: false, reason: built.reason };
@@ -313,6 +315,17 @@ export class MessagesService {
       message: `Idempotency-Key ${key} was already used for another message${item} to ${reused.recipient}: use a new key for a new message`,
       field: 'Idempotency-Key',
     });
+  }
+
+  /**
+   * Why a template cannot go from this number: it lives in another WhatsApp Business Account of the account (Meta
+   * fails such a send with 132001 after we answered "sent"). Null when it can (the same number, or the same WABA).
+   */
+  private async templateElsewhere(templatePhoneId: string, phone: PhoneNumber): Promise<string | null> {
+    if (String(templatePhoneId) === String(phone.id)) return null;
+    const owner = await this.accounts.phoneNumberById(String(templatePhoneId));
+    if (!owner || owner.businessAccountId === phone.businessAccountId) return null;
+    return `Template belongs to the WhatsApp Business Account of number ${owner.messagingPhoneId}: send it from a number of that account`;
   }
 
   /** The account's connected number by messagingPhoneId, or 404. */
