@@ -248,6 +248,15 @@ describe('MCP server (POST /mcp)', () => {
         const [row] = await t.db.query('SELECT 1 FROM customer_windows WHERE customer = $1', [userId]);
         return row ?? null;
       }, 10_000);
+      // list_conversations shows how to reach that customer (it said "+null") and that its window is open
+      const listed = await call(client, 'list_conversations', { pageSize: 100 });
+      expect(text(listed)).toMatch(
+        new RegExp(`Ann user id ${userId.replace('.', '\\.')} \\(contact_id \\d+, 1 unread, window open`),
+      );
+      expect(data(listed).conversations.find((c: any) => c.contact.whatsapp_user_id === userId).contact).toMatchObject({
+        contact_number: null,
+        whatsapp_user_id: userId,
+      });
       const sent = await call(client, 'send_session_message', { to: userId, message: 'Hi Ann' });
       expect(sent.isError).toBeFalsy();
       const [row] = await t.db.query(`SELECT recipient, body FROM messages WHERE id = $1`, [data(sent).messageId]);

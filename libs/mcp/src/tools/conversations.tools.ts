@@ -3,6 +3,11 @@ import { z } from 'zod';
 import type { McpServices } from '../mcp-services';
 import { defineTool, defined, type ToolDefinition, validateDto } from '../tool-kit';
 
+/** How to reach the customer: +number, or the business-scoped user id of one known only by a WhatsApp username. */
+function addressOf(c: { contact_number: string | null; whatsapp_user_id?: string | null }): string {
+  return c.contact_number ? `+${c.contact_number}` : `user id ${c.whatsapp_user_id}`;
+}
+
 export function conversationTools(s: McpServices): ToolDefinition[] {
   return [
     defineTool({
@@ -22,7 +27,7 @@ export function conversationTools(s: McpServices): ToolDefinition[] {
         const { data } = await s.conversations.list(client.accountId, query);
         const lines = data.conversations.map(
           (c) =>
-            `${c.contact.name ?? '(no name)'} +${c.contact.contact_number} (contact_id ${c.contact.contact_id}, ${c.unread_count} unread, window ${c.window.open ? `open until ${c.window.expires_at}` : 'closed'})`,
+            `${c.contact.name ?? '(no name)'} ${addressOf(c.contact)} (contact_id ${c.contact.contact_id}, ${c.unread_count} unread, window ${c.window.open ? `open until ${c.window.expires_at}` : 'closed'})`,
         );
         return {
           data,
@@ -65,7 +70,7 @@ export function conversationTools(s: McpServices): ToolDefinition[] {
           );
         return {
           data,
-          text: `${data.messages.length} of ${data.total} message(s) with +${data.contact.contact_number}${lines.length ? `, newest first: ${lines.join(' | ')}` : ''}`,
+          text: `${data.messages.length} of ${data.total} message(s) with ${addressOf(data.contact)}${lines.length ? `, newest first: ${lines.join(' | ')}` : ''}`,
         };
       },
     }),

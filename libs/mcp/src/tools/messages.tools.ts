@@ -5,6 +5,11 @@ import type { McpServices } from '../mcp-services';
 import { defineTool, renameWords, ToolError, type ToolDefinition } from '../tool-kit';
 
 const to = z.string().describe('recipient phone number with country code, e.g. +4915112345678 (`+` optional)');
+const sessionTo = z
+  .string()
+  .describe(
+    'recipient phone number with country code, e.g. +4915112345678 (`+` optional), or the business-scoped user id of a customer known only by a WhatsApp username (whatsapp_user_id in list_conversations)',
+  );
 const from = z
   .string()
   .optional()
@@ -118,7 +123,7 @@ export function messageTools(s: McpServices): ToolDefinition[] {
         'send_template_message with an approved template instead.',
       grant: '/send-message',
       input: z.object({
-        to,
+        to: sessionTo,
         message: z.string().describe('the text (at most 4096 characters; 1024 with quick replies)'),
         quick_replies: z
           .array(z.string())

@@ -99,6 +99,8 @@ export class ConversationsService {
               contact_id: Number(r.contact_id),
               name: contact.name ?? null,
               contact_number: contact.contactNumber,
+              // a customer known only by a business-scoped user id (a WhatsApp username): what to send to
+              whatsapp_user_id: contact.whatsappUserId ?? null,
               isBlocked: contact.isBlocked,
             },
             messagingPhoneId: numbers.get(String(r.phone_number_id))?.messagingPhoneId,
@@ -140,7 +142,12 @@ export class ConversationsService {
   async messages(accountId: string, contactId: string, query: ListConversationMessagesQuery) {
     if (!/^\d{1,18}$/.test(contactId)) throw new NotFoundException({ message: 'Conversation not found' });
     const found = await this.contacts.findById(accountId, contactId);
-    const contact = found && { id: found.id, name: found.name, contact_number: found.contactNumber };
+    const contact = found && {
+      id: found.id,
+      name: found.name,
+      contact_number: found.contactNumber,
+      whatsapp_user_id: found.whatsappUserId ?? null,
+    };
     if (!contact) throw new NotFoundException({ message: 'Conversation not found' });
     const params: unknown[] = [accountId, contactId];
     let filter = '';
@@ -160,7 +167,12 @@ export class ConversationsService {
     return {
       success: true,
       data: {
-        contact: { contact_id: Number(contact.id), name: contact.name ?? null, contact_number: contact.contact_number },
+        contact: {
+          contact_id: Number(contact.id),
+          name: contact.name ?? null,
+          contact_number: contact.contact_number,
+          whatsapp_user_id: contact.whatsapp_user_id,
+        },
         messages: rows.map(messageView),
         ...pageMeta(query, total),
       },
