@@ -446,23 +446,15 @@ describe('MCP server (POST /mcp)', () => {
       const run = data(await call(client, 'get_workflow_run', { run_id: runId })).run;
       expect(run).toMatchObject({ runId, status: 'completed', payload: { order: { id: '1234' } } });
       // created as a draft and never published: said so (it was "Workflow ID not found", right after finding it)
-      const draft = await t.http.post(
-        '/v1/workflows',
-        {
-          mode: 'create',
-          name: 'Unpublished',
-          asDraft: true,
-          trigger: { type: 'webhook' },
-          startNodeId: '',
-          nodes: [],
-        },
-        { token: account.token },
+      const draft = await createWorkflow(
+        t,
+        account.token,
+        { asDraft: true, trigger: { type: 'webhook' }, startNodeId: '', nodes: [] },
+        'Unpublished',
       );
-      const refused = await call(client, 'start_workflow', { workflow_id: draft.body.data.id });
+      const refused = await call(client, 'start_workflow', { workflow_id: draft.id });
       expect(refused.isError).toBe(true);
-      expect(text(refused)).toBe(
-        `Workflow ${draft.body.data.id} is not published yet: publish its draft before starting it`,
-      );
+      expect(text(refused)).toBe(`Workflow ${draft.id} is not published yet: publish its draft before starting it`);
     });
 
     it('templates, account, resources and the draft_template prompt', async () => {

@@ -19,7 +19,7 @@ import {
   UNSAFE_METHODS,
   type ConsoleSessionResolver,
 } from './console-session';
-import { GRANT_KEY, PUBLIC_KEY, SIGNED_IN_KEY } from './grants';
+import { GRANT_KEY, grantRequired, PUBLIC_KEY, SIGNED_IN_KEY } from './grants';
 import { perRoute } from './route-metadata';
 import type { AuthenticatedClient } from './token-claims';
 
@@ -77,8 +77,7 @@ export class AuthGuard implements CanActivate {
       this.logger.error(`Route ${context.getClass().name}.${context.getHandler().name} declares no grant`);
       throw new ForbiddenException({ message: 'Unauthorized to make this request' });
     }
-    if (!client.grants.includes(grant))
-      throw new ForbiddenException({ message: 'Unauthorized to make this request', required_grant: grant });
+    if (!client.grants.includes(grant)) throw grantRequired(grant);
     return true;
   }
 }

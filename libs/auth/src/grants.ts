@@ -1,4 +1,4 @@
-import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { applyDecorators, ForbiddenException, SetMetadata } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
 
 /** SPEC §2: the areas a Client ID can be granted. A new account's client has all of them. */
@@ -35,3 +35,7 @@ export const SIGNED_IN_KEY = 'switchboard:signed-in';
 
 /** Any authenticated caller (token or console session), no grant needed (e.g. GET /console/me). */
 export const RequireSignedIn = () => SetMetadata(SIGNED_IN_KEY, true);
+
+/** SPEC's 403 for a caller without the grant a request needs. */
+export const grantRequired = (grant: string) =>
+  new ForbiddenException({ message: 'Unauthorized to make this request', required_grant: grant });

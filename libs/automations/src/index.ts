@@ -5,7 +5,7 @@ export * from './contact-binding';
 export * from './dto';
 export * from './workflows.service';
 export * from './workflow-runs.service';
-export { RunBacklog, backlogRefusal } from './run-backlog';
+export { RunBacklog } from './run-backlog';
 export * from './run-list';
 export * from './run-totals';
 export * from './embedded/automation-queue';

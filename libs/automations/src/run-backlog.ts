@@ -8,12 +8,6 @@ const READ_EVERY_MS = 500;
 /** How long a request that finds the backlog over the limit is held for it to come back under (at most the limit). */
 const BACKLOG_HOLD_MS = 1000;
 
-/** The 429 message while the backlog is over its limit (the inbound webhook's, and MCP's start_workflow). */
-export function backlogRefusal(verdict: BacklogVerdict): string | undefined {
-  if (verdict.retryAfterSeconds === undefined) return undefined;
-  return `Too many runs waiting to start (the oldest for ${Math.round(verdict.oldestPendingMs / 1000)} s); retry after ${verdict.retryAfterSeconds} seconds`;
-}
-
 export interface BacklogVerdict {
   /** how long the oldest run accepted but not started yet has waited (0: none) */
   oldestPendingMs: number;
@@ -38,6 +32,19 @@ export class RunBacklog {
     @InjectDataSource() private readonly db: DataSource,
     private readonly config: AppConfig,
   ) {}
+
+  /**
+   * The 429 answer while the backlog is over its limit (the inbound webhook's, and MCP's start_workflow), or undefined.
+   * Never throws: without a reading of the backlog, work is accepted.
+   */
+  async refusal(): Promise<{ message: string; retryAfterSeconds: number } | undefined> {
+    const verdict: BacklogVerdict = await this.verdict().catch(() => ({ oldestPendingMs: 0 }));
+    if (verdict.retryAfterSeconds === undefined) return undefined;
+    return {
+      message: `Too many runs waiting to start (the oldest for ${Math.round(verdict.oldestPendingMs / 1000)} s); retry after ${verdict.retryAfterSeconds} seconds`,
+      retryAfterSeconds: verdict.retryAfterSeconds,
+    };
+  }
 
   async verdict(): Promise<BacklogVerdict> {
     const limit = this.config.AUTOMATION_MAX_BACKLOG_MS;

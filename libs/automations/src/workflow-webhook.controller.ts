@@ -16,7 +16,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public } from '@switchboard/auth';
 import { AppConfig } from '@switchboard/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { backlogRefusal, RunBacklog } from './run-backlog';
+import { RunBacklog } from './run-backlog';
 import { WorkflowRunsService } from './workflow-runs.service';
 
 export const WORKFLOW_ID_NOT_FOUND = { message: 'Workflow ID not found' };
@@ -72,11 +72,10 @@ export class WorkflowWebhookController {
       });
     }
     if (!IDENTIFIER.test(identifier)) throw new NotFoundException(WORKFLOW_ID_NOT_FOUND);
-    const backlog = await this.backlog.verdict().catch(() => ({ oldestPendingMs: 0, retryAfterSeconds: undefined }));
-    const refusal = backlogRefusal(backlog);
+    const refusal = await this.backlog.refusal();
     if (refusal) {
-      reply.header('retry-after', String(backlog.retryAfterSeconds));
-      throw new HttpException({ statusCode: 429, message: refusal }, HttpStatus.TOO_MANY_REQUESTS);
+      reply.header('retry-after', String(refusal.retryAfterSeconds));
+      throw new HttpException({ statusCode: 429, message: refusal.message }, HttpStatus.TOO_MANY_REQUESTS);
     }
     const started = await this.runs.startFromWebhook(identifier, body ?? {}, idempotencyKey ?? null);
     if (!started) throw new NotFoundException(WORKFLOW_ID_NOT_FOUND);

@@ -64,9 +64,9 @@ export function resolveVariables(
   return out;
 }
 
-/** True when some variable is taken from the contact (the message is built per contact). */
-export function hasFieldVariables(variables: Record<string, unknown>): boolean {
-  return Object.values(variables ?? {}).some(isFieldVariable);
+/** True when some variable is taken from the contact (the message is built per contact); `prefix`: from such a field. */
+export function hasFieldVariables(variables: Record<string, unknown>, prefix = ''): boolean {
+  return Object.values(variables ?? {}).some((v) => isFieldVariable(v) && v.field.startsWith(prefix));
 }
 
 /** Campaign variables: text (numbers and booleans written as text) or {field, fallback}; keys keep their order. */

@@ -6,6 +6,7 @@ import { ContactsService } from '@switchboard/contacts';
 import {
   AppConfig,
   assertPublicTarget,
+  checkIdempotencyKey,
   FieldError,
   PageRequest,
   pageOffset,
@@ -20,6 +21,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import {
   checkScheduledAt,
   CreateCampaignInput,
+  hasFieldVariables,
   mergeVariables,
   resolveVariables,
   TriggerContact,
@@ -157,9 +159,9 @@ export async function approvedTemplate(
   };
 }
 
-/** 409 for a trigger of a cancelled campaign. */
 const VARIABLES_PROBLEM = "the campaign's variables do not fill the template";
 
+/** 409 for a trigger of a cancelled campaign. */
 const cancelledConflict = (campaignId: string) =>
   new ConflictException({
     message: `Campaign ${campaignId} is cancelled: it cannot be triggered`,
@@ -547,9 +549,7 @@ export class CampaignsService {
     if (campaign.status === 'cancelled') throw cancelledConflict(campaignId);
     const { value, errors } = validateTriggerBody(raw, MAX_TRIGGER_CONTACTS);
     if (!value) throw validationException(errors);
-    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200)) {
-      throw validationException([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 200 characters' }]);
-    }
+    checkIdempotencyKey(idempotencyKey);
     const template = await approvedTemplate(
       this.templates,
       accountId,
@@ -680,10 +680,7 @@ export class CampaignsService {
     variables: Record<string, unknown>,
     contacts: Array<{ number: string }>,
   ): Promise<Map<string, Record<string, unknown>>> {
-    const usesCustom = Object.values(variables ?? {}).some(
-      (v) => typeof v === 'object' && v !== null && String((v as { field?: unknown }).field).startsWith('custom.'),
-    );
-    if (!usesCustom) return new Map();
+    if (!hasFieldVariables(variables, 'custom.')) return new Map();
     return this.contacts.customFieldsByNumber(
       accountId,
       contacts.map((c) => c.number),

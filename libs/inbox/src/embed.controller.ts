@@ -1,22 +1,11 @@
-import {
-  BadRequestException,
-  Body,
-  Controller,
-  ForbiddenException,
-  Get,
-  HttpCode,
-  Inject,
-  Post,
-  Query,
-  Req,
-  Res,
-} from '@nestjs/common';
+import { BadRequestException, Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { AccountsService } from '@switchboard/accounts';
 import {
   type AuthenticatedClient,
   CurrentClient,
+  grantRequired,
   Public,
   RedisThrottlerStorage,
   RequireGrant,
@@ -95,7 +84,7 @@ export class EmbedController {
     const { accountId } = client;
     // a token cannot carry more than its minter may do: sending needs the /send-message grant, as on /v1/inbox
     if (body.permissions.some((p) => p !== 'read') && !client.grants.includes('/send-message'))
-      throw new ForbiddenException({ message: 'Unauthorized to make this request', required_grant: '/send-message' });
+      throw grantRequired('/send-message');
     const scope = body.scope ?? {};
     for (const [i, id] of (scope.messagingPhoneIds ?? []).entries())
       if (!(await this.accounts.findPhoneNumber(accountId, id)))

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { backlogRefusal } from '@switchboard/automations';
 import type { McpServices } from '../mcp-services';
 import { defineTool, ToolError, type ToolDefinition } from '../tool-kit';
 
@@ -50,9 +49,9 @@ export function workflowTools(s: McpServices): ToolDefinition[] {
         if (workflow.currentVersion === 0)
           throw new ToolError(`Workflow ${workflow_id} is not published yet: publish its draft before starting it`);
         // the webhook's backpressure: accepted runs must start promptly, an agent's as a shop's
-        const backlog = await s.backlog.verdict().catch(() => ({ oldestPendingMs: 0, retryAfterSeconds: undefined }));
-        const refusal = backlogRefusal(backlog);
-        if (refusal) throw new ToolError(refusal, { status: 429, retryAfterSeconds: backlog.retryAfterSeconds });
+        const refusal = await s.backlog.refusal();
+        if (refusal)
+          throw new ToolError(refusal.message, { status: 429, retryAfterSeconds: refusal.retryAfterSeconds });
         const started = await s.runs.startFromWebhook(workflow.identifier, payload, idempotency_key ?? null);
         if (!started) throw new ToolError('Workflow ID not found'); // deactivated meanwhile: the webhook's answer
         return {

@@ -7,7 +7,14 @@ import {
 } from '@nestjs/common';
 import { AccountsService, PhoneNumber } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
-import { AppConfig, assertPublicTarget, FieldError, normalizePhone, validationException } from '@switchboard/core';
+import {
+  AppConfig,
+  assertPublicTarget,
+  checkIdempotencyKey,
+  FieldError,
+  normalizePhone,
+  validationException,
+} from '@switchboard/core';
 import { TemplatesService } from '@switchboard/templates';
 import { templateMessage } from '@switchboard/whatsapp';
 
@@ -61,14 +68,6 @@ export type TemplateResultItem =
 export interface TemplateResult {
   httpStatus: 200 | 207;
   body: { message: string; results: TemplateResultItem[] };
-}
-
-/** At most 200 characters, as for campaign triggers and workflow webhooks (a 3,000-character key overflowed the index: 500). */
-function checkIdempotencyKey(key: string | undefined): void {
-  if (key !== undefined && key.length > 200)
-    throw validationException([
-      { field: 'Idempotency-Key', message: 'Idempotency-Key must be at most 200 characters' },
-    ]);
 }
 
 /** The platform's reason for a failed message, as stored (title and details). */
@@ -296,7 +295,7 @@ export class MessagesService {
   }
 
   /**
-   * 422 when the Idempotency-Key already named another message (a different recipient, number, template or text):
+   * 422 when the Idempotency-Key already named another message (another recipient, number or Cloud API body):
    * answering with the first message would report as sent a message that never was (IETF
    * draft-ietf-httpapi-idempotency-key-header: 422 for a key reused with a different request). Nothing is stored.
    */
