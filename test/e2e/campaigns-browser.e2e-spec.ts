@@ -240,6 +240,13 @@ describe('Console: contact import and campaigns in the browser', () => {
           );
         expect(await bodyTexts(numberOf(1))).toEqual([['Doe, Jane', 'SPRING10']]);
         expect(await bodyTexts(numberOf(10))).toEqual([['there', 'SPRING10']]);
+
+        // completed, it can still be cancelled (API triggers would keep sending through it)
+        await page.locator('[data-testid=live-view][data-status=completed]').waitFor({ timeout: 15_000 });
+        await page.click('[data-testid=action-cancel]');
+        await page.locator('[data-testid=live-view][data-status=cancelled]').waitFor();
+        const [{ status }] = await t.db.query(`SELECT status FROM campaigns WHERE id = $1`, [campaign.id]);
+        expect(status).toBe('cancelled');
       }),
     120_000, // the wait for 993 sent alone may take 60 s on a loaded machine
   );

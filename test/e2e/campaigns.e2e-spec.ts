@@ -348,6 +348,55 @@ describe('Campaigns', () => {
       expect(n).toBe(0);
     });
 
+    it('a template of another WhatsApp Business Account than the number: refused at create (400), start and trigger (409)', async () => {
+      const tpl = await greeting();
+      const other = `${account.messagingPhoneId}7`;
+      await t.db.query(
+        `INSERT INTO phone_numbers (account_id, messaging_phone_id, display_phone_number, verified_name, business_account_id,
+                                    api_base_url, api_version, access_token_encrypted, messages_per_second)
+         SELECT account_id, $2, display_phone_number, verified_name, business_account_id || '9',
+                api_base_url, api_version, access_token_encrypted, messages_per_second
+           FROM phone_numbers WHERE messaging_phone_id = $1`,
+        [account.messagingPhoneId, other],
+      );
+      const reason = `Template belongs to the WhatsApp Business Account of number ${account.messagingPhoneId}: send it from a number of that account`;
+      const before = await t.db.query(`SELECT count(*)::int AS n FROM campaigns WHERE account_id = $1`, [
+        account.accountId,
+      ]);
+      const refused = await createCampaign({
+        templateName: tpl,
+        messagingPhoneId: other,
+        variables: { name: 'you', custom_code: 'C' },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors).toEqual([{ field: 'templateName', message: `templateName ${tpl}: ${reason}` }]);
+      expect(
+        await t.db.query(`SELECT count(*)::int AS n FROM campaigns WHERE account_id = $1`, [account.accountId]),
+      ).toEqual(before);
+
+      // created on the template's number; then the template is deleted and created again in the other WABA
+      const id = (await createCampaign({ templateName: tpl, variables: { name: 'you', custom_code: 'C' } })).body.data
+        .campaign_id;
+      await t.db.query(
+        `UPDATE templates SET phone_number_id = (SELECT id FROM phone_numbers WHERE messaging_phone_id = $2)
+          WHERE account_id = $1 AND name = $3`,
+        [account.accountId, other, tpl],
+      );
+      const moved = `Template ${tpl}: Template belongs to the WhatsApp Business Account of number ${other}: send it from a number of that account`;
+      const started = await act(id, 'start');
+      expect({ status: started.status, message: started.body.message }).toEqual({
+        status: 409,
+        message: `Cannot start campaign ${id}: ${moved}`,
+      });
+      const triggered = await trigger(id, { contacts: [{ phoneNumber: h.customer() }] });
+      expect({ status: triggered.status, message: triggered.body.message }).toEqual({
+        status: 409,
+        message: `Campaign ${id} cannot send: ${moved}`,
+      });
+      const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1`, [id]);
+      expect(n).toBe(0);
+    });
+
     it("a trigger fills custom.<key> variables from a known contact's custom fields (the fallback for a new one)", async () => {
       const tpl = await greeting();
       const id = (

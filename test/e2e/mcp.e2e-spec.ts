@@ -322,6 +322,20 @@ describe('MCP server (POST /mcp)', () => {
         idempotency_key: `reply-${to}`,
       });
       expect(data(retry).messageId).toBe(data(sent).messageId);
+      // the window closes; a retry of the message sent while it was open still answers it (and sends nothing)
+      await t.db.query(
+        `UPDATE customer_windows SET last_inbound_at = now() - interval '25 hours' WHERE customer = $1`,
+        [to],
+      );
+      const late = await call(client, 'send_session_message', {
+        to,
+        message: 'Shipped today. Track it?',
+        quick_replies: ['Yes', 'No'],
+        idempotency_key: `reply-${to}`,
+      });
+      expect(late.isError).toBeFalsy();
+      expect(data(late).messageId).toBe(data(sent).messageId);
+      expect(text(late)).toMatch(/window closed at /);
       await new Promise((r) => setTimeout(r, 300));
       expect(await h.received(account, to)).toHaveLength(1);
 

@@ -933,6 +933,39 @@ describe('Templates', () => {
       });
     });
 
+    it('two edits at once, the first refused by the platform: the second stays under review (edits take turns)', async () => {
+      const a = await account();
+      await create(a, simple(a, 'manual_two_edits'));
+      await review('manual_two_edits', 'APPROVED');
+      await service().applyPlatformStatus((await statusEvents('manual_two_edits')).at(-1)!);
+      const editTemplate = CloudApiClient.prototype.editTemplate;
+      const slowRefusal = jest.spyOn(CloudApiClient.prototype, 'editTemplate').mockImplementation(async function (
+        this: CloudApiClient,
+        id,
+        edit,
+      ) {
+        if ((edit as { category?: string }).category !== 'UTILITY') return editTemplate.call(this, id, edit);
+        await new Promise((r) => setTimeout(r, 400));
+        throw new CloudApiError({ kind: 'api', code: 100, httpStatus: 400, message: 'Invalid parameter' });
+      });
+      const put = (category: string) =>
+        t.http.put('/templates/update?template_name=manual_two_edits', { category }, { token: a.token });
+      try {
+        const refused = put('UTILITY');
+        await new Promise((r) => setTimeout(r, 100)); // the refused edit has read the template and called out
+        const accepted = put('AUTHENTICATION');
+        expect((await refused).status).toBe(400);
+        expect((await accepted).status).toBe(200);
+      } finally {
+        slowRefusal.mockRestore();
+      }
+      // the refusal put back what it read (APPROVED) before the second edit began; it no longer undoes that edit
+      expect((await t.http.get('/v2/templates/manual_two_edits', { token: a.token })).body.data).toMatchObject({
+        status: 'PENDING',
+        category: 'AUTHENTICATION',
+      });
+    });
+
     it('404 for an unknown template, 400 for bad input or no template_name', async () => {
       const a = await account();
       await create(a, simple(a, 'manual_edit_me'));

@@ -13,7 +13,13 @@ import {
   QUEUES,
   validationException,
 } from '@switchboard/core';
-import { buildTemplateComponents, QueuedMessageRef, SendQueueService, TemplateForSend } from '@switchboard/messaging';
+import {
+  buildTemplateComponents,
+  QueuedMessageRef,
+  SendQueueService,
+  TemplateForSend,
+  templateElsewhere,
+} from '@switchboard/messaging';
 import { NO_TEMPLATE_FOUND, TemplatesService } from '@switchboard/templates';
 import { queryPlan } from '@switchboard/core/database';
 import { Queue } from 'bullmq';
@@ -141,7 +147,7 @@ export async function approvedTemplate(
   accountId: string,
   name: string,
   language: string,
-): Promise<TemplateForSend | string> {
+): Promise<(TemplateForSend & { phoneNumberId: string }) | string> {
   const found = await templates.findApprovedForSend(accountId, name, language);
   if (!found.ok)
     return found.reason === NO_TEMPLATE_FOUND
@@ -156,6 +162,7 @@ export async function approvedTemplate(
     headerType: t.headerType,
     buttons: t.buttons ?? [],
     carousel: t.carousel ?? null,
+    phoneNumberId: String(t.phoneNumberId),
   };
 }
 
@@ -203,6 +210,11 @@ export class CampaignsService {
     if (!found.ok)
       throw validationException([
         { field: 'templateName', message: `templateName ${value.templateName}: ${found.reason}` },
+      ]);
+    const elsewhere = await templateElsewhere(this.accounts, found.template.phoneNumberId, phone);
+    if (elsewhere)
+      throw validationException([
+        { field: 'templateName', message: `templateName ${value.templateName}: ${elsewhere}` },
       ]);
     await this.checkUrls(value);
     if (value.groupIds.length) {
@@ -395,10 +407,10 @@ export class CampaignsService {
 
   /** Why the campaign cannot start now (template no longer APPROVED, variables that do not fill it), or null. */
   private async startProblem(accountId: string, c: CampaignRow): Promise<string | null> {
-    const number = await this.numberProblem(c);
-    if (number) return number;
     const template = await approvedTemplate(this.templates, accountId, c.template_name, c.template_language);
-    if (typeof template === 'string') return template;
+    if (typeof template === 'string') return (await this.sendingProblem(c, null)) ?? template;
+    const problem = await this.sendingProblem(c, template);
+    if (problem) return problem;
     if (c.group_ids.length) {
       // the group audience gets the defaults (a contact field missing gives its fallback): they must fill the template
       const built = buildTemplateComponents(template, {
@@ -411,12 +423,19 @@ export class CampaignsService {
     return null;
   }
 
-  /** Why the campaign's number cannot send (disconnected since the campaign was created), or null. */
-  private async numberProblem(c: Pick<CampaignRow, 'phone_number_id'>): Promise<string | null> {
+  /**
+   * Why the campaign cannot send now: its number disconnected since it was created, or its template (re-created since)
+   * lives in another WhatsApp Business Account than the number. Null when it can.
+   */
+  private async sendingProblem(
+    c: Pick<CampaignRow, 'phone_number_id' | 'template_name'>,
+    template: { phoneNumberId: string } | null,
+  ): Promise<string | null> {
     const phone = await this.accounts.phoneNumberById(String(c.phone_number_id));
-    return phone?.status === 'CONNECTED'
-      ? null
-      : `its number ${phone?.messagingPhoneId ?? ''} is not connected any more (see GET /account/get)`;
+    if (phone?.status !== 'CONNECTED')
+      return `its number ${phone?.messagingPhoneId ?? ''} is not connected any more (see GET /account/get)`;
+    const elsewhere = template && (await templateElsewhere(this.accounts, template.phoneNumberId, phone));
+    return elsewhere ? `Template ${c.template_name}: ${elsewhere}` : null;
   }
 
   /** draft|scheduled → running inside the caller's transaction (campaign row locked): the start trigger; 409 when it cannot. */
@@ -558,8 +577,8 @@ export class CampaignsService {
     );
     if (typeof template === 'string')
       throw new ConflictException({ message: `Campaign ${campaignId} cannot send: ${template}` });
-    const number = await this.numberProblem(campaign);
-    if (number) throw new ConflictException({ message: `Campaign ${campaignId} cannot send: ${number}` });
+    const problem = await this.sendingProblem(campaign, template);
+    if (problem) throw new ConflictException({ message: `Campaign ${campaignId} cannot send: ${problem}` });
     // Every contact's message must be buildable before anything is written.
     // contact-field variables take the trigger's name / email and the known contact's custom fields (or their
     // fallback), the contact's own variables go over them

@@ -19,6 +19,7 @@ import {
   PHONE_FORMAT_HINT,
   validationException,
 } from '@switchboard/core';
+import { withAdvisoryLock } from '@switchboard/core/database';
 import { failureReason, SendQueueService, type OutboundMessage } from '@switchboard/messaging';
 import {
   CloudApiClient,
@@ -522,22 +523,10 @@ export class FlowsService {
   /**
    * One edit, publish or delete of a flow at a time: each reads the flow's state, calls the platform, then writes. An
    * update racing a publish left the platform serving the new JSON and our record the old one (and no longer
-   * editable). A session advisory lock on its own connection, held across the platform calls.
+   * editable).
    */
-  private async oneAtATime<T>(accountId: string, flowId: unknown, work: () => Promise<T>): Promise<T> {
-    const runner = this.db.createQueryRunner();
-    await runner.connect();
-    const key = `flows:${accountId}:${String(flowId)}`;
-    try {
-      await runner.query(`SELECT pg_advisory_lock(hashtextextended($1, 0))`, [key]);
-      try {
-        return await work();
-      } finally {
-        await runner.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key]);
-      }
-    } finally {
-      await runner.release();
-    }
+  private oneAtATime<T>(accountId: string, flowId: unknown, work: () => Promise<T>): Promise<T> {
+    return withAdvisoryLock(this.db, `flows:${accountId}:${String(flowId)}`, work);
   }
 
   private async clientFor(phoneNumberRowId: string): Promise<CloudApiClient> {

@@ -11,7 +11,7 @@ import {
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
 import { LiveEvents, validationException } from '@switchboard/core';
-import { namedQuery, queryPlan } from '@switchboard/core/database';
+import { namedQuery, queryPlan, withAdvisoryLock } from '@switchboard/core/database';
 import {
   CloudApiClient,
   CloudApiError,
@@ -391,13 +391,28 @@ export class TemplatesService {
 
   // ------------------------------------------------------------------ update
 
-  /** PUT /templates/update: edits on the platform (a new review), then stores the edit with status PENDING. */
+  /**
+   * PUT /templates/update: edits on the platform (a new review), then stores the edit with status PENDING. One edit of
+   * a template at a time (a session advisory lock across the platform call): a refused edit puts back the status it
+   * read, which a concurrent edit's PENDING must not have replaced.
+   */
   async update(accountId: string, name: string, body: UpdateTemplateBody): Promise<Template> {
     // null as absent (an optional field): an edit of nothing went to the platform and came back as its 400
     if (body.components == null && body.category == null) {
       throw validationException([{ field: 'components', message: 'give components and/or category to update' }]);
     }
     const compiled = body.components != null ? this.compile(body.components) : undefined;
+    return withAdvisoryLock(this.dataSource, `template-edits:${accountId}:${name}`, () =>
+      this.applyUpdate(accountId, name, body, compiled),
+    );
+  }
+
+  private async applyUpdate(
+    accountId: string,
+    name: string,
+    body: UpdateTemplateBody,
+    compiled: CompiledTemplate | undefined,
+  ): Promise<Template> {
     const row = await this.getByName(accountId, name);
     if (!row.platformTemplateId) {
       throw new ConflictException({

@@ -155,7 +155,10 @@ export function messageTools(s: McpServices): ToolDefinition[] {
         // valid: checked above; a customer known only by a business-scoped user id has its window under that id
         const customer = recipientOf(args.to)!;
         const window = await s.conversations.window(phone.id, customer);
-        if (!window.open) {
+        // a retry of a send accepted while the window was open replays that answer (or is refused as another message)
+        const retry =
+          args.idempotency_key !== undefined && (await s.messages.keyUsed(client.accountId, args.idempotency_key));
+        if (!window.open && !retry) {
           const templates = client.grants.includes('/templates')
             ? (await s.templates.list(client.accountId, { status: 'APPROVED', page: 1, pageSize: 5 })).templates.map(
                 (t) => t.name,
@@ -196,7 +199,7 @@ export function messageTools(s: McpServices): ToolDefinition[] {
         };
         return {
           data,
-          text: `${result.message} (message id ${result.messageId}, status ${result.status}; window open until ${window.expires_at})`,
+          text: `${result.message} (message id ${result.messageId}, status ${result.status}; ${window.open ? 'window open until' : 'window closed at'} ${window.expires_at})`,
         };
       },
     }),

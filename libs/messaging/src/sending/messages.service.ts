@@ -78,6 +78,21 @@ export function failureReason(o: Pick<MessageOutcome, 'errorTitle' | 'errorMessa
 }
 
 /**
+ * Why a template cannot go from this number: it lives in another WhatsApp Business Account of the account (Meta
+ * fails such a send with 132001 after we answered "sent"). Null when it can (the same number, or the same WABA).
+ */
+export async function templateElsewhere(
+  accounts: AccountsService,
+  templatePhoneId: string,
+  phone: PhoneNumber,
+): Promise<string | null> {
+  if (String(templatePhoneId) === String(phone.id)) return null;
+  const owner = await accounts.phoneNumberById(String(templatePhoneId));
+  if (!owner || owner.businessAccountId === phone.businessAccountId) return null;
+  return `Template belongs to the WhatsApp Business Account of number ${owner.messagingPhoneId}: send it from a number of that account`;
+}
+
+/**
  * The two send endpoints (SPEC §4 Messages): validate, resolve number / contact / template, store and queue,
  * wait (bounded) for the platform's answer, and shape the SPEC's responses.
  */
@@ -271,7 +286,7 @@ export class MessagesService {
       templateCache.set(m.templateName, this.templates.findApprovedForSend(accountId, m.templateName));
     const found = await templateCache.get(m.templateName)!;
     if (!found.ok) return { ok: false, reason: found.reason };
-    const elsewhere = await this.templateElsewhere(found.template.phoneNumberId, phone);
+    const elsewhere = await templateElsewhere(this.accounts, found.template.phoneNumberId, phone);
     if (elsewhere) return { ok: false, reason: elsewhere };
     const template = found.template as unknown as TemplateForSend;
     const built = buildTemplateComponents(template, m);
@@ -316,15 +331,9 @@ export class MessagesService {
     });
   }
 
-  /**
-   * Why a template cannot go from this number: it lives in another WhatsApp Business Account of the account (Meta
-   * fails such a send with 132001 after we answered "sent"). Null when it can (the same number, or the same WABA).
-   */
-  private async templateElsewhere(templatePhoneId: string, phone: PhoneNumber): Promise<string | null> {
-    if (String(templatePhoneId) === String(phone.id)) return null;
-    const owner = await this.accounts.phoneNumberById(String(templatePhoneId));
-    if (!owner || owner.businessAccountId === phone.businessAccountId) return null;
-    return `Template belongs to the WhatsApp Business Account of number ${owner.messagingPhoneId}: send it from a number of that account`;
+  /** Whether a send under this Idempotency-Key was already accepted: a retry of it replays its answer. */
+  keyUsed(accountId: string, idempotencyKey: string): Promise<boolean> {
+    return this.sends.keyUsed(accountId, idempotencyKey);
   }
 
   /** The account's connected number by messagingPhoneId, or 404. */

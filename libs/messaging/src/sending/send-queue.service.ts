@@ -195,6 +195,15 @@ export class SendQueueService implements OnModuleDestroy {
     });
   }
 
+  /** Whether the account already has a message under this idempotency key (whatever it was). */
+  async keyUsed(accountId: string, key: string): Promise<boolean> {
+    const rows: unknown[] = await this.db.query(
+      `SELECT 1 FROM messages WHERE account_id = $1 AND idempotency_key = $2 LIMIT 1`,
+      [accountId, key],
+    );
+    return rows.length > 0;
+  }
+
   /** Stores then queues; returns the message ids in input order (an existing id for a repeated idempotency key). */
   async store(messages: OutboundMessage[], lane: SendLane): Promise<string[]> {
     const ids: string[] = [];

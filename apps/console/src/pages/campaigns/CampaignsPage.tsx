@@ -11,6 +11,12 @@ const ACTIONS: Record<string, string[]> = {
   scheduled: ['start', 'unschedule', 'cancel'],
   running: ['pause', 'cancel'],
   paused: ['resume', 'cancel'],
+  // API triggers keep sending through a completed campaign until it is cancelled
+  completed: ['cancel'],
+};
+
+const ACTION_TITLES: Record<string, string> = {
+  completed: 'Cancel: API triggers stop sending through this campaign',
 };
 
 interface Snapshot {
@@ -177,7 +183,7 @@ function LiveView({
           {snap.status}
         </span>
         {(ACTIONS[snap.status] ?? []).map((a) => (
-          <button key={a} data-testid={`action-${a}`} onClick={() => onAction(a)}>
+          <button key={a} data-testid={`action-${a}`} title={ACTION_TITLES[snap.status]} onClick={() => onAction(a)}>
             {a}
           </button>
         ))}
