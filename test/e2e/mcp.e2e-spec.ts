@@ -124,7 +124,8 @@ describe('MCP server (POST /mcp)', () => {
 
       const denied = await call(client, 'send_template_message', { to: '+4915112345678', template: 'anything' });
       expect(denied.isError).toBe(true);
-      expect(text(denied)).toMatch(/send_template_message not found/);
+      expect(text(denied)).toBe('Unauthorized to make this request (required grant: /send-message)');
+      expect(data(denied)).toEqual({ error: 'Unauthorized to make this request', required_grant: '/send-message' });
       expect(await messageCount(account)).toBe(0);
 
       const flowsOnly = await connect(await withGrants(await newAccount(), ['/flow']));

@@ -69,8 +69,10 @@ export class McpServerFactory {
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: this.jsonSchemaValidator,
     });
-    const tools = this.toolsFor(client.grants).filter((t) => onlyTool === undefined || t.name === onlyTool);
-    if (onlyTool !== undefined && tools.length === 0) return this.create(client); // not granted or unknown: answered as usual
+    // a call of a known tool outside the grants gets the tool, whose handler answers which grant it needs
+    const called = onlyTool === undefined ? undefined : this.tools.find((t) => t.name === onlyTool);
+    if (onlyTool !== undefined && !called) return this.create(client); // unknown: answered as usual
+    const tools = called ? [called] : this.toolsFor(client.grants);
     for (const tool of tools) {
       server.registerTool(
         tool.name,
