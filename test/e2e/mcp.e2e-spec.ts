@@ -241,6 +241,47 @@ describe('MCP server (POST /mcp)', () => {
       expect(row.phone_number_id).toBe(second.id);
     });
 
+    it('send_template_message sends a carousel: carousel_data gives each card its image and the dynamic part of its link', async () => {
+      const card = (n: number) => ({
+        header: { type: 'image', image: { link: `https://cdn.example.com/p${n}.jpg` } },
+        body: { type: 'body', parameters: [{ type: 'text', text: `Product ${n}` }] },
+        buttons: {
+          type: 'button',
+          parameters: [{ type: 'cta', cta: { text: 'URL', value: 'Buy', url: 'https://shop.example.com/p/{{1}}' } }],
+        },
+      });
+      const own = await newAccount(); // its own templates: the suite's account lists exactly its own
+      const ownClient = await connect(own.token);
+      const name = await h.approvedTemplate(own, [
+        h.body('Our picks for you'),
+        { type: 'carousel', components: [card(1), card(2)] },
+      ]);
+      const to = h.customer();
+      const missing = await call(ownClient, 'send_template_message', {
+        to,
+        template: name,
+        carousel_data: [{ cta_link: 'a-1' }, {}],
+      });
+      expect(missing.isError).toBe(true);
+      expect(text(missing)).toBe(
+        `carousel_data[1].cta_link is required: the URL button of card 2 of template ${name} has a dynamic part`,
+      );
+      const sent = await call(ownClient, 'send_template_message', {
+        to,
+        template: name,
+        carousel_data: [{ media_url: 'https://cdn.example.com/today.jpg', cta_link: 'a-1' }, { cta_link: 'b-2' }],
+      });
+      expect(sent.isError).toBeFalsy();
+      const [got] = await h.received(own, to);
+      const carousel = got.payload.template.components.find((c: any) => c.type === 'carousel');
+      expect(
+        carousel.cards.map((c: any) => [c.components[0].parameters[0].image.link, c.components[1].parameters[0].text]),
+      ).toEqual([
+        ['https://cdn.example.com/today.jpg', 'a-1'],
+        ['https://cdn.example.com/p2.jpg', 'b-2'],
+      ]);
+    });
+
     it('send_session_message answers a customer known only by a business-scoped user id inside its window', async () => {
       const userId = `DE.${Date.now()}${Math.floor(Math.random() * 1000)}`;
       await h.userWrites(account, userId, 'Hallo');
@@ -361,6 +402,11 @@ describe('MCP server (POST /mcp)', () => {
           'send_template_message',
           { to: '+4915112345678', template: 'x', media_url: 'ftp://x' },
           /^media_url must be a public http\(s\) URL/,
+        ],
+        [
+          'send_template_message',
+          { to: '+4915112345678', template: 'x', carousel_data: [{ media_url: 'ftp://x' }] },
+          /^carousel_data\[0\]\.media_url must be an http\(s\) URL/,
         ],
         [
           'send_session_message',

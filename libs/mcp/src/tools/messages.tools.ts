@@ -68,6 +68,15 @@ export function messageTools(s: McpServices): ToolDefinition[] {
           .string()
           .optional()
           .describe('public http(s) URL of the header image, video or document (templates with a media header)'),
+        carousel_data: z
+          .array(
+            z.object({
+              media_url: z.string().optional().describe("this card's header image or video (default: the template's)"),
+              cta_link: z.string().optional().describe("the dynamic part of the card's URL button, when it has one"),
+            }),
+          )
+          .optional()
+          .describe('carousel templates: one entry per card, in order (get_template shows the cards)'),
         messagingPhoneId: from,
         idempotency_key: idempotencyKey,
       }),
@@ -76,6 +85,7 @@ export function messageTools(s: McpServices): ToolDefinition[] {
         templateName: 'template',
         receipentName: 'recipient_name',
         mediaUrl: 'media_url',
+        carouselData: 'carousel_data',
         'Idempotency-Key': 'idempotency_key',
       }),
       async run(args, client) {
@@ -86,6 +96,7 @@ export function messageTools(s: McpServices): ToolDefinition[] {
           variables: await byTemplateNames(s, client.accountId, args.template, args.variables),
           receipentName: args.recipient_name,
           mediaUrl: args.media_url,
+          carouselData: args.carousel_data?.map((card) => ({ mediaUrl: card.media_url, cta_link: card.cta_link })),
         };
         const { body: result } = await s.messages.sendTemplates(
           client.accountId,
