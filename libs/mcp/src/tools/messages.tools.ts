@@ -167,9 +167,9 @@ export function messageTools(s: McpServices): ToolDefinition[] {
         const customer = recipientOf(args.to)!;
         const window = await s.conversations.window(phone.id, customer);
         // a retry of a send accepted while the window was open replays that answer (or is refused as another message)
-        const retry =
+        const retry = async () =>
           args.idempotency_key !== undefined && (await s.messages.keyUsed(client.accountId, args.idempotency_key));
-        if (!window.open && !retry) {
+        if (!window.open && !(await retry())) {
           const templates = client.grants.includes('/templates')
             ? (await s.templates.list(client.accountId, { status: 'APPROVED', page: 1, pageSize: 5 })).templates.map(
                 (t) => t.name,
