@@ -273,8 +273,15 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     );
     expect(refusedSend.status).toBe(403);
 
+    const live = await openSse(`${t.url}/v1/embed/inbox/events`, { authorization: open, origin: ORIGIN });
+    expect(live.status).toBe(200);
+
     const rotated = await t.http.post(`/v1/clients/${own.clientId}/rotate-secret`, undefined, { token: own.token });
     expect(rotated.status).toBe(200);
+    // the open live stream is checked again while it stays open: it ends within LIVE_EVENTS_RECHECK_MS (5 s)
+    const ended = await live.waitFor((e) => e.event === 'end', 8_000);
+    expect(ended.data).toEqual({ reason: 'access_ended' });
+    await live.ended;
     const message =
       'The client that opened this inbox was deleted, its secret rotated or its /conversations grant removed: ask the host page for a new embed token';
     expect(await list(open)).toMatchObject({ status: 401, body: { message } });

@@ -10,11 +10,18 @@ export class EmbedSessionGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest();
     const header: string | undefined = request.headers.authorization;
-    const grant = await this.tokens.session(header?.replace(/^Bearer\s+/i, '').trim());
+    const token = header?.replace(/^Bearer\s+/i, '').trim();
+    const grant = await this.tokens.session(token);
     request.inbox = {
       accountId: grant.accountId,
       scope: grant.scope,
       permissions: grant.permissions,
+      // a live stream outlasts this check: it asks again while open (the session's expiry, the minter's standing)
+      stillValid: () =>
+        this.tokens.session(token).then(
+          () => true,
+          () => false,
+        ),
     } satisfies InboxPrincipal;
     return true;
   }

@@ -47,6 +47,7 @@ export class InboxRoutes {
     const inScope = await this.inbox.eventFilter(p);
     await this.live.sse(request, reply, inboxTopic(p.accountId), {
       filter: (event) => inScope((event.data ?? {}) as Record<string, unknown>),
+      stillValid: p.stillValid,
     });
   }
 }

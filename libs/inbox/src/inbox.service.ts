@@ -24,6 +24,8 @@ export interface InboxPrincipal {
   accountId: string;
   scope: EmbedScope;
   permissions: Permission[];
+  /** An embedded session's: whether it may still read (asked by a live stream while it stays open). */
+  stillValid?: () => Promise<boolean>;
 }
 
 export const CONVERSATION_NOT_FOUND = 'Conversation not found';

@@ -132,7 +132,10 @@ export class InboxClient {
             signal: controller.signal,
             credentials: 'same-origin',
           });
-          if (response.status === 401) this.options.onUnauthorized?.();
+          if (response.status === 401) {
+            this.options.onUnauthorized?.();
+            stopped = true; // an ended session does not come back: no retry every second
+          }
           if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
           onState(true);
           // The first stream starts where its topic stands now (its first line gives the id to resume from): what changed

@@ -29,7 +29,15 @@ export interface SseOptions {
    * once listening has started and written before any live event, without an `id:` (not a resume position).
    */
   initial?: () => Promise<{ event: string; data: unknown } | null>;
+  /**
+   * Whether the reader may still read (its session not expired, its client not revoked): asked every
+   * LIVE_EVENTS_RECHECK_MS; on false (or a failure) the stream ends with an `end` event. Guards run only when it opens.
+   */
+  stillValid?: () => Promise<boolean>;
 }
+
+/** How often a stream with `stillValid` checks its reader's access. */
+export const LIVE_EVENTS_RECHECK_MS = 5_000;
 
 /** Events kept per topic for resuming (XADD MAXLEN ~): about this many, the oldest trimmed first. */
 export const LIVE_EVENTS_KEPT_PER_TOPIC = 1000;
@@ -379,10 +387,26 @@ export class LiveEvents implements OnModuleDestroy {
     const listener: Listener = (event) => (pending ? pending.push(event) : write(event));
     const heartbeat = setInterval(() => body.write(': heartbeat\n\n'), options.heartbeatMs ?? LIVE_EVENTS_HEARTBEAT_MS);
     heartbeat.unref();
+    const stillValid = options.stillValid;
+    const recheck =
+      stillValid &&
+      setInterval(
+        () =>
+          void stillValid()
+            .catch(() => false)
+            .then((valid) => {
+              if (valid || !this.openStreams.has(close)) return;
+              body.write(`event: end\ndata: ${JSON.stringify({ reason: 'access_ended' })}\n\n`);
+              close();
+            }),
+        LIVE_EVENTS_RECHECK_MS,
+      );
+    if (recheck) recheck.unref();
     let watching = false;
     const close = () => {
       if (!this.openStreams.has(close)) return;
       clearInterval(heartbeat);
+      if (recheck) clearInterval(recheck);
       if (watching) this.unwatch(topic);
       this.unlisten(topic, listener);
       this.openStreams.delete(close);
