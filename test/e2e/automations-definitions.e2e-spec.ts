@@ -266,6 +266,17 @@ describe('Workflow definitions', () => {
         expect(blank.body.errors).toEqual([{ field: 'name', message: 'name must not be blank' }]);
       }
       expect((await t.http.get(`/v1/workflows/${created.id}`, { token: account.token })).body.data.name).toBe('Named');
+      // null is no boolean: it was written as NULL (a 500 from the NOT NULL constraint)
+      for (const field of ['isActive', 'asDraft']) {
+        const nulled = await t.http.post(
+          '/v1/workflows',
+          { mode: 'edit', id: created.id, [field]: null },
+          { token: account.token },
+        );
+        expect(nulled.status).toBe(400);
+        expect(nulled.body.errors.map((e: any) => e.field)).toEqual([field]);
+      }
+      expect((await t.http.get(`/v1/workflows/${created.id}`, { token: account.token })).body.data.isActive).toBe(true);
       const noId = await t.http.post(
         '/v1/workflows',
         { ...simpleDefinition(), mode: 'edit' },

@@ -42,7 +42,7 @@ export class SaveWorkflowDto {
   name?: string;
 
   @ApiPropertyOptional({ default: true })
-  @IsOptional()
+  @ValidateIf((o: SaveWorkflowDto) => o.isActive !== undefined) // null is refused (it was written as NULL: a 500)
   @IsBoolean()
   isActive?: boolean;
 
@@ -66,7 +66,7 @@ export class SaveWorkflowDto {
     description:
       'mode create only: true creates the workflow unpublished (version 0) with this definition as its draft, which need not be valid yet (the console\'s "New workflow"); publish it with POST /v1/workflows/{id}/publish',
   })
-  @IsOptional()
+  @ValidateIf((o: SaveWorkflowDto) => o.asDraft !== undefined)
   @IsBoolean()
   asDraft?: boolean;
 

@@ -1,5 +1,6 @@
 import { isFinished, type RunState } from '@switchboard/engine';
 import { recordWebhookEvent, workflowRunFailedData, type Queryable } from '@switchboard/webhooks';
+import { digitsOnly } from './contact-binding';
 
 /**
  * How a run's state is written into its workflow_runs row, the same for both drivers: the SET clause (parameters
@@ -31,9 +32,10 @@ export function runRowValues(state: RunState): unknown[] {
     waiting?.seq ?? null,
     wakeInMs,
     typeof contact.id === 'string' ? contact.id : null,
-    phone ? phone.replace(/\D/g, '') || null : null,
+    phone ? digitsOnly(phone) || null : null,
     finished,
-    recipient ? recipient.replace(/\D/g, '') || null : null,
+    // as replies are matched: `0044 7700 900123` and `+44 (0)7700 900123` are 447700900123
+    recipient ? digitsOnly(recipient) || null : null,
   ];
 }
 
