@@ -122,6 +122,28 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
     });
   });
 
+  it('a second start of a run whose step is being performed (a retried webhook, a start queued twice) performs nothing', async () => {
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'hello',
+      nodes: [
+        { id: 'hello', type: 'send_session_message', text: 'Hello {{payload.name}}', next: 'done' },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    holdSessionMessages = true;
+    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '15550004445', name: 'Eve' }))
+      .body;
+    await waitFor(async () => held.length === 1, 5000, 'the first send to start');
+    await worker.get(EmbeddedDriver).drive(runId, { kind: 'start' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(held).toHaveLength(1);
+    holdSessionMessages = false;
+    held.splice(0).forEach((release) => release());
+    await waitForRun(t, account.token, runId, ['completed']);
+    expect(calls.filter((c) => c.kind === 'sendSessionMessage' && c.input.runId === runId)).toHaveLength(1);
+  });
+
   it('re-performing a pending effect after a crash uses the same idempotency key, and advances once', async () => {
     const wf = await createWorkflow(t, account.token, {
       trigger: { type: 'webhook' },

@@ -321,11 +321,15 @@ export class EmbeddedDriver {
       if (run.state.waitingFor?.kind === 'reply' && input.event.type !== 'timer_fired')
         timeoutLeft = run.state.waitingFor.seq;
     } else {
-      // A start of an already started run, or a resume: re-perform the pending effect (it was committed, maybe
-      // not performed) or make sure the timer exists. Nothing changes in the database.
+      // A resume (the recovery sweep's, for a run left `running` too long): re-perform the pending effect (it was
+      // committed, maybe not performed). A start of an already started run (a webhook retried, a keyword message
+      // redelivered, a start job queued twice) leaves an effect to the step performing it now: performed twice at
+      // once, an http_request reached the shop's CRM twice. Either makes sure a wait's timer exists. Nothing changes
+      // in the database.
       const waiting = run.state?.waitingFor;
       if (!run.state || isFinished(run.state) || !waiting) return { outcome: null, timers };
-      if (waiting.kind === 'effect') return { outcome: { run, action: waiting.effect }, timers };
+      if (waiting.kind === 'effect')
+        return { outcome: input.kind === 'resume' ? { run, action: waiting.effect } : null, timers };
       // Waiting on a timer or a reply: the step that scheduled its timer may have failed before enqueueing it.
       timers.push({
         runId: run.id,
