@@ -109,6 +109,19 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
       headers: { authorization: auth, origin: ORIGIN },
     });
     expect(old.body.data.conversations).toHaveLength(5);
+    // cursors that look right but are no time or no message id: 400 naming before (they reached PostgreSQL's casts)
+    for (const path of [
+      '/v1/embed/inbox/conversations?before=2026-02-30T00:00:00Z',
+      '/v1/embed/inbox/conversations?before=2026-01-01T::Z',
+      `/v1/embed/inbox/conversations/${contacts[0].id}/messages?before=${'0'.repeat(36)}`,
+    ]) {
+      const bad = await t.http.get(path, { headers: { authorization: auth, origin: ORIGIN } });
+      expect({ path, status: bad.status, fields: bad.body.errors?.map((e: any) => e.field) }).toEqual({
+        path,
+        status: 400,
+        fields: ['before'],
+      });
+    }
   });
 
   it('mint → exchange → list → thread → send: the reply goes through the send pipeline and reaches the platform', async () => {

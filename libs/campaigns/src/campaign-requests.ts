@@ -1,5 +1,5 @@
 import { CALLBACK_EVENTS } from '@switchboard/messaging';
-import { clipText, FieldError, normalizePhone, PHONE_FORMAT_HINT } from '@switchboard/core';
+import { clipText, FieldError, isCalendarTime, normalizePhone, PHONE_FORMAT_HINT } from '@switchboard/core';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isHttpUrl = (v: unknown): v is string => {
@@ -99,22 +99,6 @@ function checkCampaignVariables(
 }
 
 /** `scheduledAt`: an ISO 8601 time with its offset, in the future, within a year. */
-/** The date and time as written exist (V8 reads 2026-02-31 as March 3rd and 24:00 as the next day). */
-function isCalendarTime(text: string): boolean {
-  const [y, mo, d, h, mi, s] = (text.match(/^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?/) ?? [])
-    .slice(1)
-    .map((part) => Number(part ?? 0));
-  const probe = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-  return (
-    probe.getUTCFullYear() === y &&
-    probe.getUTCMonth() === mo - 1 &&
-    probe.getUTCDate() === d &&
-    probe.getUTCHours() === h &&
-    probe.getUTCMinutes() === mi &&
-    probe.getUTCSeconds() === s
-  );
-}
-
 export function checkScheduledAt(value: unknown, errors: FieldError[], now = Date.now()): Date | null {
   if (value === undefined || value === null) return null;
   const text = typeof value === 'string' ? value : '';

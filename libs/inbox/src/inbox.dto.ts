@@ -16,9 +16,22 @@ import {
   MaxLength,
   Min,
   MinLength,
+  ValidateBy,
   ValidateNested,
 } from 'class-validator';
+import { isCalendarTime } from '@switchboard/core';
 import { PERMISSIONS, type Permission } from './embed-tokens';
+
+/** A list page's `nextBefore`: a real time to the microsecond, then the contact id (checked before it reaches SQL). */
+const LIST_CURSOR = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z(_\d{1,18})?$/;
+const IsListCursor = () =>
+  ValidateBy({
+    name: 'isListCursor',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && LIST_CURSOR.test(value) && isCalendarTime(value),
+      defaultMessage: () => 'before must be the nextBefore of the previous page',
+    },
+  });
 
 /** An origin as browsers send it: scheme, host and optional port, nothing else (never `*`). */
 const ORIGIN = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i;
@@ -112,7 +125,7 @@ export class InboxListQuery {
     description: 'the nextBefore of the previous page (its last conversation: time to the microsecond and contact id)',
   })
   @IsOptional()
-  @Matches(/^\d{4}-\d\d-\d\dT[\d:.]+Z(_\d{1,18})?$/, { message: 'before must be the nextBefore of the previous page' })
+  @IsListCursor()
   before?: string;
 
   @ApiPropertyOptional({ default: 30, maximum: 100 })
@@ -127,7 +140,9 @@ export class InboxListQuery {
 export class ThreadQuery {
   @ApiPropertyOptional({ description: 'a message id: return the messages before it (paging backwards)' })
   @IsOptional()
-  @Matches(/^[0-9a-f-]{36}$/i, { message: 'before must be a message id' })
+  @Matches(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, {
+    message: 'before must be a message id',
+  })
   before?: string;
 
   @ApiPropertyOptional({ default: 50, maximum: 100 })
