@@ -161,6 +161,19 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(new Date(conversation.window.expiresAt).getTime()).toBeGreaterThan(Date.now() + 23 * 3600_000);
     expect(list.body.data.unreadTotal).toBeGreaterThanOrEqual(1);
 
+    // the send pipeline's checks, in this API's field names (they said message and buttons[1].text)
+    for (const [body, field, message] of [
+      [{ text: 'x'.repeat(1500), quickReplies: ['Yes'] }, 'text', 'text must be at most 1024 characters'],
+      [{ text: 'Sure?', quickReplies: ['Yes', 'Yes'] }, 'quickReplies[1]', 'quickReplies[1] repeats "Yes"'],
+    ] as const) {
+      const refused = await t.http.post(`/v1/embed/inbox/conversations/${contactId}/messages`, body, {
+        headers: auth,
+      });
+      expect({ status: refused.status, errors: refused.body.errors }).toEqual({
+        status: 400,
+        errors: [{ field, message: expect.stringContaining(message) }],
+      });
+    }
     const sent = await t.http.post(
       `/v1/embed/inbox/conversations/${contactId}/messages`,
       { text: 'It ships today', quickReplies: ['Thanks', 'Call me'] },

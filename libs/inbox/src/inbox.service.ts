@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
-import { normalizePhone } from '@switchboard/core';
+import { type FieldError, normalizePhone, validationException } from '@switchboard/core';
 import {
   InboxConversations,
   InboxEvents,
@@ -29,6 +29,25 @@ export interface InboxPrincipal {
 }
 
 export const CONVERSATION_NOT_FOUND = 'Conversation not found';
+
+/** /v1/send-message's field names as this API calls them: `message` is `text`, `buttons[i].text` is `quickReplies[i]`. */
+const inboxField = (field: string) =>
+  field === 'message'
+    ? 'text'
+    : field.replace(/^buttons\[(\d+)\]\.text$/, 'quickReplies[$1]').replace(/^buttons$/, 'quickReplies');
+
+/** A 400 of the send pipeline's validation, naming the inbox's fields (it named `message` and `buttons[1].text`). */
+function inInboxTerms(error: unknown): unknown {
+  if (!(error instanceof BadRequestException)) return error;
+  const body = error.getResponse() as { errors?: FieldError[] };
+  if (!Array.isArray(body.errors)) return error;
+  return validationException(
+    body.errors.map(({ field, message }) => {
+      const renamed = inboxField(field);
+      return { field: renamed, message: message.startsWith(field) ? renamed + message.slice(field.length) : message };
+    }),
+  );
+}
 export const WINDOW_CLOSED =
   'The 24-hour customer-care window is closed: only an approved template can be sent to this customer now';
 export const CANNOT_SEND = 'This inbox session may not send messages';
@@ -130,12 +149,16 @@ export class InboxService {
     const conversation = await this.conversation(principal, contactId);
     if (!conversation.window.open) throw new ConflictException({ message: WINDOW_CLOSED, window: conversation.window });
     const quick = body.quickReplies?.length ? body.quickReplies : null;
-    const result = await this.messages.sendSession(principal.accountId, conversation.messagingPhoneId!, {
-      typOfmsg: quick ? 'quick_reply' : 'normal_message',
-      receipentPhone: conversation.contactNumber,
-      message: body.text,
-      ...(quick ? { buttons: quick.map((text) => ({ text })) } : {}),
-    });
+    const result = await this.messages
+      .sendSession(principal.accountId, conversation.messagingPhoneId!, {
+        typOfmsg: quick ? 'quick_reply' : 'normal_message',
+        receipentPhone: conversation.contactNumber,
+        message: body.text,
+        ...(quick ? { buttons: quick.map((text) => ({ text })) } : {}),
+      })
+      .catch((error: unknown) => {
+        throw inInboxTerms(error);
+      });
     await this.announce(principal.accountId, conversation, result.body.messageId);
     return result;
   }
