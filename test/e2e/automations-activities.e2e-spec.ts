@@ -122,7 +122,8 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
     });
   });
 
-  it('a second start of a run whose step is being performed (a retried webhook, a start queued twice) performs nothing', async () => {
+  /** A run of a hello → end workflow whose send is held in the activity (released by emptying `held`). */
+  async function runHeldInItsFirstSend(phone: string): Promise<string> {
     const wf = await createWorkflow(t, account.token, {
       trigger: { type: 'webhook' },
       startNodeId: 'hello',
@@ -132,9 +133,13 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
       ],
     });
     holdSessionMessages = true;
-    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '15550004445', name: 'Eve' }))
-      .body;
+    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Eve' })).body;
     await waitFor(async () => held.length === 1, 5000, 'the first send to start');
+    return runId;
+  }
+
+  it('a second start of a run whose step is being performed (a retried webhook, a start queued twice) performs nothing', async () => {
+    const runId = await runHeldInItsFirstSend('15550004445');
     await worker.get(EmbeddedDriver).drive(runId, { kind: 'start' });
     await new Promise((r) => setTimeout(r, 300));
     expect(held).toHaveLength(1);
@@ -145,18 +150,7 @@ describe('Activities provided by another module (AUTOMATION_ACTIVITIES)', () => 
   });
 
   it('re-performing a pending effect after a crash uses the same idempotency key, and advances once', async () => {
-    const wf = await createWorkflow(t, account.token, {
-      trigger: { type: 'webhook' },
-      startNodeId: 'hello',
-      nodes: [
-        { id: 'hello', type: 'send_session_message', text: 'Hello {{payload.name}}', next: 'done' },
-        { id: 'done', type: 'end' },
-      ],
-    });
-    holdSessionMessages = true;
-    const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '15550004444', name: 'Eve' }))
-      .body;
-    await waitFor(async () => held.length === 1, 5000, 'the first send to start');
+    const runId = await runHeldInItsFirstSend('15550004444');
     // As if the worker died mid-send and the recovery re-drove the run (twice, concurrently).
     const driver = worker.get(EmbeddedDriver);
     const redrives = [driver.drive(runId, { kind: 'resume' }), driver.drive(runId, { kind: 'resume' })];

@@ -350,15 +350,7 @@ describe('Campaigns', () => {
 
     it('a template of another WhatsApp Business Account than the number: refused at create (400), start and trigger (409)', async () => {
       const tpl = await greeting();
-      const other = `${account.messagingPhoneId}7`;
-      await t.db.query(
-        `INSERT INTO phone_numbers (account_id, messaging_phone_id, display_phone_number, verified_name, business_account_id,
-                                    api_base_url, api_version, access_token_encrypted, messages_per_second)
-         SELECT account_id, $2, display_phone_number, verified_name, business_account_id || '9',
-                api_base_url, api_version, access_token_encrypted, messages_per_second
-           FROM phone_numbers WHERE messaging_phone_id = $1`,
-        [account.messagingPhoneId, other],
-      );
+      const other = await h.numberInOtherWaba(account, '7');
       const reason = `Template belongs to the WhatsApp Business Account of number ${account.messagingPhoneId}: send it from a number of that account`;
       const before = await t.db.query(`SELECT count(*)::int AS n FROM campaigns WHERE account_id = $1`, [
         account.accountId,

@@ -108,15 +108,7 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
 
   it('a template of another WhatsApp Business Account of the account is refused from this number, nothing sent', async () => {
     const name = await orderTemplate();
-    const other = `${account.messagingPhoneId}8`;
-    await t.db.query(
-      `INSERT INTO phone_numbers (account_id, messaging_phone_id, display_phone_number, verified_name, business_account_id,
-                                  api_base_url, api_version, access_token_encrypted, messages_per_second)
-       SELECT account_id, $2, display_phone_number, verified_name, business_account_id || '9',
-              api_base_url, api_version, access_token_encrypted, messages_per_second
-         FROM phone_numbers WHERE messaging_phone_id = $1`,
-      [account.messagingPhoneId, other],
-    );
+    const other = await h.numberInOtherWaba(account, '8');
     const to = h.customer();
     const res = await send(
       { templateName: name, to, variables: { name: 'Ann', custom_order: 'A-1', custom_city: 'Rome' } },

@@ -92,5 +92,29 @@ export function messagingHelpers(t: TestApp, sandbox: () => TestSandbox) {
   /** A fresh customer number (never ending in 0000, the sandbox's undeliverable suffix). */
   const customer = () => `4917${String(Date.now() % 1e6).padStart(6, '0')}${String((phoneSeq++ % 90) + 10)}`;
 
-  return { unique, approvedTemplate, body, received, customerWrites, customerWritesStored, userWrites, customer };
+  /** Connects a second number of the account in another WhatsApp Business Account (its id: the first's + `suffix`). */
+  async function numberInOtherWaba(account: TestAccount, suffix: string): Promise<string> {
+    const other = `${account.messagingPhoneId}${suffix}`;
+    await t.db.query(
+      `INSERT INTO phone_numbers (account_id, messaging_phone_id, display_phone_number, verified_name, business_account_id,
+                                  api_base_url, api_version, access_token_encrypted, messages_per_second)
+       SELECT account_id, $2, display_phone_number, verified_name, business_account_id || '9',
+              api_base_url, api_version, access_token_encrypted, messages_per_second
+         FROM phone_numbers WHERE messaging_phone_id = $1`,
+      [account.messagingPhoneId, other],
+    );
+    return other;
+  }
+
+  return {
+    unique,
+    approvedTemplate,
+    body,
+    received,
+    customerWrites,
+    customerWritesStored,
+    userWrites,
+    customer,
+    numberInOtherWaba,
+  };
 }
