@@ -678,5 +678,16 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(list.body.data.conversations.some((c: any) => c.contactId === contactId)).toBe(true);
     const sent = await t.http.post(`/v1/inbox/conversations/${contactId}/messages`, { text: 'on it' }, asUser(agent));
     expect(sent.status).toBe(200);
+
+    // a console session mints no embed tokens: nothing would check the person again while the session lasts
+    const minted = await t.http.post(
+      '/v1/embed/tokens',
+      { scope: {}, permissions: ['read'], allowedOrigins: [ORIGIN] },
+      asUser(agent),
+    );
+    expect(minted.status).toBe(403);
+    expect(minted.body.message).toBe(
+      "Embed tokens are minted by your server with an API client's access token, not from a console session",
+    );
   });
 });

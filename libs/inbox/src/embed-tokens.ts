@@ -67,7 +67,7 @@ export class EmbedTokens {
     return `${this.config.REDIS_PREFIX}:embed:${kind}:${id}`;
   }
 
-  /** `minterClientId`: the API client minting (a console user's `user:<id>` is not one: its sessions are checked apart). */
+  /** `minterClientId`: the API client minting (console sessions cannot mint: EmbedController). */
   async mint(
     grant: EmbedGrant,
     ttlSeconds: number,

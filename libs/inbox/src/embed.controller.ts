@@ -1,4 +1,16 @@
-import { BadRequestException, Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  ForbiddenException,
+  Get,
+  HttpCode,
+  Inject,
+  Post,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { AccountsService } from '@switchboard/accounts';
@@ -18,6 +30,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EmbedTokens } from './embed-tokens';
 import { ExchangeEmbedTokenDto, MintEmbedTokenDto } from './inbox.dto';
+
+export const CONSOLE_CANNOT_MINT =
+  "Embed tokens are minted by your server with an API client's access token, not from a console session";
 
 /** The built page (apps/console's embed-chat entry, `npm run build`). */
 const EMBED_PAGE = join(process.cwd(), 'dist', 'console', 'embed-chat.html');
@@ -82,6 +97,9 @@ export class EmbedController {
   })
   async mint(@CurrentClient() client: AuthenticatedClient, @Body() body: MintEmbedTokenDto) {
     const { accountId } = client;
+    // A session holds its minting client's standing and is checked against it on every use; a console person has no
+    // such standing (deleted, signed out or demoted, their sessions went on), so only API clients mint.
+    if ('userId' in client) throw new ForbiddenException({ statusCode: 403, message: CONSOLE_CANNOT_MINT });
     // a token cannot carry more than its minter may do: sending needs the /send-message grant, as on /v1/inbox
     if (body.permissions.some((p) => p !== 'read') && !client.grants.includes('/send-message'))
       throw grantRequired('/send-message');
