@@ -198,11 +198,16 @@ export class InboxService {
     const filter = await this.filterOf(principal);
     const conversation = await this.conversation(principal, contactId, filter);
     await this.conversations.markRead(principal.accountId, contactId, filter.phoneNumberIds);
-    // a whole-account read covers every number's messages: sessions scoped to any of them are told too
-    await this.events.conversationRead(principal.accountId, {
-      ...this.target(conversation),
-      ...(filter.phoneNumberIds ? {} : { allNumbers: true }),
-    });
+    if (filter.phoneNumberIds) await this.events.conversationRead(principal.accountId, this.target(conversation));
+    else {
+      // a whole-account read covers every number's messages: told once per number the customer has messages on, so
+      // that a session scoped to one of them hears it, and one scoped to others never sees this customer
+      const numbers = await this.accounts.messagingPhoneIds(
+        await this.conversations.numbersOf(principal.accountId, contactId),
+      );
+      for (const messagingPhoneId of new Set(numbers.values()))
+        await this.events.conversationRead(principal.accountId, { ...this.target(conversation), messagingPhoneId });
+    }
     return { contactId, unreadCount: 0 };
   }
 
@@ -222,7 +227,7 @@ export class InboxService {
     const ids = filter.contactIds ? new Set(filter.contactIds) : null;
     const numbers = filter.contactNumbers ? new Set(filter.contactNumbers) : null;
     return (data) => {
-      if (phones && data.allNumbers !== true && !phones.has(String(data.messagingPhoneId))) return false;
+      if (phones && !phones.has(String(data.messagingPhoneId))) return false;
       if (!ids && !numbers) return true;
       return !!ids?.has(String(data.contactId)) || !!numbers?.has(String(data.contactNumber));
     };

@@ -218,6 +218,15 @@ export class InboxConversations {
    * Everything the customer wrote so far counts as read: for the whole account, or for `phoneNumberIds` only (a
    * session scoped to some numbers: another brand's unread messages of the same customer stay unread).
    */
+  /** The numbers (row ids) the account has messages with this contact on, either direction. */
+  async numbersOf(accountId: string, contactId: string): Promise<string[]> {
+    const rows: Array<{ phone_number_id: string }> = await this.db.query(
+      `SELECT DISTINCT phone_number_id::text FROM messages WHERE account_id = $1 AND contact_id = $2`,
+      [accountId, contactId],
+    );
+    return rows.map((r) => r.phone_number_id);
+  }
+
   async markRead(accountId: string, contactId: string, phoneNumberIds: string[] | null): Promise<void> {
     if (phoneNumberIds) {
       await this.db.query(

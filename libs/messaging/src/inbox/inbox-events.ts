@@ -17,8 +17,6 @@ export interface InboxEventTarget {
   contactId: string;
   contactNumber: string;
   messagingPhoneId: string;
-  /** the event concerns the conversation on every number (a whole-account read): number-scoped sessions get it too */
-  allNumbers?: true;
 }
 
 /**
