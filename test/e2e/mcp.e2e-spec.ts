@@ -344,12 +344,13 @@ describe('MCP server (POST /mcp)', () => {
       const conversation = listed.conversations.find((c: any) => c.contact.contact_number === to);
       expect(conversation.window).toEqual({ open: true, expires_at: expect.any(String) });
 
-      const sent = await call(client, 'send_session_message', {
+      const reply = {
         to,
         message: 'Shipped today. Track it?',
         quick_replies: ['Yes', 'No'],
         idempotency_key: `reply-${to}`,
-      });
+      };
+      const sent = await call(client, 'send_session_message', reply);
       expect(sent.isError).toBeFalsy();
       expect(data(sent)).toMatchObject({
         message: 'Message sent to whatsapp successfully!',
@@ -357,24 +358,14 @@ describe('MCP server (POST /mcp)', () => {
       });
       const [got] = await h.received(account, to);
       expect(got.payload.interactive).toMatchObject({ type: 'button', body: { text: 'Shipped today. Track it?' } });
-      const retry = await call(client, 'send_session_message', {
-        to,
-        message: 'Shipped today. Track it?',
-        quick_replies: ['Yes', 'No'],
-        idempotency_key: `reply-${to}`,
-      });
+      const retry = await call(client, 'send_session_message', reply);
       expect(data(retry).messageId).toBe(data(sent).messageId);
       // the window closes; a retry of the message sent while it was open still answers it (and sends nothing)
       await t.db.query(
         `UPDATE customer_windows SET last_inbound_at = now() - interval '25 hours' WHERE customer = $1`,
         [to],
       );
-      const late = await call(client, 'send_session_message', {
-        to,
-        message: 'Shipped today. Track it?',
-        quick_replies: ['Yes', 'No'],
-        idempotency_key: `reply-${to}`,
-      });
+      const late = await call(client, 'send_session_message', reply);
       expect(late.isError).toBeFalsy();
       expect(data(late).messageId).toBe(data(sent).messageId);
       expect(text(late)).toMatch(/window closed at /);

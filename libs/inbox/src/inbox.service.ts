@@ -29,6 +29,10 @@ export interface InboxPrincipal {
 }
 
 export const CONVERSATION_NOT_FOUND = 'Conversation not found';
+export const WINDOW_CLOSED =
+  'The 24-hour customer-care window is closed: only an approved template can be sent to this customer now';
+export const CANNOT_SEND = 'This inbox session may not send messages';
+export const CANNOT_SEND_TEMPLATE = 'This inbox session may not send templates';
 
 /** /v1/send-message's field names as this API calls them: `message` is `text`, `buttons[i].text` is `quickReplies[i]`. */
 const inboxField = (field: string) =>
@@ -48,10 +52,6 @@ function inInboxTerms(error: unknown): unknown {
     }),
   );
 }
-export const WINDOW_CLOSED =
-  'The 24-hour customer-care window is closed: only an approved template can be sent to this customer now';
-export const CANNOT_SEND = 'This inbox session may not send messages';
-export const CANNOT_SEND_TEMPLATE = 'This inbox session may not send templates';
 
 export interface SendText {
   text: string;
