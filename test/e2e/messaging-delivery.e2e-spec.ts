@@ -723,6 +723,33 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       expect(await h.received(account, to)).toHaveLength(1);
     });
 
+    it('a connection lost once the platform took the message is no refusal: its status links it, nothing is sent twice', async () => {
+      const to = h.customer();
+      await h.customerWritesStored(account, to);
+      // the next send gets no answer at all, and its status comes well after a retry would have gone
+      await sandbox.control.post('/_sandbox/config', {
+        droppedAnswers: 1,
+        statusDelaysMs: { sent: 2500, delivered: 2600, read: null },
+      });
+      let row;
+      try {
+        const res = await session({ typOfmsg: 'normal_message', receipentPhone: to, message: 'no answer' });
+        expect(res.status).toBe(200);
+        row = await eventually(async () => {
+          const [r] = await t.db.query('SELECT status, wamid, error_title, failed_at FROM messages WHERE id = $1', [
+            res.body.messageId,
+          ]);
+          return r.status === 'delivered' ? r : null;
+        });
+      } finally {
+        await sandbox.control.post('/_sandbox/config', { statusDelaysMs: { sent: 20, delivered: 60, read: 120 } });
+      }
+      const [received] = await h.received(account, to);
+      expect(row).toMatchObject({ wamid: received.wamid, error_title: null, failed_at: null });
+      await settle();
+      expect(await h.received(account, to)).toHaveLength(1);
+    });
+
     /** A stored text message to `to` whose job (unless in a batch) has one attempt left; callbacks for `failed` and `delivered`. */
     async function onItsLastAttempt(app: TestApp, acc: TestAccount, to: string, text: string, job = 'single') {
       const [phone] = await app.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [

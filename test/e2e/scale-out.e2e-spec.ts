@@ -60,7 +60,7 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
     account = await t.createAccount({ apiBaseUrl: sandbox.url, messagesPerSecond: RATE });
     await sandbox.control.post('/_sandbox/config', { messagesPerSecond: { [account.messagingPhoneId]: RATE } });
     for (let i = 0; i < 2; i++)
-      workers.push(startWorkerProcess(t, logs, 10, { SEND_IN_DOUBT_MS: String(IN_DOUBT_MS) }));
+      workers.push(startWorkerProcess(t, logs, 10, { SEND_IN_DOUBT_MS: String(IN_DOUBT_MS), SEND_DEBUG: 'true' }));
     if (driver === 'temporal') await waitForTemporalPollers(t, 2, 60_000).catch((e) => Promise.reject(withLogs(e)));
   }, 120_000);
   afterAll(async () => {
@@ -195,6 +195,17 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
           await t.db.query(`SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1 AND wamid IS NOT NULL`, [id])
         )[0].n as number;
 
+      // transactions open for more than 2 s while the campaign runs (none are expected): printed with any duplicates
+      const longTransactions = new Set<string>();
+      const sampler = setInterval(() => {
+        t.db
+          .query(
+            `SELECT pid, state, left(query, 120) AS query FROM pg_stat_activity
+              WHERE datname = current_database() AND xact_start < now() - interval '2 seconds' AND pid <> pg_backend_pid()`,
+          )
+          .then((rows: unknown[]) => rows.forEach((r) => longTransactions.add(JSON.stringify(r))))
+          .catch(() => undefined);
+      }, 1000).unref();
       expect((await api(1, `/v2/campaigns/${id}/start`)).status).toBe(200);
       await eventually(async () => (await accepted()) >= RECIPIENTS * 0.3, 90_000, '30% accepted').catch((e) =>
         Promise.reject(withLogs(e)),
@@ -217,6 +228,7 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
         ),
       );
 
+      clearInterval(sampler);
       await new Promise((r) => setTimeout(r, 500));
       const sent = (
         (await sandbox.control.get(`/_sandbox/messages?phone_number_id=${account.messagingPhoneId}`)).body
@@ -232,23 +244,7 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
         `\nscale-out campaign: ${sent.length} messages to ${perRecipient.size} recipients in ${span.toFixed(1)} s = ${(sent.length / span).toFixed(0)} msg/s ` +
           `(rate ${RATE}/s; one of two workers SIGKILLed at ${atKill}); max in any 1-s window ${window}; duplicates ${duplicates}\n`,
       );
-      if (duplicates > 0) {
-        // Diagnose: when were the copies accepted, relative to the kill? (A second copy about SEND_IN_DOUBT_MS after
-        // the first points at the in-doubt wait: a status webhook the platform did not deliver in time.)
-        const byRecipient = new Map<string, number[]>();
-        for (const m of sent) byRecipient.set(m.to, [...(byRecipient.get(m.to) ?? []), Date.parse(m.acceptedAt)]);
-        const copies = [...byRecipient.values()].filter((ts) => ts.length > 1).map((ts) => ts.sort((a, b) => a - b));
-        process.stdout.write(
-          `duplicates: first copy ${copies
-            .map((ts) => ((ts[0] - killedAt) / 1000).toFixed(1))
-            .slice(0, 10)
-            .join(', ')} s from the kill; ` +
-            `second ${copies
-              .map((ts) => ((ts[1] - ts[0]) / 1000).toFixed(1))
-              .slice(0, 10)
-              .join(', ')} s after the first\n`,
-        );
-      }
+      if (duplicates > 0) await explainDuplicates(t, sent, killedAt, logs, longTransactions);
       expect(duplicates).toBe(0);
       expect(perRecipient.size).toBe(RECIPIENTS);
       expect(window).toBeLessThanOrEqual(RATE);
@@ -263,3 +259,49 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
     }, 300_000);
   }
 });
+
+/**
+ * What a failing run needs to tell why (the duplicates seen on a slow machine, 2026-11-29, did not come back on a
+ * faster one): when each copy was accepted relative to the kill (a second copy about SEND_IN_DOUBT_MS after the first
+ * points at the in-doubt wait: a status webhook the platform did not deliver in time), the messages' rows, the workers'
+ * log lines about them (SEND_DEBUG: every batch job run and failed platform call), and long transactions.
+ */
+async function explainDuplicates(
+  t: TestApp,
+  sent: Array<{ to: string; acceptedAt: string; payload: any }>,
+  killedAt: number,
+  logs: string[],
+  longTransactions: Set<string>,
+) {
+  const byRecipient = new Map<string, typeof sent>();
+  for (const m of sent) byRecipient.set(m.to, [...(byRecipient.get(m.to) ?? []), m]);
+  const copies = [...byRecipient.values()]
+    .filter((ms) => ms.length > 1)
+    .map((ms) => ms.map((m) => ({ at: Date.parse(m.acceptedAt), id: m.payload.biz_opaque_callback_data as string })))
+    .map((ms) => ms.sort((a, b) => a.at - b.at));
+  const seconds = (ms: number) => (ms / 1000).toFixed(1);
+  const ids = [...new Set(copies.flat().map((c) => c.id))];
+  const rows: Array<Record<string, unknown>> = await t.db.query(
+    `SELECT id, recipient, status, attempts, send_claim, claimed_at, accepted_at, send_job FROM messages
+      WHERE id = ANY($1::uuid[]) ORDER BY recipient`,
+    [ids],
+  );
+  const jobs = [...new Set(rows.map((r) => String(r.send_job)))];
+  const lines = logs.join('').split('\n');
+  const about = lines.filter((l) => ids.some((i) => l.includes(i)) || jobs.some((j) => l.includes(j)));
+  const warnings = lines.filter((l) => l.includes('"warn"') && !/pacer|batch job runs/.test(l));
+  process.stdout.write(
+    `duplicates: first copy ${copies
+      .slice(0, 10)
+      .map((c) => seconds(c[0].at - killedAt))
+      .join(', ')} s from the kill; ` +
+      `second ${copies
+        .slice(0, 10)
+        .map((c) => seconds(c[1].at - c[0].at))
+        .join(', ')} s after the first\n` +
+      `copies (message ids): ${JSON.stringify(copies.slice(0, 10))}\nrows: ${JSON.stringify(rows.slice(0, 10))}\n` +
+      `worker log lines about them (${about.length}):\n${about.slice(0, 60).join('\n')}\n` +
+      `transactions open over 2 s:\n${[...longTransactions].slice(0, 20).join('\n')}\n` +
+      `other warnings:\n${warnings.slice(0, 30).join('\n')}\n`,
+  );
+}

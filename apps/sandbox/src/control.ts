@@ -154,6 +154,7 @@ const CONFIG_TYPES: Record<keyof SandboxConfig, string> = {
   invalidTokens: 'array',
   sendAnswerDelayMs: 'number',
   garbledAnswers: 'number',
+  droppedAnswers: 'number',
   garbledTemplateCreates: 'number',
 };
 

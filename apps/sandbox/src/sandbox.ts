@@ -169,6 +169,13 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       );
       const delay = state.config.sendAnswerDelayMs;
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      if (state.config.droppedAnswers > 0) {
+        // accepted (logged, statuses scheduled), but the connection goes down before any answer
+        state.config.droppedAnswers--;
+        reply.hijack();
+        req.raw.socket.destroy();
+        return;
+      }
       if (state.config.garbledAnswers > 0) {
         // accepted (logged, statuses scheduled), but the answer is cut off, as a connection lost mid-answer leaves it
         state.config.garbledAnswers--;

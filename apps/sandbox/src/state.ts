@@ -71,6 +71,11 @@ export interface SandboxConfig {
    * its status webhooks scheduled): the sender cannot know whether the platform took it. Counts down.
    */
   garbledAnswers: number;
+  /**
+   * The next this many accepted sends get no answer at all: the connection is closed once the message is accepted (its
+   * status webhooks scheduled), as a connection reset on the way back leaves it. Counts down.
+   */
+  droppedAnswers: number;
   /** The same for template creates: the next this many are created but answered with a cut-off body. Counts down. */
   garbledTemplateCreates: number;
 }
@@ -102,6 +107,7 @@ export function defaultConfig(): SandboxConfig {
     invalidTokens: [],
     sendAnswerDelayMs: 0,
     garbledAnswers: 0,
+    droppedAnswers: 0,
     garbledTemplateCreates: 0,
   };
 }

@@ -13,6 +13,7 @@ import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/a
 import { LiveEvents, validationException } from '@switchboard/core';
 import { namedQuery, queryPlan, withAdvisoryLock } from '@switchboard/core/database';
 import {
+  answerLost,
   CloudApiClient,
   CloudApiError,
   isRequestRefusedByPlatform,
@@ -141,7 +142,7 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 
 /** The platform's answer was lost or was a server error: the request may still have been carried out. */
 function mayHaveCreated(err: unknown): boolean {
-  return err instanceof CloudApiError && (err.kind !== 'api' || err.httpStatus >= 500);
+  return answerLost(err) || (err instanceof CloudApiError && err.kind === 'api' && err.httpStatus >= 500);
 }
 
 /** A platform failure as our HTTP answer: 400 when Meta rejected the template itself, 502 when the platform failed us. */

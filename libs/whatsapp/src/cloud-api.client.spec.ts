@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createSandbox, Sandbox } from '../../../apps/sandbox/src/sandbox';
 import { statusesOf, WebhookReceiver } from '../../../apps/sandbox/src/testing/webhook-receiver';
 import {
+  answerLost,
   classifyCloudApiError,
   CloudApiClient,
   CloudApiError,
@@ -382,6 +383,19 @@ describe('errors', () => {
     expect(err.kind).toBe('network');
     expect(err.retryable).toBe(true);
     expect(classifyCloudApiError(err).class).toBe('transient');
+    expect(answerLost(err)).toBe(false); // no connection: nothing went out
+  });
+
+  it('a connection closed after the request went out is connection_lost: the platform may have the message', async () => {
+    await control('inbound', { from: CUSTOMER, phone_number_id: PHONE, text: 'hi' }); // the window is open
+    await control('config', { droppedAnswers: 1 });
+    const err = await expectCloudError(client.sendText(CUSTOMER, 'dropped'));
+    expect(err.kind).toBe('connection_lost');
+    expect(err.message).toMatch(/^Cloud API connection lost before its answer: /);
+    expect(err.retryable).toBe(true);
+    expect(answerLost(err)).toBe(true);
+    const logged = (await control('messages')).data as Array<{ payload: any }>;
+    expect(logged.filter((m) => m.payload.text?.body === 'dropped')).toHaveLength(1); // the platform took it
   });
 
   it('a platform that never answers is a retryable timeout after timeoutMs', async () => {

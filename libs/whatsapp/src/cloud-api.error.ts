@@ -34,7 +34,12 @@ export const CloudApiErrorCode = {
   FlowCantBeDeleted: 139004,
 } as const;
 
-export type CloudApiErrorKind = 'api' | 'network' | 'timeout' | 'invalid_response';
+/**
+ * `network`: no connection, nothing went out (the platform cannot have the request); `connection_lost`: the connection
+ * broke once the request may have gone out, before any answer; `timeout`: no answer in time; `invalid_response`: an
+ * answer that cannot be read. After the last three the platform may have carried the request out.
+ */
+export type CloudApiErrorKind = 'api' | 'network' | 'connection_lost' | 'timeout' | 'invalid_response';
 
 const RETRYABLE_CODES = new Set<number>([
   1,
@@ -115,6 +120,7 @@ export class CloudApiError extends Error {
     this.fbtraceId = init.fbtraceId;
     this.retryable =
       init.kind === 'network' ||
+      init.kind === 'connection_lost' ||
       init.kind === 'timeout' ||
       this.httpStatus === 429 ||
       this.httpStatus >= 500 ||
@@ -210,6 +216,18 @@ export function classifyCloudApiError(err: unknown): ErrorClassification {
     return 'unknown';
   })();
   return { class: cls, retryable: err.retryable, retryAfterMs: err.retryAfterMs };
+}
+
+/**
+ * No answer came back although the request may have reached the platform (timeout, connection lost, an answer that
+ * cannot be read): whatever it asked for may have been done. Meta has no idempotency key, so a send after this is in
+ * doubt, not refused.
+ */
+export function answerLost(err: unknown): boolean {
+  return (
+    err instanceof CloudApiError &&
+    (err.kind === 'timeout' || err.kind === 'connection_lost' || err.kind === 'invalid_response')
+  );
 }
 
 export function isRetryableCloudApiError(err: unknown): boolean {

@@ -3,7 +3,13 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { AppConfig, inJobContext, MicroBatcher, PeriodicSweeps, QUEUES, REDIS, sendsTotal } from '@switchboard/core';
-import { classifyCloudApiError, CloudApiClient, CloudApiError, type SendMessageRequest } from '@switchboard/whatsapp';
+import {
+  answerLost,
+  classifyCloudApiError,
+  CloudApiClient,
+  CloudApiError,
+  type SendMessageRequest,
+} from '@switchboard/whatsapp';
 import { DelayedError, Job } from 'bullmq';
 import type Redis from 'ioredis';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -259,6 +265,16 @@ export class SendExecutor {
     const { waiting, recheckInMs } = await this.inDoubt(unsent.filter((r) => r.claimed_at && !undecided[r.id]));
     const held = new Set(waiting.map((r) => r.id));
     const rows = unsent.filter((r) => !held.has(r.id) && !undecided[r.id]);
+    if (this.config.SEND_DEBUG)
+      this.logger.warn({
+        msg: 'batch job runs',
+        job: job.id,
+        attemptsMade: job.attemptsMade,
+        stalled: job.stalledCounter,
+        unsent: unsent.length,
+        held: held.size,
+        claimedBefore: rows.filter((r) => r.claimed_at).map((r) => r.id),
+      });
     const { sent, results, interrupted } = await this.sendInSlotOrder(rows, this.isLastAttempt(job));
     const retry = results.filter((r) => r.outcome === 'retry');
     const outcomes = results.map((r, i) => [sent[i].id, r] as const);
@@ -568,11 +584,17 @@ export class SendExecutor {
         });
     } catch (error) {
       const { retryable, retryAfterMs } = classifyCloudApiError(error);
-      // No answer in time, or a 2xx answer we could not read (cut off): the platform may have the message. The claim
-      // stays (in doubt: its status webhook links it, or it is sent again after SEND_IN_DOUBT_MS); any other answer
-      // was a refusal.
-      const unknownOutcome =
-        error instanceof CloudApiError && (error.kind === 'timeout' || error.kind === 'invalid_response');
+      if (this.config.SEND_DEBUG)
+        this.logger.warn({
+          msg: 'platform call failed',
+          messageId: row.id,
+          claim: row.send_claim,
+          err: errorMessage(error),
+        });
+      // No answer in time, the connection lost once the request may have gone out, or a 2xx answer we could not read
+      // (cut off): the platform may have the message. The claim stays (in doubt: its status webhook links it, or it is
+      // sent again after SEND_IN_DOUBT_MS); any other answer, or no connection at all, was a refusal.
+      const unknownOutcome = answerLost(error);
       if ((retryable || unknownOutcome) && !lastAttempt) {
         await this.countAttempt(row, unknownOutcome);
         return { outcome: 'retry', error, retryAfterMs, timeout: unknownOutcome };
