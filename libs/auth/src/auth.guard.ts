@@ -9,6 +9,7 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { attachAccessCheck } from '@switchboard/core';
 import { AuthService } from './auth.service';
 import {
   CONSOLE_SESSION_RESOLVER,
@@ -50,8 +51,24 @@ export class AuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const route = this.routeRules(context);
     if (route.isPublic) return true;
-
     const request = context.switchToHttp().getRequest();
+    request.client = await this.authorize(request, route, context);
+    // asked again by live streams while they stay open (a sign-out, an expiry or a revoked client ends them)
+    attachAccessCheck(request, () =>
+      this.authorize(request, route, context).then(
+        () => true,
+        () => false,
+      ),
+    );
+    return true;
+  }
+
+  /** The caller behind the request's token or session cookie, if it may use this route; throws the refusal otherwise. */
+  private async authorize(
+    request: { headers: Record<string, string | undefined>; method: string },
+    route: RouteRules,
+    context: ExecutionContext,
+  ): Promise<AuthenticatedClient> {
     const header: string | undefined = request.headers.authorization;
     const token = header?.replace(/^Bearer\s+/i, '').trim();
     let client: AuthenticatedClient;
@@ -68,9 +85,8 @@ export class AuthGuard implements CanActivate {
         throw new ForbiddenException(CSRF_REFUSED);
       client = principal;
     }
-    request.client = client;
 
-    if (route.signedInOnly) return true;
+    if (route.signedInOnly) return client;
     const grant = route.grant;
     if (!grant) {
       // Fail closed: a route that forgot to declare its grant is reachable by nobody.
@@ -78,7 +94,7 @@ export class AuthGuard implements CanActivate {
       throw new ForbiddenException({ message: 'Unauthorized to make this request' });
     }
     if (!client.grants.includes(grant)) throw grantRequired(grant);
-    return true;
+    return client;
   }
 }
 

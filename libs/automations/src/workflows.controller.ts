@@ -10,12 +10,14 @@ import {
   Post,
   Put,
   Query,
+  Req,
   Sse,
   type MessageEvent,
 } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { AccountsService } from '@switchboard/accounts';
 import { CONTACT_NOT_FOUND, ContactsService } from '@switchboard/contacts';
-import { AppConfig, KnownQueryParameters } from '@switchboard/core';
+import { accessCheckOf, AppConfig, endWhenAccessEnds, KnownQueryParameters } from '@switchboard/core';
 import {
   concat,
   concatMap,
@@ -77,6 +79,7 @@ export class WorkflowsController {
   async runEventsStream(
     @AccountId() accountId: string,
     @Param('runId') runId: string,
+    @Req() request: FastifyRequest,
   ): Promise<Observable<MessageEvent>> {
     const first = await this.runs.getRun(accountId, runId); // 404 before the stream starts
     // `first` is shown at once; the run is read again once its changes are listened to (a step taken in between
@@ -90,7 +93,10 @@ export class WorkflowsController {
     const pings = interval(15_000).pipe(map((): MessageEvent => ({ type: 'ping', data: '' })));
     // the stream ends when the run's changes do (the browser reconnects), pings or not
     const end: MessageEvent = { type: 'end', data: '' };
-    return merge(runs.pipe(endWith(end)), pings).pipe(takeWhile((event) => event !== end));
+    return merge(runs.pipe(endWith(end)), pings).pipe(
+      takeWhile((event) => event !== end),
+      endWhenAccessEnds(accessCheckOf(request)),
+    );
   }
 
   @Post('v1/workflow-runs/:runId/sandbox-reply')

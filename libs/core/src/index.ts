@@ -21,6 +21,7 @@ export * from './http/request-rules';
 export * from './http/input-rules';
 export * from './http/error-body';
 export * from './http/known-query';
+export * from './live/access-check';
 export * from './live/live-events';
 export * from './live/live-events.module';
 export * from './live/stream-ids';

@@ -9,10 +9,12 @@ import {
   Post,
   Put,
   Query,
+  Req,
   Sse,
 } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { isStreamId, KnownQueryParameters, LiveEvents } from '@switchboard/core';
+import { accessCheckOf, endWhenAccessEnds, isStreamId, KnownQueryParameters, LiveEvents } from '@switchboard/core';
 import type { Observable } from 'rxjs';
 import { templateEventStream } from './template-event-stream';
 import { AccountId, RequireGrant } from '@switchboard/auth';
@@ -89,10 +91,13 @@ export class TemplatesController {
   events(
     @AccountId() accountId: string,
     @Query() query: TemplateEventsQuery,
+    @Req() request: FastifyRequest,
     @Headers('last-event-id') lastEventIdHeader?: string,
   ): Observable<MessageEvent> {
     const header = lastEventIdHeader && isStreamId(lastEventIdHeader) ? lastEventIdHeader : undefined;
-    return templateEventStream(this.live, templateEventsTopic(accountId), header ?? query.lastEventId);
+    return templateEventStream(this.live, templateEventsTopic(accountId), header ?? query.lastEventId).pipe(
+      endWhenAccessEnds(accessCheckOf(request)),
+    );
   }
 
   @Post('templates/create')

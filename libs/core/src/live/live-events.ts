@@ -8,6 +8,7 @@ import { AppConfig } from '../config/config';
 import { closeRedis } from '../redis/redis';
 import { REDIS } from '../redis/redis.module';
 import { compareStreamIds, isStreamId } from './stream-ids';
+import { ACCESS_ENDED, accessCheckOf, LIVE_EVENTS_RECHECK_MS } from './access-check';
 
 /** One event of a topic: `id` is its Redis stream id (the SSE `id:`, what a client resumes from). */
 export interface LiveEvent {
@@ -32,12 +33,10 @@ export interface SseOptions {
   /**
    * Whether the reader may still read (its session not expired, its client not revoked): asked every
    * LIVE_EVENTS_RECHECK_MS; on false (or a failure) the stream ends with an `end` event. Guards run only when it opens.
+   * Default: the check the authentication guard attached to the request (accessCheckOf).
    */
   stillValid?: () => Promise<boolean>;
 }
-
-/** How often a stream with `stillValid` checks its reader's access. */
-export const LIVE_EVENTS_RECHECK_MS = 5_000;
 
 /** Events kept per topic for resuming (XADD MAXLEN ~): about this many, the oldest trimmed first. */
 export const LIVE_EVENTS_KEPT_PER_TOPIC = 1000;
@@ -387,7 +386,7 @@ export class LiveEvents implements OnModuleDestroy {
     const listener: Listener = (event) => (pending ? pending.push(event) : write(event));
     const heartbeat = setInterval(() => body.write(': heartbeat\n\n'), options.heartbeatMs ?? LIVE_EVENTS_HEARTBEAT_MS);
     heartbeat.unref();
-    const stillValid = options.stillValid;
+    const stillValid = options.stillValid ?? accessCheckOf(request);
     const recheck =
       stillValid &&
       setInterval(
@@ -396,7 +395,7 @@ export class LiveEvents implements OnModuleDestroy {
             .catch(() => false)
             .then((valid) => {
               if (valid || !this.openStreams.has(close)) return;
-              body.write(`event: end\ndata: ${JSON.stringify({ reason: 'access_ended' })}\n\n`);
+              body.write(`event: ${ACCESS_ENDED.type}\ndata: ${JSON.stringify(ACCESS_ENDED.data)}\n\n`);
               close();
             }),
         LIVE_EVENTS_RECHECK_MS,
