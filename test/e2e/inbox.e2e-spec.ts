@@ -498,6 +498,43 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(await unreadOf(whole)).toBe(0);
   });
 
+  it('the whole account replies from the number the customer last wrote to, not from the one a campaign came from later', async () => {
+    const customer = h.customer();
+    await h.customerWrites(account, customer, 'hello brand A');
+    const contactId = await contactIdOf(customer);
+    const other = await anotherNumber('9');
+    // later, a campaign message from the other number (the customer never wrote to it: its window is closed)
+    await t.db.query(
+      `INSERT INTO messages (account_id, phone_number_id, contact_id, direction, recipient, kind, template_name, body, status, payload, created_at)
+       VALUES ($1, $2, $3, 'outbound', $4, 'template', 'sale', 'The sale starts today', 'sent', '{}', now() + interval '1 second')`,
+      [account.accountId, other.id, contactId, customer],
+    );
+    const whole = { authorization: await session() };
+    const expected = {
+      contactId,
+      messagingPhoneId: account.messagingPhoneId,
+      window: { open: true },
+      lastMessage: { text: 'The sale starts today' },
+    };
+    const one = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers: whole });
+    expect(one.body.data).toMatchObject(expected);
+    const listed = await t.http.get('/v1/embed/inbox/conversations?limit=100', { headers: whole });
+    expect(listed.body.data.conversations.find((c: any) => c.contactId === contactId)).toMatchObject(expected);
+
+    const sent = await t.http.post(
+      `/v1/embed/inbox/conversations/${contactId}/messages`,
+      { text: 'Answered from brand A' },
+      { headers: whole },
+    );
+    expect(sent.status).toBe(200);
+    const [reply] = await t.db.query(
+      `SELECT p.messaging_phone_id FROM messages m JOIN phone_numbers p ON p.id = m.phone_number_id
+        WHERE m.account_id = $1 AND m.contact_id = $2 AND m.body = 'Answered from brand A'`,
+      [account.accountId, contactId],
+    );
+    expect(reply.messaging_phone_id).toBe(account.messagingPhoneId);
+  });
+
   it('scope: conversations outside it are 404 and not listed; read-only sessions cannot send', async () => {
     const mine = h.customer();
     const theirs = h.customer();

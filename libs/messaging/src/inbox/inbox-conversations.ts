@@ -97,7 +97,8 @@ export class InboxConversations {
   /**
    * Conversations in scope, newest activity first (keyset: `before` = the last one's position). A session scoped to
    * some numbers sees a customer's conversation while any of its messages is on one of them, summed up by those
-   * messages only (last message, unread count, the number a reply goes from); the order stays the conversation's.
+   * messages only (last message, unread count, the number a reply goes from: the one the customer last wrote to); the
+   * order stays the conversation's.
    */
   async list(
     accountId: string,
@@ -142,14 +143,20 @@ export class InboxConversations {
     if (options.unreadOnly)
       where.push(`c.last_inbound_at > COALESCE(c.last_read_at, '-infinity')`, `EXISTS (SELECT 1 ${unread})`);
     params.push(options.limit);
+    // A reply goes from the number the customer last wrote to (in scope): its window is the one that may be open. A
+    // later message of ours from another number (a campaign) does not move it; without any, the latest message's.
+    const lastInbound = `LEFT JOIN LATERAL (SELECT u.phone_number_id FROM messages u
+                            WHERE u.account_id = c.account_id AND u.contact_id = c.contact_id
+                              AND u.direction = 'inbound'${numbers}
+                            ORDER BY u.created_at DESC, u.id DESC LIMIT 1) li ON true`;
     const rows: Array<Record<string, any>> = await this.db.query(
-      `SELECT c.contact_id, COALESCE(m.phone_number_id, c.phone_number_id) AS phone_number_id,
+      `SELECT c.contact_id, COALESCE(li.phone_number_id, m.phone_number_id, c.phone_number_id) AS phone_number_id,
               COALESCE(m.created_at, c.last_message_at) AS last_activity_at, c.last_read_at,
               to_char(c.last_message_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '_' || c.contact_id AS position,
               m.id, m.direction, m.kind, m.template_name, m.body, m.payload, m.status, m.error_code, m.error_title,
               m.created_at, m.sent_at, m.delivered_at, m.read_at, m.failed_at,
               (SELECT count(*)::int ${unread}) AS unread_count
-         FROM conversations c ${lastMessage}
+         FROM conversations c ${lastMessage} ${lastInbound}
         WHERE ${where.join(' AND ')}
         ORDER BY c.last_message_at DESC, c.contact_id DESC
         LIMIT $${params.length}`,
