@@ -11,7 +11,8 @@ const RATE = 1000;
 const RUNS = 200;
 /**
  * The in-doubt wait of the worker processes (30 s by default): the messages claimed by the killed worker wait this long
- * after their claim, or until its jobs are taken over (15 s lock), whichever is later, before they may be sent again.
+ * (plus the 5 s a claim may age before its call) after their claim, or until its jobs are taken over (15 s lock),
+ * whichever is later, before they may be sent again.
  */
 const IN_DOUBT_MS = 15_000;
 

@@ -32,6 +32,12 @@ import {
  * never processed must not hold a message forever).
  */
 export const IN_DOUBT_GIVE_UP_MS = 10 * 60_000;
+/**
+ * The oldest a claim may be when its platform call is made (or half of SEND_IN_DOUBT_MS, if less): an older one is
+ * claimed again just before the call (claimIsStale). Claims are made ahead of the pacer slots, which may be seconds off
+ * when the number's horizon is full; the in-doubt wait counts from the claim, so this much is added to it.
+ */
+const CLAIM_MAX_AGE_MS = 5_000;
 /** How soon a message in doubt that waits for the webhook intake is looked at again. */
 const IN_DOUBT_RECHECK_MS = 1000;
 /** A batch job reserves about 50 ms of its number's rate per pacer call (1 slot at 20 msg/s or less, at most 50). */
@@ -230,7 +236,7 @@ export class SendExecutor {
     }
     if (result.outcome === 'undecided') {
       await job.updateData({ ...job.data, undecided: result.failure });
-      return this.delay(job, token, this.config.SEND_IN_DOUBT_MS);
+      return this.delay(job, token, this.inDoubtForMs);
     }
     return result;
   }
@@ -305,7 +311,7 @@ export class SendExecutor {
     // the messages in doubt are looked at again later (the others are done)
     const rechecks = [
       ...(waiting.length ? [recheckInMs] : []),
-      ...(newlyUndecided ? [this.config.SEND_IN_DOUBT_MS] : []),
+      ...(newlyUndecided ? [this.inDoubtForMs] : []),
       ...(Object.keys(undecided).length && !newlyUndecided ? [undecidedRecheckMs] : []),
     ];
     if (rechecks.length) await this.delay(job, token, Math.min(...rechecks));
@@ -355,7 +361,7 @@ export class SendExecutor {
           Math.min(slotsPerReservation(number.messagesPerSecond), otherNumber === -1 ? pending.length : otherNumber),
         );
         pending = pending.slice(candidates.length);
-        // claimed at most BULK_MAX_AHEAD_MS before their calls; a message claimed by another job is not ours to send
+        // claimed before their slots (at most claimMaxAgeMs before each call); one claimed by another job is not ours
         let claimedAt = Date.now();
         const block = (await Promise.all(candidates.map((r) => this.claimWriter.add(r)))).filter(
           (r): r is SendRow => r !== null,
@@ -371,8 +377,8 @@ export class SendExecutor {
           this.lateToleranceMs,
         )) {
           if (this.claimIsStale(claimedAt)) {
+            claimedAt = Date.now(); // before the UPDATE, which stamps claimed_at as it starts
             const again = await Promise.all([...unsent].map(async (r) => [r, await this.claimWriter.add(r)] as const));
-            claimedAt = Date.now();
             unsent = new Set();
             for (const [before, now] of again) {
               if (now) unsent.add((block[block.indexOf(before)] = now));
@@ -434,7 +440,7 @@ export class SendExecutor {
                          WHERE e.processed_at IS NULL AND e.error IS NULL
                            AND e.received_at <= m.claimed_at + $2::int * interval '1 millisecond') AS intake_behind
            FROM messages m WHERE m.id = ANY($1::uuid[]) AND m.claimed_at IS NOT NULL`,
-        [rows.map((r) => r.id), this.config.SEND_IN_DOUBT_MS, IN_DOUBT_GIVE_UP_MS],
+        [rows.map((r) => r.id), this.inDoubtForMs, IN_DOUBT_GIVE_UP_MS],
       );
     const waits = new Map<string, number>();
     let again = 0;
@@ -445,7 +451,7 @@ export class SendExecutor {
     }
     if (again)
       this.logger.warn(
-        `${again} message(s) in doubt: no platform answer recorded and no status webhook ${this.config.SEND_IN_DOUBT_MS} ms after the claim` +
+        `${again} message(s) in doubt: no platform answer recorded and no status webhook ${this.inDoubtForMs} ms after the claim` +
           `${verdicts.some((v) => v.given_up && v.intake_behind) ? ' (webhook intake still behind after ' + IN_DOUBT_GIVE_UP_MS + ' ms)' : ''}; ${then}`,
       );
     const waiting = rows.filter((r) => waits.has(r.id));
@@ -530,15 +536,28 @@ export class SendExecutor {
   }
 
   /**
-   * A claim older than half of SEND_IN_DOUBT_MS when its slot comes is claimed again before the call (one conditional
-   * UPDATE: the fencing token decides). Its slot may simply be far off (a slow number with many sends waiting), or
-   * this process was frozen (SIGSTOP, a long GC or swap) for so long that another worker, seeing the claim without an
-   * answer, is about to send the message again: whichever claims first sends, the other finds the token moved and
-   * does not. It used to give the slot up and retry the job, which on a number at a few messages per second with more
-   * than 15 s of sends waiting wasted every slot beyond that, again on every retry (docs/messaging.md).
+   * A claim older than claimMaxAgeMs (5 s, or half of SEND_IN_DOUBT_MS) when its slot comes is claimed again before
+   * the call (one conditional UPDATE: the fencing token decides). Its slot may simply be far off (the number's horizon
+   * full, a slow number with many sends waiting), or this process was frozen (SIGSTOP, a long GC or swap) for so long
+   * that another worker, seeing the claim without an answer, is about to send the message again: whichever claims first
+   * sends, the other finds the token moved and does not. It used to give the slot up and retry the job, which on a
+   * number at a few messages per second with more than 15 s of sends waiting wasted every slot beyond that, again on
+   * every retry (docs/messaging.md).
    */
   private claimIsStale(claimedAt: number): boolean {
-    return Date.now() - claimedAt > this.config.SEND_IN_DOUBT_MS / 2;
+    return Date.now() - claimedAt > this.claimMaxAgeMs;
+  }
+
+  private get claimMaxAgeMs(): number {
+    return Math.min(CLAIM_MAX_AGE_MS, this.config.SEND_IN_DOUBT_MS / 2);
+  }
+
+  /**
+   * How long after its claim a message without a recorded answer is in doubt: the platform gets SEND_IN_DOUBT_MS from
+   * the call to deliver its status, and the call came at most claimMaxAgeMs after the claim.
+   */
+  private get inDoubtForMs(): number {
+    return this.config.SEND_IN_DOUBT_MS + this.claimMaxAgeMs;
   }
 
   private acquireSlot(row: SendRow, number: NumberInfo, lane: SendLane) {
