@@ -213,10 +213,10 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
       );
       workers[0].kill('SIGKILL');
       await new Promise((resolve) => workers[0].once('exit', resolve));
+      const killedAt = Date.now();
       const atKill = await accepted();
       expect(atKill).toBeLessThan(RECIPIENTS);
 
-      const killedAt = Date.now();
       await eventually(
         async () =>
           (await t.http.get(`/v2/campaigns/${id}`, { token: account.token })).body.data.status === 'completed' &&
@@ -245,7 +245,7 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
         `\nscale-out campaign: ${sent.length} messages to ${perRecipient.size} recipients in ${span.toFixed(1)} s = ${(sent.length / span).toFixed(0)} msg/s ` +
           `(rate ${RATE}/s; one of two workers SIGKILLed at ${atKill}); max in any 1-s window ${window}; duplicates ${duplicates}\n`,
       );
-      if (duplicates > 0) await explainDuplicates(t, sent, killedAt, logs, longTransactions);
+      if (duplicates > 0) await explainDuplicates(t, sandbox, sent, killedAt, logs, longTransactions);
       expect(duplicates).toBe(0);
       expect(perRecipient.size).toBe(RECIPIENTS);
       expect(window).toBeLessThanOrEqual(RATE);
@@ -265,10 +265,12 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
  * What a failing run needs to tell why (the duplicates seen on a slow machine, 2026-11-29, did not come back on a
  * faster one): when each copy was accepted relative to the kill (a second copy about SEND_IN_DOUBT_MS after the first
  * points at the in-doubt wait: a status webhook the platform did not deliver in time), the messages' rows, the workers'
- * log lines about them (SEND_DEBUG: every batch job run and failed platform call), and long transactions.
+ * log lines about them (SEND_DEBUG: every batch job run and failed platform call), the sandbox's webhook failures and
+ * long transactions.
  */
 async function explainDuplicates(
   t: TestApp,
+  sandbox: TestSandbox,
   sent: Array<{ to: string; acceptedAt: string; payload: any }>,
   killedAt: number,
   logs: string[],
@@ -302,6 +304,7 @@ async function explainDuplicates(
         .join(', ')} s after the first\n` +
       `copies (message ids): ${JSON.stringify(copies.slice(0, 10))}\nrows: ${JSON.stringify(rows.slice(0, 10))}\n` +
       `worker log lines about them (${about.length}):\n${about.slice(0, 60).join('\n')}\n` +
+      `sandbox stats (webhooks failed or dropped hold nothing back): ${JSON.stringify((await sandbox.control.get('/_sandbox/stats')).body)}\n` +
       `transactions open over 2 s:\n${[...longTransactions].slice(0, 20).join('\n')}\n` +
       `other warnings:\n${warnings.slice(0, 30).join('\n')}\n`,
   );
