@@ -377,6 +377,18 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     return { id: other.id, messagingPhoneId: other.messaging_phone_id };
   }
 
+  /** Sends `text` as the conversation's reply; answers the messaging phone id it went out from. */
+  async function replyNumber(contactId: string, headers: Record<string, string>, text: string): Promise<string> {
+    const sent = await t.http.post(`/v1/embed/inbox/conversations/${contactId}/messages`, { text }, { headers });
+    expect(sent.status).toBe(200);
+    const [reply] = await t.db.query(
+      `SELECT p.messaging_phone_id FROM messages m JOIN phone_numbers p ON p.id = m.phone_number_id
+        WHERE m.account_id = $1 AND m.contact_id = $2 AND m.body = $3`,
+      [account.accountId, contactId, text],
+    );
+    return reply.messaging_phone_id;
+  }
+
   /** A customer message to `phoneNumberId`, stamped `seconds` from now. */
   const writesTo = (phoneNumberId: string, contactId: string, customer: string, text: string, seconds: number) =>
     t.db.query(
@@ -434,18 +446,7 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(unread.body.data.conversations.find((c: any) => c.contactId === contactId)).toMatchObject(own);
 
     // a reply from the scoped session goes out from its own number, not from the one the customer wrote to last
-    const sent = await t.http.post(
-      `/v1/embed/inbox/conversations/${contactId}/messages`,
-      { text: 'Answered by the scoped brand' },
-      { headers: scoped },
-    );
-    expect(sent.status).toBe(200);
-    const [reply] = await t.db.query(
-      `SELECT p.messaging_phone_id FROM messages m JOIN phone_numbers p ON p.id = m.phone_number_id
-        WHERE m.account_id = $1 AND m.contact_id = $2 AND m.direction = 'outbound'`,
-      [account.accountId, contactId],
-    );
-    expect(reply.messaging_phone_id).toBe(account.messagingPhoneId);
+    expect(await replyNumber(contactId, scoped, 'Answered by the scoped brand')).toBe(account.messagingPhoneId);
 
     // the whole account sees the latest message on any number; the other number's session only its own
     const all = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, {
@@ -520,19 +521,7 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(one.body.data).toMatchObject(expected);
     const listed = await t.http.get('/v1/embed/inbox/conversations?limit=100', { headers: whole });
     expect(listed.body.data.conversations.find((c: any) => c.contactId === contactId)).toMatchObject(expected);
-
-    const sent = await t.http.post(
-      `/v1/embed/inbox/conversations/${contactId}/messages`,
-      { text: 'Answered from brand A' },
-      { headers: whole },
-    );
-    expect(sent.status).toBe(200);
-    const [reply] = await t.db.query(
-      `SELECT p.messaging_phone_id FROM messages m JOIN phone_numbers p ON p.id = m.phone_number_id
-        WHERE m.account_id = $1 AND m.contact_id = $2 AND m.body = 'Answered from brand A'`,
-      [account.accountId, contactId],
-    );
-    expect(reply.messaging_phone_id).toBe(account.messagingPhoneId);
+    expect(await replyNumber(contactId, whole, 'Answered from brand A')).toBe(account.messagingPhoneId);
   });
 
   it('scope: conversations outside it are 404 and not listed; read-only sessions cannot send', async () => {
