@@ -863,6 +863,48 @@ describe('Templates', () => {
       });
     });
 
+    it('an edit whose answer was lost (the platform made it) is stored, under review; one the platform does not have is refused', async () => {
+      const a = await account();
+      await create(a, simple(a, 'manual_lost_edit'));
+      await review('manual_lost_edit', 'APPROVED');
+      await service().applyPlatformStatus((await statusEvents('manual_lost_edit')).at(-1)!);
+      const components = [{ type: 'body', parameters: [{ type: 'text', text: 'Your order has shipped. Thank you!' }] }];
+      await control('POST', '/_sandbox/config', { garbledTemplateEdits: 1 });
+      const res = await t.http.put(
+        '/templates/update?template_name=manual_lost_edit',
+        { components },
+        { token: a.token },
+      );
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({ template_name: 'manual_lost_edit', status: 'PENDING', components });
+      const [platform] = await platformTemplates('manual_lost_edit');
+      expect(platform.status).toBe('PENDING');
+      expect(platform.components[0].text).toBe('Your order has shipped. Thank you!');
+
+      // the platform's answer lost before it took the edit (a 5xx): refused, the stored template as it was
+      await review('manual_lost_edit', 'APPROVED');
+      await service().applyPlatformStatus((await statusEvents('manual_lost_edit')).at(-1)!);
+      const editTemplate = jest
+        .spyOn(CloudApiClient.prototype, 'editTemplate')
+        .mockRejectedValueOnce(
+          new CloudApiError({ kind: 'api', code: 2, httpStatus: 503, message: 'Service temporarily unavailable' }),
+        );
+      try {
+        const refused = await t.http.put(
+          '/templates/update?template_name=manual_lost_edit',
+          { components: [{ type: 'body', parameters: [{ type: 'text', text: 'Never made' }] }] },
+          { token: a.token },
+        );
+        expect(refused.status).toBe(502);
+      } finally {
+        editTemplate.mockRestore();
+      }
+      expect((await t.http.get('/v2/templates/manual_lost_edit', { token: a.token })).body.data).toMatchObject({
+        status: 'APPROVED',
+        components,
+      });
+    });
+
     it('an approval of the edit applied before the edit call returned stays APPROVED; a refused edit leaves the status as it was', async () => {
       const a = await account();
       await create(a, simple(a, 'manual_quick_edit'));

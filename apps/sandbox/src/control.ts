@@ -156,6 +156,7 @@ const CONFIG_TYPES: Record<keyof SandboxConfig, string> = {
   garbledAnswers: 'number',
   droppedAnswers: 'number',
   garbledTemplateCreates: 'number',
+  garbledTemplateEdits: 'number',
 };
 
 /** Merge a partial config (objects one level deep: statusDelaysMs, messagesPerSecond, phoneNumbers). */

@@ -272,14 +272,23 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       return phoneNumberView(state, id);
     }),
   );
-  app.post(
-    '/:version/:id',
-    route((req, id) => {
-      if (state.templates.has(id)) return catalog.editTemplate(id, req.body);
-      if (state.flows.has(id)) return catalog.updateFlowMetadata(state.flows.get(id)!, req.body);
+  app.post('/:version/:id', {
+    preHandler: checkVersion,
+    handler: async (req: FastifyRequest, reply: FastifyReply) => {
+      const id = (req.params as Params).id;
+      if (state.templates.has(id)) {
+        const edited = catalog.editTemplate(id, req.body);
+        if (state.config.garbledTemplateEdits > 0) {
+          // applied (and under review), but the answer is cut off: the client cannot tell whether the edit was made
+          state.config.garbledTemplateEdits--;
+          return reply.header('content-type', 'application/json').send(JSON.stringify(edited).slice(0, 8));
+        }
+        return reply.send(edited);
+      }
+      if (state.flows.has(id)) return reply.send(catalog.updateFlowMetadata(state.flows.get(id)!, req.body));
       throw unknownObject(id);
-    }),
-  );
+    },
+  });
   app.delete(
     '/:version/:id',
     route((_req, id) => {

@@ -78,6 +78,8 @@ export interface SandboxConfig {
   droppedAnswers: number;
   /** The same for template creates: the next this many are created but answered with a cut-off body. Counts down. */
   garbledTemplateCreates: number;
+  /** The same for template edits: the next this many are applied (and under review) but answered cut off. Counts down. */
+  garbledTemplateEdits: number;
 }
 
 export function defaultConfig(): SandboxConfig {
@@ -109,6 +111,7 @@ export function defaultConfig(): SandboxConfig {
     garbledAnswers: 0,
     droppedAnswers: 0,
     garbledTemplateCreates: 0,
+    garbledTemplateEdits: 0,
   };
 }
 

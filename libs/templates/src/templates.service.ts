@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import {
   BadGatewayException,
   BadRequestException,
@@ -141,7 +142,7 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 }
 
 /** The platform's answer was lost or was a server error: the request may still have been carried out. */
-function mayHaveCreated(err: unknown): boolean {
+function mayHaveBeenDone(err: unknown): boolean {
   return answerLost(err) || (err instanceof CloudApiError && err.kind === 'api' && err.httpStatus >= 500);
 }
 
@@ -238,7 +239,7 @@ export class TemplatesService {
     } catch (err) {
       // A lost answer (timeout, cut-off body, 5xx) is no refusal: the platform may hold the template now. Deleting the
       // reservation then made a retry answer "name already exists" for a template sync could never find.
-      if (mayHaveCreated(err)) created = await this.findOnPlatform(client, row).catch(() => undefined);
+      if (mayHaveBeenDone(err)) created = await this.findOnPlatform(client, row).catch(() => undefined);
       if (!created) {
         await this.templates.delete({ id: row.id });
         if (err instanceof CloudApiError && err.subcode === 2388024) return TEMPLATE_NAME_TAKEN; // on the WABA already
@@ -432,13 +433,17 @@ export class TemplatesService {
         ...(body.category ? { category: body.category } : {}),
       });
     } catch (err) {
-      // refused: the template is as it was, unless a status event has moved it meanwhile
-      await this.templates.update(
-        { id: row.id, status: 'PENDING', rejectedReason: IsNull(), platformStatus: IsNull() },
-        before,
-      );
-      this.logger.warn({ msg: 'template edit refused by the platform', accountId, name, err: platformMessage(err) });
-      throw platformFailure(err);
+      if (mayHaveBeenDone(err) && (await this.editLanded(client, row.platformTemplateId, body, compiled))) {
+        this.logger.warn({ msg: 'template edit answer lost; the platform has the edit', accountId, name });
+      } else {
+        // refused: the template is as it was, unless a status event has moved it meanwhile
+        await this.templates.update(
+          { id: row.id, status: 'PENDING', rejectedReason: IsNull(), platformStatus: IsNull() },
+          before,
+        );
+        this.logger.warn({ msg: 'template edit refused by the platform', accountId, name, err: platformMessage(err) });
+        throw platformFailure(err);
+      }
     }
     await this.templates.update({ id: row.id }, {
       ...(compiled ? this.compiledColumns(body.components!, compiled) : {}),
@@ -459,6 +464,25 @@ export class TemplatesService {
         'edit',
       );
     return this.templates.findOneByOrFail({ id: row.id });
+  }
+
+  /**
+   * After an edit whose answer was lost: whether the platform's template now has what the edit sent (its components
+   * and category). Not readable, or different: the edit counts as refused (our row keeps what the platform had).
+   */
+  private async editLanded(
+    client: CloudApiClient,
+    platformTemplateId: string,
+    body: UpdateTemplateBody,
+    compiled: CompiledTemplate | undefined,
+  ): Promise<boolean> {
+    const remote = await client.getTemplate(platformTemplateId).catch(() => undefined);
+    if (!remote) return false;
+    const asJson = (value: unknown) => JSON.parse(JSON.stringify(value ?? null)) as unknown;
+    return (
+      (!compiled || isDeepStrictEqual(asJson(remote.components), asJson(compiled.platformComponents))) &&
+      (!body.category || remote.category === body.category)
+    );
   }
 
   // ------------------------------------------------------------------ for the webhook processor and messaging
