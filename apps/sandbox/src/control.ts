@@ -147,6 +147,8 @@ const CONFIG_TYPES: Record<keyof SandboxConfig, string> = {
   messageLogPayloads: 'boolean',
   webhookLogLimit: 'number',
   webhookTimeoutMs: 'number',
+  webhookRetries: 'number',
+  webhookRetryDelayMs: 'number',
   webhookConcurrency: 'number',
   maxPendingWebhooks: 'number',
   phoneNumbers: 'object',

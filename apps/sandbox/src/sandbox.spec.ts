@@ -216,6 +216,23 @@ describe('webhooks', () => {
     expect((await call('POST', `/v21.0/${PHONE}/messages`, text('4911111'))).status).toBe(200);
   });
 
+  it('with webhookRetries, a failed delivery is tried again (doubling delays) until the receiver takes it', async () => {
+    let attempts = 0;
+    receiver.answer = () => (++attempts <= 2 ? 503 : 200);
+    await call('POST', '/_sandbox/config', { webhookRetries: 3, webhookRetryDelayMs: 20 });
+    const res = await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'hi' });
+    expect(res.body.webhook).toEqual({ statusCode: 200, error: null });
+    expect(receiver.received).toHaveLength(3);
+    expect(new Set(receiver.received.map((w) => w.rawBody.toString()))).toHaveProperty('size', 1); // the same body
+    expect((await call('GET', '/_sandbox/stats')).body).toMatchObject({ webhooksFailed: 2, webhooksDelivered: 1 });
+
+    // out of retries: the last failure is the answer
+    receiver.answer = () => 500;
+    const failed = await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'again' });
+    expect(failed.body.webhook).toEqual({ statusCode: 500, error: 'HTTP 500' });
+    expect(receiver.received).toHaveLength(3 + 4);
+  });
+
   it('batches statuses of one number into one webhook when configured, or turns them off', async () => {
     // a ticker that does not fire during the test: flush() ticks by hand, deterministically
     await call('POST', '/_sandbox/config', {

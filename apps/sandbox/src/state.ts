@@ -53,6 +53,12 @@ export interface SandboxConfig {
   webhookLogLimit: number;
   /** webhook delivery */
   webhookTimeoutMs: number;
+  /**
+   * A failed delivery (an error, a timeout, a non-2xx answer) is tried again this many times, after
+   * webhookRetryDelayMs, then twice that, and so on, as Meta retries; 0 (the default): never.
+   */
+  webhookRetries: number;
+  webhookRetryDelayMs: number;
   webhookConcurrency: number;
   maxPendingWebhooks: number;
   /** phone_number_id -> WABA and display number */
@@ -102,6 +108,8 @@ export function defaultConfig(): SandboxConfig {
     messageLogPayloads: true,
     webhookLogLimit: 2_000,
     webhookTimeoutMs: 5_000,
+    webhookRetries: 0,
+    webhookRetryDelayMs: 1_000,
     webhookConcurrency: 32,
     maxPendingWebhooks: 100_000,
     phoneNumbers: {},

@@ -14,6 +14,8 @@ interface PendingDelivery {
   field: string;
   body: unknown;
   resolve: (result: DeliveryResult) => void;
+  /** failed deliveries so far (webhookRetries) */
+  failures?: number;
 }
 
 /** `sha256=` + hex HMAC-SHA256 of the exact bytes sent, keyed with the app secret (Meta's X-Hub-Signature-256). */
@@ -23,7 +25,8 @@ export function sign(rawBody: string | Buffer, appSecret: string): string {
 
 /**
  * Sends signed webhooks with bounded concurrency (FIFO). A failed delivery is logged and counted,
- * never thrown: the receiver may not be up yet. Meta retries failed deliveries; the sandbox does not.
+ * never thrown: the receiver may not be up yet. Meta retries failed deliveries; the sandbox does only with
+ * `webhookRetries` (the promise of `send` then settles with the last attempt).
  */
 export class WebhookDispatcher {
   private queue = new Fifo<PendingDelivery>();
@@ -37,8 +40,10 @@ export class WebhookDispatcher {
     private readonly log: (msg: string) => void,
   ) {}
 
+  private retrying = 0;
+
   get pending(): number {
-    return this.queue.length + this.inFlight;
+    return this.queue.length + this.inFlight + this.retrying;
   }
 
   /** Queue one webhook; the promise settles when it was delivered (or failed, or dropped). */
@@ -82,13 +87,30 @@ export class WebhookDispatcher {
       const item = this.queue.shift()!;
       this.inFlight++;
       this.deliver(item)
-        .then(item.resolve)
+        .then((result) => this.settle(item, result))
         .finally(() => {
           this.inFlight--;
           this.pump();
           if (this.pending === 0) this.idle.splice(0).forEach((fn) => fn());
         });
     }
+  }
+
+  /** A failed delivery with retries left goes back into the queue after its delay; anything else is done. */
+  private settle(item: PendingDelivery, result: DeliveryResult): void {
+    const failures = (item.failures ?? 0) + (result.error ? 1 : 0);
+    if (!result.error || this.closed || failures > this.state.config.webhookRetries) return item.resolve(result);
+    this.retrying++;
+    const delay = this.state.config.webhookRetryDelayMs * 2 ** (failures - 1);
+    setTimeout(() => {
+      this.retrying--;
+      if (this.closed) {
+        if (this.pending === 0) this.idle.splice(0).forEach((fn) => fn());
+        return item.resolve(result);
+      }
+      this.queue.push({ ...item, failures });
+      this.pump();
+    }, delay).unref();
   }
 
   // node:http with keep-alive agents: much cheaper per webhook than fetch at thousands per second
