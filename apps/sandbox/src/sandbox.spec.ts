@@ -59,7 +59,6 @@ afterAll(() => receiver.stop());
 
 beforeEach(async () => {
   receiver.clear();
-  receiver.status = 200;
   sandbox = createSandbox({
     quiet: true,
     webhookUrl: receiver.url,

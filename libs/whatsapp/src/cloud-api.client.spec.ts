@@ -75,7 +75,6 @@ afterAll(async () => {
 
 beforeEach(async () => {
   receiver.clear();
-  receiver.status = 200;
   sandbox = createSandbox({
     quiet: true,
     webhookUrl: receiver.url,

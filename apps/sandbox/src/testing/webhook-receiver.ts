@@ -81,8 +81,12 @@ export class WebhookReceiver {
     }
   }
 
+  /** Forgets what was received and answers every webhook 200 at once again. */
   clear(): void {
     this.received.length = 0;
+    this.status = 200;
+    this.answer = null;
+    this.delayMs = 0;
   }
 
   async stop(): Promise<void> {
