@@ -41,6 +41,8 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
   const apis: Array<{ child: ChildProcess; url: string }> = [];
   const workers: ChildProcess[] = [];
   const logs: string[] = [];
+  /** the campaign test's sampler of long transactions (stopped here too when the test fails) */
+  let sampler: NodeJS.Timeout | undefined;
   const withLogs = (error: unknown) => new Error(`${(error as Error).message}\n${logs.join('').slice(-3000)}`);
 
   beforeAll(async () => {
@@ -66,6 +68,7 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
     if (driver === 'temporal') await waitForTemporalPollers(t, 2, 60_000).catch((e) => Promise.reject(withLogs(e)));
   }, 120_000);
   afterAll(async () => {
+    clearInterval(sampler);
     for (const p of [...workers, ...apis.map((a) => a.child)]) if (p.exitCode === null) p.kill('SIGKILL');
     await sandbox?.close();
     await t?.close();
@@ -199,7 +202,7 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
 
       // transactions open for more than 2 s while the campaign runs (none are expected): printed with any duplicates
       const longTransactions = new Set<string>();
-      const sampler = setInterval(() => {
+      sampler = setInterval(() => {
         t.db
           .query(
             `SELECT pid, state, left(query, 120) AS query FROM pg_stat_activity

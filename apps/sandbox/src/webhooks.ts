@@ -40,10 +40,11 @@ export class WebhookDispatcher {
     private readonly log: (msg: string) => void,
   ) {}
 
-  private retrying = 0;
+  /** failed deliveries waiting for their next try: the timer, and how to settle them if it never fires */
+  private readonly retrying = new Map<NodeJS.Timeout, () => void>();
 
   get pending(): number {
-    return this.queue.length + this.inFlight + this.retrying;
+    return this.queue.length + this.inFlight + this.retrying.size;
   }
 
   /** Queue one webhook; the promise settles when it was delivered (or failed, or dropped). */
@@ -80,6 +81,13 @@ export class WebhookDispatcher {
   private drop(reason: string): void {
     let item: PendingDelivery | undefined;
     while ((item = this.queue.shift())) item.resolve({ statusCode: null, error: reason });
+    // deliveries waiting to be tried again end with their last failure
+    for (const [timer, settle] of this.retrying) {
+      clearTimeout(timer);
+      settle();
+    }
+    this.retrying.clear();
+    if (this.pending === 0) this.idle.splice(0).forEach((fn) => fn());
   }
 
   private pump(): void {
@@ -100,17 +108,16 @@ export class WebhookDispatcher {
   private settle(item: PendingDelivery, result: DeliveryResult): void {
     const failures = (item.failures ?? 0) + (result.error ? 1 : 0);
     if (!result.error || this.closed || failures > this.state.config.webhookRetries) return item.resolve(result);
-    this.retrying++;
-    const delay = this.state.config.webhookRetryDelayMs * 2 ** (failures - 1);
-    setTimeout(() => {
-      this.retrying--;
-      if (this.closed) {
-        if (this.pending === 0) this.idle.splice(0).forEach((fn) => fn());
-        return item.resolve(result);
-      }
-      this.queue.push({ ...item, failures });
-      this.pump();
-    }, delay).unref();
+    const timer = setTimeout(
+      () => {
+        this.retrying.delete(timer);
+        this.queue.push({ ...item, failures });
+        this.pump();
+      },
+      this.state.config.webhookRetryDelayMs * 2 ** (failures - 1),
+    );
+    timer.unref();
+    this.retrying.set(timer, () => item.resolve(result));
   }
 
   // node:http with keep-alive agents: much cheaper per webhook than fetch at thousands per second

@@ -9,7 +9,7 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { attachAccessCheck } from '@switchboard/core';
+import { accessRefused, attachAccessCheck } from '@switchboard/core';
 import { AuthService } from './auth.service';
 import {
   CONSOLE_SESSION_RESOLVER,
@@ -54,12 +54,7 @@ export class AuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest();
     request.client = await this.authorize(request, route, context);
     // asked again by live streams while they stay open (a sign-out, an expiry or a revoked client ends them)
-    attachAccessCheck(request, () =>
-      this.authorize(request, route, context).then(
-        () => true,
-        () => false,
-      ),
-    );
+    attachAccessCheck(request, () => this.authorize(request, route, context).then(() => true, accessRefused));
     return true;
   }
 

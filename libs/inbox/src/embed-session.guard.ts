@@ -1,4 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
+import { accessRefused } from '@switchboard/core';
 import { EmbedTokens } from './embed-tokens';
 import type { InboxPrincipal } from './inbox.service';
 
@@ -17,11 +18,7 @@ export class EmbedSessionGuard implements CanActivate {
       scope: grant.scope,
       permissions: grant.permissions,
       // a live stream outlasts this check: it asks again while open (the session's expiry, the minter's standing)
-      stillValid: () =>
-        this.tokens.session(token).then(
-          () => true,
-          () => false,
-        ),
+      stillValid: () => this.tokens.session(token).then(() => true, accessRefused),
     } satisfies InboxPrincipal;
     return true;
   }

@@ -141,6 +141,24 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
   return out;
 }
 
+/** What a template says, as compared after a lost edit answer: each component's type, format, text and buttons. */
+function contentOf(components: unknown): unknown {
+  const list = Array.isArray(components) ? (components as Array<Record<string, any>>) : [];
+  return list.map((c) => ({
+    type: String(c.type ?? '').toUpperCase(),
+    format: c.format ?? null,
+    text: c.text ?? null,
+    buttons: Array.isArray(c.buttons)
+      ? c.buttons.map((b: Record<string, unknown>) => ({
+          type: b.type ?? null,
+          text: b.text ?? null,
+          url: b.url ?? null,
+          phone_number: b.phone_number ?? null,
+        }))
+      : null,
+  }));
+}
+
 /** The platform's answer was lost or was a server error: the request may still have been carried out. */
 function mayHaveBeenDone(err: unknown): boolean {
   return answerLost(err) || (err instanceof CloudApiError && err.kind === 'api' && err.httpStatus >= 500);
@@ -433,7 +451,7 @@ export class TemplatesService {
         ...(body.category ? { category: body.category } : {}),
       });
     } catch (err) {
-      if (mayHaveBeenDone(err) && (await this.editLanded(client, row.platformTemplateId, body, compiled))) {
+      if (mayHaveBeenDone(err) && (await this.editLanded(client, row, body, compiled))) {
         this.logger.warn({ msg: 'template edit answer lost; the platform has the edit', accountId, name });
       } else {
         // refused: the template is as it was, unless a status event has moved it meanwhile
@@ -467,22 +485,25 @@ export class TemplatesService {
   }
 
   /**
-   * After an edit whose answer was lost: whether the platform's template now has what the edit sent (its components
-   * and category). Not readable, or different: the edit counts as refused (our row keeps what the platform had).
+   * After an edit whose answer was lost: whether the platform's template now has what the edit sent (the components'
+   * types, formats, texts and buttons, and the category; Meta may answer other fields, such as media examples, in its
+   * own form). An edit that changes none of that cannot be told apart, nor one whose template cannot be read: both
+   * count as refused (our row keeps what it had).
    */
   private async editLanded(
     client: CloudApiClient,
-    platformTemplateId: string,
+    row: Template,
     body: UpdateTemplateBody,
     compiled: CompiledTemplate | undefined,
   ): Promise<boolean> {
-    const remote = await client.getTemplate(platformTemplateId).catch(() => undefined);
-    if (!remote) return false;
-    const asJson = (value: unknown) => JSON.parse(JSON.stringify(value ?? null)) as unknown;
-    return (
-      (!compiled || isDeepStrictEqual(asJson(remote.components), asJson(compiled.platformComponents))) &&
-      (!body.category || remote.category === body.category)
-    );
+    const sent = {
+      components: contentOf(compiled?.platformComponents ?? row.platformComponents),
+      category: body.category ?? row.category,
+    };
+    const before = { components: contentOf(row.platformComponents), category: row.category };
+    if (isDeepStrictEqual(sent, before)) return false;
+    const remote = await client.getTemplate(row.platformTemplateId!).catch(() => undefined);
+    return !!remote && isDeepStrictEqual({ components: contentOf(remote.components), category: remote.category }, sent);
   }
 
   // ------------------------------------------------------------------ for the webhook processor and messaging

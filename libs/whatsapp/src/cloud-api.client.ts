@@ -1,5 +1,5 @@
 import { currentRequestId } from '@switchboard/core/request-context';
-import { Pool } from 'undici';
+import { buildConnector, Pool } from 'undici';
 import { CloudApiError } from './cloud-api.error';
 import {
   buttonsMessage,
@@ -46,23 +46,30 @@ type Query = Record<string, string | number | boolean | undefined>;
  * the global agent): 48 against 70 µs of CPU per request in a loopback benchmark.
  */
 const pools = new Map<string, Pool>();
+/** Marks an error raised while connecting (DNS, TCP, TLS, connect timeout): none of the request went out. */
+const NOTHING_SENT = Symbol('nothingSent');
+const connectOnly = buildConnector({});
+/** The pools' connector: undici's own, marking its errors, so a failure is known to have come before the request. */
+const markingConnector: buildConnector.connector = (options, callback) =>
+  connectOnly(options, (...args) => {
+    if (args[0]) Object.assign(args[0], { [NOTHING_SENT]: true });
+    callback(...args);
+  });
+/** undici's refusals before a request is written: a bad argument, a pool closed or destroyed. */
+const REFUSED_BEFORE_WRITING = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
+
 /**
- * Connection failures raised before any of the request went out: the platform cannot have it. Any other failure of the
- * connection (a reset, the other side closing) may come after the platform took the request.
+ * Whether the platform cannot have the request: it failed while connecting, or undici refused it before writing. Any
+ * other failure of the connection (a reset, the other side closing) may come after the platform took the request.
  */
-const NOTHING_SENT = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
+function nothingSent(err: unknown, code: string | undefined): boolean {
+  const marked = (e: unknown) => typeof e === 'object' && e !== null && NOTHING_SENT in e;
+  return marked(err) || marked((err as { cause?: unknown })?.cause) || REFUSED_BEFORE_WRITING.has(code ?? '');
+}
 
 const poolFor = (origin: string): Pool => {
   let pool = pools.get(origin);
-  if (!pool) pools.set(origin, (pool = new Pool(origin)));
+  if (!pool) pools.set(origin, (pool = new Pool(origin, { connect: markingConnector })));
   return pool;
 };
 
@@ -276,7 +283,7 @@ export class CloudApiClient {
       const timeout =
         ['TimeoutError', 'AbortError'].includes((err as Error)?.name) ||
         ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].includes(code ?? '');
-      const kind = timeout ? 'timeout' : NOTHING_SENT.has(code ?? '') ? 'network' : 'connection_lost';
+      const kind = nothingSent(err, code) ? 'network' : timeout ? 'timeout' : 'connection_lost';
       throw new CloudApiError({
         kind,
         code: 0,

@@ -350,7 +350,10 @@ export class AppConfig {
   @Min(1)
   PLATFORM_WEBHOOK_RETENTION_DAYS = 7;
 
-  /** Worker diagnostics: every 5 s the pacer's counters and the event loop's lag (a warn log line). */
+  /**
+   * Worker diagnostics (warn log lines): every 5 s the pacer's counters and the event loop's lag; each campaign chunk
+   * job's run (messages unsent, held in doubt, claimed before) and each failed platform call.
+   */
   @Transform(toBool)
   @IsBoolean()
   SEND_DEBUG = false;

@@ -8,7 +8,7 @@ import { AppConfig } from '../config/config';
 import { closeRedis } from '../redis/redis';
 import { REDIS } from '../redis/redis.module';
 import { compareStreamIds, isStreamId } from './stream-ids';
-import { ACCESS_ENDED, accessCheckOf, LIVE_EVENTS_RECHECK_MS } from './access-check';
+import { ACCESS_ENDED, accessCheckOf, watchAccess } from './access-check';
 
 /** One event of a topic: `id` is its Redis stream id (the SSE `id:`, what a client resumes from). */
 export interface LiveEvent {
@@ -32,7 +32,8 @@ export interface SseOptions {
   initial?: () => Promise<{ event: string; data: unknown } | null>;
   /**
    * Whether the reader may still read (its session not expired, its client not revoked): asked every
-   * LIVE_EVENTS_RECHECK_MS; on false (or a failure) the stream ends with an `end` event. Guards run only when it opens.
+   * LIVE_EVENTS_RECHECK_MS; on false the stream ends with an `end` event (a failed check says nothing: asked again at
+   * the next tick). Guards run only when it opens.
    * Default: the check the authentication guard attached to the request (accessCheckOf).
    */
   stillValid?: () => Promise<boolean>;
@@ -387,25 +388,18 @@ export class LiveEvents implements OnModuleDestroy {
     const heartbeat = setInterval(() => body.write(': heartbeat\n\n'), options.heartbeatMs ?? LIVE_EVENTS_HEARTBEAT_MS);
     heartbeat.unref();
     const stillValid = options.stillValid ?? accessCheckOf(request);
-    const recheck =
+    const stopWatching =
       stillValid &&
-      setInterval(
-        () =>
-          void stillValid()
-            .catch(() => false)
-            .then((valid) => {
-              if (valid || !this.openStreams.has(close)) return;
-              body.write(`event: ${ACCESS_ENDED.type}\ndata: ${JSON.stringify(ACCESS_ENDED.data)}\n\n`);
-              close();
-            }),
-        LIVE_EVENTS_RECHECK_MS,
-      );
-    if (recheck) recheck.unref();
+      watchAccess(stillValid, () => {
+        if (!this.openStreams.has(close)) return;
+        body.write(`event: ${ACCESS_ENDED.type}\ndata: ${JSON.stringify(ACCESS_ENDED.data)}\n\n`);
+        close();
+      });
     let watching = false;
     const close = () => {
       if (!this.openStreams.has(close)) return;
       clearInterval(heartbeat);
-      if (recheck) clearInterval(recheck);
+      if (stopWatching) stopWatching();
       if (watching) this.unwatch(topic);
       this.unlisten(topic, listener);
       this.openStreams.delete(close);

@@ -145,9 +145,11 @@ export class InboxConversations {
     params.push(options.limit);
     // A reply goes from the number the customer last wrote to (in scope): its window is the one that may be open. A
     // later message of ours from another number (a campaign) does not move it; without any, the latest message's.
+    // (bounded by the conversation's last inbound time: a customer who never wrote costs no scan of our messages)
     const lastInbound = `LEFT JOIN LATERAL (SELECT u.phone_number_id FROM messages u
-                            WHERE u.account_id = c.account_id AND u.contact_id = c.contact_id
-                              AND u.direction = 'inbound'${numbers}
+                            WHERE c.last_inbound_at IS NOT NULL
+                              AND u.account_id = c.account_id AND u.contact_id = c.contact_id
+                              AND u.created_at <= c.last_inbound_at AND u.direction = 'inbound'${numbers}
                             ORDER BY u.created_at DESC, u.id DESC LIMIT 1) li ON true`;
     const rows: Array<Record<string, any>> = await this.db.query(
       `SELECT c.contact_id, COALESCE(li.phone_number_id, m.phone_number_id, c.phone_number_id) AS phone_number_id,
