@@ -522,6 +522,22 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     const listed = await t.http.get('/v1/embed/inbox/conversations?limit=100', { headers: whole });
     expect(listed.body.data.conversations.find((c: any) => c.contactId === contactId)).toMatchObject(expected);
     expect(await replyNumber(contactId, whole, 'Answered from brand A')).toBe(account.messagingPhoneId);
+
+    // the number the customer wrote to disconnected since: the reply goes from the latest message's number
+    const campaignFromB = `INSERT INTO messages (account_id, phone_number_id, contact_id, direction, recipient, kind, body, status, payload, created_at)
+       VALUES ($1, $2, $3, 'outbound', $4, 'text', 'Anything else?', 'sent', '{}', now() + interval '2 seconds')`;
+    await t.db.query(campaignFromB, [account.accountId, other.id, contactId, customer]);
+    await t.db.query(`UPDATE phone_numbers SET status = 'DISCONNECTED' WHERE messaging_phone_id = $1`, [
+      account.messagingPhoneId,
+    ]);
+    try {
+      const moved = await t.http.get(`/v1/embed/inbox/conversations/${contactId}`, { headers: whole });
+      expect(moved.body.data).toMatchObject({ messagingPhoneId: other.messagingPhoneId, window: { open: false } });
+    } finally {
+      await t.db.query(`UPDATE phone_numbers SET status = 'CONNECTED' WHERE messaging_phone_id = $1`, [
+        account.messagingPhoneId,
+      ]);
+    }
   });
 
   it('scope: conversations outside it are 404 and not listed; read-only sessions cannot send', async () => {

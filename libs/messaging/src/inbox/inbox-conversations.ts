@@ -153,6 +153,7 @@ export class InboxConversations {
                             ORDER BY u.created_at DESC, u.id DESC LIMIT 1) li ON true`;
     const rows: Array<Record<string, any>> = await this.db.query(
       `SELECT c.contact_id, COALESCE(li.phone_number_id, m.phone_number_id, c.phone_number_id) AS phone_number_id,
+              COALESCE(m.phone_number_id, c.phone_number_id) AS latest_number_id,
               COALESCE(m.created_at, c.last_message_at) AS last_activity_at, c.last_read_at,
               to_char(c.last_message_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '_' || c.contact_id AS position,
               m.id, m.direction, m.kind, m.template_name, m.body, m.payload, m.status, m.error_code, m.error_title,
@@ -277,7 +278,14 @@ export class InboxConversations {
       accountId,
       rows.map((r) => String(r.contact_id)),
     );
-    const numbers = await this.accounts.phoneNumbersByIds(rows.map((r) => String(r.phone_number_id)));
+    const numbers = await this.accounts.phoneNumbersByIds(
+      rows.flatMap((r) => [String(r.phone_number_id), String(r.latest_number_id ?? r.phone_number_id)]),
+    );
+    // the number the customer last wrote to, unless it was disconnected since (a brand moved to a new number)
+    const connected = (id: unknown) => numbers.get(String(id))?.status === 'CONNECTED';
+    for (const r of rows)
+      if (!connected(r.phone_number_id) && r.latest_number_id && connected(r.latest_number_id))
+        r.phone_number_id = r.latest_number_id;
     const listed = rows.filter((r) => contacts.has(String(r.contact_id)));
     const windows = await this.windows(
       listed.map((r) => ({
