@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
-import { type FieldError, normalizePhone, validationException } from '@switchboard/core';
+import { type AccessCheck, type FieldError, normalizePhone, validationException } from '@switchboard/core';
 import {
   InboxConversations,
   InboxEvents,
@@ -25,7 +25,7 @@ export interface InboxPrincipal {
   scope: EmbedScope;
   permissions: Permission[];
   /** An embedded session's: whether it may still read (asked by a live stream while it stays open). */
-  stillValid?: () => Promise<boolean>;
+  stillValid?: AccessCheck;
 }
 
 export const CONVERSATION_NOT_FOUND = 'Conversation not found';

@@ -141,22 +141,25 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
   return out;
 }
 
-/** What a template says, as compared after a lost edit answer: each component's type, format, text and buttons. */
-function contentOf(components: unknown): unknown {
-  const list = Array.isArray(components) ? (components as Array<Record<string, any>>) : [];
-  return list.map((c) => ({
-    type: String(c.type ?? '').toUpperCase(),
-    format: c.format ?? null,
-    text: c.text ?? null,
-    buttons: Array.isArray(c.buttons)
-      ? c.buttons.map((b: Record<string, unknown>) => ({
-          type: b.type ?? null,
-          text: b.text ?? null,
-          url: b.url ?? null,
-          phone_number: b.phone_number ?? null,
-        }))
-      : null,
-  }));
+/** What a template says, as compared after a lost edit answer: its category, each component's type, format, text and buttons. */
+function contentOf(template: { components: unknown; category: unknown }): unknown {
+  const list = Array.isArray(template.components) ? (template.components as Array<Record<string, any>>) : [];
+  return {
+    category: template.category,
+    components: list.map((c) => ({
+      type: String(c.type ?? '').toUpperCase(),
+      format: c.format ?? null,
+      text: c.text ?? null,
+      buttons: Array.isArray(c.buttons)
+        ? c.buttons.map((b: Record<string, unknown>) => ({
+            type: b.type ?? null,
+            text: b.text ?? null,
+            url: b.url ?? null,
+            phone_number: b.phone_number ?? null,
+          }))
+        : null,
+    })),
+  };
 }
 
 /** The platform's answer was lost or was a server error: the request may still have been carried out. */
@@ -496,14 +499,14 @@ export class TemplatesService {
     body: UpdateTemplateBody,
     compiled: CompiledTemplate | undefined,
   ): Promise<boolean> {
-    const sent = {
-      components: contentOf(compiled?.platformComponents ?? row.platformComponents),
+    const sent = contentOf({
+      components: compiled?.platformComponents ?? row.platformComponents,
       category: body.category ?? row.category,
-    };
-    const before = { components: contentOf(row.platformComponents), category: row.category };
-    if (isDeepStrictEqual(sent, before)) return false;
+    });
+    if (isDeepStrictEqual(sent, contentOf({ components: row.platformComponents, category: row.category })))
+      return false;
     const remote = await client.getTemplate(row.platformTemplateId!).catch(() => undefined);
-    return !!remote && isDeepStrictEqual({ components: contentOf(remote.components), category: remote.category }, sent);
+    return !!remote && isDeepStrictEqual(contentOf(remote), sent);
   }
 
   // ------------------------------------------------------------------ for the webhook processor and messaging

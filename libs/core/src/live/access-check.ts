@@ -3,8 +3,9 @@ import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 
 /**
  * Whether the credentials a request came in with would still be let in now (not expired, signed out, deleted,
- * rotated, or stripped of the route's grant): false when not; a rejection when it cannot tell (see accessRefused). The authentication guard attaches one to every request it lets through;
- * a live stream, which outlasts the guard's one check, asks it again while it stays open (LiveEvents.sse).
+ * rotated, or stripped of the route's grant): false when not; a rejection when it cannot tell (see accessRefused).
+ * The authentication guard attaches one to every request it lets through; a live stream, which outlasts the guard's
+ * one check, asks it again while it stays open (LiveEvents.sse).
  */
 export type AccessCheck = () => Promise<boolean>;
 

@@ -8,7 +8,7 @@ import { AppConfig } from '../config/config';
 import { closeRedis } from '../redis/redis';
 import { REDIS } from '../redis/redis.module';
 import { compareStreamIds, isStreamId } from './stream-ids';
-import { ACCESS_ENDED, accessCheckOf, watchAccess } from './access-check';
+import { ACCESS_ENDED, type AccessCheck, accessCheckOf, watchAccess } from './access-check';
 
 /** One event of a topic: `id` is its Redis stream id (the SSE `id:`, what a client resumes from). */
 export interface LiveEvent {
@@ -36,7 +36,7 @@ export interface SseOptions {
    * the next tick). Guards run only when it opens.
    * Default: the check the authentication guard attached to the request (accessCheckOf).
    */
-  stillValid?: () => Promise<boolean>;
+  stillValid?: AccessCheck;
 }
 
 /** Events kept per topic for resuming (XADD MAXLEN ~): about this many, the oldest trimmed first. */

@@ -224,10 +224,6 @@ export class InboxConversations {
     { maxItems: 200 },
   );
 
-  /**
-   * Everything the customer wrote so far counts as read: for the whole account, or for `phoneNumberIds` only (a
-   * session scoped to some numbers: another brand's unread messages of the same customer stay unread).
-   */
   /** The numbers (row ids) the account has messages with this contact on, either direction. */
   async numbersOf(accountId: string, contactId: string): Promise<string[]> {
     const rows: Array<{ phone_number_id: string }> = await this.db.query(
@@ -237,6 +233,10 @@ export class InboxConversations {
     return rows.map((r) => r.phone_number_id);
   }
 
+  /**
+   * Everything the customer wrote so far counts as read: for the whole account, or for `phoneNumberIds` only (a
+   * session scoped to some numbers: another brand's unread messages of the same customer stay unread).
+   */
   async markRead(accountId: string, contactId: string, phoneNumberIds: string[] | null): Promise<void> {
     if (phoneNumberIds) {
       await this.db.query(
@@ -279,13 +279,12 @@ export class InboxConversations {
       rows.map((r) => String(r.contact_id)),
     );
     const numbers = await this.accounts.phoneNumbersByIds(
-      rows.flatMap((r) => [String(r.phone_number_id), String(r.latest_number_id ?? r.phone_number_id)]),
+      rows.flatMap((r) => [String(r.phone_number_id), String(r.latest_number_id)]),
     );
     // the number the customer last wrote to, unless it was disconnected since (a brand moved to a new number)
     const connected = (id: unknown) => numbers.get(String(id))?.status === 'CONNECTED';
     for (const r of rows)
-      if (!connected(r.phone_number_id) && r.latest_number_id && connected(r.latest_number_id))
-        r.phone_number_id = r.latest_number_id;
+      if (!connected(r.phone_number_id) && connected(r.latest_number_id)) r.phone_number_id = r.latest_number_id;
     const listed = rows.filter((r) => contacts.has(String(r.contact_id)));
     const windows = await this.windows(
       listed.map((r) => ({
