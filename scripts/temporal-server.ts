@@ -14,9 +14,9 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { freePorts } from './free-ports';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
@@ -114,17 +114,6 @@ export async function findTemporalBinary(
   return { path: cached, source: 'built', buildSeconds };
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export interface TemporalDevServer {
   /** host:port of the frontend (TEMPORAL_ADDRESS). */
   address: string;
@@ -155,7 +144,7 @@ export async function startTemporalDevServer(options: StartTemporalOptions): Pro
   const namespace = options.namespace ?? 'default';
   const tempDir = options.dbFile ? undefined : mkdtempSync(join(tmpdir(), 'switchboard-temporal-'));
   const dbFile = options.dbFile ?? join(tempDir!, 'temporal.sqlite');
-  const [port, httpPort, metricsPort, uiPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const [port, httpPort, metricsPort, uiPort] = await freePorts(4);
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort)];
   args.push('--metrics-port', String(metricsPort), '--db-filename', dbFile, '--log-level', 'error');
   if (namespace !== 'default') args.push('--namespace', namespace); // "default" always exists

@@ -2,7 +2,6 @@ import { provisionAccount, type ProvisionedAccount } from '@switchboard/accounts
 import { loadConfig, SecretBox } from '@switchboard/core';
 import { dataSourceOptions, runMigrations } from '@switchboard/core/database';
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
@@ -30,17 +29,6 @@ export interface BenchContext {
 export const DIST = join(__dirname, '..', '..');
 
 /** A free TCP port on 127.0.0.1 (benchmarks of other worktrees may run on this machine too). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * A fresh context: its own database and Redis prefix (named after this process and `name`), so nothing one scenario
  * leaves behind (jobs, waiting runs, pending deliveries) is picked up by the next one's workers.

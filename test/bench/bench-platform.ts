@@ -6,7 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { hostname, setPriority } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { BenchContext, DIST, freePort } from './bench-context';
+import { BenchContext, DIST } from './bench-context';
+import { freePorts } from '../../scripts/free-ports';
 import { postJson as post } from './helpers';
 
 /** The sandbox, an API and workers as their own processes, and an account whose number(s) the sandbox paces. */
@@ -40,8 +41,7 @@ export async function startPlatform(
     sandboxConfig?: Record<string, unknown>;
   },
 ): Promise<Platform> {
-  const apiPort = String(await freePort());
-  const sandboxPort = String(await freePort());
+  const [apiPort, sandboxPort] = (await freePorts(2)).map(String);
   const api = `http://127.0.0.1:${apiPort}`;
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const env = { ALLOW_PRIVATE_NETWORK_TARGETS: 'true', WHATSAPP_API_BASE_URL: sandboxUrl, ...options.env };

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { SendQueueService } from '@switchboard/messaging';
+import { freePort } from '../../scripts/free-ports';
 import { createWorkflow } from '../helpers/automations';
 import { pgProblemsInOutput } from '../helpers/pg-guard';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
@@ -190,14 +190,3 @@ describe('Graceful shutdown (SIGTERM)', () => {
     expect(rows[0].n).toBe(5000);
   }, 240_000);
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -1,9 +1,9 @@
 import { createUser } from '@switchboard/users';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePorts } from '../../scripts/free-ports';
 import { startTestApp, TestApp } from '../helpers/test-app';
 import { processEnv } from '../helpers/worker-process';
 
@@ -33,14 +33,6 @@ export function shellBlocks(markdown: string): ShellBlock[] {
   return blocks;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 function spawnDist(entry: string, env: NodeJS.ProcessEnv, logs: string[]): ChildProcess {
   const child = spawn(process.execPath, [join(ROOT, 'dist', entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d) => logs.push(String(d)));
@@ -54,7 +46,7 @@ async function answers(url: string, child: ChildProcess, logs: string[]): Promis
     if (child.exitCode !== null) throw new Error(`${url}: the process exited\n${logs.join('').slice(-3000)}`);
     if (
       await fetch(url).then(
-        (r) => r.status < 500,
+        (r) => r.ok, // 200 only: another server on the port (a 404 or 400) is not this one
         () => false,
       )
     )
@@ -79,7 +71,7 @@ describe('README examples', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    const [apiPort, sandboxPort, receiverPort] = [await freePort(), await freePort(), await freePort()];
+    const [apiPort, sandboxPort, receiverPort] = await freePorts(3);
     const api = `http://127.0.0.1:${apiPort}`;
     const sandbox = `http://127.0.0.1:${sandboxPort}`;
     const stackEnv = {

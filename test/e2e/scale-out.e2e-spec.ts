@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { freePort } from '../../scripts/temporal-server';
+import { freePort } from '../../scripts/free-ports';
 import { createWorkflow, describeEachDriver, driverEnv, waitFor, waitForTemporalPollers } from '../helpers/automations';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { BenchContext, DIST, freePort } from '../bench-context';
+import { BenchContext, DIST } from '../bench-context';
+import { freePorts } from '../../../scripts/free-ports';
 import { cpuMeter } from '../bench-platform';
 import { median } from '../helpers';
 import { load, LoadResult } from '../load';
@@ -28,7 +29,7 @@ export async function authenticatedReads(ctx: BenchContext) {
   const paths = await seed(ctx, account.accountId);
   console.log(`reads: seeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s`);
 
-  const [apiPort, barePort] = [String(await freePort()), String(await freePort())];
+  const [apiPort, barePort] = (await freePorts(2)).map(String);
   const api = await ctx.startProcess(
     'api',
     join(DIST, 'apps/api/src/main.js'),

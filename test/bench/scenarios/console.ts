@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { launchChromium } from '../../helpers/browser';
-import { BenchContext, DIST, freePort } from '../bench-context';
+import { BenchContext, DIST } from '../bench-context';
+import { freePort } from '../../../scripts/free-ports';
 
 const NODES = 300;
 const ROOT = join(DIST, '..');

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { BenchContext, DIST, freePort } from '../bench-context';
+import { BenchContext, DIST } from '../bench-context';
+import { freePort } from '../../../scripts/free-ports';
 import { cpuSeconds } from '../bench-platform';
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);

@@ -1,7 +1,8 @@
 import { computeSignature } from '@switchboard/whatsapp';
 import { Agent, request, type ClientRequest } from 'node:http';
 import { join } from 'node:path';
-import { BenchContext, DIST, freePort } from '../bench-context';
+import { BenchContext, DIST } from '../bench-context';
+import { freePort } from '../../../scripts/free-ports';
 import { inboundWebhook, percentile } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';

@@ -3,7 +3,8 @@ import { loadConfig, SecretBox } from '@switchboard/core';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BenchContext, DIST, freePort } from '../bench-context';
+import { BenchContext, DIST } from '../bench-context';
+import { freePorts } from '../../../scripts/free-ports';
 import { waitForWorkers } from '../bench-platform';
 import { load, LoadResult } from '../load';
 
@@ -22,8 +23,7 @@ export async function mcpThroughput(ctx: BenchContext) {
   const connections = Number(process.env.BENCH_MCP_CONNECTIONS ?? 20);
   const seconds = Number(process.env.BENCH_MCP_SECONDS ?? 4);
   const rounds = Number(process.env.BENCH_MCP_ROUNDS ?? 2);
-  const apiPort = String(await freePort());
-  const sandboxPort = String(await freePort());
+  const [apiPort, sandboxPort] = (await freePorts(2)).map(String);
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const api = `http://127.0.0.1:${apiPort}`;
   const env = { WHATSAPP_APP_SECRET: 'bench-app-secret', MCP_RATE_LIMIT_PER_MINUTE: '100000000' };

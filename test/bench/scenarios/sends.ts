@@ -5,7 +5,8 @@ import { Queue } from 'bullmq';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BenchContext, DIST, freePort } from '../bench-context';
+import { BenchContext, DIST } from '../bench-context';
+import { freePorts } from '../../../scripts/free-ports';
 import { waitForWorkers } from '../bench-platform';
 
 /**
@@ -20,8 +21,7 @@ export async function sends(ctx: BenchContext) {
   const total = Number(process.env.BENCH_SENDS ?? 10_000);
   const rate = Number(process.env.BENCH_SEND_RATE ?? 1000);
   // free ports: benchmarks of other worktrees may be running on this machine
-  const apiPort = String(await freePort());
-  const sandboxPort = String(await freePort());
+  const [apiPort, sandboxPort] = (await freePorts(2)).map(String);
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const env = { WHATSAPP_APP_SECRET: 'bench-app-secret' };
 

@@ -2,7 +2,8 @@ import { recordWebhookEvents } from '@switchboard/webhooks';
 import { computeSignature } from '@switchboard/whatsapp';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { BenchContext, DIST, freePort } from '../bench-context';
+import { BenchContext, DIST } from '../bench-context';
+import { freePort } from '../../../scripts/free-ports';
 import { inboundWebhook, percentile, postLoad } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
