@@ -82,11 +82,13 @@ describe('Authentication', () => {
     });
 
     it('answers 401 jwt expired once the access token has expired', async () => {
-      const shortLived = await startTestApp({ ACCESS_TOKEN_TTL_SECONDS: '1' });
+      // JWT times are whole seconds: a 1-s token lives 0 to 1 s, so 3 s, and the wait runs until its exp has passed
+      const shortLived = await startTestApp({ ACCESS_TOKEN_TTL_SECONDS: '3' });
       try {
         const acct = await shortLived.createAccount();
         expect((await shortLived.http.get('/account/get', { token: acct.token })).status).toBe(200);
-        await new Promise((r) => setTimeout(r, 2100));
+        const { exp } = JSON.parse(Buffer.from(acct.token.split('.')[1], 'base64url').toString()) as { exp: number };
+        await new Promise((r) => setTimeout(r, exp * 1000 - Date.now() + 100));
         const res = await shortLived.http.get('/account/get', { token: acct.token });
         expect(res.status).toBe(401);
         expect(res.body).toMatchObject({ message: 'jwt expired' });

@@ -64,7 +64,7 @@ describe('Embedded driver recovery', () => {
   };
 
   it('runs waiting on a delay complete after the worker is closed and a new one started', async () => {
-    const wf = await delayWorkflow(2);
+    const wf = await delayWorkflow(4); // long enough for all 10 to be seen waiting on a slow machine
     await startRuns(wf.identifier, 10);
     await waitFor(async () => (await statuses(wf.id)).waiting === 10, 10_000, '10 waiting runs');
     await restartWorker(() => new Promise((resolve) => setTimeout(resolve, 300)));
@@ -72,7 +72,7 @@ describe('Embedded driver recovery', () => {
   });
 
   it('timers whose jobs were lost fire at worker start when wake_at has passed, and pending runs start', async () => {
-    const wf = await delayWorkflow(1);
+    const wf = await delayWorkflow(3); // long enough for all 5 to be seen waiting on a slow machine
     await startRuns(wf.identifier, 5);
     await waitFor(async () => (await statuses(wf.id)).waiting === 5, 10_000, '5 waiting runs');
     let pendingRun = '';
@@ -81,7 +81,7 @@ describe('Embedded driver recovery', () => {
       [pendingRun] = await startRuns(wf.identifier, 1);
       await queue.queue.obliterate({ force: true });
       expect(await queue.queue.getJobCounts('delayed', 'wait')).toEqual({ delayed: 0, wait: 0 });
-      await new Promise((resolve) => setTimeout(resolve, 1200)); // past wake_at
+      await new Promise((resolve) => setTimeout(resolve, 3200)); // past wake_at
     });
     await waitFor(async () => (await statuses(wf.id)).completed === 6, 10_000, '6 completed runs');
     const [row] = await t.db.query('SELECT status, state FROM workflow_runs WHERE id = $1', [pendingRun]);

@@ -77,7 +77,7 @@ describe('Scheduled campaigns', () => {
   it('starts by itself once, after the worker was killed before the time and started after it; per-contact variables', async () => {
     const template = await greeting();
     const { groupId, numbers } = await seedGroup(['Ann', 'Bob', null]);
-    const at = inSeconds(3);
+    const at = inSeconds(8); // the create and the kill must come before it, on a slow machine too
     const created = await t.http.post(
       '/v2/campaigns',
       {
@@ -154,10 +154,11 @@ describe('Scheduled campaigns', () => {
     const unscheduled = await act(draft, 'unschedule');
     expect(unscheduled.body.data).toMatchObject({ status: 'draft', scheduledAt: null });
     expect((await act(draft, 'unschedule')).status).toBe(409);
-    await act(draft, 'schedule', { scheduledAt: inSeconds(2) });
+    const cancelledBefore = inSeconds(6); // the cancel must come before it, on a slow machine too
+    await act(draft, 'schedule', { scheduledAt: cancelledBefore });
     const cancelled = await act(draft, 'cancel');
     expect(cancelled.body.data.status).toBe('cancelled');
-    await new Promise((r) => setTimeout(r, 3000));
+    await new Promise((r) => setTimeout(r, Date.parse(cancelledBefore) - Date.now() + 1000));
     expect((await getCampaign(draft)).body.data).toMatchObject({ status: 'cancelled', started_at: null });
 
     const bad = await act(draft, 'schedule', { scheduledAt: '2020-01-01T00:00:00Z' });

@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
 import { SendQueueService } from '@switchboard/messaging';
-import { freePort } from '../../scripts/free-ports';
 import { createWorkflow } from '../helpers/automations';
 import { pgProblemsInOutput } from '../helpers/pg-guard';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
@@ -46,7 +45,7 @@ describe('Graceful shutdown (SIGTERM)', () => {
       [account.accountId],
     );
     const logs: string[] = [];
-    const { child, url } = await startApiProcess(t, logs, await freePort(), 5, { SHUTDOWN_TIMEOUT_MS: '20000' });
+    const { child, url } = await startApiProcess(t, logs, 5, { SHUTDOWN_TIMEOUT_MS: '20000' });
     children.push(child);
 
     // a client watching a run (Server-Sent Events): its stream is closed at shutdown, not waited for

@@ -476,7 +476,7 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     // the whole account's agent reading marks every number's, and the first brand's open inbox is told too (the
     // conversation's latest message is on the other number)
     const theirLive = await openSse(`${t.url}/v1/embed/inbox/events`, scoped);
-    await new Promise((r) => setTimeout(r, 150));
+    await theirLive.subscribed();
     expect((await t.http.post(`/v1/embed/inbox/conversations/${contactId}/read`, {}, { headers: whole })).status).toBe(
       200,
     );
@@ -666,7 +666,7 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     const url = `${t.url}/v1/embed/inbox/events`;
     const live = await openSse(url, { authorization: auth });
     expect(live.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 150));
+    await live.subscribed();
 
     await h.customerWrites(account, other, 'not for this session');
     await h.customerWrites(account, customer, 'second');

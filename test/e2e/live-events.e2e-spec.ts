@@ -50,7 +50,7 @@ describe('Live events across API processes', () => {
     const client = await openSse(`${secondUrl}/test/live/orders`);
     expect(client.status).toBe(200);
     expect(client.headers.get('content-type')).toContain('text/event-stream');
-    await new Promise((resolve) => setTimeout(resolve, 100)); // subscribed
+    await client.subscribed();
     const ids = [];
     for (let i = 0; i < 5; i++) ids.push(await publisher.publish('orders', 'order.updated', { n: i }));
     const events = await client.waitForCount(5, 3000);
@@ -68,7 +68,7 @@ describe('Live events across API processes', () => {
   it('events published in one moment (one Redis call) reach each topic’s clients in order, each with its own id', async () => {
     const a = await openSse(`${secondUrl}/test/live/moment-a`);
     const b = await openSse(`${secondUrl}/test/live/moment-b`);
-    await new Promise((resolve) => setTimeout(resolve, 100)); // subscribed
+    await Promise.all([a.subscribed(), b.subscribed()]);
     const published = await Promise.all(
       Array.from({ length: 60 }, (_, n) => publisher.publish(n % 3 === 0 ? 'moment-b' : 'moment-a', 'tick', { n })),
     );
@@ -88,7 +88,7 @@ describe('Live events across API processes', () => {
 
   it('Last-Event-ID resumes after a disconnect: every missed event once, then live ones', async () => {
     const first = await openSse(`${secondUrl}/test/live/resume`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await first.subscribed();
     await publisher.publish('resume', 'tick', { n: 1 });
     await publisher.publish('resume', 'tick', { n: 2 });
     const seen = await first.waitForCount(2);
@@ -117,7 +117,7 @@ describe('Live events across API processes', () => {
 
   it('a filter hides events from one client without breaking its resume position', async () => {
     const client = await openSse(`${secondUrl}/test/live/mixed?only=keep`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await client.subscribed();
     await publisher.publish('mixed', 'skip', { n: 1 });
     const kept = await publisher.publish('mixed', 'keep', { n: 2 });
     await publisher.publish('mixed', 'skip', { n: 3 });
@@ -134,7 +134,7 @@ describe('Live events across API processes', () => {
     const before = live.clientCount;
     const a = await openSse(`${secondUrl}/test/live/leaving`);
     const b = await openSse(`${secondUrl}/test/live/leaving`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await Promise.all([a.subscribed(), b.subscribed()]);
     expect(live.clientCount).toBe(before + 2);
     a.close();
     b.close();
@@ -169,7 +169,7 @@ describe('Live events across API processes', () => {
     const live = second.get(LiveEvents);
     const client = await openSse(`${secondUrl}/test/live/reconnect`);
     const completed = new Promise<void>((resolve) => live.changes('reconnect').subscribe({ complete: resolve }));
-    await new Promise((resolve) => setTimeout(resolve, 100)); // subscribed
+    await client.subscribed();
     const seen = await publisher.publish('reconnect', 'n', 1);
     await client.waitFor((e) => e.id === seen);
     // the subscriber's connection drops (as in a network blip); events are published before it is back
@@ -186,7 +186,7 @@ describe('Live events across API processes', () => {
   it('a client that drops before its first event resumes from where the topic stood when it connected', async () => {
     const before = await publisher.publish('first-drop', 'n', 0); // an event from before the client came
     const client = await openSse(`${secondUrl}/test/live/first-drop`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await client.subscribed();
     expect(client.events).toEqual([]);
     expect(client.lastEventId()).toBe(before);
     client.close();
@@ -196,7 +196,7 @@ describe('Live events across API processes', () => {
     resumed.close();
     // a topic with no event yet: the position is 0-0, and a resume from it gets everything published since
     const empty = await openSse(`${secondUrl}/test/live/first-drop-empty`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await empty.subscribed();
     expect(empty.lastEventId()).toBe('0-0');
     empty.close();
   });
@@ -229,7 +229,7 @@ describe('Live events across API processes', () => {
       const client = await openSse(`${secondUrl}/test/live/watched`);
       // the stream announces itself: the publisher (another process) knows at once, without waiting to re-read
       await eventually(async () => ((await redis.exists(redisKey('live-watch', 'watched'))) ? true : undefined));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await client.subscribed();
       for (let n = 0; n < 5; n++) await publisher.publishIfWatched('watched', 'n', n);
       expect((await client.waitForCount(5)).map((e) => e.data)).toEqual([0, 1, 2, 3, 4]);
       expect(await redis.exists(redisKey('live-skip', 'watched'))).toBe(0);

@@ -118,7 +118,12 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       const id = res.body.results[0].messageId;
       await eventually(async () => callbacksFor(id).length >= 2, 20_000, 'sent and failed callbacks');
       await settle();
-      expect(callbacksFor(id).map((w) => w.body.status)).toEqual(['sent', 'failed']);
+      // two callbacks ~40 ms apart, through queues that run many at once: their order is not promised
+      expect(
+        callbacksFor(id)
+          .map((w) => w.body.status)
+          .sort(),
+      ).toEqual(['failed', 'sent']);
       const [row] = await t.db.query('SELECT status, error_code FROM messages WHERE id = $1', [id]);
       expect(row).toEqual({ status: 'failed', error_code: 131026 });
     }, 60_000);

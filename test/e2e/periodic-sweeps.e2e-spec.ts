@@ -43,7 +43,8 @@ describe('PeriodicSweeps (sweeps as BullMQ job schedulers)', () => {
     expect(total).toBeGreaterThanOrEqual(Math.floor(elapsed / PERIOD_MS) - 2);
     expect(total).toBeLessThanOrEqual(Math.ceil(elapsed / PERIOD_MS) + 1);
     const gaps = at.slice(1).map((t, i) => t - at[i]);
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(PERIOD_MS * 0.5); // never two runs of one period
+    // never two runs of one period (those would start together); a run picked up late may sit closer to the next one
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(PERIOD_MS * 0.2);
     expect(instances.map((i) => i.registered)).toEqual([['test-sweep'], ['test-sweep'], ['test-sweep']]);
     expect(runsBy.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2); // not pinned to one process
     // These "processes" stop (their workers would take the next test's jobs without having its handler).

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePorts } from '../../scripts/free-ports';
+import { freePort, freePorts } from '../../scripts/free-ports';
 import { startTestApp, TestApp } from '../helpers/test-app';
 import { processEnv } from '../helpers/worker-process';
 
@@ -71,7 +71,7 @@ describe('README examples', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    const [apiPort, sandboxPort, receiverPort] = await freePorts(3);
+    const [apiPort, sandboxPort] = await freePorts(2);
     const api = `http://127.0.0.1:${apiPort}`;
     const sandbox = `http://127.0.0.1:${sandboxPort}`;
     const stackEnv = {
@@ -107,7 +107,7 @@ describe('README examples', () => {
       join(workDir, '.data', 'demo-account.json'),
       JSON.stringify({ ...demo, user: { email: user.email, password: user.password } }, null, 2),
     );
-    env = { PATH: process.env.PATH, HOME: workDir, API: api, SANDBOX: sandbox, RECEIVER_PORT: String(receiverPort) };
+    env = { PATH: process.env.PATH, HOME: workDir, API: api, SANDBOX: sandbox };
   }, 120_000);
 
   afterAll(async () => {
@@ -132,7 +132,7 @@ describe('README examples', () => {
     ].join('\n');
     const bash = spawn('bash', ['-c', script], {
       cwd: workDir,
-      env,
+      env: { ...env, RECEIVER_PORT: String(await freePort()) }, // chosen last: nothing else takes it meanwhile
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,5 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { freePort } from '../../scripts/free-ports';
 import { createWorkflow, describeEachDriver, driverEnv, waitFor, waitForTemporalPollers } from '../helpers/automations';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
@@ -51,7 +50,7 @@ describeEachDriver('Scale-out: two API and two worker processes', (driver) => {
       RATE_LIMIT_PER_MINUTE: '1000000',
       ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
     }); // setup only
-    for (let i = 0; i < 2; i++) apis.push(await startApiProcess(t, logs, await freePort()));
+    for (let i = 0; i < 2; i++) apis.push(await startApiProcess(t, logs));
     sandbox = await startTestSandbox(t, {
       webhookUrl: `${apis[0].url}/webhooks/whatsapp`,
       statusDelaysMs: { sent: 50, delivered: 200, read: null },

@@ -14,7 +14,7 @@ describe('Run events and history details', () => {
     trigger: { type: 'webhook' },
     startNodeId: 'pause',
     nodes: [
-      { id: 'pause', type: 'delay', duration: '1s', next: 'call' },
+      { id: 'pause', type: 'delay', duration: '2s', next: 'call' }, // long enough for a stream opened after the start
       {
         id: 'call',
         type: 'http_request',

@@ -13,6 +13,11 @@ export interface SseConnection {
   comments: string[];
   /** The last `id:` received, with or without an event: what a browser would send as Last-Event-ID. */
   lastEventId(): string | undefined;
+  /**
+   * Resolves once the stream has told its position (`id:`): a fresh stream of LiveEvents writes it after it listens,
+   * so what is published from then on reaches it. (A resumed stream writes no position, only the events it missed.)
+   */
+  subscribed(timeoutMs?: number): Promise<string>;
   /** Resolves with the first event (in arrival order, already received ones included) that satisfies `until`. */
   waitFor(until: (event: SseEvent) => boolean, timeoutMs?: number): Promise<SseEvent>;
   waitForCount(count: number, timeoutMs?: number): Promise<SseEvent[]>;
@@ -98,6 +103,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     comments,
     lastEventId: () => lastId,
     ended,
+    subscribed: (timeoutMs = 5000) => waitUntil(() => lastId, timeoutMs, 'the stream position (id:)'),
     waitFor: (until, timeoutMs = 5000) => waitUntil(() => events.find(until), timeoutMs, 'the expected event'),
     waitForCount: (count, timeoutMs = 5000) =>
       waitUntil(() => (events.length >= count ? events.slice(0, count) : undefined), timeoutMs, `${count} events`),

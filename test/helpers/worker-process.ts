@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { freePort } from '../../scripts/free-ports';
 import type { TestApp } from './test-app';
 
 /** The environment of a compiled process (worker or API) on the test app's database, Redis prefix and driver. */
@@ -51,30 +52,40 @@ export function startWorkerProcess(
   return spawnDist('apps/worker/src/main.js', { ...processEnv(t, poolSize), ...extraEnv }, logs);
 }
 
-/** The compiled API as a child process on `port` (same database, Redis and driver as the test app); resolves once it answers. */
+/**
+ * The compiled API as a child process on a free port (same database, Redis and driver as the test app); resolves once
+ * it answers. A port taken by another process between its choice and the child's bind is chosen again (up to 3 times).
+ */
 export async function startApiProcess(
   t: TestApp,
   logs: string[],
-  port: number,
   poolSize = 10,
   extraEnv: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawnDist(
-    'apps/api/src/main.js',
-    { ...processEnv(t, poolSize), PORT: String(port), ...extraEnv },
-    logs,
-  );
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null)
-      throw new Error(`API process exited (${child.exitCode})\n${logs.join('').slice(-2000)}`);
-    const ok = await fetch(`${url}/health`).then(
-      (r) => r.ok,
-      () => false,
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const from = logs.length;
+    const child = spawnDist(
+      'apps/api/src/main.js',
+      { ...processEnv(t, poolSize), PORT: String(port), ...extraEnv },
+      logs,
     );
-    if (ok) return { child, url };
-    if (Date.now() > deadline) throw new Error(`API process on ${port} did not answer\n${logs.join('').slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 100));
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null) {
+        const output = logs.slice(from).join('');
+        if (output.includes('EADDRINUSE') && attempt < 3) break;
+        throw new Error(`API process exited (${child.exitCode})\n${output.slice(-2000)}`);
+      }
+      const ok = await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok && child.exitCode === null) return { child, url };
+      if (Date.now() > deadline)
+        throw new Error(`API process on ${port} did not answer\n${logs.join('').slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 }
