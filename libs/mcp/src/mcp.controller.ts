@@ -1,12 +1,11 @@
 import { Controller, Delete, Get, HttpException, Inject, Logger, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { AuthService, type AuthenticatedClient, Public, RedisThrottlerStorage } from '@switchboard/auth';
 import { AppConfig, REDIS } from '@switchboard/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type Redis from 'ioredis';
-import type { IncomingMessage } from 'node:http';
+import { JsonExchange } from './json-exchange';
 import { McpServerFactory } from './mcp-server.factory';
 import { originAllowed, parseAllowedOrigins } from './origin';
 
@@ -23,9 +22,10 @@ const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error
 /**
  * `POST {base_url}/mcp`: the MCP server (Streamable HTTP, stateless, JSON responses). In order: Origin (403), the access
  * token exactly as REST takes it (401 + WWW-Authenticate), the MCP rate limit of the Client ID (429 + Retry-After, its
- * own counter beside the REST one), then the SDK's transport answers the JSON-RPC request with a server built for this
- * client's grants. Not behind the global REST guards: @Public (checked here, to answer as OAuth resource servers do)
- * and @SkipThrottle (counted here, apart from REST).
+ * own counter beside the REST one), then a server built for this client's grants answers the JSON-RPC request through
+ * a `JsonExchange` (the Streamable HTTP transport's rules, without its web Request/Response round trip). Not behind
+ * the global REST guards: @Public (checked here, to answer as OAuth resource servers do) and @SkipThrottle (counted
+ * here, apart from REST).
  */
 @ApiExcludeController()
 @Public()
@@ -70,37 +70,29 @@ export class McpController {
       return;
     }
 
-    // From here the SDK's transport writes the Node response itself; Fastify steps aside. What the hooks set on the
-    // reply so far (request id, security headers) goes on the raw response, or the SDK's answer would lack it.
-    for (const [name, value] of Object.entries(reply.getHeaders()))
-      if (value !== undefined) reply.raw.setHeader(name, value);
-    reply.hijack();
-    const raw = request.raw as IncomingMessage & {
-      auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> };
-    };
-    raw.auth = {
-      token: client.token,
-      clientId: client.clientId,
-      scopes: client.grants,
-      extra: { accountId: client.accountId },
-    };
     const server = this.servers.create(client, calledTool(request.body));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    reply.raw.on('close', () => void server.close()); // closes the transport too
+    const exchange = new JsonExchange();
+    let answered = false;
+    // a client that leaves before its answer closes the server (its pending work is told the connection closed)
+    reply.raw.once('close', () => answered || void server.close());
     try {
-      await server.connect(transport);
-      await transport.handleRequest(raw, reply.raw, request.body);
+      await server.connect(exchange);
+      const answer = await exchange.exchange(request.headers, request.body, {
+        token: client.token,
+        clientId: client.clientId,
+        scopes: client.grants,
+        extra: { accountId: client.accountId },
+      });
+      answered = true;
+      void reply.status(answer.status).send(answer.body);
     } catch (error) {
+      answered = true;
       this.logger.error({
         msg: 'MCP request failed',
         requestId: request.id,
         err: error instanceof Error ? error.stack : error,
       });
-      if (!reply.raw.headersSent) {
-        reply.raw
-          .writeHead(500, { 'content-type': 'application/json' })
-          .end(JSON.stringify(jsonRpcError(-32603, 'Internal server error')));
-      }
+      void reply.status(500).send(jsonRpcError(-32603, 'Internal server error'));
     }
   }
 
