@@ -180,7 +180,7 @@ describe('Logs and request ids', () => {
     const none = await t.http.get('/health');
     expect(none.headers.get('x-request-id')).toMatch(UUID);
 
-    // a reply written by hand (the MCP endpoint hijacks it) answers the id too
+    // the MCP endpoint's answers carry it too
     const mcp = await mcpPost(t.url, { authorization: account.token, 'x-request-id': 'mcp-1' });
     expect(mcp.status).toBe(200);
     expect(mcp.headers.get('x-request-id')).toBe('mcp-1');

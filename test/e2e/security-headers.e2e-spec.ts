@@ -19,7 +19,7 @@ describe('Security headers', () => {
 
   it('API responses, errors and MCP answers included, carry nosniff, a referrer policy, frame denial and a strict CSP; no HSTS over plain HTTP', async () => {
     const account = await t.createAccount();
-    // the MCP endpoint hands the raw response to the SDK, which writes it itself
+    // the MCP endpoint answers through its own transport (JsonExchange)
     const mcp = await mcpPost(t.url, { authorization: account.token });
     expect(mcp.status).toBe(200);
     for (const res of [

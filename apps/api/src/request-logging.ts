@@ -72,7 +72,7 @@ export function installRequestIds(fastify: FastifyInstance): void {
     } as typeof handler;
   });
   fastify.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id); // a reply written by hand (MCP) copies it with the others
+    reply.header('x-request-id', request.id);
     done();
   });
 }

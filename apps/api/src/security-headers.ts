@@ -38,7 +38,7 @@ export async function installSecurityHeaders(app: NestFastifyApplication): Promi
     .getInstance()
     .addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       // on Fastify's reply, not the raw response: then Node writes all headers in one writeHead (a header set on the raw
-      // response makes it re-validate and store every one); a reply written by hand copies them (mcp.controller.ts)
+      // response makes it re-validate and store every one)
       reply.headers(headers);
       if (request.url === '/docs' || request.url.startsWith('/docs/') || request.url.startsWith('/docs?'))
         reply.header('content-security-policy', DOCS_CSP);

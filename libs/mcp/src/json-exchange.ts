@@ -4,9 +4,8 @@ import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isInitializeRequest,
-  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
   JSONRPCMessageSchema,
   type JSONRPCMessage,
   type RequestId,
@@ -51,12 +50,18 @@ export class JsonExchange implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    // only answers travel in a stateless JSON exchange: a server's own request or notification has no stream to go on
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
-    if (message.id === undefined || !this.answers.has(message.id))
-      throw new Error(`No request ${String(message.id)} in this exchange`);
-    this.answers.set(message.id, message);
-    if ([...this.answers.values()].every((a) => a !== undefined)) this.answered?.();
+    if ('method' in message) {
+      // a notification (progress, logging) has no stream to travel on in a JSON answer, as in the SDK's JSON mode; a
+      // request to the client (ping, elicitation) could never be answered: refused at once rather than after its timeout
+      if ('id' in message) throw new Error('A stateless MCP exchange cannot send requests to the client');
+      return;
+    }
+    const id = (message as { id?: RequestId }).id;
+    // the first answer to an id is the one sent (as in the SDK, a second one is an error)
+    if (id === undefined || !this.answers.has(id) || this.answers.get(id) !== undefined)
+      throw new Error(`No request ${String(id)} waits for an answer in this exchange`);
+    this.answers.set(id, message);
+    if (![...this.answers.values()].includes(undefined)) this.answered?.();
   }
 
   /** Answers one POST: its headers, its body as Fastify parsed it, the caller's auth. */
@@ -88,12 +93,16 @@ export class JsonExchange implements Transport {
     }
 
     const extra = { authInfo, requestInfo: { headers } };
-    const requests = messages.filter(isJSONRPCRequest);
-    if (requests.length === 0) {
+    for (const message of messages) {
+      if (isJSONRPCRequest(message)) this.answers.set(message.id, undefined);
+      // a request cancelled by a later message of its batch is never answered (the server drops it): not waited for
+      else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled')
+        this.answers.delete((message.params as { requestId?: RequestId } | undefined)?.requestId as RequestId);
+    }
+    if (this.answers.size === 0) {
       for (const message of messages) this.onmessage?.(message, extra);
       return { status: 202 };
     }
-    for (const request of requests) this.answers.set(request.id, undefined);
     const done = new Promise<void>((resolve) => (this.answered = resolve));
     for (const message of messages) this.onmessage?.(message, extra);
     await done;

@@ -70,10 +70,11 @@ export class McpController {
       return;
     }
 
+    if (reply.raw.destroyed) return; // the client left while it was authenticated and counted
     const server = this.servers.create(client, calledTool(request.body));
     const exchange = new JsonExchange();
     let answered = false;
-    // a client that leaves before its answer closes the server (its pending work is told the connection closed)
+    // a client that leaves before its answer closes the server (its handlers are aborted, the exchange ends)
     reply.raw.once('close', () => answered || void server.close());
     try {
       await server.connect(exchange);
@@ -93,6 +94,8 @@ export class McpController {
         err: error instanceof Error ? error.stack : error,
       });
       void reply.status(500).send(jsonRpcError(-32603, 'Internal server error'));
+    } finally {
+      void server.close(); // what a handler may still hold (a timer of a request to the client) ends with the exchange
     }
   }
 
