@@ -28,7 +28,6 @@ export interface BenchContext {
 
 export const DIST = join(__dirname, '..', '..');
 
-/** A free TCP port on 127.0.0.1 (benchmarks of other worktrees may run on this machine too). */
 /**
  * A fresh context: its own database and Redis prefix (named after this process and `name`), so nothing one scenario
  * leaves behind (jobs, waiting runs, pending deliveries) is picked up by the next one's workers.

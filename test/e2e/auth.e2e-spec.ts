@@ -87,7 +87,8 @@ describe('Authentication', () => {
       try {
         const acct = await shortLived.createAccount();
         expect((await shortLived.http.get('/account/get', { token: acct.token })).status).toBe(200);
-        const { exp } = JSON.parse(Buffer.from(acct.token.split('.')[1], 'base64url').toString()) as { exp: number };
+        const { exp, iat } = JSON.parse(Buffer.from(acct.token.split('.')[1], 'base64url').toString());
+        expect(exp - iat).toBe(3);
         await new Promise((r) => setTimeout(r, exp * 1000 - Date.now() + 100));
         const res = await shortLived.http.get('/account/get', { token: acct.token });
         expect(res.status).toBe(401);

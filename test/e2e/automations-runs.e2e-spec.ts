@@ -433,6 +433,8 @@ describe('Workflow runs (embedded driver)', () => {
       // (its waiting state may last less than a poll on a slow machine: the history below shows the timer fired)
       const done = await waitForRun(t, account.token, runId, ['completed'], 10_000);
       expect(Date.now() - startedAt).toBeGreaterThanOrEqual(950);
+      // and not much later, by the run's own times (a slow poll does not move them)
+      expect(Date.parse(done.history[0].at) - Date.parse(done.createdAt)).toBeLessThan(4000);
       expect(done.history.map((h: any) => [h.nodeId, h.outcome])).toEqual([
         ['pause', 'timer_fired'],
         ['done', 'end'],
@@ -638,14 +640,14 @@ describe('Workflow runs (embedded driver)', () => {
         trigger: { type: 'webhook' },
         startNodeId: 'pause',
         nodes: [
-          { id: 'pause', type: 'delay', duration: 1, next: 'call' },
+          { id: 'pause', type: 'delay', duration: 4, next: 'call' }, // the edit comes while the first run waits
           { id: 'call', type: 'http_request', method: 'GET', url: `${receiver.url}/${path}`, next: 'done' },
           { id: 'done', type: 'end' },
         ],
       });
       const wf = await createWorkflow(t, account.token, v('version-one'));
       const first = (await webhook(wf.identifier, {})).body.runId;
-      await waitForRun(t, account.token, first, ['waiting', 'completed']); // started (a 1-s wait can end before a poll)
+      await waitForRun(t, account.token, first, ['waiting']);
       const edited = await t.http.post(
         '/v1/workflows',
         { mode: 'edit', id: wf.id, ...v('version-two') },
@@ -654,8 +656,8 @@ describe('Workflow runs (embedded driver)', () => {
       expect(edited.body.data.version).toBe(2);
       const second = (await webhook(wf.identifier, {})).body.runId;
       const [a, b] = await Promise.all([
-        waitForRun(t, account.token, first, ['completed'], 10_000),
-        waitForRun(t, account.token, second, ['completed'], 10_000),
+        waitForRun(t, account.token, first, ['completed'], 15_000),
+        waitForRun(t, account.token, second, ['completed'], 15_000),
       ]);
       expect([a.workflowVersion, b.workflowVersion]).toEqual([1, 2]);
       expect(receiver.received.filter((r) => r.url === '/version-one')).toHaveLength(1);

@@ -289,7 +289,10 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     });
     const phone = h().customer();
     const { runId } = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone, name: 'Di' })).body;
-    await waitForRun(t, account.token, runId, ['waiting'], 15_000);
+    expect((await waitForRun(t, account.token, runId, ['waiting'], 15_000)).waitingFor).toMatchObject({
+      kind: 'timer',
+      nodeId: 'pause',
+    });
     // too early: the run waits on its delay, not for a reply (5 s: the reply is stored well before it ends)
     await h().customerWritesStored(account, phone, 'yes');
     await eventually(

@@ -542,16 +542,23 @@ describe('Campaigns', () => {
       const cancelled = await act(id, 'cancel', slow);
       expect(cancelled.status).toBe(200);
       expect(cancelled.body.data.status).toBe('cancelled');
-      // the sends already on their way (about 2 s of the rate) still go out; every other recipient is cancelled
+      // the sends already on their way (about 2 s of the rate) still go out; every other recipient is cancelled, and
+      // nothing more goes out afterwards (2.5 s without a send, longer than that bound)
+      const sentCount = async () => (await Promise.all(numbers.map((n) => h.received(slow, n)))).flat().length;
       await eventually(
-        async () => {
-          const sent = (await Promise.all(numbers.map((n) => h.received(slow, n)))).flat().length;
-          const progress = (await getCampaign(id, slow)).body.data.progress;
-          return sent < 20 && progress.cancelled === 20 - sent;
-        },
+        async () => (await getCampaign(id, slow)).body.data.progress.cancelled === 20 - (await sentCount()),
         10_000,
         'each recipient sent or cancelled',
       );
+      let sent = await sentCount();
+      for (let quiet = false; !quiet;) {
+        await new Promise((r) => setTimeout(r, 2500));
+        const now = await sentCount();
+        quiet = now === sent;
+        sent = now;
+      }
+      expect(sent).toBeLessThanOrEqual(8); // at 2/s: what was on its way when the cancel came
+      expect((await getCampaign(id, slow)).body.data.progress.cancelled).toBe(20 - sent);
     });
 
     it('409 for a cancelled campaign', async () => {

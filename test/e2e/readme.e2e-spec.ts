@@ -132,7 +132,7 @@ describe('README examples', () => {
     ].join('\n');
     const bash = spawn('bash', ['-c', script], {
       cwd: workDir,
-      env: { ...env, RECEIVER_PORT: String(await freePort()) }, // chosen last: nothing else takes it meanwhile
+      env: { ...env, RECEIVER_PORT: String(await freePort()) }, // chosen last, once the stack's own ports are bound
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

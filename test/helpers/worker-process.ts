@@ -54,7 +54,8 @@ export function startWorkerProcess(
 
 /**
  * The compiled API as a child process on a free port (same database, Redis and driver as the test app); resolves once
- * it answers. A port taken by another process between its choice and the child's bind is chosen again (up to 3 times).
+ * it answers. A port taken by another process between its choice and the child's bind is chosen again (up to 3 times);
+ * a child that fails is killed, its output added to `logs` under a heading.
  */
 export async function startApiProcess(
   t: TestApp,
@@ -62,19 +63,26 @@ export async function startApiProcess(
   poolSize = 10,
   extraEnv: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; url: string }> {
+  const deadline = Date.now() + 60_000;
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const from = logs.length;
+    const own: string[] = [];
     const child = spawnDist(
       'apps/api/src/main.js',
       { ...processEnv(t, poolSize), PORT: String(port), ...extraEnv },
-      logs,
+      own,
     );
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve())); // all of its output is in
     const url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 60_000;
+    const failed = async (why: string) => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await closed;
+      logs.push(`[api on ${port}, attempt ${attempt}: ${why}]\n`, ...own);
+      return own.join('');
+    };
     for (;;) {
       if (child.exitCode !== null) {
-        const output = logs.slice(from).join('');
+        const output = await failed(`exited (${child.exitCode})`);
         if (output.includes('EADDRINUSE') && attempt < 3) break;
         throw new Error(`API process exited (${child.exitCode})\n${output.slice(-2000)}`);
       }
@@ -82,9 +90,16 @@ export async function startApiProcess(
         (r) => r.ok,
         () => false,
       );
-      if (ok && child.exitCode === null) return { child, url };
-      if (Date.now() > deadline)
-        throw new Error(`API process on ${port} did not answer\n${logs.join('').slice(-2000)}`);
+      if (ok && child.exitCode === null) {
+        logs.push(...own);
+        child.stdout!.on('data', (d) => logs.push(String(d)));
+        child.stderr!.on('data', (d) => logs.push(String(d)));
+        return { child, url };
+      }
+      if (Date.now() > deadline) {
+        const output = await failed('no answer within 60 s');
+        throw new Error(`API process on ${port} did not answer within 60 s\n${output.slice(-2000)}`);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
