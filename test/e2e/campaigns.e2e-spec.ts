@@ -4,7 +4,7 @@ import { QUEUES } from '@switchboard/core';
 import type { Queue } from 'bullmq';
 import { waitsForLock } from '../helpers/lock-waits';
 import { messagingHelpers } from '../helpers/messaging';
-import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
+import { eventually, settledCount, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 
 /** Campaigns (grant /campaigns): create, progress, state machine, the SPEC's trigger endpoint, fan-out through the sandbox. */
@@ -110,21 +110,11 @@ describe('Campaigns', () => {
       cancelled: m.cancelled + r.cancelled,
     };
   }
-  /**
-   * Progress once `sent` stops moving (sends already handed to the platform pipeline, about 2 s of the rate, finish
-   * after a pause or cancel): unchanged for 2.5 s, longer than that bound, so that a stalled send is not taken for the end.
-   */
-  const settledProgress = (id: number) =>
-    eventually(
-      async () => {
-        const before = (await progressOf(id)).sent;
-        await new Promise((r) => setTimeout(r, 2500));
-        const after = await progressOf(id);
-        return after.sent === before && after;
-      },
-      20_000,
-      'sends settled',
-    );
+  /** Progress once `sent` stops moving (sends already handed to the platform pipeline finish after a pause or cancel). */
+  const settledProgress = async (id: number) => {
+    await settledCount(async () => (await progressOf(id)).sent, 'sent');
+    return progressOf(id);
+  };
 
   describe('POST /v2/campaigns, GET /v2/campaigns, GET /v2/campaigns/{id}', () => {
     it('201: the campaign as a draft, variables in the order given, progress at zero', async () => {
@@ -550,13 +540,7 @@ describe('Campaigns', () => {
         10_000,
         'each recipient sent or cancelled',
       );
-      let sent = await sentCount();
-      for (let quiet = false; !quiet;) {
-        await new Promise((r) => setTimeout(r, 2500));
-        const now = await sentCount();
-        quiet = now === sent;
-        sent = now;
-      }
+      const sent = await settledCount(sentCount, 'sends at the platform');
       expect(sent).toBeLessThanOrEqual(8); // at 2/s: what was on its way when the cancel came
       expect((await getCampaign(id, slow)).body.data.progress.cancelled).toBe(20 - sent);
     });

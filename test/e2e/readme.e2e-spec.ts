@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, freePorts } from '../../scripts/free-ports';
 import { startTestApp, TestApp } from '../helpers/test-app';
-import { processEnv } from '../helpers/worker-process';
+import { processEnv, spawnDist } from '../helpers/worker-process';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -31,13 +31,6 @@ export function shellBlocks(markdown: string): ShellBlock[] {
     });
   }
   return blocks;
-}
-
-function spawnDist(entry: string, env: NodeJS.ProcessEnv, logs: string[]): ChildProcess {
-  const child = spawn(process.execPath, [join(ROOT, 'dist', entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (d) => logs.push(String(d)));
-  child.stderr!.on('data', (d) => logs.push(String(d)));
-  return child;
 }
 
 async function answers(url: string, child: ChildProcess, logs: string[]): Promise<void> {

@@ -42,3 +42,25 @@ export async function eventually<T>(
   }
   throw new Error(`Timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
 }
+
+/**
+ * The count `read` gives once it has held for `quietMs` (sends already on their way after a pause or cancel, about 2 s
+ * of a number's rate, go out first: 2.5 s is longer, so a stalled send is not taken for the end); fails if it still
+ * moves after `timeoutMs`.
+ */
+export async function settledCount(
+  read: () => Promise<number>,
+  what: string,
+  quietMs = 2500,
+  timeoutMs = 20_000,
+): Promise<number> {
+  const started = Date.now();
+  for (let last = await read(); ;) {
+    await new Promise((r) => setTimeout(r, quietMs));
+    const now = await read();
+    if (now === last) return now;
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`${what} still moving after ${timeoutMs} ms: ${last} → ${now}`);
+    last = now;
+  }
+}

@@ -29,7 +29,8 @@ export function processEnv(t: TestApp, poolSize = 10): NodeJS.ProcessEnv {
   };
 }
 
-function spawnDist(entry: string, env: NodeJS.ProcessEnv, logs: string[]): ChildProcess {
+/** A compiled entry point of dist/ as a child process; its output goes to `logs`. */
+export function spawnDist(entry: string, env: NodeJS.ProcessEnv, logs: Pick<string[], 'push'>): ChildProcess {
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', entry)], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -67,10 +68,11 @@ export async function startApiProcess(
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const own: string[] = [];
+    let destination = own; // this attempt's alone until it answers, then the caller's
     const child = spawnDist(
       'apps/api/src/main.js',
       { ...processEnv(t, poolSize), PORT: String(port), ...extraEnv },
-      own,
+      { push: (line: string) => destination.push(line) },
     );
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve())); // all of its output is in
     const url = `http://127.0.0.1:${port}`;
@@ -92,8 +94,7 @@ export async function startApiProcess(
       );
       if (ok && child.exitCode === null) {
         logs.push(...own);
-        child.stdout!.on('data', (d) => logs.push(String(d)));
-        child.stderr!.on('data', (d) => logs.push(String(d)));
+        destination = logs;
         return { child, url };
       }
       if (Date.now() > deadline) {

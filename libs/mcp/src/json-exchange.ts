@@ -19,9 +19,12 @@ export interface ExchangeAnswer {
   body?: unknown;
 }
 
+/** A JSON-RPC error that answers no request of its own (`id: null`): the transport's and the endpoint's refusals. */
+export const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
+
 const httpError = (status: number, code: number, message: string): ExchangeAnswer => ({
   status,
-  body: { jsonrpc: '2.0', error: { code, message }, id: null },
+  body: jsonRpcError(code, message),
 });
 
 /**

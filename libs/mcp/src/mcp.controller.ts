@@ -5,7 +5,7 @@ import { AuthService, type AuthenticatedClient, Public, RedisThrottlerStorage } 
 import { AppConfig, REDIS } from '@switchboard/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type Redis from 'ioredis';
-import { JsonExchange } from './json-exchange';
+import { JsonExchange, jsonRpcError } from './json-exchange';
 import { McpServerFactory } from './mcp-server.factory';
 import { originAllowed, parseAllowedOrigins } from './origin';
 
@@ -16,8 +16,6 @@ function calledTool(body: unknown): string | undefined {
     ? message.params.name
     : undefined;
 }
-
-const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 /**
  * `POST {base_url}/mcp`: the MCP server (Streamable HTTP, stateless, JSON responses). In order: Origin (403), the access
