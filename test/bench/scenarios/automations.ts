@@ -114,8 +114,6 @@ async function measureDriver(
   const worker = await ctx.startProcess(`worker (${driver})`, join(DIST, 'apps/worker/src/main.js'), env);
   processes.push(worker);
   await waitForWorkers(loadConfig({ ...ctx.env, ...env }), [worker]);
-  // Temporal's worker still connects and polls its task queue after the heartbeat
-  if (driver === 'temporal') await new Promise((r) => setTimeout(r, 5000));
 
   const account = await ctx.createAccount();
   const auth = await fetch(`${base}/v1/authenticate`, {
@@ -148,6 +146,18 @@ async function measureDriver(
     },
     { id: 'done', type: 'end' },
   ];
+
+  // Ready when a run goes through the driver: after the heartbeat, Temporal's worker still connects and polls its
+  // task queue (a fixed 5-s sleep before; a run is quicker and never too short)
+  const probe = await create('Bench probe', waitNodes);
+  await postLoad(`${base}/webhook/workflow/${probe.identifier}`, JSON.stringify({ phone: '+4915100000000' }));
+  await waitUntil(async () => {
+    const [{ n }] = await ctx.db.query(
+      `SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'waiting'`,
+      [probe.id],
+    );
+    return n === 1;
+  }, 60_000);
 
   // Part 1: webhook → run started, closed loop (20 connections, as fast as answered), then at a fixed offered rate
   const started = await create('Bench webhook', waitNodes);
