@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { recordWebhookEvents } from '@switchboard/webhooks';
 import { WebhookReceiver } from '../../apps/sandbox/src/testing/webhook-receiver';
 import { eventually } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+import { recordCompletedCampaigns } from '../helpers/webhooks';
 import { startWorkerProcess } from '../helpers/worker-process';
 
 const CONCURRENCY = 8;
@@ -57,14 +57,7 @@ describe('Account webhooks survive a killed worker (webhooks crash test)', () =>
       { token: account.token },
     );
     expect(created.status).toBe(201);
-    await recordWebhookEvents(
-      t.db,
-      Array.from({ length: 1000 }, (_, i) => ({
-        accountId: account.accountId,
-        type: 'campaign.completed' as const,
-        data: { campaignId: i },
-      })),
-    );
+    await recordCompletedCampaigns(t.db, account.accountId, 1000);
     const eventIds: string[] = (
       await t.db.query(`SELECT id FROM webhook_events WHERE account_id = $1`, [account.accountId])
     ).map((r: any) => r.id);

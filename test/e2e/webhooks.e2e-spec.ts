@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { ReceivedWebhook, WebhookReceiver } from '../../apps/sandbox/src/testing/webhook-receiver';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
+import { recordCompletedCampaigns } from '../helpers/webhooks';
 
 /**
  * Account webhooks (docs/webhooks.md), end to end: the real API and worker, the sandbox as the platform, receivers
@@ -735,15 +736,7 @@ describe('Account webhooks', () => {
       const healthy = await receiver();
       await createEndpoint(a, { url: stuck.url, events: ['*'] });
       await createEndpoint(a, { url: healthy.url, events: ['*'] });
-      const { recordWebhookEvents } = await import('@switchboard/webhooks');
-      await recordWebhookEvents(
-        t.db,
-        Array.from({ length: 20 }, (_, i) => ({
-          accountId: a.accountId,
-          type: 'campaign.completed' as const,
-          data: { campaignId: i },
-        })),
-      );
+      await recordCompletedCampaigns(t.db, a.accountId, 20);
       const got = await healthy.waitFor(() => true, 20, 10_000);
       // all 20 while the stuck endpoint holds its slots (4): before its first request's 2-s timeout could free one
       await stuck.waitFor(() => true, 1, 5_000);
@@ -993,16 +986,8 @@ describe('Account webhooks: a backlog to a fast receiver never waits for the pol
     const a = await t.createAccount();
     const res = await t.http.post('/v1/webhook-endpoints', { url: r.url, events: ['*'] }, { token: a.token });
     expect(res.status).toBe(201);
-    const { recordWebhookEvents } = await import('@switchboard/webhooks');
     // one statement: the worker's next dispatch takes all of them at once
-    await recordWebhookEvents(
-      t.db,
-      Array.from({ length: 60 }, (_, i) => ({
-        accountId: a.accountId,
-        type: 'campaign.completed' as const,
-        data: { campaignId: i },
-      })),
-    );
+    await recordCompletedCampaigns(t.db, a.accountId, 60);
     const got = await r.waitFor(() => true, 60, 15_000);
     expect(new Set(got.map((w) => w.body.data.campaignId)).size).toBe(60);
     // no delivery waited for the next poll (3 s): each one followed the one before without a poll's gap

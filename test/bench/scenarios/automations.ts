@@ -147,17 +147,35 @@ async function measureDriver(
     { id: 'done', type: 'end' },
   ];
 
+  const replyRuns = Number(process.env.BENCH_REPLY_RUNS ?? 200);
+  /** `count` runs of a new wait-for-reply workflow, one per customer (`prefix` and 8 digits), once all of them wait */
+  const waitingRuns = async (name: string, prefix: string, count = replyRuns) => {
+    const wf = await create(name, waitNodes);
+    const phones = Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(8, '0')}`);
+    // 5 senders: the API's backpressure (429) is not what this part measures
+    await Promise.all(
+      chunks(phones, Math.ceil(phones.length / 5)).map(async (group) => {
+        for (const phone of group)
+          for (;;) {
+            const res = await postLoad(`${base}/webhook/workflow/${wf.identifier}`, JSON.stringify({ phone }));
+            if (res.status !== 429) break;
+            await new Promise((r) => setTimeout(r, Number(res.retryAfter ?? 1) * 1000));
+          }
+      }),
+    );
+    await waitUntil(async () => {
+      const [{ n }] = await ctx.db.query(
+        `SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'waiting'`,
+        [wf.id],
+      );
+      return n === count;
+    }, 300_000); // Temporal: the backlog of the webhook loads drains first
+    return { wf, phones };
+  };
+
   // Ready when a run goes through the driver: after the heartbeat, Temporal's worker still connects and polls its
   // task queue (a fixed 5-s sleep before; a run is quicker and never too short)
-  const probe = await create('Bench probe', waitNodes);
-  await postLoad(`${base}/webhook/workflow/${probe.identifier}`, JSON.stringify({ phone: '+4915100000000' }));
-  await waitUntil(async () => {
-    const [{ n }] = await ctx.db.query(
-      `SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'waiting'`,
-      [probe.id],
-    );
-    return n === 1;
-  }, 60_000);
+  await waitingRuns('Bench probe', '49150', 1);
 
   // Part 1: webhook → run started, closed loop (20 connections, as fast as answered), then at a fixed offered rate
   const started = await create('Bench webhook', waitNodes);
@@ -205,32 +223,8 @@ async function measureDriver(
   await drained(started.id);
 
   // Part 2: reply → next step, for replies arriving at a steady rate, then for all of them at once
-  const replyRuns = Number(process.env.BENCH_REPLY_RUNS ?? 200);
   const replyRate = Number(process.env.BENCH_REPLY_RATE ?? 50);
   const messagingPhoneId = account.messagingPhoneIds[0];
-  const waitingRuns = async (name: string, prefix: string, count = replyRuns) => {
-    const wf = await create(name, waitNodes);
-    const phones = Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(8, '0')}`);
-    // 5 senders: the API's backpressure (429) is not what this part measures
-    await Promise.all(
-      chunks(phones, Math.ceil(phones.length / 5)).map(async (group) => {
-        for (const phone of group)
-          for (;;) {
-            const res = await postLoad(`${base}/webhook/workflow/${wf.identifier}`, JSON.stringify({ phone }));
-            if (res.status !== 429) break;
-            await new Promise((r) => setTimeout(r, Number(res.retryAfter ?? 1) * 1000));
-          }
-      }),
-    );
-    await waitUntil(async () => {
-      const [{ n }] = await ctx.db.query(
-        `SELECT count(*)::int AS n FROM workflow_runs WHERE workflow_id = $1 AND status = 'waiting'`,
-        [wf.id],
-      );
-      return n === count;
-    }, 300_000); // Temporal: the backlog of the webhook loads drains first
-    return { wf, phones };
-  };
   const reply = async (phone: string, sentAt: Map<string, number>) => {
     // a wamid of its own: the same customers reply again in the next driver's part (a repeated wamid is a duplicate)
     const body = inboundWebhook(messagingPhoneId, phone, `wamid.bench-${driver}-${phone}`);

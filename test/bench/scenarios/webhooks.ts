@@ -1,9 +1,9 @@
-import { recordWebhookEvents } from '@switchboard/webhooks';
 import { computeSignature } from '@switchboard/whatsapp';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { BenchContext, DIST } from '../bench-context';
 import { freePort } from '../../../scripts/free-ports';
+import { recordCompletedCampaigns } from '../../helpers/webhooks';
 import { inboundWebhook, percentile, postLoad } from '../helpers';
 
 const APP_SECRET = 'bench-app-secret';
@@ -163,14 +163,7 @@ export async function webhookDeliveries(ctx: BenchContext) {
     received = 0;
     const directDone = new Promise<void>((resolve) => (done = resolve));
     const t0 = performance.now();
-    await recordWebhookEvents(
-      ctx.db,
-      Array.from({ length: total }, (_, n) => ({
-        accountId: second.accountId,
-        type: 'campaign.completed' as const,
-        data: { campaignId: n },
-      })),
-    );
+    await recordCompletedCampaigns(ctx.db, second.accountId, total);
     await Promise.race([directDone, new Promise((r) => setTimeout(r, 300_000))]);
     const directS = (lastReceivedAt - t0) / 1000;
     await new Promise((r) => setTimeout(r, 1000));
