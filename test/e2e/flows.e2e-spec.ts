@@ -1075,6 +1075,11 @@ describe('Flows', () => {
       });
       expect(row.accepted_at).not.toBeNull();
       expect(row.payload.interactive.action.parameters).toMatchObject({ flow_id: flowId, flow_token });
+      // the customer's conversation shows the form message, as every message sent to them
+      const contactId = String(row.contact_id);
+      const conversation = await t.http.get(`/v2/conversations/${contactId}/messages`, { token: a.token });
+      expect(conversation.status).toBe(200);
+      expect(JSON.stringify(conversation.body)).toContain(message_id);
 
       // the customer completes the form
       const answers = {
@@ -1119,6 +1124,46 @@ describe('Flows', () => {
       // the owner only
       const b = await account();
       expect((await t.http.get(`/v2/flows/${flowId}/responses`, { token: b.token })).status).toBe(404);
+    });
+
+    it('403 for a contact who opted out (blocked), as every send: nothing stored or sent', async () => {
+      const a = await account();
+      const flowId = await create(a);
+      await publish(a, flowId);
+      const customer = '15550200012';
+      expect((await inbound(a, customer)).status).toBe(200);
+      const contact = await eventually(
+        async () =>
+          (
+            await t.db.query(`SELECT id FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
+              a.accountId,
+              customer,
+            ])
+          )[0],
+        10_000,
+        'the contact of the customer who wrote',
+      );
+      const blocked = await t.http.request('PATCH', `/v2/contacts/${contact.id}`, {
+        token: a.token,
+        body: { isBlocked: true },
+      });
+      expect(blocked.status).toBe(200);
+
+      const res = await send(a, flowId, { to: `+${customer}`, body: 'Please write to us', cta: 'Open' });
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ success: false, message: 'Contact has opted out (blocked)' });
+      const stored = await t.db.query(
+        `SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND direction = 'outbound'`,
+        [a.accountId],
+      );
+      expect(stored[0].n).toBe(0);
+      expect(
+        (await t.db.query(`SELECT count(*)::int AS n FROM flow_sends WHERE account_id = $1`, [a.accountId]))[0].n,
+      ).toBe(0);
+      const sent = (
+        await sandbox.control.get(`/_sandbox/messages?to=${customer}&phone_number_id=${a.messagingPhoneId}`)
+      ).body.data;
+      expect(sent).toEqual([]);
     });
 
     it('a caller-given flowToken is used; a completed form with an unknown token is kept as a message only', async () => {

@@ -2,6 +2,7 @@ import {
   BadGatewayException,
   BadRequestException,
   ConflictException,
+  ForbiddenException,
   HttpException,
   Injectable,
   InternalServerErrorException,
@@ -20,7 +21,8 @@ import {
   validationException,
 } from '@switchboard/core';
 import { withAdvisoryLock } from '@switchboard/core/database';
-import { failureReason, SendQueueService, type OutboundMessage } from '@switchboard/messaging';
+import { ContactsService } from '@switchboard/contacts';
+import { CONTACT_OPTED_OUT, failureReason, SendQueueService, type OutboundMessage } from '@switchboard/messaging';
 import {
   CloudApiClient,
   CloudApiError,
@@ -114,6 +116,7 @@ export class FlowsService {
     @InjectRepository(Flow) private readonly flows: Repository<Flow>,
     @InjectRepository(FlowResponse) private readonly responses: Repository<FlowResponse>,
     private readonly accounts: AccountsService,
+    private readonly contacts: ContactsService,
     private readonly sends: SendQueueService,
     @InjectDataSource() private readonly db: DataSource,
   ) {}
@@ -346,6 +349,9 @@ export class FlowsService {
     if (flow.status === 'deprecated')
       throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_SENDABLE });
     const phone = await this.sendingNumber(accountId, flow, body.messagingPhoneId);
+    // as every send: the customer's contact (the conversation shows the form) and their opt-out
+    const { contact } = await this.contacts.findOrCreateByNumber(accountId, to);
+    if (contact.isBlocked) throw new ForbiddenException({ success: false, message: CONTACT_OPTED_OUT });
     const flowToken = body.flowToken ?? `sb_${randomUUID()}`;
     const screens = (flow.flowJson as { screens?: Array<{ id?: unknown }> }).screens;
     const screen = Array.isArray(screens) && typeof screens[0]?.id === 'string' ? (screens[0].id as string) : undefined;
@@ -354,6 +360,7 @@ export class FlowsService {
       id: randomUUID(),
       accountId,
       phoneNumberId: phone.id,
+      contactId: contact.id,
       recipient: to,
       kind: 'flow',
       body: body.body,
