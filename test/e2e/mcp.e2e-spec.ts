@@ -670,6 +670,21 @@ describe('MCP server (POST /mcp)', () => {
     expect((await t.http.get('/account/get', { token: a.token })).status).toBe(200);
   });
 
+  it('a batch counts each of its messages against the limit: 30 batches of two are the 60, the 31st is 429 whole', async () => {
+    const { token } = await newAccount();
+    const pair = (i: number) => [
+      { jsonrpc: '2.0', id: `${i}a`, method: 'ping' },
+      { jsonrpc: '2.0', id: `${i}b`, method: 'ping' },
+    ];
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push((await rawPost({ authorization: token }, pair(i))).status);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const limited = await rawPost({ authorization: token }, pair(30));
+    expect(limited.status).toBe(429);
+    expect(((await limited.json()) as any).message).toMatch(/^Rate limit exceeded: 60 MCP requests per 60 seconds\./);
+    expect((await rawPost({ authorization: token })).status).toBe(429); // the window is spent, single requests too
+  });
+
   it("account B's agent can never see or touch account A's data, whatever tool it calls", async () => {
     const a = await newAccount();
     const b = await newAccount();

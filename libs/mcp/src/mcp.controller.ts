@@ -5,6 +5,7 @@ import { AuthService, type AuthenticatedClient, Public, RedisThrottlerStorage } 
 import { AppConfig, REDIS } from '@switchboard/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type Redis from 'ioredis';
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import { JsonExchange, jsonRpcError } from './json-exchange';
 import { McpServerFactory } from './mcp-server.factory';
 import { originAllowed, parseAllowedOrigins } from './origin';
@@ -15,6 +16,14 @@ function calledTool(body: unknown): string | undefined {
   return message && message.method === 'tools/call' && typeof message.params?.name === 'string'
     ? message.params.name
     : undefined;
+}
+
+/**
+ * How many JSON-RPC messages a POST carries, for the rate limit: a batch counts each of its messages (up to the
+ * transport's 100; a larger batch is refused), so batching does not multiply what a client may call.
+ */
+function messagesIn(body: unknown): number {
+  return Array.isArray(body) ? Math.min(Math.max(body.length, 1), MAX_BATCH_SIZE) : 1;
 }
 
 /**
@@ -56,7 +65,7 @@ export class McpController {
 
     const windowMs = this.config.RATE_LIMIT_WINDOW_MS;
     const limit = this.config.MCP_RATE_LIMIT_PER_MINUTE;
-    const { isBlocked, timeToExpire } = await this.limiter.increment(`mcp:client:${client.clientId}`, windowMs, limit);
+    const { isBlocked, timeToExpire } = await this.count(client.clientId, messagesIn(request.body), windowMs, limit);
     if (isBlocked) {
       void reply
         .status(429)
@@ -95,6 +104,14 @@ export class McpController {
     } finally {
       void server.close(); // what a handler may still hold (a timer of a request to the client) ends with the exchange
     }
+  }
+
+  /** Counts `hits` requests of the client; blocked at the first over the limit (a batch is refused whole). */
+  private async count(clientId: string, hits: number, windowMs: number, limit: number) {
+    let record = await this.limiter.increment(`mcp:client:${clientId}`, windowMs, limit);
+    for (let i = 1; i < hits && !record.isBlocked; i++)
+      record = await this.limiter.increment(`mcp:client:${clientId}`, windowMs, limit);
+    return record;
   }
 
   /** GET (server-to-client SSE stream) and DELETE (session end) need sessions: this server is stateless (MCP spec: 405). */
