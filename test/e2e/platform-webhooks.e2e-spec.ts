@@ -44,13 +44,13 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
     return JSON.stringify(body);
   }
 
-  async function storedOutbound(wamid: string, recipient = '15550001111') {
+  async function storedOutbound(wamid: string | null, recipient = '15550001111', status = 'accepted') {
     const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
       account.messagingPhoneId,
     ]);
     const [row] = await t.db.query(
-      `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, wamid) VALUES ($1, $2, 'outbound', $3, 'text', 'accepted', $4) RETURNING id`,
-      [account.accountId, phone.id, recipient, wamid],
+      `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, wamid) VALUES ($1, $2, 'outbound', $3, 'text', $5, $4) RETURNING id`,
+      [account.accountId, phone.id, recipient, wamid, status],
     );
     return row.id as string;
   }
@@ -349,6 +349,30 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
         [account.messagingPhoneId],
       );
       expect(windows.map((w: { customer: string }) => w.customer)).toEqual([ann, bob]);
+    });
+
+    it('a message without a quote answers the latest message the customer can have seen: not one still queued, paused, cancelled or failed', async () => {
+      const cy = '4915120000003';
+      const seen = await storedOutbound(`wamid.cy-seen-${account.accountId}`, cy, 'delivered');
+      const never = [
+        await storedOutbound(`wamid.cy-failed-${account.accountId}`, cy, 'failed'),
+        await storedOutbound(null, cy, 'failed'),
+        await storedOutbound(null, cy, 'cancelled'),
+        await storedOutbound(null, cy, 'paused'),
+        await storedOutbound(null, cy, 'queued'),
+      ];
+      const answer = await deliver(
+        payload('message-text', (v) => {
+          v.messages[0].id = `wamid.cy-reply-${account.accountId}`;
+          v.messages[0].from = cy;
+          v.messages[0].timestamp = String(Math.floor(Date.now() / 1000));
+          delete v.messages[0].context;
+        }),
+      );
+      expect(answer.status).toBe(200);
+      await processed([answer.body.eventId]);
+      expect((await messageRow(seen)).replied_at).not.toBeNull();
+      for (const id of never) expect((await messageRow(id)).replied_at).toBeNull();
     });
 
     it('a duplicate status delivery changes nothing; delivered after read leaves read; failed is final', async () => {

@@ -433,8 +433,10 @@ interface InboundItem {
 
 /**
  * The outbound message an inbound one answers (id, replied_at), given as SQL expressions: the one it quotes, else the
- * latest to that customer on that number created before the inbound reached our receiver (`receivedAt` NULL: any).
- * INSERT_INBOUND marks it; STORED_INBOUND finds it again for a retry, so both must choose alike.
+ * latest to that customer on that number created before the inbound reached our receiver (`receivedAt` NULL: any)
+ * that the customer can have seen: accepted by the platform (a wamid) and not failed (a queued, paused or cancelled
+ * campaign message, or one the platform refused, answers nothing). INSERT_INBOUND marks it; STORED_INBOUND finds it
+ * again for a retry, so both must choose alike.
  */
 const answeredMessageSql = (inbound: {
   phoneNumberId: string;
@@ -444,7 +446,9 @@ const answeredMessageSql = (inbound: {
 }) => `
   SELECT o.id, o.replied_at FROM messages o
    WHERE o.phone_number_id = ${inbound.phoneNumberId} AND o.recipient = ${inbound.sender} AND o.direction = 'outbound'
-     AND (o.wamid = ${inbound.contextWamid} OR ${inbound.receivedAt} IS NULL OR o.created_at < ${inbound.receivedAt})
+     AND (o.wamid = ${inbound.contextWamid}
+          OR ((${inbound.receivedAt} IS NULL OR o.created_at < ${inbound.receivedAt})
+              AND o.wamid IS NOT NULL AND o.status <> 'failed'))
    ORDER BY (o.wamid = ${inbound.contextWamid}) DESC NULLS LAST, o.created_at DESC LIMIT 1`;
 
 // A stored inbound message, its contact, and the outbound message it marked replied: the one it answers (its
