@@ -284,6 +284,11 @@ function checkTemplate(state: SandboxState, phoneNumberId: string, t: Json): Tem
           `${ctype.toLowerCase()}: number of localizable_params (${params.length}) does not match the expected number of params (${vars.length})`,
         );
       }
+      if (params.some((p) => isObj(p) && typeof p.text === 'string' && /[\r\n\t]| {5}/.test(p.text)))
+        throw cloudError(
+          132018,
+          `${ctype.toLowerCase()}: Param text cannot have new-line/tab characters or more than 4 consecutive spaces`,
+        );
       if (found.parameter_format === 'NAMED') {
         const names = new Set(params.map((p) => (isObj(p) ? p.parameter_name : undefined)));
         const missing = vars.filter((v) => !names.has(v));

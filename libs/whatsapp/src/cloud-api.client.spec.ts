@@ -329,6 +329,26 @@ describe('errors', () => {
     expect(classifyCloudApiError(err).class).toBe('template');
   });
 
+  it('132018 when a text parameter has a line break, a tab or more than 4 spaces in a row (as Meta)', async () => {
+    await approvedTemplate();
+    for (const text of ['Ann\nLee', 'Ann\tLee', 'Ann     Lee']) {
+      const err = await expectCloudError(
+        client.sendTemplate(CUSTOMER, 'order_update', 'en_US', [
+          { type: 'header', parameters: [{ type: 'text', text: 'A-7' }] },
+          {
+            type: 'body',
+            parameters: [
+              { type: 'text', text },
+              { type: 'text', text: 'Tue' },
+            ],
+          },
+        ]),
+      );
+      expect(err.code).toBe(132018);
+      expect(err.details).toContain('Param text cannot have new-line/tab characters or more than 4 consecutive spaces');
+    }
+  });
+
   it('132001 for a missing template, an unapproved one, or a wrong language', async () => {
     let err = await expectCloudError(client.sendTemplate(CUSTOMER, 'nope', 'en_US'));
     expect(err.code).toBe(CloudApiErrorCode.TemplateMissing);

@@ -10,6 +10,7 @@ import {
   type SendMessageRequest,
 } from '@switchboard/whatsapp';
 import { CALLBACK_EVENTS } from '../callbacks/callbacks.service';
+import { ctaLinkIndex } from './template-payload';
 
 /**
  * Validation of the two send bodies (SPEC §4 Messages). Structural problems are 400s naming the field
@@ -286,6 +287,12 @@ export function validateTemplateItem(
             field: at(`carouselData[${i}].mediaUrl`),
             message: `${at(`carouselData[${i}].mediaUrl`)} must be an http(s) URL`,
           });
+        for (const [k, v] of Object.entries(c as Json))
+          if (ctaLinkIndex(k) !== null && v !== undefined && v !== null && !['string', 'number'].includes(typeof v))
+            errors.push({
+              field: at(`carouselData[${i}].${k}`),
+              message: `${at(`carouselData[${i}].${k}`)} must be a string or a number`,
+            });
       });
   }
   checkCallback(body, at, errors);

@@ -64,6 +64,28 @@ describe('template send components', () => {
     });
   });
 
+  it('refuses an empty body variable, and one the platform refuses (line break, tab, 5 spaces), naming its key', () => {
+    expect(buildTemplateComponents(template(), { variables: { name: 'Ann', custom_order: '' } })).toEqual({
+      ok: false,
+      reason: 'variables.custom_order must not be empty (a body variable)',
+    });
+    const refused = (value: string) =>
+      buildTemplateComponents(template(), { variables: { name: 'Ann', custom_order: value } });
+    for (const value of ['A-1\nA-2', 'A-1\r\n', 'A-1\tA-2', 'A-1     A-2']) {
+      expect(refused(value)).toEqual({
+        ok: false,
+        reason:
+          'variables.custom_order must not contain line breaks, tabs or more than 4 spaces in a row (the platform refuses such a variable)',
+      });
+    }
+    expect(refused('A-1    A-2')).toMatchObject({ ok: true }); // four spaces are allowed
+    expect(
+      buildTemplateComponents(template({ variables: ['code'], category: 'AUTHENTICATION' }), {
+        variables: { code: '12\t34' },
+      }),
+    ).toMatchObject({ ok: false, reason: expect.stringMatching(/^variables\.code must not contain line breaks/) });
+  });
+
   it('document header with documentName (default doc), carousel with overrides', () => {
     const doc = buildTemplateComponents(template({ variables: [], headerType: 'document' }), {
       mediaUrl: 'https://e.com/a.pdf',

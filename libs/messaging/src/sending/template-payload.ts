@@ -34,6 +34,9 @@ export function ctaLinkIndex(key: string): number | null {
   return m ? (m[1] === undefined ? 0 : Number(m[1])) : null;
 }
 
+/** Meta refuses a text parameter with a line break, a tab or more than 4 spaces in a row (error 132018). */
+const PLATFORM_REFUSED_PARAMETER = /[\r\n\t]| {5}/;
+
 const text = (value: unknown): string =>
   typeof value === 'string' ? value : value === null || value === undefined ? '' : String(value);
 
@@ -70,7 +73,7 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
   }
 
   // body
-  let bodyValues: string[];
+  let bodyKeys: string[];
   if (authentication) {
     const code = variables.code;
     if (code === undefined || code === null || text(code) === '')
@@ -78,10 +81,11 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
         ok: false,
         reason: `variables.code is required: template ${template.name} is an AUTHENTICATION template`,
       };
-    bodyValues = template.variables.length ? [text(code)] : [];
+    bodyKeys = template.variables.length ? ['code'] : [];
   } else {
-    bodyValues = keys.filter(isBodyKey).map((k) => text(variables[k]));
+    bodyKeys = keys.filter(isBodyKey);
   }
+  const bodyValues = bodyKeys.map((k) => text(variables[k]));
   if (bodyValues.length !== template.variables.length) {
     const expected = template.variables.length ? ` (${template.variables.join(', ')})` : '';
     return {
@@ -89,7 +93,14 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
       reason: `Template ${template.name} expects ${template.variables.length} body variable(s)${expected}, got ${bodyValues.length}: pass them as name, email or custom* keys in variables, in order`,
     };
   }
-  if (bodyValues.some((v) => v === '')) return { ok: false, reason: 'Body variables must not be empty' };
+  const empty = bodyValues.findIndex((v) => v === '');
+  if (empty >= 0) return { ok: false, reason: `variables.${bodyKeys[empty]} must not be empty (a body variable)` };
+  const unsendable = bodyValues.findIndex((v) => PLATFORM_REFUSED_PARAMETER.test(v));
+  if (unsendable >= 0)
+    return {
+      ok: false,
+      reason: `variables.${bodyKeys[unsendable]} must not contain line breaks, tabs or more than 4 spaces in a row (the platform refuses such a variable)`,
+    };
   if (bodyValues.length) {
     components.push({
       type: 'body',

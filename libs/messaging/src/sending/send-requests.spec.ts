@@ -1,0 +1,23 @@
+import { validateTemplateItem } from './send-requests';
+
+describe('template send request validation', () => {
+  const item = (carouselData: unknown) => ({ templateName: 'cards', to: '+4915112345678', carouselData });
+
+  it("refuses a card's cta_link that is not a string or a number, naming the card and key (it was sent as [object Object])", () => {
+    expect(validateTemplateItem(item([{ cta_link: 'a-1' }, { cta_link_1: { x: 1 } }]), '').errors).toEqual([
+      { field: 'carouselData[1].cta_link_1', message: 'carouselData[1].cta_link_1 must be a string or a number' },
+    ]);
+    expect(validateTemplateItem(item([{ cta_link: ['a'] }]), '[2]').errors).toEqual([
+      { field: '[2].carouselData[0].cta_link', message: '[2].carouselData[0].cta_link must be a string or a number' },
+    ]);
+  });
+
+  it("takes string and number links (or none: the template's own), and leaves other card keys alone", () => {
+    const checked = validateTemplateItem(
+      item([{ cta_link: 'a-1', note: { any: 1 } }, { cta_link1: 42 }, { cta_link: null }, { mediaUrl: undefined }]),
+      '',
+    );
+    expect(checked.errors).toEqual([]);
+    expect(checked.value).toBeDefined();
+  });
+});
