@@ -53,6 +53,7 @@ describe('Campaigns', () => {
   const bodyTexts = (m: any) =>
     m.payload.template.components.find((c: any) => c.type === 'body').parameters.map((p: any) => p.text);
 
+  let seeded = 0;
   /** A group of `n` fresh contacts (direct inserts: fast, and the API for groups has its own suite). */
   async function seedGroup(
     n: number,
@@ -62,7 +63,11 @@ describe('Campaigns', () => {
       acct.accountId,
       h.unique('group'),
     ]);
-    const numbers = Array.from({ length: n }, () => h.customer());
+    // distinct however many are asked for at once (h.customer() repeats after 90 in one millisecond)
+    const numbers = Array.from(
+      { length: n },
+      () => `4916${String(Date.now() % 1e5).padStart(5, '0')}${String(++seeded % 1e5).padStart(5, '0')}`,
+    );
     const rows: Array<{ id: string }> = await t.db.query(
       `INSERT INTO contacts (account_id, contact_number, name) SELECT $1, x, 'Member' FROM unnest($2::text[]) x RETURNING id`,
       [acct.accountId, numbers],
@@ -149,6 +154,7 @@ describe('Campaigns', () => {
           completed_at: null,
           scheduledAt: null,
           schedule_error: null,
+          paused_reason: null,
           progress: {
             audience: 0,
             recipients: 0,
@@ -183,6 +189,18 @@ describe('Campaigns', () => {
       const unknown = await createCampaign({ templateName: 'no_such_template' });
       expect(unknown.status).toBe(400);
       expect(unknown.body.message).toBe('templateName no_such_template: No Template found');
+
+      const withImage = await h.approvedTemplate(account, [
+        { type: 'image', image: { link: 'https://cdn.example.com/h.jpg' } },
+        h.body('Hello {{first}}, look.', { first: 'A' }),
+      ]);
+      for (const scheduledAt of [undefined, new Date(Date.now() + 3_600_000).toISOString()]) {
+        const noMedia = await createCampaign({ templateName: withImage, variables: { name: 'x' }, scheduledAt });
+        expect(noMedia.status).toBe(400);
+        expect(noMedia.body.errors).toEqual([
+          { field: 'mediaUrl', message: `mediaUrl is required: template ${withImage} has a image header` },
+        ]);
+      }
 
       const tpl = await greeting();
       const phone = await createCampaign({ templateName: tpl, messagingPhoneId: '999' });
@@ -802,6 +820,54 @@ describe('Campaigns', () => {
       expect(await progressOf(id)).toEqual(await recount(id));
     }, 90_000);
 
+    it('a template the platform pauses mid-campaign pauses the campaign with the reason; resume is refused until it is approved again, then the rest go out once', async () => {
+      const tpl = await greeting();
+      const { groupId, numbers } = await seedGroup(400);
+      await t.db.query(`UPDATE phone_numbers SET messages_per_second = 20 WHERE account_id = $1`, [account.accountId]);
+      const id = (
+        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
+      ).body.data.campaign_id;
+      expect((await act(id, 'start')).status).toBe(200);
+      await eventually(async () => (await progressOf(id)).sent >= 10, 10_000, 'some sent');
+      await sandbox.control.post('/_sandbox/templates/review', { name: tpl, status: 'PAUSED' });
+      const reason = `Template ${tpl}: Template is not approved (status PAUSED)`;
+      const paused = await eventually(
+        async () => {
+          const c = (await getCampaign(id)).body.data;
+          return c.status === 'paused' ? c : null;
+        },
+        20_000,
+        'the campaign pauses itself',
+      );
+      expect(paused.paused_reason).toBe(reason);
+      // what was expanded before the fan-out saw the template (it keeps an approved one 10 s) went to the platform and
+      // may have failed there; the rest of the audience is held, not failed
+      const held = await settledProgress(id);
+      expect(held.recipients).toBeLessThan(400);
+      expect(held.sent + held.failed).toBeLessThan(400);
+
+      const refused = await act(id, 'resume');
+      expect(refused.status).toBe(409);
+      expect(refused.body.message).toBe(`Cannot resume campaign ${id}: ${reason}`);
+
+      await sandbox.control.post('/_sandbox/templates/review', { name: tpl, status: 'APPROVED' });
+      const resumed = await eventually(
+        async () => {
+          const r = await act(id, 'resume');
+          return r.status === 200 ? r : null;
+        },
+        20_000,
+        'the resume once the template is approved again',
+      );
+      expect(resumed.body.data).toMatchObject({ status: 'running', paused_reason: null });
+      await eventually(async () => (await getCampaign(id)).body.data.status === 'completed', 40_000, 'completed');
+      const done = await settledProgress(id);
+      expect(done.recipients).toBe(400);
+      expect(done.sent + done.failed).toBe(400);
+      expect(done.sent).toBeGreaterThanOrEqual(400 - held.recipients); // every recipient held went out after the resume
+      for (const n of numbers) expect((await h.received(account, n)).length).toBeLessThanOrEqual(1);
+    }, 120_000);
+
     it('a resume while the paused chunk job still waits for its last answers: the rest go out at once, not after the sweep', async () => {
       const tpl = await greeting();
       const { groupId, numbers } = await seedGroup(20);
@@ -896,6 +962,28 @@ describe('Campaigns', () => {
         /^Cannot start campaign \d+: the campaign's variables do not fill the template: Template .* expects 2 body variable\(s\)/,
       );
       expect((await getCampaign(id)).body.data.status).toBe('draft');
+    });
+
+    it('start is refused (409) when a group of the campaign was deleted since its create: nothing sent', async () => {
+      const tpl = await greeting();
+      const kept = await seedGroup(1);
+      const gone = await seedGroup(1);
+      const id = (
+        await createCampaign({
+          templateName: tpl,
+          variables: { name: 'm', custom_code: 'c' },
+          group_ids: [kept.groupId, gone.groupId],
+        })
+      ).body.data.campaign_id;
+      const deleted = await t.http.request('DELETE', `/v2/contact-groups/${gone.groupId}`, { token: account.token });
+      expect(deleted.status).toBe(200);
+      const res = await act(id, 'start');
+      expect(res.status).toBe(409);
+      expect(res.body.message).toBe(
+        `Cannot start campaign ${id}: its contact group(s) ${gone.groupId} no longer exist (deleted since it was created)`,
+      );
+      expect((await getCampaign(id)).body.data.status).toBe('draft');
+      expect(await h.received(account, kept.numbers[0])).toHaveLength(0);
     });
   });
 });

@@ -338,6 +338,7 @@ export interface CampaignItem {
   messagingPhoneId: string;
   scheduledAt: string | null;
   schedule_error?: string | null;
+  paused_reason?: string | null;
   group_ids: number[];
   created_at: string;
 }

@@ -18,7 +18,7 @@ import { DelayedError, Job, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { hasFieldVariables, resolveVariables, VariableContact } from './campaign-requests';
-import { approvedTemplate, CampaignsService } from './campaigns.service';
+import { approvedTemplate, CampaignsService, templateGone } from './campaigns.service';
 import {
   addFanoutJobs,
   addFinishJob,
@@ -160,6 +160,8 @@ export class CampaignFanoutService {
     if (queued > limit - refillSize(limit)) return { kind: 'backlog', queued };
 
     const template = await this.template(t);
+    if (typeof template === 'string' && !templateGone(template) && (await this.pauseFor(t.campaign_id, template)))
+      return { kind: 'held', reason: template };
     const take = Math.min(FANOUT_BATCH, Math.max(10, limit - queued));
     const result = await this.db.transaction(async (tx) => this.expand(tx, triggerId, batch, template, take));
     if (result.kind === 'expanded') {
@@ -168,6 +170,26 @@ export class CampaignFanoutService {
       else if (t.kind === 'start') await addFinishJob(this.queue, t.campaign_id);
     }
     return result;
+  }
+
+  /**
+   * running → paused by the campaign itself, with the reason: its template stopped being APPROVED (Meta pauses a
+   * template for its quality, and may reinstate it). Its queued messages are held as by a pause, and a resume checks
+   * the template again. Failing the recipients instead would burn the whole audience in seconds. False when the
+   * campaign is not running (an API trigger of a completed campaign: its recipients fail with the reason).
+   */
+  private async pauseFor(campaignId: string, reason: string): Promise<boolean> {
+    const paused = await this.db.transaction(async (tx) => {
+      const [rows] = await tx.query(
+        `UPDATE campaigns SET status = 'paused', paused_reason = $2, updated_at = now()
+          WHERE id = $1 AND status = 'running' RETURNING id`,
+        [campaignId, reason],
+      );
+      if (rows.length) await this.sends.holdCampaign(tx, campaignId);
+      return rows.length > 0;
+    });
+    if (paused) this.logger.warn({ msg: 'campaign paused itself', campaignId, reason });
+    return paused;
   }
 
   /** A running campaign whose start fan-out is done becomes `completed` once none of its messages wait to be sent. */
@@ -382,7 +404,9 @@ export class CampaignFanoutService {
     const cached = this.templates.get(key);
     if (cached && Date.now() - cached.at < 10_000) return cached.template;
     const template = await approvedTemplate(this.templateStore, t.account_id, t.template_name, t.template_language);
-    this.templates.set(key, { at: Date.now(), template });
+    // only an approved template is kept: a problem kept would pause the campaign again right after its resume
+    if (typeof template === 'string') this.templates.delete(key);
+    else this.templates.set(key, { at: Date.now(), template });
     return template;
   }
 

@@ -64,4 +64,8 @@ export class Campaign {
   /** why the scheduled start could not happen (the campaign went back to draft) */
   @Column({ name: 'schedule_error', type: 'text', nullable: true })
   scheduleError: string | null;
+
+  /** why the campaign paused itself while running (its template stopped being APPROVED); cleared by a resume */
+  @Column({ name: 'paused_reason', type: 'text', nullable: true })
+  pausedReason: string | null;
 }

@@ -29,6 +29,7 @@ export function campaignView(c: CampaignRow, progress?: CampaignProgress) {
     completed_at: c.completed_at ? new Date(c.completed_at).toISOString() : null,
     scheduledAt: c.scheduled_at ? new Date(c.scheduled_at).toISOString() : null,
     schedule_error: c.schedule_error ?? null,
+    paused_reason: c.paused_reason ?? null,
     ...(progress ? { progress } : {}),
   };
 }

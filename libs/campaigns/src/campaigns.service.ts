@@ -74,6 +74,7 @@ export interface CampaignRow {
   completed_at: Date | null;
   scheduled_at: Date | null;
   schedule_error: string | null;
+  paused_reason: string | null;
 }
 
 export interface CampaignProgress {
@@ -166,6 +167,9 @@ export async function approvedTemplate(
   };
 }
 
+/** approvedTemplate's problem when the template is gone for good (not merely not APPROVED right now). */
+export const templateGone = (problem: string) => problem.endsWith(' no longer exists');
+
 const VARIABLES_PROBLEM = "the campaign's variables do not fill the template";
 
 /** 409 for a trigger of a cancelled campaign. */
@@ -215,6 +219,12 @@ export class CampaignsService {
     if (elsewhere)
       throw validationException([
         { field: 'templateName', message: `templateName ${value.templateName}: ${elsewhere}` },
+      ]);
+    const header = found.template.headerType;
+    if ((header === 'image' || header === 'video' || header === 'document') && !value.mediaUrl)
+      // no message of the campaign could be sent, and a campaign is not edited: refused now, not at its start
+      throw validationException([
+        { field: 'mediaUrl', message: `mediaUrl is required: template ${found.template.name} has a ${header} header` },
       ]);
     await this.checkUrls(value);
     if (value.groupIds.length) {
@@ -368,7 +378,14 @@ export class CampaignsService {
         // Sends not yet handed to the platform wait too (the send worker skips messages that are not `queued`).
         await this.sends.holdCampaign(tx, campaignId);
       } else if (action === 'resume') {
-        await tx.query(`UPDATE campaigns SET status = 'running', updated_at = now() WHERE id = $1`, [campaignId]);
+        // as a start: what paused it by itself (its template) or happened since (the number) must be right again
+        const checked = await this.sendable(accountId, c);
+        if ('problem' in checked)
+          throw new ConflictException({ message: `Cannot resume campaign ${c.id}: ${checked.problem}` });
+        await tx.query(
+          `UPDATE campaigns SET status = 'running', paused_reason = NULL, updated_at = now() WHERE id = $1`,
+          [campaignId],
+        );
         requeue = await this.sends.releaseCampaign(tx, campaignId);
         const triggers: Array<{ id: string; batches_done: number }> = await tx.query(
           `SELECT id, batches_done FROM campaign_triggers WHERE campaign_id = $1 AND status = 'running'`,
@@ -405,13 +422,26 @@ export class CampaignsService {
     return this.find(accountId, campaignId);
   }
 
-  /** Why the campaign cannot start now (template no longer APPROVED, variables that do not fill it), or null. */
-  private async startProblem(accountId: string, c: CampaignRow): Promise<string | null> {
+  /** The campaign's template when it can send now, else why not (template no longer APPROVED, number disconnected). */
+  private async sendable(
+    accountId: string,
+    c: CampaignRow,
+  ): Promise<{ template: TemplateForSend & { phoneNumberId: string } } | { problem: string }> {
     const template = await approvedTemplate(this.templates, accountId, c.template_name, c.template_language);
-    if (typeof template === 'string') return (await this.sendingProblem(c, null)) ?? template;
+    if (typeof template === 'string') return { problem: (await this.sendingProblem(c, null)) ?? template };
     const problem = await this.sendingProblem(c, template);
-    if (problem) return problem;
+    return problem ? { problem } : { template };
+  }
+
+  /** Why the campaign cannot start now (as `sendable`, or a group gone, or variables that do not fill it), or null. */
+  private async startProblem(accountId: string, c: CampaignRow): Promise<string | null> {
+    const checked = await this.sendable(accountId, c);
+    if ('problem' in checked) return checked.problem;
+    const { template } = checked;
     if (c.group_ids.length) {
+      // a group deleted since the create: its members would silently not be sent (all gone: a campaign of nobody)
+      const gone = await this.contacts.missingGroups(accountId, c.group_ids.map(String));
+      if (gone.length) return `its contact group(s) ${gone.join(', ')} no longer exist (deleted since it was created)`;
       // the group audience gets the defaults (a contact field missing gives its fallback): they must fill the template
       const built = buildTemplateComponents(template, {
         variables: resolveVariables(c.variables, null),

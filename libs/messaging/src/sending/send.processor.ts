@@ -623,7 +623,7 @@ export class SendExecutor {
         await this.countAttempt(row, true);
         return { outcome: 'undecided', failure: failureOf(error) };
       }
-      return this.markFailed(row.id, failureOf(error));
+      return this.markFailed(row.id, failureOf(error), !retryable);
     }
     try {
       await this.recordAccepted(row.id, wamid, answers);
@@ -684,15 +684,23 @@ export class SendExecutor {
     };
   }
 
-  /** A final failure: the message becomes `failed` (code, title, details) and its `failed` callback is queued. */
-  private async markFailed(messageId: string, { code, title, details }: SendFailure): Promise<Delivery> {
+  /**
+   * A final failure: the message becomes `failed` (code, title, details) and its `failed` callback is queued. A
+   * `refused` one (the platform's definite answer to our call) is failed even if a pause or cancel held it while the
+   * call was out: kept `paused` with its claim, a resume would take it as in doubt and send it again after the wait.
+   */
+  private async markFailed(
+    messageId: string,
+    { code, title, details }: SendFailure,
+    refused = false,
+  ): Promise<Delivery> {
     this.logger.debug({ msg: 'message failed', messageId, code, title });
     const [[failed]] = (await this.db.query(
       `UPDATE messages SET status = 'failed', error_code = $2, error_title = $3, error_message = $4, failed_at = COALESCE(failed_at, now()),
               attempts = attempts + 1, updated_at = now()
-       WHERE id = $1 AND status = 'queued'
+       WHERE id = $1 AND (status = 'queued' OR ($5 AND status IN ('paused', 'cancelled') AND wamid IS NULL))
        RETURNING id, account_id, callback_url, callback_events, recipient, failed_at`,
-      [messageId, code || null, title, details],
+      [messageId, code || null, title, details, refused],
     )) as [Array<Record<string, any>>, number];
     if (failed) {
       await this.callbacks.notify(

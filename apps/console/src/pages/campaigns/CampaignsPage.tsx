@@ -110,6 +110,7 @@ function CampaignsList({ selected }: { selected: number | null }) {
                   <span className={`badge badge-${c.status}`}>{c.status}</span>
                   {c.scheduledAt && c.status === 'scheduled' ? ` ${new Date(c.scheduledAt).toLocaleString()}` : ''}
                   {c.schedule_error && <small className="error"> {c.schedule_error}</small>}
+                  {c.paused_reason && c.status === 'paused' && <small className="error"> {c.paused_reason}</small>}
                 </td>
               </tr>
             ))}

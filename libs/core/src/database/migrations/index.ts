@@ -29,6 +29,7 @@ import { RunsEarlyReplies1764191000000 } from './1764191000000-runs-early-replie
 import { MessagesRoomForUpdates1764200000000 } from './1764200000000-messages-room-for-updates';
 import { InboxNumberReadMarks1764210000000 } from './1764210000000-inbox-number-read-marks';
 import { WorkflowDraftRevisions1764220000000 } from './1764220000000-workflow-draft-revisions';
+import { CampaignPausedReason1764230000000 } from './1764230000000-campaign-paused-reason';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   MessagesRoomForUpdates1764200000000,
   InboxNumberReadMarks1764210000000,
   WorkflowDraftRevisions1764220000000,
+  CampaignPausedReason1764230000000,
 ];
