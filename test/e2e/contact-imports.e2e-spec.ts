@@ -185,6 +185,23 @@ describe('Contact imports', () => {
     expect((await contactsOf()).find((r: any) => r.contact_number === b).name).toBe('Semi; colon');
   });
 
+  it('the error report lays each row out at the header: a short row keeps its row number under `row`, an extra cell is left out', async () => {
+    const csv = ['number,name,email', 'not-a-number,Ann', 'also-bad', 'bad-again,Cy,cy@example.com,extra'].join('\n');
+    const done = await importFile(csv);
+    expect(done).toMatchObject({ status: 'completed', total_rows: 3, failed: 3 });
+    const lines = (await errorReport(done.import_id)).text
+      .replace(/^\uFEFF/, '')
+      .trimEnd()
+      .split('\r\n');
+    const hint = 'is not a phone number with country code (8 to 15 digits, e.g. +1 555 010 2030)';
+    expect(lines).toEqual([
+      'number,name,email,row,reason',
+      `not-a-number,Ann,,2,"bad number: ""not-a-number"" ${hint}"`,
+      `also-bad,,,3,"bad number: ""also-bad"" ${hint}"`,
+      `bad-again,Cy,cy@example.com,4,"bad number: ""bad-again"" ${hint}"`,
+    ]);
+  });
+
   it('reports every row of a 10,000-row file in which every row is bad, and creates nothing', async () => {
     const rows = Array.from({ length: 10_000 }, (_, i) => `x${i},Person ${i}`);
     const started = Date.now();
@@ -303,6 +320,38 @@ describe('Contact imports', () => {
       expect(data.error).toBe(
         'The import stopped: job stalled more than allowable limit. Rows counted so far were applied.',
       );
+    } finally {
+      run.mockRestore();
+    }
+  });
+
+  it('a group deleted before the import adds to it stops the import at once, saying why (not after five retries)', async () => {
+    const imports = t.worker!.get(ContactImportsService);
+    const realRun = imports.run.bind(imports);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // the worker holds the job until the group is gone (as a delete landing between two batches would)
+    const run = jest.spyOn(imports, 'run').mockImplementationOnce(async (id) => {
+      await gate;
+      return realRun(id);
+    });
+    try {
+      const groupId = await group();
+      const res = await upload(`phone\n${number()}\n${number()}\n`, { group_ids: String(groupId) });
+      expect(res.status).toBe(202);
+      const deleted = await t.http.request('DELETE', `/v2/contact-groups/${groupId}`, { token: account.token });
+      expect(deleted.status).toBe(200);
+      const started = Date.now();
+      release();
+      const done = await finished(res.body.data.import_id);
+      expect(done).toMatchObject({
+        status: 'failed',
+        created: 0,
+        error:
+          'The import stopped: a contact group it adds the contacts to was deleted while it ran. Nothing was imported.',
+      });
+      expect(Date.now() - started).toBeLessThan(5_000); // retries would have taken ~15 s
+      expect(await contactsOf()).toEqual([]);
     } finally {
       run.mockRestore();
     }

@@ -420,6 +420,9 @@ describe('Contacts', () => {
       expect(await idsFor('navy')).toEqual([graceId]);
       expect(await idsFor('0102')).toEqual([adaId]);
       expect(await idsFor('+44 7700')).toEqual([graceId]);
+      // typed as the number was entered: the trunk (0) and the 00 prefix are read as when it was stored
+      expect(await idsFor('+44 (0)7700 900')).toEqual([graceId]);
+      expect(await idsFor('0044 7700 900')).toEqual([graceId]);
       expect(await idsFor('555-010')).toEqual([adaId]);
       expect(await idsFor('a')).toEqual([graceId, adaId]);
       expect(await idsFor('nobody')).toEqual([]);

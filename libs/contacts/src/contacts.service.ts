@@ -7,6 +7,7 @@ import {
   pageOffset,
   PageRequest,
   PHONE_FORMAT_HINT,
+  phoneDigits,
   validationException,
 } from '@switchboard/core';
 import { HANDLES_UNIQUE_VIOLATION, queryPlan, type QueryPlan } from '@switchboard/core/database';
@@ -874,9 +875,10 @@ export function contactListSql(accountId: string, query: ContactSearch): Contact
     params.push(`%${escapeLike(query.search)}%`);
     const text = `$${params.length}`;
     const anyOf = [`name ILIKE ${text}`, `email ILIKE ${text}`];
-    // A search that looks like (part of) a phone number also matches the stored digits: "+1 555-01" → "%155501%".
+    // A search that looks like (part of) a phone number also matches the stored digits: "+1 555-01" → "%155501%",
+    // "+44 (0)20 7946" → "%44207946%" (the digits as the number was stored, by the same rules).
     if (/^[+\d\s().-]+$/.test(query.search)) {
-      const digits = query.search.replace(/\D/g, '');
+      const digits = phoneDigits(query.search.trim());
       if (digits) {
         params.push(`%${digits}%`);
         anyOf.push(`contact_number LIKE $${params.length}`);

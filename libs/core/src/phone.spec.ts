@@ -17,6 +17,8 @@ describe('normalizePhone', () => {
     ['+44 (0)20 7946 0958', '442079460958'], // the trunk prefix (0) is not dialled after the country code
     ['0049 (0) 30 1234567', '49301234567'],
     ['+49(0)301234567', '49301234567'],
+    ['4915112345678.0', '4915112345678'], // a float's rendering (pandas), not the digits 49151123456780
+    ['+4915112345678.00', '4915112345678'],
   ])('%j → %j', (input, expected) => {
     expect(normalizePhone(input)).toBe(expected);
   });

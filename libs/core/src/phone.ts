@@ -19,6 +19,7 @@ export const PHONE_FORMAT_HINT = `a phone number with country code (${PHONE_MIN_
 /**
  * Returns the number as digits only (`15550102030`), or null when the input is not a plausible
  * international number. Accepted: `+1 (555) 010-2030`, `0015550102030`, `1 555.010.2030`, `15550102030`.
+ * `4915112345678.0` (a float's rendering) is `4915112345678`.
  * Rejected: letters or other characters, a `+` anywhere but first, `+00…`, a national number starting
  * with 0, unbalanced parentheses, fewer than 8 or more than 15 digits.
  */
@@ -28,17 +29,27 @@ export function normalizePhone(input: unknown): string | null {
     input = String(input);
   }
   if (typeof input !== 'string') return null;
-  const text = input.trim();
+  // `4915112345678.0`: a number column read as floats (pandas, Python's str(float)) writes this. The dot would be
+  // taken as formatting and the 0 kept: another, valid number, a stranger's.
+  const text = input.trim().replace(/^(\+?\d+)\.0+$/, '$1');
   if (!text || text.length > MAX_INPUT_LENGTH || !ALLOWED.test(text)) return null;
   if (!parenthesesBalanced(text)) return null;
 
+  const digits = phoneDigits(text);
+  return E164_DIGITS.test(digits) ? digits : null;
+}
+
+/**
+ * The digits a formatted number (or a part of one, as typed in a search) stands for, by the rules of normalizePhone,
+ * without its checks: `+44 (0)20 7946` → `44207946`, `0044 20` → `4420`.
+ */
+export function phoneDigits(text: string): string {
   const international = text.startsWith('+') || text.startsWith('00');
   // `+44 (0)20 7946 0958`: the `(0)` is the trunk prefix dialled only at home (UK, DE, CH, AT…), never after the
   // country code. Kept, it made a second contact under digits no one can reach.
-  let digits = (international ? text.replace(/\(\s*0\s*\)/, '') : text).replace(/[^0-9]/g, '');
+  const digits = (international ? text.replace(/\(\s*0\s*\)/, '') : text).replace(/[^0-9]/g, '');
   // `00` is the international call prefix (ITU): 0015550102030 is +1 555 010 2030. Not after a `+`.
-  if (!text.startsWith('+') && digits.startsWith('00')) digits = digits.slice(2);
-  return E164_DIGITS.test(digits) ? digits : null;
+  return !text.startsWith('+') && digits.startsWith('00') ? digits.slice(2) : digits;
 }
 
 /** True when normalizePhone accepts the input. */

@@ -23,7 +23,7 @@ import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { DataSource, EntityManager } from 'typeorm';
-import { ContactsService, GROUPS_MISSING, ImportedContact } from '../contacts.service';
+import { ContactsService, GROUP_NOT_FOUND, GROUPS_MISSING, ImportedContact } from '../contacts.service';
 import {
   csvHeader,
   detectFormat,
@@ -31,6 +31,7 @@ import {
   fileRows,
   ImportFileError,
   ImportFormat,
+  ImportStopped,
   scanCsv,
   sniffDelimiter,
 } from './import-file';
@@ -347,10 +348,16 @@ export class ContactImportsService {
     return { imports: rows, total };
   }
 
-  /** GET …/errors: the rejected rows as CSV (the file's own columns, then `row` and `reason`), streamed page by page. */
+  /**
+   * GET …/errors: the rejected rows as CSV (the file's own columns, then `row` and `reason`), streamed page by page.
+   * Each row is laid out at the header's width: a short row (a spreadsheet leaves blank trailing cells out) would put
+   * its row number under a column of the file, and a report fixed and imported again with the same mapping would
+   * then read it as that column's value. Cells beyond the header (no column of the file, never mapped) are left out.
+   */
   async errorReport(accountId: string, importId: string): Promise<Readable> {
     const imp = await this.find(accountId, importId);
     const db = this.db;
+    const width = imp.header?.length ?? 0;
     const header = [...(imp.header ?? []), 'row', 'reason'];
     async function* lines() {
       yield '\uFEFF' + header.map(csvCell).join(',') + '\r\n';
@@ -362,7 +369,8 @@ export class ContactImportsService {
           [importId, after],
         );
         if (!rows.length) return;
-        yield rows.map((r) => [...r.cells, String(r.row_number), r.reason].map(csvCell).join(',') + '\r\n').join('');
+        const cells = (r: { cells: string[] }) => Array.from({ length: width }, (_, i) => r.cells[i] ?? '');
+        yield rows.map((r) => [...cells(r), String(r.row_number), r.reason].map(csvCell).join(',') + '\r\n').join('');
         after = rows[rows.length - 1].row_number;
       }
     }
@@ -455,11 +463,16 @@ export class ContactImportsService {
         `SELECT processed_rows FROM contact_imports WHERE id = $1`,
         [importId],
       );
+      const rest = applied
+        ? `The first ${applied} rows were applied (see the counts and the error report), nothing after them.`
+        : 'Nothing was imported.';
       await this.fail(
         importId,
-        applied
-          ? `The file could not be read to its end: ${error.message}. The first ${applied} rows were applied (see the counts and the error report), nothing after them.`
-          : `The file was refused: ${error.message}. Nothing was imported.`,
+        error instanceof ImportStopped
+          ? `The import stopped: ${error.message}. ${rest}`
+          : applied
+            ? `The file could not be read to its end: ${error.message}. ${rest}`
+            : `The file was refused: ${error.message}. ${rest}`,
       );
       return 'failed';
     }
@@ -580,12 +593,22 @@ export class ContactImportsService {
           `import ${imp.id} moved on elsewhere (checkpoint ${checkpoint}, found ${locked?.processed_rows})`,
         );
       if (valid.length) {
-        const result = await this.contacts.importContacts(
-          tx,
-          imp.account_id,
-          valid.map((v) => v.contact),
-          { groupIds: imp.group_ids.map(String), existing: imp.existing },
-        );
+        const result = await this.contacts
+          .importContacts(
+            tx,
+            imp.account_id,
+            valid.map((v) => v.contact),
+            { groupIds: imp.group_ids.map(String), existing: imp.existing },
+          )
+          .catch((error: unknown) => {
+            // retried, the batch would fail the same way five times over
+            if (
+              error instanceof NotFoundException &&
+              (error.getResponse() as { message?: string }).message === GROUP_NOT_FOUND
+            )
+              throw new ImportStopped(`a contact group it adds the contacts to was deleted while it ran`);
+            throw error;
+          });
         Object.assign(counts, { created: result.created, updated: result.updated, skipped: result.skipped });
         if (result.blocked.length) {
           const blocked = new Set(result.blocked);

@@ -21,6 +21,9 @@ export interface FileRow {
 /** Refusal of the file as a whole (not of one row): the import fails with this message and applies nothing. */
 export class ImportFileError extends Error {}
 
+/** The import cannot go on (a group it adds contacts to was deleted meanwhile): it fails at once, not after retries. */
+export class ImportStopped extends ImportFileError {}
+
 const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 
 /**
