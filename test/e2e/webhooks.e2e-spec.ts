@@ -159,6 +159,31 @@ describe('Account webhooks', () => {
         (await t.http.get('/v1/events?since=2026-01-01T00:00:00Z&types=nope', { token: a.token })).body.errors[0].field,
       ).toBe('types');
       expect((await t.http.get('/v1/events', { token: a.token })).body.errors[0].field).toBe('since');
+      // ISO 8601 forms JavaScript or PostgreSQL cannot read (and a day that does not exist) name the field too
+      for (const since of ['2026-11-23T10:00:00+01', '20261123', '2026-W48', '2026-327', '2026-02-30T00:00:00Z']) {
+        const events = await t.http.get(`/v1/events?since=${encodeURIComponent(since)}`, { token: a.token });
+        expect({ since, status: events.status, errors: events.body.errors }).toEqual({
+          since,
+          status: 400,
+          errors: [{ field: 'since', message: 'since must be an ISO 8601 date-time, e.g. 2026-11-23T10:00:00Z' }],
+        });
+        const replayed = await t.http.post(`/v1/webhook-endpoints/${ep.id}/replay`, { since }, { token: a.token });
+        expect({ since, status: replayed.status, field: replayed.body.errors?.[0]?.field }).toEqual({
+          since,
+          status: 400,
+          field: 'since',
+        });
+      }
+      const dayOnly = await t.http.get('/v1/events?since=2026-11-23', { token: a.token });
+      expect(dayOnly.status).toBe(200);
+      const february30 = Buffer.from('2026-02-30T00:00:00.000000Z|1').toString('base64url');
+      const impossibleCursor = await t.http.get(`/v1/events?since=2026-01-01T00:00:00Z&cursor=${february30}`, {
+        token: a.token,
+      });
+      expect({ status: impossibleCursor.status, field: impossibleCursor.body.field }).toEqual({
+        status: 400,
+        field: 'cursor',
+      });
       // a cursor not written by a page (here "1|x": a time Date.parse takes and PostgreSQL refuses) names the field
       const forged = Buffer.from('1|x').toString('base64url');
       const badCursor = await t.http.get(`/v1/events?since=2026-01-01T00:00:00Z&cursor=${forged}`, { token: a.token });
@@ -547,6 +572,39 @@ describe('Account webhooks', () => {
       for (const x of d.attempt_log)
         expect(x).toMatchObject({ status_code: null, error: expect.stringMatching(/^not sent: /) });
       expect(r.received).toHaveLength(0); // nothing unsigned went out
+    });
+
+    it('rotate-secrets never writes back a signing secret the customer rotated while it ran', async () => {
+      const { resealEndpointSecrets } = await import('@switchboard/webhooks');
+      const { SecretBox } = await import('@switchboard/core');
+      const a = await account();
+      const r = await receiver();
+      const ep = await createEndpoint(a, { url: r.url, events: ['*'] });
+      const deployed = SecretBox.fromConfig(t.config); // the key the API seals with
+      // the key rotation's box: a new key, the deployed one as the previous
+      const rotation = new SecretBox(Buffer.alloc(32, 7).toString('base64'), [t.config.ENCRYPTION_KEY]);
+      let fresh = '';
+      // the customer rotates the secret right after the tool read the endpoints (this one only: the others of the
+      // suite keep the deployed key), before it writes them
+      const racing = {
+        query: async (sql: string, params?: unknown[]) => {
+          const result = await t.db.query(sql, params);
+          if (!sql.trimStart().startsWith('SELECT')) return result;
+          const rotated = await t.http.post(`/v1/webhook-endpoints/${ep.id}/rotate-secret`, undefined, {
+            token: a.token,
+          });
+          fresh = rotated.body.data.secret;
+          return (result as Array<{ id: string }>).filter((row) => row.id === ep.id);
+        },
+      };
+      expect(await resealEndpointSecrets(racing as never, rotation)).toEqual({
+        checked: 1,
+        resealed: 0,
+        unreadable: [],
+      });
+      const [row] = await t.db.query(`SELECT secret_sealed FROM webhook_endpoints WHERE id = $1`, [ep.id]);
+      expect(fresh).toMatch(/^whsec_/);
+      expect(deployed.decrypt(row.secret_sealed)).toBe(fresh); // as the rotation stored it (sealed again next run)
     });
 
     it('retention: events older than WEBHOOK_RETENTION_DAYS go with their deliveries and attempts; recent ones stay', async () => {

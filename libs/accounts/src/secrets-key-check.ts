@@ -84,8 +84,12 @@ export async function resealAccessTokens(
       continue;
     }
     if (next === null) continue;
-    await db.query(`UPDATE phone_numbers SET access_token_encrypted = $2 WHERE id = $1`, [row.id, next]);
-    resealed++;
+    // only if still as read: a token a connect stored meanwhile is sealed with the new key and must stay
+    const [, changed] = await db.query(
+      `UPDATE phone_numbers SET access_token_encrypted = $2 WHERE id = $1 AND access_token_encrypted = $3`,
+      [row.id, next, row.sealed],
+    );
+    if (changed) resealed++;
   }
   return { checked: rows.length, resealed, unreadable };
 }

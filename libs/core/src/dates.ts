@@ -16,3 +16,18 @@ export function isCalendarTime(text: string): boolean {
     probe.getUTCSeconds() === s
   );
 }
+
+/**
+ * An ISO 8601 date-time a database reads as the same instant: `2026-11-23T10:00:00Z`, `…T10:00+01:00`,
+ * `…T10:00:00.123456Z`, or a date (`2026-11-23`, midnight UTC). Not the other forms ISO 8601 allows (week dates,
+ * ordinal dates, `+01` offsets, decimal commas), which JavaScript cannot read and PostgreSQL refuses, nor a day
+ * or time that does not exist (2026-02-30).
+ */
+export function isIsoDateTime(text: unknown): text is string {
+  return (
+    typeof text === 'string' &&
+    /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(text) &&
+    !Number.isNaN(new Date(text).getTime()) &&
+    isCalendarTime(text.includes('T') ? text : `${text}T00:00`)
+  );
+}

@@ -19,12 +19,15 @@ export async function resealEndpointSecrets(
       const secret = box.reseal(row.secret);
       const previous = row.previous ? box.reseal(row.previous) : null;
       if (secret === null && previous === null) continue;
-      await db.query(
+      // only if still as read: a secret rotated meanwhile is sealed with the new key already, and writing the old one
+      // back would sign every delivery with a secret the customer no longer holds
+      const [, changed] = await db.query(
         `UPDATE webhook_endpoints SET secret_sealed = COALESCE($2, secret_sealed),
-                previous_secret_sealed = COALESCE($3, previous_secret_sealed) WHERE id = $1`,
-        [row.id, secret, previous],
+                previous_secret_sealed = COALESCE($3, previous_secret_sealed)
+          WHERE id = $1 AND secret_sealed = $4 AND previous_secret_sealed IS NOT DISTINCT FROM $5`,
+        [row.id, secret, previous, row.secret, row.previous],
       );
-      resealed++;
+      if (changed) resealed++;
     } catch {
       unreadable.push(row.id);
     }

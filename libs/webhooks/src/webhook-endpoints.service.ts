@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import {
   AppConfig,
   assertPublicTarget,
+  isIsoDateTime,
   isoOrNull,
   pageMeta,
   pageOffset,
@@ -241,7 +242,7 @@ export class WebhookEndpointsService {
     if (query.cursor) {
       const [at, id] = Buffer.from(query.cursor, 'base64url').toString('utf8').split('|');
       // exactly the time a page wrote (Date.parse takes "1", which PostgreSQL refuses: a 400 naming no field)
-      if (!at || !id || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(at) || Number.isNaN(Date.parse(at)))
+      if (!at || !id || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(at) || !isIsoDateTime(at))
         throw validationException([{ field: 'cursor', message: 'cursor must be a next_cursor from a previous page' }]);
       after = { at, id };
     }

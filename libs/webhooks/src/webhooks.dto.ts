@@ -6,15 +6,24 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
-  IsISO8601,
   IsOptional,
   IsString,
   MaxLength,
   ValidateBy,
   ValidationOptions,
 } from 'class-validator';
-import { IsIntInRange, PaginationQuery, toStrictInt } from '@switchboard/core';
+import { IsIntInRange, isIsoDateTime, PaginationQuery, toStrictInt } from '@switchboard/core';
 import { WEBHOOK_EVENT_TYPES } from './event-types';
+
+/** A time the database reads as written (isIsoDateTime); other ISO 8601 forms were a 400 naming no field. */
+const IsDateTime = (field: string) =>
+  ValidateBy({
+    name: 'isDateTime',
+    validator: {
+      validate: isIsoDateTime,
+      defaultMessage: () => `${field} must be an ISO 8601 date-time, e.g. 2026-11-23T10:00:00Z`,
+    },
+  });
 
 const SUBSCRIBABLE = [...WEBHOOK_EVENT_TYPES, '*'];
 const EVENTS_MESSAGE = `events must be "*" or a list of: ${WEBHOOK_EVENT_TYPES.join(', ')}`;
@@ -98,12 +107,12 @@ export class UpdateWebhookEndpointDto {
 
 export class ReplayDto {
   @ApiProperty({ description: 'ISO 8601 time; events created at or after it', example: '2026-11-23T10:00:00Z' })
-  @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 date-time' })
+  @IsDateTime('since')
   since: string;
 
   @ApiPropertyOptional({ description: 'ISO 8601 time; events created before it (default now)' })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'until must be an ISO 8601 date-time' })
+  @IsDateTime('until')
   until?: string;
 
   @ApiPropertyOptional({
@@ -130,12 +139,12 @@ export class ListDeliveriesQuery extends PaginationQuery({ defaultPageSize: 20, 
 
 export class ListEventsQuery {
   @ApiProperty({ description: 'ISO 8601 time: events created at or after it, oldest first' })
-  @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 date-time' })
+  @IsDateTime('since')
   since: string;
 
   @ApiPropertyOptional({ description: 'ISO 8601 time: events created before it' })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'until must be an ISO 8601 date-time' })
+  @IsDateTime('until')
   until?: string;
 
   @ApiPropertyOptional({ description: 'comma-separated event types', example: 'message.received,message.status' })
