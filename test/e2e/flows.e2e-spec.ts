@@ -720,25 +720,48 @@ describe('Flows', () => {
       expect(await platformFlow(flowId)).toEqual(platformBefore);
     });
 
-    it('Meta’s flow-state errors (139001, 139002) answer 409 with the platform’s message', async () => {
+    it('Meta’s flow-state errors (139001, 139002) answer 409 with the platform’s message; a publish the platform has already (done behind our back, or whose answer was lost) is taken from it', async () => {
       const a = await account();
+      const onPlatform = (flowId: string, action: 'publish' | 'deprecate') =>
+        fetch(`${sandbox.url}/v21.0/${flowId}/${action}`, { method: 'POST', headers: { authorization: 'Bearer x' } });
       const flowId = await create(a);
-      // published behind our back (e.g. in Meta's Flow Builder)
-      const graph = await fetch(`${sandbox.url}/v21.0/${flowId}/publish`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer x' },
-      });
-      expect(graph.status).toBe(200);
+      // published behind our back (in Meta's Flow Builder, or our publish whose answer never came back)
+      expect((await onPlatform(flowId, 'publish')).status).toBe(200);
       const edit = await update(a, { flow_id: flowId, action: 'update', flow: { screens: signUp().screens } });
       expect(edit.status).toBe(409);
       expect(edit.body).toMatchObject({
         message: expect.stringMatching(/^The platform refused/),
         platform_error: { code: 139001 },
       });
+      // the retry is refused (139002: not a draft), and the platform shows the flow published: so is our record
       const pub = await publish(a, flowId);
-      expect(pub.status).toBe(409);
-      expect(pub.body).toMatchObject({ platform_error: { code: 139002 } });
-      expect((await get(a, flowId)).body.data.status).toBe('draft');
+      expect(pub.status).toBe(200);
+      expect(pub.body).toMatchObject({ success: true, message: 'Flow published successfully', status: 'published' });
+      expect((await get(a, flowId)).body.data.status).toBe('published');
+
+      // published and then deprecated behind our back: the publish is refused, and the flow is no draft to publish
+      const gone = await create(a);
+      expect((await onPlatform(gone, 'publish')).status).toBe(200);
+      expect((await onPlatform(gone, 'deprecate')).status).toBe(200);
+      const refused = await publish(a, gone);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ platform_error: { code: 139002 } });
+      expect((await get(a, gone)).body.data.status).toBe('draft');
+    });
+
+    it('a deprecate the platform has already (behind our back, or its answer lost) is taken from it: the delete answers deprecated', async () => {
+      const a = await account();
+      const flowId = await create(a);
+      expect((await publish(a, flowId)).status).toBe(200);
+      const graph = await fetch(`${sandbox.url}/v21.0/${flowId}/deprecate`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer x' },
+      });
+      expect(graph.status).toBe(200);
+      const res = await remove(a, flowId);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ flow_id: flowId, status: 'deprecated' });
+      expect((await get(a, flowId)).body.data.status).toBe('deprecated');
     });
 
     it('400 for an unknown action or without flow_id', async () => {

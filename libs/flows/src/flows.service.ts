@@ -29,6 +29,7 @@ import {
   flowMessage,
   FlowValidationError,
   isRequestRefusedByPlatform,
+  mayHaveBeenDone,
   platformErrorBody,
   platformMessage,
 } from '@switchboard/whatsapp';
@@ -244,16 +245,19 @@ export class FlowsService {
           throw new ConflictException({ statusCode: 409, message: FLOW_ALREADY_PUBLISHED });
         if (flow.status === 'deprecated')
           throw new ConflictException({ statusCode: 409, message: FLOW_DEPRECATED_NOT_EDITABLE });
+        const client = await this.clientFor(flow.phoneNumberId);
         try {
-          await (await this.clientFor(flow.phoneNumberId)).publishFlow(flow.platformFlowId);
+          await client.publishFlow(flow.platformFlowId);
         } catch (err) {
-          this.logger.warn({
-            msg: 'flow publish refused by the platform',
-            accountId,
-            flowId: flow.platformFlowId,
-            err: platformMessage(err),
-          });
-          throw platformFailure(err);
+          if (!(await this.platformHas(client, flow.platformFlowId, err, 139002, 'PUBLISHED'))) {
+            this.logger.warn({
+              msg: 'flow publish refused by the platform',
+              accountId,
+              flowId: flow.platformFlowId,
+              err: platformMessage(err),
+            });
+            throw platformFailure(err);
+          }
         }
         await this.flows.update({ id: flow.id, status: 'draft' }, {
           status: 'published',
@@ -287,13 +291,32 @@ export class FlowsService {
         try {
           await client.deprecateFlow(flow.platformFlowId);
         } catch (err) {
-          throw platformFailure(err);
+          if (!(await this.platformHas(client, flow.platformFlowId, err, 139003, 'DEPRECATED')))
+            throw platformFailure(err);
         }
         await this.flows.update({ id: flow.id }, { status: 'deprecated', deprecatedAt: () => 'now()' } as never);
         return { flowId, status: 'deprecated', message: 'Flow is published: it was deprecated, not deleted' };
       case 'deprecated':
         return { flowId, status: 'deprecated', message: 'Flow is already deprecated' };
     }
+  }
+
+  /**
+   * Whether a publish or deprecate that failed was done after all: its answer was lost (or a server error), or Meta
+   * refused it as not allowed in the flow's state (`stateCode`: a retry after a lost answer, or a change made in Meta's
+   * Flow Builder), and the platform now shows the flow in `status`. Our record then follows the platform; without this
+   * the flow stayed a draft (or published) here for good, every retry refused.
+   */
+  private async platformHas(
+    client: CloudApiClient,
+    platformFlowId: string,
+    err: unknown,
+    stateCode: number,
+    status: 'PUBLISHED' | 'DEPRECATED',
+  ): Promise<boolean> {
+    if (!mayHaveBeenDone(err) && !(err instanceof CloudApiError && err.code === stateCode)) return false;
+    const onPlatform = await client.getFlow(platformFlowId).catch(() => null);
+    return onPlatform?.status === status;
   }
 
   // ------------------------------------------------------------------ reads

@@ -14,7 +14,7 @@ import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/a
 import { LiveEvents, validationException } from '@switchboard/core';
 import { namedQuery, queryPlan, withAdvisoryLock } from '@switchboard/core/database';
 import {
-  answerLost,
+  mayHaveBeenDone,
   CloudApiClient,
   CloudApiError,
   isRequestRefusedByPlatform,
@@ -160,11 +160,6 @@ function contentOf(template: { components: unknown; category: unknown }): unknow
         : null,
     })),
   };
-}
-
-/** The platform's answer was lost or was a server error: the request may still have been carried out. */
-function mayHaveBeenDone(err: unknown): boolean {
-  return answerLost(err) || (err instanceof CloudApiError && err.kind === 'api' && err.httpStatus >= 500);
 }
 
 /** A platform failure as our HTTP answer: 400 when Meta rejected the template itself, 502 when the platform failed us. */

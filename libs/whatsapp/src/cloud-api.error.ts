@@ -230,6 +230,11 @@ export function answerLost(err: unknown): boolean {
   );
 }
 
+/** The platform's answer was lost or was a server error: the request may still have been carried out. */
+export function mayHaveBeenDone(err: unknown): boolean {
+  return answerLost(err) || (err instanceof CloudApiError && err.kind === 'api' && err.httpStatus >= 500);
+}
+
 export function isRetryableCloudApiError(err: unknown): boolean {
   return err instanceof CloudApiError && err.retryable;
 }
