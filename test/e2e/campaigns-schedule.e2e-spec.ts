@@ -255,4 +255,36 @@ describe('Scheduled campaigns', () => {
     expect(sent.data.failed).toEqual([]);
     sse.close();
   }, 40_000);
+
+  it('the live view of a running campaign keeps moving while 200 newer campaigns of any account sit paused', async () => {
+    const template = await greeting();
+    const { groupId } = await seedGroup(['Ann', 'Bob']);
+    const created = await t.http.post(
+      '/v2/campaigns',
+      {
+        name: 'Older',
+        messagingPhoneId: account.messagingPhoneId,
+        templateName: template,
+        variables: { name: 'a', custom_code: 'b' },
+        group_ids: [groupId],
+      },
+      { token: account.token },
+    );
+    const id = created.body.data.campaign_id;
+    // 200 newer campaigns of another account that do not move (the ticker's LIMIT of 200 was all theirs)
+    const other = await t.createAccount({ apiBaseUrl: sandbox.url });
+    await t.db.query(
+      `INSERT INTO campaigns (account_id, phone_number_id, name, template_name, template_language, variables,
+                              callback_events, group_ids, status, updated_at)
+       SELECT p.account_id, p.id, 'still ' || i, 'x', 'en_US', '{}', '{}', '{}', 'paused', now() - interval '1 minute'
+         FROM phone_numbers p, generate_series(1, 200) i WHERE p.account_id = $1`,
+      [other.accountId],
+    );
+    const sse = await openSse(`${t.url}/v2/campaigns/${id}/live`, { authorization: account.token });
+    await sse.waitFor((e) => e.event === 'progress', 10_000); // the state now, from the API
+    expect((await act(id, 'start')).status).toBe(200);
+    const sent = await sse.waitFor((e) => e.event === 'progress' && e.data.funnel.delivered === 2, 20_000);
+    expect(sent.data).toMatchObject({ campaign_id: id, funnel: { sent: 2, delivered: 2 } });
+    sse.close();
+  }, 40_000);
 });

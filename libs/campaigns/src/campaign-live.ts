@@ -100,7 +100,7 @@ export class CampaignLiveService {
 const TICK_MS = 1000;
 
 /**
- * Worker side: once a second, a snapshot of every campaign that is moving (scheduled, running, paused, or finished in
+ * Worker side: once a second, a snapshot of every campaign that is moving (running, or changed state or finished in
  * the last seconds) is published to its live topic when it changed. Counts come from campaign_counts (a dozen rows);
  * failures are grouped again only when the failed count moved.
  */
@@ -133,10 +133,15 @@ export class CampaignLiveTicker implements OnApplicationBootstrap, OnApplication
     if (this.running) return;
     this.running = true;
     try {
+      // Campaigns that can move: running ones, and those that changed state in the last seconds (their last
+      // snapshot). Scheduled and paused ones sit still (a year, at most, and for good): counted in, 200 of them, of
+      // any account, took every place of the LIMIT and froze the live view of every older running campaign.
       const rows: Array<{ id: string }> = await this.db.query(
-        `SELECT id FROM campaigns WHERE status IN ('scheduled', 'running', 'paused')
-            OR (completed_at > now() - interval '5 seconds') ORDER BY id DESC LIMIT 200`,
+        `SELECT id FROM campaigns WHERE status = 'running' OR updated_at > now() - interval '5 seconds'
+            OR completed_at > now() - interval '5 seconds' ORDER BY id DESC LIMIT 1000`,
       );
+      const listed = new Set(rows.map((r) => String(r.id)));
+      for (const key of this.last.keys()) if (!listed.has(key)) this.last.delete(key);
       for (const { id } of rows) {
         const key = String(id);
         const prev = this.last.get(key);
