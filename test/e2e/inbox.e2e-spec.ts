@@ -262,7 +262,7 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
   });
 
   it('a token cannot carry send permissions its minter lacks: /conversations alone mints read-only tokens', async () => {
-    const own = await t.createAccount();
+    const own = await t.createAccount({ apiBaseUrl: sandbox.url });
     await t.db.query(`UPDATE api_clients SET grants = $2 WHERE client_id = $1`, [own.clientId, ['/conversations']]);
     const { token } = (
       await t.http.post('/v1/authenticate', undefined, {
@@ -277,6 +277,28 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
       });
     }
     expect((await mint({ permissions: ['read'] }, token)).status).toBe(201);
+    // the same client on /v1/inbox: its sends are refused for the grant, as every endpoint refuses one
+    const customer = h.customer();
+    await h.customerWrites(own, customer, 'hello');
+    const contactId = await eventually(
+      async () =>
+        (
+          await t.db.query(`SELECT id::text FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
+            own.accountId,
+            customer,
+          ])
+        )[0]?.id,
+    );
+    for (const [path, body] of [
+      ['messages', { text: 'hi' }],
+      ['templates', { templateName: 'any' }],
+    ] as const) {
+      const refused = await t.http.post(`/v1/inbox/conversations/${contactId}/${path}`, body, { token });
+      expect({ status: refused.status, body: refused.body }).toEqual({
+        status: 403,
+        body: { statusCode: 403, message: 'Unauthorized to make this request', required_grant: '/send-message' },
+      });
+    }
   });
 
   it('tokens and sessions live only as long as their minting client: rotated or without /conversations, 401', async () => {
@@ -587,6 +609,12 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     const byPhone = { authorization: await session({ scope: { messagingPhoneIds: [account.messagingPhoneId] } }) };
     const all = await t.http.get('/v1/embed/inbox/conversations?search=' + mine.slice(-6), { headers: byPhone });
     expect(all.body.data.conversations.map((c: any) => c.contactId)).toEqual([mineId]);
+    // the number as the inbox shows it (+ and spaces) finds it too
+    const shown = `+${mine.slice(0, 2)} ${mine.slice(2, 6)} ${mine.slice(6)}`;
+    const pasted = await t.http.get(`/v1/embed/inbox/conversations?search=${encodeURIComponent(shown)}`, {
+      headers: byPhone,
+    });
+    expect(pasted.body.data.conversations.map((c: any) => c.contactId)).toEqual([mineId]);
   });
 
   it('outside the window the text send is refused (409) and an approved template goes out', async () => {
@@ -724,6 +752,40 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect((await t.http.get(`/v1/inbox/conversations/${contactId}`, { token: stranger.token })).status).toBe(404);
     const scoped = await mint({ scope: { messagingPhoneIds: [account.messagingPhoneId] } }, stranger.token);
     expect(scoped.status).toBe(400);
+  });
+
+  it('a session without `read` reads no conversation (403), and still sends and lists templates', async () => {
+    const customer = h.customer();
+    await h.customerWrites(account, customer, 'hello');
+    const contactId = await contactIdOf(customer);
+    const auth = { authorization: await session({ permissions: ['send'] }) };
+    const forbidden = { statusCode: 403, message: 'This inbox session may not read conversations' };
+    for (const path of ['conversations', `conversations/${contactId}`, `conversations/${contactId}/messages`]) {
+      const res = await t.http.get(`/v1/embed/inbox/${path}`, { headers: auth });
+      expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 403, body: forbidden });
+    }
+    const read = await t.http.post(`/v1/embed/inbox/conversations/${contactId}/read`, undefined, { headers: auth });
+    expect(read.status).toBe(403);
+    const events = await fetch(`${t.url}/v1/embed/inbox/events`, { headers: auth });
+    expect(events.status).toBe(403);
+    await events.body?.cancel();
+    expect((await t.http.get('/v1/embed/inbox/templates', { headers: auth })).status).toBe(200);
+    const sent = await t.http.post(
+      `/v1/embed/inbox/conversations/${contactId}/messages`,
+      { text: 'we are on it' },
+      { headers: auth },
+    );
+    expect(sent.status).toBe(200);
+  });
+
+  it('an empty scope list is a 400 naming it, not a token for the whole account', async () => {
+    for (const list of ['messagingPhoneIds', 'groupIds', 'contactNumbers']) {
+      const res = await mint({ scope: { [list]: [] } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([
+        { field: `scope.${list}`, message: `scope.${list} must name at least one (leave it out for no restriction)` },
+      ]);
+    }
   });
 
   it('console agents use the same inbox at /v1/inbox with their session cookie', async () => {

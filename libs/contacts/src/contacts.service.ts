@@ -433,13 +433,19 @@ export class ContactsService {
     return rows.map((r) => String(r.contact_id));
   }
 
-  /** Ids of the account's contacts whose name or number contains `search` (the inbox's search), at most `limit`. */
+  /**
+   * Ids of the account's contacts whose name or number contains `search` (the inbox's search), at most `limit`. A
+   * search that looks like (part of) a number matches the stored digits as the list's search does: `+1 555 000 1111`,
+   * as the inbox shows a number, finds 15550001111.
+   */
   async idsMatching(accountId: string, search: string, limit: number): Promise<string[]> {
+    const digits = /^[+\d\s().-]+$/.test(search) ? phoneDigits(search) : '';
     const rows: Array<{ id: string }> = await this.contacts.query(
       `SELECT id FROM contacts WHERE account_id = $1
-          AND (strpos(lower(COALESCE(name, '')), lower($2)) > 0 OR strpos(COALESCE(contact_number, ''), $2) > 0)
+          AND (strpos(lower(COALESCE(name, '')), lower($2)) > 0 OR strpos(COALESCE(contact_number, ''), $2) > 0
+               OR ($4 <> '' AND strpos(COALESCE(contact_number, ''), $4) > 0))
         ORDER BY id DESC LIMIT $3`,
-      [accountId, search, limit],
+      [accountId, search, limit, digits],
     );
     return rows.map((r) => String(r.id));
   }

@@ -1,13 +1,18 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
-import { Public, RequireGrant } from '@switchboard/auth';
+import { grantRequired, Public, RequireGrant } from '@switchboard/auth';
 import { LiveEvents } from '@switchboard/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountPrincipal, EmbedPrincipal, EmbedSessionGuard } from './embed-session.guard';
 import { InboxListQuery, SendTemplateDto, SendTextDto, ThreadQuery } from './inbox.dto';
 import { InboxRoutes } from './inbox-routes';
 import { InboxService, type InboxPrincipal } from './inbox.service';
+
+/** An API client or console person sends only with `/send-message` (SPEC's 403 naming the grant, as everywhere). */
+function requireSendGrant(p: InboxPrincipal): void {
+  if (!p.permissions.includes('send')) throw grantRequired('/send-message');
+}
 
 const conversationExample = {
   contactId: '42',
@@ -173,6 +178,7 @@ export class InboxController {
     @Body() body: SendTextDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
+    requireSendGrant(p);
     return this.routes.sendText(p, contactId, body, reply);
   }
 
@@ -186,6 +192,7 @@ export class InboxController {
     @Body() body: SendTemplateDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
+    requireSendGrant(p);
     return this.routes.sendTemplate(p, contactId, body, reply);
   }
 

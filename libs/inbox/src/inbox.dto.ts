@@ -36,10 +36,12 @@ const IsListCursor = () =>
 /** An origin as browsers send it: scheme, host and optional port, nothing else (never `*`). */
 const ORIGIN = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i;
 
+/** Each list, when given, names at least one (an empty list used to mint a token for the whole account). */
 export class EmbedScopeDto {
   @ApiPropertyOptional({ type: [String], example: ['106540352242922'], description: 'only these numbers' })
   @IsOptional()
   @IsArray({ message: 'scope.messagingPhoneIds must be an array' })
+  @ArrayMinSize(1, { message: 'scope.messagingPhoneIds must name at least one (leave it out for no restriction)' })
   @ArrayMaxSize(50)
   @IsString({ each: true, message: 'scope.messagingPhoneIds must hold strings' })
   messagingPhoneIds?: string[];
@@ -47,6 +49,7 @@ export class EmbedScopeDto {
   @ApiPropertyOptional({ type: [String], example: ['12'], description: 'only contacts of these groups' })
   @IsOptional()
   @IsArray({ message: 'scope.groupIds must be an array' })
+  @ArrayMinSize(1, { message: 'scope.groupIds must name at least one (leave it out for no restriction)' })
   @ArrayMaxSize(50)
   @Matches(/^\d{1,18}$/, { each: true, message: 'scope.groupIds must hold group ids' })
   groupIds?: string[];
@@ -54,6 +57,7 @@ export class EmbedScopeDto {
   @ApiPropertyOptional({ type: [String], example: ['+15550001111'], description: 'only these customers' })
   @IsOptional()
   @IsArray({ message: 'scope.contactNumbers must be an array' })
+  @ArrayMinSize(1, { message: 'scope.contactNumbers must name at least one (leave it out for no restriction)' })
   @ArrayMaxSize(500)
   @IsString({ each: true, message: 'scope.contactNumbers must hold phone numbers' })
   contactNumbers?: string[];

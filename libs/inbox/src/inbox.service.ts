@@ -31,6 +31,7 @@ export interface InboxPrincipal {
 export const CONVERSATION_NOT_FOUND = 'Conversation not found';
 export const WINDOW_CLOSED =
   'The 24-hour customer-care window is closed: only an approved template can be sent to this customer now';
+export const CANNOT_READ = 'This inbox session may not read conversations';
 export const CANNOT_SEND = 'This inbox session may not send messages';
 export const CANNOT_SEND_TEMPLATE = 'This inbox session may not send templates';
 

@@ -15,7 +15,8 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
         : `${parent}.${error.property}`
       : error.property;
     for (const message of Object.values(error.constraints ?? {}))
-      out.push({ field, message: message.replace(error.property, field) });
+      // a message written with its whole path already ("scope.groupIds must…") keeps it
+      out.push({ field, message: message.includes(field) ? message : message.replace(error.property, field) });
     if (error.children?.length) out.push(...flattenValidationErrors(error.children, field));
   }
   return out;
