@@ -127,6 +127,87 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     });
   });
 
+  it("a quick-reply button goes out with its payload as the id a tap returns, and the tap takes the wait's button branch", async () => {
+    const phone = h().customer();
+    await h().customerWritesStored(account, phone, 'hi'); // the 24-hour window is open
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'ask',
+      nodes: [
+        {
+          id: 'ask',
+          type: 'send_session_message',
+          to: '{{payload.phone}}',
+          text: 'Shall we book it?',
+          buttons: [{ text: 'Yes, book it', payload: 'BOOK' }, { text: 'Not now' }],
+          next: 'wait',
+        },
+        {
+          id: 'wait',
+          type: 'wait_for_reply',
+          timeout: '1h',
+          branches: [{ match: { type: 'button', payload: 'BOOK' }, next: 'booked' }],
+          onTimeout: 'done',
+        },
+        { id: 'booked', type: 'end' },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: `+${phone}` });
+    expect(started.status).toBe(200);
+    const asked = await eventually(
+      async () => (await h().received(account, phone)).find((m) => m.payload.type === 'interactive'),
+      15_000,
+      'the question',
+    );
+    expect(asked.payload.interactive.action.buttons).toEqual([
+      { type: 'reply', reply: { id: 'BOOK', title: 'Yes, book it' } },
+      { type: 'reply', reply: { id: 'Not now', title: 'Not now' } },
+    ]);
+    await waitForRun(t, account.token, started.body.runId, ['waiting']);
+    // the customer taps "Yes, book it": WhatsApp returns the button's id
+    const tap = await sandbox.control.post('/_sandbox/inbound', {
+      from: phone,
+      phone_number_id: account.messagingPhoneId,
+      interactive: { button_reply: { id: 'BOOK', title: 'Yes, book it' } },
+    });
+    expect(tap.status).toBe(200);
+    const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 15_000);
+    expect(run.history.map((e: any) => `${e.nodeId}:${e.outcome}`)).toEqual([
+      'ask:completed',
+      'wait:branch:0',
+      'booked:end',
+    ]);
+  });
+
+  it('a session message step the platform would refuse (a button title over 20 characters) fails the run naming the field', async () => {
+    const phone = h().customer();
+    await h().customerWritesStored(account, phone, 'hi');
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'ask',
+      nodes: [
+        {
+          id: 'ask',
+          type: 'send_session_message',
+          to: '{{payload.phone}}',
+          text: 'Shall we book it?',
+          buttons: [{ text: '{{payload.label}}' }], // known only when the run sends it
+          next: 'done',
+        },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, {
+      phone: `+${phone}`,
+      label: 'Yes, please book it for me now',
+    });
+    const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 15_000);
+    expect(run.status).toBe('failed');
+    expect(JSON.stringify(run.error ?? run.history)).toContain('buttons[0].text is required, at most 20 characters');
+    expect(await h().received(account, phone)).toEqual([]);
+  });
+
   it('a payload phone written with 00 and spaces binds the customer as the platform names them; system, revoke, edit and reaction removals do not resume the run', async () => {
     const { ask, thanks, sorry } = await templates();
     const wf = await createWorkflow(t, account.token, definition(ask, thanks, sorry));

@@ -548,7 +548,8 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
         10_000,
         'session sent',
       );
-      expect(got[1].payload.interactive.action.buttons[0].reply).toEqual({ id: 'Yes', title: 'Yes' });
+      // the payload is the id a tap returns: what a wait's button branch matches
+      expect(got[1].payload.interactive.action.buttons[0].reply).toEqual({ id: 'Y', title: 'Yes' });
       await settle();
       expect(await h.received(account, to)).toHaveLength(2);
     });

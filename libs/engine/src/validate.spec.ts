@@ -313,6 +313,12 @@ describe('validateDefinition: errors name the node and field', () => {
       /must be an object/,
     ],
     [
+      "session message button title over WhatsApp's 20 characters",
+      { type: 'send_session_message', text: 'x', buttons: [{ text: 'Yes, please book it now' }], next: 'a' },
+      'buttons[0].text',
+      /at most 20 characters/,
+    ],
+    [
       'session message button unknown field',
       { type: 'send_session_message', text: 'x', buttons: [{ text: 'a', url: 'u' }], next: 'a' },
       'buttons[0].url',

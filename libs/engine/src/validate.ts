@@ -41,6 +41,7 @@ const NODE_FIELDS: Record<string, string[]> = {
 };
 
 const MAX_QUICK_REPLY_BUTTONS = 3;
+const MAX_BUTTON_TITLE = 20;
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Keys JavaScript (and JSON.parse) move to the front of an object: they would break key order. */
 const INTEGER_KEY = /^(0|[1-9][0-9]*)$/;
@@ -199,6 +200,9 @@ function validateNodeFields(node: Obj, id: string, c: Collector): void {
             }
             c.template(id, `buttons[${i}].text`, b.text, { required: true, nonEmpty: true });
             c.template(id, `buttons[${i}].payload`, b.payload, { nonEmpty: true });
+            // WhatsApp's limit for a button's title, known now when the text is written out (no {{…}})
+            if (typeof b.text === 'string' && !b.text.includes('{{') && b.text.length > MAX_BUTTON_TITLE)
+              c.add(id, `buttons[${i}].text`, `must be at most ${MAX_BUTTON_TITLE} characters (WhatsApp's limit)`);
             for (const key of Object.keys(b)) {
               if (key !== 'text' && key !== 'payload') c.add(id, `buttons[${i}].${key}`, 'unknown field');
             }

@@ -3,6 +3,7 @@ import { AccountsService, PhoneNumber } from '@switchboard/accounts';
 import { normalizePhone, SameMomentCache } from '@switchboard/core';
 import { FindForSendResult, TemplatesService } from '@switchboard/templates';
 import { MessagesService } from './messages.service';
+import { validateSessionBody } from './send-requests';
 import { SendQueueService } from './send-queue.service';
 
 /** What an automation step gives (structurally the AutomationActivities inputs of libs/automations). */
@@ -62,13 +63,20 @@ export class SendActivitiesService {
   ) {
     const phone = await this.phone(input);
     if (!normalizePhone(input.to)) throw new SendStepError(`"${input.to}" is not a phone number with country code`);
-    const buttons = input.buttons?.length ? input.buttons.slice(0, 3).map((b) => ({ text: b.text })) : undefined;
-    const prepared = await this.messages.prepareSession(
-      input.accountId,
-      phone,
-      { typOfmsg: buttons ? 'quick_reply' : 'normal_message', receipentPhone: input.to, message: input.text, buttons },
-      input.idempotencyKey,
-    );
+    // a button's payload is the id WhatsApp returns when it is tapped: what a wait's `button` branch matches
+    const buttons = input.buttons?.length
+      ? input.buttons.map((b) => ({ text: b.text, id: b.payload ?? b.text }))
+      : undefined;
+    const body = {
+      typOfmsg: buttons ? 'quick_reply' : 'normal_message',
+      receipentPhone: input.to,
+      message: input.text,
+      buttons,
+    };
+    // the REST send's rules (lengths, repeats): the platform would refuse the message after the step completed
+    const { value, errors } = validateSessionBody(body);
+    if (!value) throw new SendStepError(errors.map((e) => e.message).join('; '));
+    const prepared = await this.messages.prepareSession(input.accountId, phone, value, input.idempotencyKey);
     if (!prepared.ok) throw new SendStepError(prepared.reason);
     const messageId = await this.sends.storeInBatch(prepared.message);
     return { messageId, status: 'queued' };

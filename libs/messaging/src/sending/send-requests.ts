@@ -30,6 +30,7 @@ const LIMITS = {
   caption: 1024,
   interactiveBody: 1024,
   buttonTitle: 20,
+  buttonId: 256,
   buttons: 3,
   ctaText: 20,
   headerText: 60,
@@ -106,7 +107,8 @@ export interface SessionMessageBody extends CallbackFields {
   mediaUrl?: string;
   fileType?: (typeof FILE_TYPES)[number];
   fileName?: string;
-  buttons?: Array<{ text: string; url?: string }>;
+  /** quick_reply: `id` is what WhatsApp returns when the button is tapped (default: its text); cta: `url` */
+  buttons?: Array<{ text: string; id?: string; url?: string }>;
   header?: { type: (typeof HEADER_TYPES)[number]; text?: string; url?: string };
   receipentName?: string;
 }
@@ -170,9 +172,18 @@ export function validateSessionBody(body: unknown): { value?: SessionMessageBody
             field: `buttons[${i}].text`,
             message: `buttons[${i}].text is required, at most ${LIMITS.buttonTitle} characters`,
           });
-        } else if (seen.has(b.text))
-          errors.push({ field: `buttons[${i}].text`, message: `buttons[${i}].text repeats "${b.text}"` });
-        else seen.add(b.text);
+        } else if (b.id !== undefined && (!nonEmpty(b.id) || b.id.length > LIMITS.buttonId)) {
+          errors.push({
+            field: `buttons[${i}].id`,
+            message: `buttons[${i}].id must be text of at most ${LIMITS.buttonId} characters`,
+          });
+        } else if (seen.has(b.id ?? b.text)) {
+          const field = b.id === undefined ? 'text' : 'id';
+          errors.push({
+            field: `buttons[${i}].${field}`,
+            message: `buttons[${i}].${field} repeats "${b.id ?? b.text}"`,
+          });
+        } else seen.add(b.id ?? b.text);
       });
     } else {
       const b = buttons[0];
@@ -224,7 +235,10 @@ export function sessionPayload(to: string, m: SessionMessageBody): { kind: strin
   const parts = { body: m.message, ...(header ? { header } : {}) };
   const payload =
     m.typOfmsg === 'quick_reply'
-      ? buttonsMessage(to, { ...parts, buttons: m.buttons!.slice(0, 3).map((b) => ({ id: b.text, title: b.text })) })
+      ? buttonsMessage(to, {
+          ...parts,
+          buttons: m.buttons!.slice(0, 3).map((b) => ({ id: b.id ?? b.text, title: b.text })),
+        })
       : ctaUrlMessage(to, { ...parts, displayText: m.buttons![0].text, url: m.buttons![0].url! });
   return { kind: 'interactive', payload };
 }
