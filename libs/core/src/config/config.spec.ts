@@ -26,6 +26,11 @@ describe('loadConfig', () => {
     }
   });
 
+  it('AUTOMATION_HTTP_TIMEOUT_MS stays under the Temporal effect timeout (a minute)', () => {
+    expect(loadConfig({ ...base, AUTOMATION_HTTP_TIMEOUT_MS: '55000' }).AUTOMATION_HTTP_TIMEOUT_MS).toBe(55_000);
+    expect(() => loadConfig({ ...base, AUTOMATION_HTTP_TIMEOUT_MS: '75000' })).toThrow(/AUTOMATION_HTTP_TIMEOUT_MS/);
+  });
+
   it('HOST defaults to loopback; SHUTDOWN_TIMEOUT_MS to 25 s', () => {
     expect(loadConfig(base)).toMatchObject({ HOST: '127.0.0.1', SHUTDOWN_TIMEOUT_MS: 25_000 });
     expect(loadConfig({ ...base, HOST: '0.0.0.0', SHUTDOWN_TIMEOUT_MS: '5000' })).toMatchObject({

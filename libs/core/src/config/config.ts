@@ -249,10 +249,14 @@ export class AppConfig {
   @Min(1)
   WORKFLOW_WEBHOOK_MAX_BODY_BYTES = 256 * 1024;
 
-  /** Timeout of one http_request node call, connection to last byte. */
+  /**
+   * Timeout of one http_request node call, connection to last byte. At most 55 s: the Temporal driver gives an
+   * effect one minute before it tries again, and a call still running then would be made twice (or eight times).
+   */
   @Transform(toInt)
   @IsInt()
   @Min(100)
+  @Max(55_000)
   AUTOMATION_HTTP_TIMEOUT_MS = 10_000;
 
   /** Largest response body an http_request node reads; a larger one fails the step. */
