@@ -626,11 +626,20 @@ describe('Workflow runs (embedded driver)', () => {
         },
         contact: { phone: '15550001111', name: 'Bo' },
       });
+      // the keyword message delivered again (Meta's redelivery, a retried job): it starts nothing and answers nothing
+      expect(
+        await runs.deliverReply(account.accountId, account.messagingPhoneId, '15550001111', {
+          text: ' join ',
+          messageId: 'in.1',
+        }),
+      ).toEqual([]);
+      expect((await waitForRun(t, account.token, runId, ['waiting'])).reply ?? null).toBeNull();
       await runs.deliverReply(account.accountId, account.messagingPhoneId, '15550001111', {
         text: 'thanks',
         messageId: 'in.2',
       });
-      await waitForRun(t, account.token, runId, ['completed']);
+      const done = await waitForRun(t, account.token, runId, ['completed']);
+      expect(done.reply).toMatchObject({ text: 'thanks' });
     });
   });
 

@@ -231,7 +231,12 @@ export class WorkflowRunsService {
   ): Promise<string[]> {
     const phone = digitsOnly(contactPhone);
     if (!phone) return [];
-    const runs = await this.replyTargets.add({ accountId, phone, messagingPhoneId: messagingPhoneId ?? null });
+    const runs = await this.replyTargets.add({
+      accountId,
+      phone,
+      messagingPhoneId: messagingPhoneId ?? null,
+      messageId: typeof reply.messageId === 'string' && reply.messageId ? reply.messageId : null,
+    });
     const delivered: string[] = [];
     for (const run of runs) {
       const target = { id: run.id, status: run.status, waitingKind: run.waiting_kind, waitingSeq: run.waiting_seq };
@@ -252,10 +257,18 @@ export class WorkflowRunsService {
         : `r.waiting_kind IN ('reply', 'effect')`;
     const rows: Array<ReplyTargetRow & { n: number }> = await this.dataSource.query(
       `SELECT s.n, r.id, r.status, r.waiting_kind, r.waiting_seq
-         FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS s(account_id, phone, messaging_phone_id, n)
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY
+              AS s(account_id, phone, messaging_phone_id, message_id, n)
          JOIN workflow_runs r ON r.account_id = s.account_id AND r.contact_phone = s.phone AND ${targets}
-          AND (s.messaging_phone_id IS NULL OR r.messaging_phone_id IS NULL OR r.messaging_phone_id = s.messaging_phone_id)`,
-      [senders.map((s) => s.accountId), senders.map((s) => s.phone), senders.map((s) => s.messagingPhoneId)],
+          AND (s.messaging_phone_id IS NULL OR r.messaging_phone_id IS NULL OR r.messaging_phone_id = s.messaging_phone_id)
+          -- a keyword message delivered again (Meta's redelivery, a retried job) does not answer the run it started
+          AND (s.message_id IS NULL OR r.idempotency_key IS DISTINCT FROM 'inbound:' || s.message_id)`,
+      [
+        senders.map((s) => s.accountId),
+        senders.map((s) => s.phone),
+        senders.map((s) => s.messagingPhoneId),
+        senders.map((s) => s.messageId),
+      ],
     );
     const runsOf = senders.map((): ReplyTargetRow[] => []);
     for (const { n, ...run } of rows) runsOf[Number(n) - 1].push(run);
@@ -391,6 +404,8 @@ interface ReplySender {
   accountId: string;
   phone: string;
   messagingPhoneId: string | null;
+  /** the platform's id of the message: the keyword run it started is no run it answers */
+  messageId: string | null;
 }
 
 interface ReplyTargetRow {
