@@ -778,6 +778,29 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(sent.status).toBe(200);
   });
 
+  it('a session is rate limited (EMBED_INBOX_RATE_LIMIT_PER_MINUTE, 300): 429 with Retry-After, another session served', async () => {
+    const auth = { authorization: await session() };
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++)
+      statuses.push(
+        ...(await Promise.all(
+          Array.from(
+            { length: 50 },
+            async () => (await t.http.get('/v1/embed/inbox/templates', { headers: auth })).status,
+          ),
+        )),
+      );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(300);
+    const limited = await t.http.get('/v1/embed/inbox/templates', { headers: auth });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.body.message).toMatch(
+      /^Rate limit exceeded: 300 requests of this inbox session per 60 seconds\. Retry after \d+ seconds\.$/,
+    );
+    const other = { authorization: await session() };
+    expect((await t.http.get('/v1/embed/inbox/templates', { headers: other })).status).toBe(200);
+  });
+
   it('an empty scope list is a 400 naming it, not a token for the whole account', async () => {
     for (const list of ['messagingPhoneIds', 'groupIds', 'contactNumbers']) {
       const res = await mint({ scope: { [list]: [] } });

@@ -1,18 +1,33 @@
-import { CanActivate, ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
-import { accessRefused } from '@switchboard/core';
+import { CanActivate, ExecutionContext, HttpException, Inject, Injectable, createParamDecorator } from '@nestjs/common';
+import { RedisThrottlerStorage } from '@switchboard/auth';
+import { accessRefused, AppConfig, REDIS } from '@switchboard/core';
+import type Redis from 'ioredis';
+import { createHash } from 'node:crypto';
 import { EmbedTokens } from './embed-tokens';
 import type { InboxPrincipal } from './inbox.service';
 
-/** Routes of the embedded inbox: the session token from POST /v1/embed/session, in the Authorization header. */
+/**
+ * Routes of the embedded inbox: the session token from POST /v1/embed/session, in the Authorization header, counted
+ * against the session's rate limit (EMBED_INBOX_RATE_LIMIT_PER_MINUTE; 429 with Retry-After past it).
+ */
 @Injectable()
 export class EmbedSessionGuard implements CanActivate {
-  constructor(private readonly tokens: EmbedTokens) {}
+  private readonly limiter: RedisThrottlerStorage;
+
+  constructor(
+    private readonly tokens: EmbedTokens,
+    private readonly config: AppConfig,
+    @Inject(REDIS) redis: Redis,
+  ) {
+    this.limiter = new RedisThrottlerStorage(redis, config.REDIS_PREFIX);
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest();
     const header: string | undefined = request.headers.authorization;
     const token = header?.replace(/^Bearer\s+/i, '').trim();
     const grant = await this.tokens.session(token);
+    await this.count(token!, context);
     request.inbox = {
       accountId: grant.accountId,
       scope: grant.scope,
@@ -21,6 +36,22 @@ export class EmbedSessionGuard implements CanActivate {
       stillValid: () => this.tokens.session(token).then(() => true, accessRefused),
     } satisfies InboxPrincipal;
     return true;
+  }
+
+  private async count(token: string, context: ExecutionContext): Promise<void> {
+    const limit = this.config.EMBED_INBOX_RATE_LIMIT_PER_MINUTE;
+    const windowMs = this.config.RATE_LIMIT_WINDOW_MS;
+    const session = createHash('sha256').update(token).digest('hex').slice(0, 32);
+    const { isBlocked, timeToExpire } = await this.limiter.increment(`embed-inbox:${session}`, windowMs, limit);
+    if (!isBlocked) return;
+    context.switchToHttp().getResponse().header('retry-after', String(timeToExpire));
+    throw new HttpException(
+      {
+        statusCode: 429,
+        message: `Rate limit exceeded: ${limit} requests of this inbox session per ${Math.round(windowMs / 1000)} seconds. Retry after ${timeToExpire} seconds.`,
+      },
+      429,
+    );
   }
 }
 

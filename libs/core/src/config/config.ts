@@ -194,6 +194,15 @@ export class AppConfig {
   @Min(1)
   EMBED_SESSION_RATE_LIMIT_PER_MINUTE = 30;
 
+  /**
+   * Requests per minute of one embedded inbox session (its conversations, threads, sends, templates; a live stream
+   * counts once, when it opens): a session is not an API client, and had no limit at all.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  EMBED_INBOX_RATE_LIMIT_PER_MINUTE = 300;
+
   /** SPEC §8: requests per minute per Client ID at the MCP server (POST /mcp), counted apart from the REST limit. */
   @Transform(toInt)
   @IsInt()
