@@ -639,11 +639,20 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(refused.status).toBe(409);
     expect(refused.body.message).toMatch(/24-hour customer-care window is closed/);
 
+    // a media-header template is not offered: the inbox takes no media, so its send could only fail
+    const withImage = await h.approvedTemplate(account, [
+      { type: 'image', image: { link: 'https://cdn.example.com/h.jpg' } },
+      h.body('Look, {{name}}, it is here.', { name: 'Ana' }),
+    ]);
     const templates = await t.http.get('/v1/embed/inbox/templates', { headers: auth });
     expect(templates.body.data.templates.find((x: any) => x.name === name)).toMatchObject({
       variables: ['name'],
       preview: expect.stringContaining('your order is ready'),
     });
+    expect(templates.body.data.templates.map((x: any) => x.name)).not.toContain(withImage);
+    const scoped = { authorization: await session({ scope: { messagingPhoneIds: [account.messagingPhoneId] } }) };
+    const ofItsNumber = await t.http.get('/v1/embed/inbox/templates', { headers: scoped });
+    expect(ofItsNumber.body.data.templates.map((x: any) => x.name)).toContain(name);
     const sent = await t.http.post(
       `/v1/embed/inbox/conversations/${contactId}/templates`,
       { templateName: name, variables: { name: 'Cy' } },

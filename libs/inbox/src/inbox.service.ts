@@ -182,10 +182,32 @@ export class InboxService {
     return { httpStatus: item.success ? 200 : 422, body: item };
   }
 
-  /** APPROVED templates of the account with their variables and a preview (the picker outside the window). */
+  /**
+   * APPROVED templates of the account with their variables and a preview (the picker outside the window): those the
+   * inbox can send — no media header or carousel (the inbox takes no media), and for a session of some numbers only
+   * the templates of their WhatsApp Business Accounts (another brand's are refused at send, and are not its to see).
+   */
   async approvedTemplates(principal: InboxPrincipal) {
     const rows = await this.templates.listApproved(principal.accountId);
-    return rows.map((t) => ({
+    const scoped = principal.scope.messagingPhoneIds?.length
+      ? await Promise.all(
+          principal.scope.messagingPhoneIds.map((id) => this.accounts.findPhoneNumber(principal.accountId, id)),
+        )
+      : null;
+    const wabas = scoped && new Set(scoped.filter((p) => p !== null).map((p) => p.businessAccountId));
+    const owners = new Map<string, string | undefined>();
+    const wabaOf = async (phoneNumberId: string) => {
+      if (!owners.has(phoneNumberId))
+        owners.set(phoneNumberId, (await this.accounts.phoneNumberById(phoneNumberId))?.businessAccountId);
+      return owners.get(phoneNumberId);
+    };
+    const sendable: typeof rows = [];
+    for (const t of rows) {
+      if (t.headerType === 'image' || t.headerType === 'video' || t.headerType === 'document' || t.carousel) continue;
+      if (wabas && !wabas.has((await wabaOf(String(t.phoneNumberId))) ?? '')) continue;
+      sendable.push(t);
+    }
+    return sendable.map((t) => ({
       name: t.name,
       language: t.language,
       category: t.category,
