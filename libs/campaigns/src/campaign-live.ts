@@ -134,11 +134,12 @@ export class CampaignLiveTicker implements OnApplicationBootstrap, OnApplication
     this.running = true;
     try {
       // Campaigns that can move: running ones, and those that changed state in the last seconds (their last
-      // snapshot). Scheduled and paused ones sit still (a year, at most, and for good): counted in, 200 of them, of
+      // snapshot; a draft has nothing to show but its viewer's own first snapshot). Scheduled and paused ones sit still (a year, at most, and for good): counted in, 200 of them, of
       // any account, took every place of the LIMIT and froze the live view of every older running campaign.
       const rows: Array<{ id: string }> = await this.db.query(
-        `SELECT id FROM campaigns WHERE status = 'running' OR updated_at > now() - interval '5 seconds'
-            OR completed_at > now() - interval '5 seconds' ORDER BY id DESC LIMIT 1000`,
+        `SELECT id FROM campaigns WHERE status = 'running'
+            OR (status <> 'draft' AND (updated_at > now() - interval '5 seconds' OR completed_at > now() - interval '5 seconds'))
+          ORDER BY id DESC LIMIT 1000`,
       );
       const listed = new Set(rows.map((r) => String(r.id)));
       for (const key of this.last.keys()) if (!listed.has(key)) this.last.delete(key);
