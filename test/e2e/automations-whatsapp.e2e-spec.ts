@@ -180,6 +180,31 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     ]);
   });
 
+  it('a keyword run of a customer known only by a WhatsApp username (a business-scoped user id) answers them by that id', async () => {
+    const keyword = `JOIN${Date.now() % 100000}`;
+    await createWorkflow(t, account.token, {
+      trigger: { type: 'keyword', keywords: [keyword] },
+      startNodeId: 'welcome',
+      nodes: [
+        { id: 'welcome', type: 'send_session_message', text: 'Welcome, {{contact.name}}', next: 'done' },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const userId = `US.${Date.now()}${Math.floor(Math.random() * 1000)}`;
+    await h().userWrites(account, userId, keyword);
+    const [run] = await eventually(async () => {
+      const rows = await t.db.query(
+        `SELECT id, contact_phone FROM workflow_runs WHERE account_id = $1 AND contact_phone = $2`,
+        [account.accountId, userId],
+      );
+      return rows.length ? rows : null;
+    }, 15_000);
+    const done = await waitForRun(t, account.token, run.id, ['completed', 'failed'], 15_000);
+    expect(done.status).toBe('completed');
+    const sent = await eventually(async () => (await h().received(account, userId)).at(0), 15_000, 'the welcome');
+    expect(sent.payload).toMatchObject({ recipient: userId, type: 'text', text: { body: 'Welcome, Ann' } });
+  });
+
   it('a session message step the platform would refuse (a button title over 20 characters) fails the run naming the field', async () => {
     const phone = h().customer();
     await h().customerWritesStored(account, phone, 'hi');

@@ -51,6 +51,7 @@ describe('contactFromPayload', () => {
   it('digitsOnly', () => {
     expect(digitsOnly('+1 (555) 010-2030')).toBe('15550102030');
     expect(digitsOnly('0049 151 2345678')).toBe('491512345678');
+    expect(digitsOnly(' US.13491208655302741918 ')).toBe('US.13491208655302741918'); // a WhatsApp username's id
   });
 
   it('follows the phone rule of libs/core: the 00 prefix is the international call prefix', () => {

@@ -1,4 +1,5 @@
 import { normalizePhone } from '@switchboard/core';
+import { BUSINESS_SCOPED_USER_ID } from '@switchboard/whatsapp';
 
 /**
  * Contact binding of webhook-started runs: the first of these payload fields that holds a phone number
@@ -23,8 +24,14 @@ export const CONTACT_PHONE_PATHS = [
   ['customer', 'phoneNumber'],
 ] as const;
 
-/** A customer key as stored on runs and messages: the normalised phone (`0049 151 …` → `49151…`), else the digits. */
+/**
+ * A customer key as stored on runs and messages: a business-scoped user id as given (`US.1349…`, a customer known
+ * only by a WhatsApp username: its digits alone named nobody, and the run failed at its first send), else the
+ * normalised phone (`0049 151 …` → `49151…`), else the digits.
+ */
 export function digitsOnly(value: string): string {
+  const trimmed = value.trim();
+  if (BUSINESS_SCOPED_USER_ID.test(trimmed)) return trimmed;
   return normalizePhone(value) ?? value.replace(/\D/g, '');
 }
 

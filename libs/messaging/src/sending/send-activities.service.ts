@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AccountsService, PhoneNumber } from '@switchboard/accounts';
-import { normalizePhone, SameMomentCache } from '@switchboard/core';
+import { SameMomentCache } from '@switchboard/core';
 import { FindForSendResult, TemplatesService } from '@switchboard/templates';
 import { MessagesService } from './messages.service';
-import { validateSessionBody } from './send-requests';
+import { recipientOf, validateSessionBody } from './send-requests';
 import { SendQueueService } from './send-queue.service';
 
 /** What an automation step gives (structurally the AutomationActivities inputs of libs/automations). */
@@ -62,7 +62,7 @@ export class SendActivitiesService {
     input: StepContext & { to: string; text: string; buttons?: Array<{ text: string; payload?: string }> },
   ) {
     const phone = await this.phone(input);
-    if (!normalizePhone(input.to)) throw new SendStepError(`"${input.to}" is not a phone number with country code`);
+    if (!recipientOf(input.to)) throw new SendStepError(`"${input.to}" is not a phone number with country code`);
     // a button's payload is the id WhatsApp returns when it is tapped: what a wait's `button` branch matches
     const buttons = input.buttons?.length
       ? input.buttons.map((b) => ({ text: b.text, id: b.payload ?? b.text }))
