@@ -286,5 +286,6 @@ describe('Scheduled campaigns', () => {
     const sent = await sse.waitFor((e) => e.event === 'progress' && e.data.funnel.delivered === 2, 20_000);
     expect(sent.data).toMatchObject({ campaign_id: id, funnel: { sent: 2, delivered: 2 } });
     sse.close();
+    await t.db.query(`DELETE FROM campaigns WHERE account_id = $1`, [other.accountId]);
   }, 40_000);
 });

@@ -1,5 +1,5 @@
 import { normalizePhone } from '@switchboard/core';
-import { BUSINESS_SCOPED_USER_ID } from '@switchboard/whatsapp';
+import { recipientOf } from '@switchboard/messaging';
 
 /**
  * Contact binding of webhook-started runs: the first of these payload fields that holds a phone number
@@ -30,9 +30,7 @@ export const CONTACT_PHONE_PATHS = [
  * normalised phone (`0049 151 …` → `49151…`), else the digits.
  */
 export function digitsOnly(value: string): string {
-  const trimmed = value.trim();
-  if (BUSINESS_SCOPED_USER_ID.test(trimmed)) return trimmed;
-  return normalizePhone(value) ?? value.replace(/\D/g, '');
+  return recipientOf(value) ?? value.replace(/\D/g, '');
 }
 
 function get(obj: unknown, path: readonly string[]): unknown {

@@ -133,13 +133,15 @@ export class CampaignLiveTicker implements OnApplicationBootstrap, OnApplication
     if (this.running) return;
     this.running = true;
     try {
-      // Campaigns that can move: running ones, and those that changed state in the last seconds (their last
-      // snapshot; a draft has nothing to show but its viewer's own first snapshot). Scheduled and paused ones sit still (a year, at most, and for good): counted in, 200 of them, of
-      // any account, took every place of the LIMIT and froze the live view of every older running campaign.
+      // Campaigns that can move: running ones first; paused ones for a minute (what was on its way when it paused
+      // finishes and reports); those that changed state in the last seconds (their last snapshot; a draft has nothing
+      // to show but its viewer's own first snapshot). Paused and scheduled campaigns sit still for months: counted in,
+      // 200 newer ones of any account took the whole LIMIT and froze every older running campaign's stream.
       const rows: Array<{ id: string }> = await this.db.query(
         `SELECT id FROM campaigns WHERE status = 'running'
+            OR (status = 'paused' AND updated_at > now() - interval '1 minute')
             OR (status <> 'draft' AND (updated_at > now() - interval '5 seconds' OR completed_at > now() - interval '5 seconds'))
-          ORDER BY id DESC LIMIT 1000`,
+          ORDER BY (status = 'running') DESC, id DESC LIMIT 200`,
       );
       const listed = new Set(rows.map((r) => String(r.id)));
       for (const key of this.last.keys()) if (!listed.has(key)) this.last.delete(key);

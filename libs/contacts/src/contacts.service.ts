@@ -22,6 +22,12 @@ export const CONTACTS_MISSING = 'Not all contacts exist in the database for this
 export const CONTACT_NOT_FOUND = 'Contact not found';
 export const GROUP_NOT_FOUND = 'Contact group not found';
 
+/** A search written as an international number (`+…`, `00…`): its digits as stored (`(0)` and `00` dropped), else ''. */
+function internationalDigits(search: string): string {
+  const text = search.trim();
+  return text.startsWith('+') || text.startsWith('00') ? phoneDigits(text) : '';
+}
+
 /** The fields a contact can be created with (contact_number already normalised to digits). */
 export interface NewContact {
   contactNumber: string;
@@ -439,13 +445,16 @@ export class ContactsService {
    * as the inbox shows a number, finds 15550001111.
    */
   async idsMatching(accountId: string, search: string, limit: number): Promise<string[]> {
-    const digits = /^[+\d\s().-]+$/.test(search) ? phoneDigits(search) : '';
+    const phoneLike = /^[+\d\s().-]+$/.test(search);
+    const digits = phoneLike ? search.replace(/\D/g, '') : '';
+    const international = phoneLike ? internationalDigits(search) : '';
     const rows: Array<{ id: string }> = await this.contacts.query(
       `SELECT id FROM contacts WHERE account_id = $1
           AND (strpos(lower(COALESCE(name, '')), lower($2)) > 0 OR strpos(COALESCE(contact_number, ''), $2) > 0
-               OR ($4 <> '' AND strpos(COALESCE(contact_number, ''), $4) > 0))
+               OR ($4 <> '' AND strpos(COALESCE(contact_number, ''), $4) > 0)
+               OR ($5 <> '' AND left(contact_number, length($5)) = $5))
         ORDER BY id DESC LIMIT $3`,
-      [accountId, search, limit, digits],
+      [accountId, search, limit, digits, international],
     );
     return rows.map((r) => String(r.id));
   }
@@ -881,12 +890,18 @@ export function contactListSql(accountId: string, query: ContactSearch): Contact
     params.push(`%${escapeLike(query.search)}%`);
     const text = `$${params.length}`;
     const anyOf = [`name ILIKE ${text}`, `email ILIKE ${text}`];
-    // A search that looks like (part of) a phone number also matches the stored digits: "+1 555-01" → "%155501%",
-    // "+44 (0)20 7946" → "%44207946%" (the digits as the number was stored, by the same rules).
+    // A search that looks like (part of) a phone number also matches the stored digits: "+1 555-01" → "%155501%";
+    // one written internationally also matches from the start, read as the number was stored: "+44 (0)20 7946" and
+    // "0044 20 7946" → "44207946%" (a "00" elsewhere, "0012", stays part of the digits searched).
     if (/^[+\d\s().-]+$/.test(query.search)) {
-      const digits = phoneDigits(query.search.trim());
+      const digits = query.search.replace(/\D/g, '');
       if (digits) {
         params.push(`%${digits}%`);
+        anyOf.push(`contact_number LIKE $${params.length}`);
+      }
+      const international = internationalDigits(query.search);
+      if (international) {
+        params.push(`${international}%`);
         anyOf.push(`contact_number LIKE $${params.length}`);
       }
     }

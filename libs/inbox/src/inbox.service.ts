@@ -13,6 +13,7 @@ import {
   InboxEvents,
   LIST_POSITION,
   MessagesService,
+  templateElsewhere,
   type InboxConversation,
   type InboxFilter,
 } from '@switchboard/messaging';
@@ -190,21 +191,22 @@ export class InboxService {
   async approvedTemplates(principal: InboxPrincipal) {
     const rows = await this.templates.listApproved(principal.accountId);
     const scoped = principal.scope.messagingPhoneIds?.length
-      ? await Promise.all(
-          principal.scope.messagingPhoneIds.map((id) => this.accounts.findPhoneNumber(principal.accountId, id)),
-        )
+      ? (
+          await Promise.all(
+            principal.scope.messagingPhoneIds.map((id) => this.accounts.findPhoneNumber(principal.accountId, id)),
+          )
+        ).filter((p) => p !== null)
       : null;
-    const wabas = scoped && new Set(scoped.filter((p) => p !== null).map((p) => p.businessAccountId));
-    const owners = new Map<string, string | undefined>();
-    const wabaOf = async (phoneNumberId: string) => {
-      if (!owners.has(phoneNumberId))
-        owners.set(phoneNumberId, (await this.accounts.phoneNumberById(phoneNumberId))?.businessAccountId);
-      return owners.get(phoneNumberId);
-    };
     const sendable: typeof rows = [];
     for (const t of rows) {
-      if (t.headerType === 'image' || t.headerType === 'video' || t.headerType === 'document' || t.carousel) continue;
-      if (wabas && !wabas.has((await wabaOf(String(t.phoneNumberId))) ?? '')) continue;
+      if (t.headerType === 'image' || t.headerType === 'video' || t.headerType === 'document') continue;
+      // carousel cards keep their saved media; a card link with a dynamic part needs carouselData the inbox lacks
+      if (t.carousel?.some((card) => card.buttons?.some((b) => b.dynamic_suffix))) continue;
+      // as the send decides it (templateElsewhere): sendable from one of the session's numbers
+      if (scoped) {
+        const from = await Promise.all(scoped.map((p) => templateElsewhere(this.accounts, String(t.phoneNumberId), p)));
+        if (!from.some((problem) => problem === null)) continue;
+      }
       sendable.push(t);
     }
     return sendable.map((t) => ({

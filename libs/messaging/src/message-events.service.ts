@@ -438,29 +438,30 @@ interface InboundItem {
  * campaign message, or one the platform refused, answers nothing). INSERT_INBOUND marks it; STORED_INBOUND finds it
  * again for a retry, so both must choose alike.
  */
-const answeredMessageSql = (inbound: {
-  phoneNumberId: string;
-  sender: string;
-  contextWamid: string;
-  receivedAt: string;
-}) => `
+const answeredMessageSql = (
+  inbound: { phoneNumberId: string; sender: string; contextWamid: string; receivedAt: string },
+  // STORED_INBOUND: the one this inbound marked (a wamid or status that changed since must not change the choice)
+  seen = `o.wamid IS NOT NULL AND o.status <> 'failed'`,
+) => `
   SELECT o.id, o.replied_at FROM messages o
    WHERE o.phone_number_id = ${inbound.phoneNumberId} AND o.recipient = ${inbound.sender} AND o.direction = 'outbound'
      AND (o.wamid = ${inbound.contextWamid}
-          OR ((${inbound.receivedAt} IS NULL OR o.created_at < ${inbound.receivedAt})
-              AND o.wamid IS NOT NULL AND o.status <> 'failed'))
+          OR ((${inbound.receivedAt} IS NULL OR o.created_at < ${inbound.receivedAt}) AND ${seen}))
    ORDER BY (o.wamid = ${inbound.contextWamid}) DESC NULLS LAST, o.created_at DESC LIMIT 1`;
 
 // A stored inbound message, its contact, and the outbound message it marked replied: the one it answers (its
 // created_at is when our receiver got it), when this inbound's time is the one that marked it
 const STORED_INBOUND = `
   SELECT m.id, m.account_id, m.phone_number_id, m.contact_id,
-         (SELECT t.id FROM (${answeredMessageSql({
-           phoneNumberId: 'm.phone_number_id',
-           sender: 'm.recipient',
-           contextWamid: 'm.context_wamid',
-           receivedAt: 'm.created_at',
-         })}) t
+         (SELECT t.id FROM (${answeredMessageSql(
+           {
+             phoneNumberId: 'm.phone_number_id',
+             sender: 'm.recipient',
+             contextWamid: 'm.context_wamid',
+             receivedAt: 'm.created_at',
+           },
+           'o.replied_at = to_timestamp($2::float8)',
+         )}) t
            WHERE t.replied_at = to_timestamp($2::float8)) AS replied_id
     FROM messages m WHERE m.wamid = $1 AND m.direction = 'inbound'`;
 

@@ -136,6 +136,7 @@ export class InboxClient {
             this.options.onUnauthorized?.();
             stopped = true; // an ended session does not come back: no retry every second
           }
+          if (response.status === 403) stopped = true; // a session without `read` never streams: no retry either
           if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
           onState(true);
           // The first stream starts where its topic stands now (its first line gives the id to resume from): what changed

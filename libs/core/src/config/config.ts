@@ -196,12 +196,13 @@ export class AppConfig {
 
   /**
    * Requests per minute of one embedded inbox session (its conversations, threads, sends, templates; a live stream
-   * counts once, when it opens): a session is not an API client, and had no limit at all.
+   * counts once, when it opens): a session is not an API client, and had no limit at all. The inbox page reads its
+   * list again on live events (a busy account: a few times a second), so the limit is well above a person's pace.
    */
   @Transform(toInt)
   @IsInt()
   @Min(1)
-  EMBED_INBOX_RATE_LIMIT_PER_MINUTE = 300;
+  EMBED_INBOX_RATE_LIMIT_PER_MINUTE = 1200;
 
   /** SPEC §8: requests per minute per Client ID at the MCP server (POST /mcp), counted apart from the REST limit. */
   @Transform(toInt)

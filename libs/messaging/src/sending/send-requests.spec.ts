@@ -1,4 +1,4 @@
-import { validateTemplateItem } from './send-requests';
+import { validateSessionBody, validateTemplateItem } from './send-requests';
 
 describe('template send request validation', () => {
   const item = (carouselData: unknown) => ({ templateName: 'cards', to: '+4915112345678', carouselData });
@@ -19,5 +19,27 @@ describe('template send request validation', () => {
     );
     expect(checked.errors).toEqual([]);
     expect(checked.value).toBeDefined();
+  });
+
+  it('quick replies: titles and ids each unique (an id defaults to the title)', () => {
+    const session = (buttons: unknown) =>
+      validateSessionBody({ typOfmsg: 'quick_reply', receipentPhone: '4915112345678', message: 'Pick', buttons });
+    expect(
+      session([
+        { text: 'Yes', id: 'A' },
+        { text: 'Yes', id: 'B' },
+      ]).errors,
+    ).toEqual([{ field: 'buttons[1].text', message: 'buttons[1].text repeats "Yes"' }]);
+    expect(
+      session([
+        { text: 'Yes', id: 'A' },
+        { text: 'No', id: 'A' },
+      ]).errors,
+    ).toEqual([{ field: 'buttons[1].id', message: 'buttons[1].id repeats "A"' }]);
+    expect(session([{ text: 'Yes', id: 'No' }, { text: 'No' }]).errors).toEqual([
+      { field: 'buttons[1].text', message: 'buttons[1].text repeats "No"' },
+    ]);
+    expect(session([{ text: 'Yes', id: 'BOOK' }, { text: 'No' }]).errors).toEqual([]);
+    expect(session([{ text: 'Yes', id: 'x'.repeat(257) }]).errors[0].field).toBe('buttons[0].id');
   });
 });

@@ -165,7 +165,7 @@ export function validateSessionBody(body: unknown): { value?: SessionMessageBody
     } else if (type === 'quick_reply') {
       if (buttons.length > LIMITS.buttons)
         errors.push({ field: 'buttons', message: `quick_reply allows at most ${LIMITS.buttons} buttons` });
-      const seen = new Set<string>();
+      const seen = new Set<string>(); // titles and ids, each unique in a message (Meta)
       buttons.forEach((b, i) => {
         if (!isObj(b) || !nonEmpty(b.text) || b.text.length > LIMITS.buttonTitle) {
           errors.push({
@@ -177,13 +177,15 @@ export function validateSessionBody(body: unknown): { value?: SessionMessageBody
             field: `buttons[${i}].id`,
             message: `buttons[${i}].id must be text of at most ${LIMITS.buttonId} characters`,
           });
-        } else if (seen.has(b.id ?? b.text)) {
+        } else if (seen.has(`title:${b.text}`)) {
+          errors.push({ field: `buttons[${i}].text`, message: `buttons[${i}].text repeats "${b.text}"` });
+        } else if (seen.has(`id:${b.id ?? b.text}`)) {
           const field = b.id === undefined ? 'text' : 'id';
           errors.push({
             field: `buttons[${i}].${field}`,
             message: `buttons[${i}].${field} repeats "${b.id ?? b.text}"`,
           });
-        } else seen.add(b.id ?? b.text);
+        } else seen.add(`title:${b.text}`).add(`id:${b.id ?? b.text}`);
       });
     } else {
       const b = buttons[0];
