@@ -15,6 +15,7 @@ import {
 } from '@switchboard/core';
 import {
   buildTemplateComponents,
+  missingMediaUrl,
   QueuedMessageRef,
   SendQueueService,
   TemplateForSend,
@@ -220,12 +221,9 @@ export class CampaignsService {
       throw validationException([
         { field: 'templateName', message: `templateName ${value.templateName}: ${elsewhere}` },
       ]);
-    const header = found.template.headerType;
-    if ((header === 'image' || header === 'video' || header === 'document') && !value.mediaUrl)
-      // no message of the campaign could be sent, and a campaign is not edited: refused now, not at its start
-      throw validationException([
-        { field: 'mediaUrl', message: `mediaUrl is required: template ${found.template.name} has a ${header} header` },
-      ]);
+    // no message of the campaign could be sent, and a campaign is not edited: refused now, not at its start
+    const noMedia = missingMediaUrl(found.template, value.mediaUrl);
+    if (noMedia) throw validationException([{ field: 'mediaUrl', message: noMedia }]);
     await this.checkUrls(value);
     if (value.groupIds.length) {
       const missing = await this.contacts.missingGroups(accountId, value.groupIds);

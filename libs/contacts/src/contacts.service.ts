@@ -22,10 +22,16 @@ export const CONTACTS_MISSING = 'Not all contacts exist in the database for this
 export const CONTACT_NOT_FOUND = 'Contact not found';
 export const GROUP_NOT_FOUND = 'Contact group not found';
 
-/** A search written as an international number (`+…`, `00…`): its digits as stored (`(0)` and `00` dropped), else ''. */
-function internationalDigits(search: string): string {
+/**
+ * What a search that looks like (part of) a phone number matches in the stored digits: its digits anywhere
+ * ("+1 555-01" → 155501), and, written internationally, the number as stored from its start ("+44 (0)20 7946" and
+ * "0044 20 7946" → 44207946; a "00" elsewhere, "0012", stays part of the digits). Empty strings: not phone-like.
+ */
+function phoneSearch(search: string): { digits: string; international: string } {
   const text = search.trim();
-  return text.startsWith('+') || text.startsWith('00') ? phoneDigits(text) : '';
+  if (!/^[+\d\s().-]+$/.test(text)) return { digits: '', international: '' };
+  const international = text.startsWith('+') || text.startsWith('00') ? phoneDigits(text) : '';
+  return { digits: text.replace(/\D/g, ''), international };
 }
 
 /** The fields a contact can be created with (contact_number already normalised to digits). */
@@ -445,9 +451,7 @@ export class ContactsService {
    * as the inbox shows a number, finds 15550001111.
    */
   async idsMatching(accountId: string, search: string, limit: number): Promise<string[]> {
-    const phoneLike = /^[+\d\s().-]+$/.test(search);
-    const digits = phoneLike ? search.replace(/\D/g, '') : '';
-    const international = phoneLike ? internationalDigits(search) : '';
+    const { digits, international } = phoneSearch(search);
     const rows: Array<{ id: string }> = await this.contacts.query(
       `SELECT id FROM contacts WHERE account_id = $1
           AND (strpos(lower(COALESCE(name, '')), lower($2)) > 0 OR strpos(COALESCE(contact_number, ''), $2) > 0
@@ -890,20 +894,14 @@ export function contactListSql(accountId: string, query: ContactSearch): Contact
     params.push(`%${escapeLike(query.search)}%`);
     const text = `$${params.length}`;
     const anyOf = [`name ILIKE ${text}`, `email ILIKE ${text}`];
-    // A search that looks like (part of) a phone number also matches the stored digits: "+1 555-01" → "%155501%";
-    // one written internationally also matches from the start, read as the number was stored: "+44 (0)20 7946" and
-    // "0044 20 7946" → "44207946%" (a "00" elsewhere, "0012", stays part of the digits searched).
-    if (/^[+\d\s().-]+$/.test(query.search)) {
-      const digits = query.search.replace(/\D/g, '');
-      if (digits) {
-        params.push(`%${digits}%`);
-        anyOf.push(`contact_number LIKE $${params.length}`);
-      }
-      const international = internationalDigits(query.search);
-      if (international) {
-        params.push(`${international}%`);
-        anyOf.push(`contact_number LIKE $${params.length}`);
-      }
+    const { digits, international } = phoneSearch(query.search);
+    if (digits) {
+      params.push(`%${digits}%`);
+      anyOf.push(`contact_number LIKE $${params.length}`);
+    }
+    if (international) {
+      params.push(`${international}%`);
+      anyOf.push(`contact_number LIKE $${params.length}`);
     }
     where.push(`(${anyOf.join(' OR ')})`);
   }

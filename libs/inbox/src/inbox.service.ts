@@ -12,6 +12,7 @@ import {
   InboxConversations,
   InboxEvents,
   LIST_POSITION,
+  mediaHeader,
   MessagesService,
   templateElsewhere,
   type InboxConversation,
@@ -199,7 +200,7 @@ export class InboxService {
       : null;
     const sendable: typeof rows = [];
     for (const t of rows) {
-      if (t.headerType === 'image' || t.headerType === 'video' || t.headerType === 'document') continue;
+      if (mediaHeader(t)) continue;
       // carousel cards keep their saved media; a card link with a dynamic part needs carouselData the inbox lacks
       if (t.carousel?.some((card) => card.buttons?.some((b) => b.dynamic_suffix))) continue;
       // as the send decides it (templateElsewhere): sendable from one of the session's numbers

@@ -34,6 +34,20 @@ export function ctaLinkIndex(key: string): number | null {
   return m ? (m[1] === undefined ? 0 : Number(m[1])) : null;
 }
 
+/** The header's media kind when it is an image, video or document (each send then gives its `mediaUrl`), else null. */
+export function mediaHeader(template: Pick<TemplateForSend, 'headerType'>): 'image' | 'video' | 'document' | null {
+  const kind = template.headerType;
+  return kind === 'image' || kind === 'video' || kind === 'document' ? kind : null;
+}
+
+const mediaUrlRequired = (name: string, kind: string) => `mediaUrl is required: template ${name} has a ${kind} header`;
+
+/** Why a send of `template` with this `mediaUrl` cannot be made (a media header and no URL), or null. */
+export function missingMediaUrl(template: Pick<TemplateForSend, 'name' | 'headerType'>, mediaUrl?: string | null) {
+  const kind = mediaHeader(template);
+  return kind && !mediaUrl ? mediaUrlRequired(template.name, kind) : null;
+}
+
 /** Meta refuses a text parameter with a line break, a tab or more than 4 spaces in a row (error 132018). */
 const PLATFORM_REFUSED_PARAMETER = /[\r\n\t]| {5}/;
 
@@ -56,19 +70,16 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
   const authentication = template.category === 'AUTHENTICATION';
 
   // header
-  if (template.headerType === 'image' || template.headerType === 'video' || template.headerType === 'document') {
-    if (!input.mediaUrl)
-      return {
-        ok: false,
-        reason: `mediaUrl is required: template ${template.name} has a ${template.headerType} header`,
-      };
+  const media = mediaHeader(template);
+  if (media) {
+    if (!input.mediaUrl) return { ok: false, reason: mediaUrlRequired(template.name, media) };
     const parameter =
-      template.headerType === 'document'
+      media === 'document'
         ? ({
             type: 'document',
             document: { link: input.mediaUrl, filename: input.documentName || 'doc' },
           } as TemplateParameter)
-        : ({ type: template.headerType, [template.headerType]: { link: input.mediaUrl } } as TemplateParameter);
+        : ({ type: media, [media]: { link: input.mediaUrl } } as TemplateParameter);
     components.push({ type: 'header', parameters: [parameter] });
   }
 
