@@ -51,6 +51,9 @@ describe('Scheduled campaigns', () => {
   const greeting = () =>
     h.approvedTemplate(account, [h.body('Hi {{first}}, your code is {{code}}.', { first: 'Ann', code: 'A1' })]);
   const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+  /** POST /v2/campaigns from the account's number. */
+  const createCampaign = (body: Record<string, unknown>) =>
+    t.http.post('/v2/campaigns', { messagingPhoneId: account.messagingPhoneId, ...body }, { token: account.token });
   const getCampaign = (id: number, acct = account) => t.http.get(`/v2/campaigns/${id}`, { token: acct.token });
   const act = (id: number, action: string, body?: unknown, acct = account) =>
     t.http.post(`/v2/campaigns/${id}/${action}`, body, { token: acct.token });
@@ -78,18 +81,13 @@ describe('Scheduled campaigns', () => {
     const template = await greeting();
     const { groupId, numbers } = await seedGroup(['Ann', 'Bob', null]);
     const at = inSeconds(8); // the create and the kill must come before it, on a slow machine too
-    const created = await t.http.post(
-      '/v2/campaigns',
-      {
-        name: 'Scheduled',
-        messagingPhoneId: account.messagingPhoneId,
-        templateName: template,
-        variables: { name: { field: 'name', fallback: 'there' }, custom_code: 'SPRING' },
-        group_ids: [groupId],
-        scheduledAt: at,
-      },
-      { token: account.token },
-    );
+    const created = await createCampaign({
+      name: 'Scheduled',
+      templateName: template,
+      variables: { name: { field: 'name', fallback: 'there' }, custom_code: 'SPRING' },
+      group_ids: [groupId],
+      scheduledAt: at,
+    });
     expect(created.body).toMatchObject({ success: true });
     expect(created.status).toBe(201);
     expect(created.body.data).toMatchObject({ status: 'scheduled', scheduledAt: at, schedule_error: null });
@@ -122,18 +120,13 @@ describe('Scheduled campaigns', () => {
     const template = await greeting();
     const { groupId, numbers } = await seedGroup(['Ann']);
     const create = (body: Record<string, unknown> = {}) =>
-      t.http.post(
-        '/v2/campaigns',
-        {
-          name: 'Later',
-          messagingPhoneId: account.messagingPhoneId,
-          templateName: template,
-          variables: { name: 'you', custom_code: 'X' },
-          group_ids: [groupId],
-          ...body,
-        },
-        { token: account.token },
-      );
+      createCampaign({
+        name: 'Later',
+        templateName: template,
+        variables: { name: 'you', custom_code: 'X' },
+        group_ids: [groupId],
+        ...body,
+      });
     const id = (await create({ scheduledAt: inSeconds(3600) })).body.data.campaign_id;
     const soon = inSeconds(2);
     const moved = await act(id, 'schedule', { scheduledAt: soon });
@@ -194,18 +187,13 @@ describe('Scheduled campaigns', () => {
   it("another account's scheduled campaign is a 404 for schedule, unschedule and the live view", async () => {
     const template = await greeting();
     const { groupId } = await seedGroup(['Ann']);
-    const created = await t.http.post(
-      '/v2/campaigns',
-      {
-        name: 'Mine',
-        messagingPhoneId: account.messagingPhoneId,
-        templateName: template,
-        variables: { name: 'a', custom_code: 'b' },
-        group_ids: [groupId],
-        scheduledAt: inSeconds(600),
-      },
-      { token: account.token },
-    );
+    const created = await createCampaign({
+      name: 'Mine',
+      templateName: template,
+      variables: { name: 'a', custom_code: 'b' },
+      group_ids: [groupId],
+      scheduledAt: inSeconds(600),
+    });
     const id = created.body.data.campaign_id;
     const other = await t.createAccount({ apiBaseUrl: sandbox.url });
     expect((await act(id, 'schedule', { scheduledAt: inSeconds(60) }, other)).status).toBe(404);
@@ -224,17 +212,12 @@ describe('Scheduled campaigns', () => {
   it('the live view streams the funnel as the campaign runs', async () => {
     const template = await greeting();
     const { groupId } = await seedGroup(['Ann', 'Bob']);
-    const created = await t.http.post(
-      '/v2/campaigns',
-      {
-        name: 'Live',
-        messagingPhoneId: account.messagingPhoneId,
-        templateName: template,
-        variables: { name: 'a', custom_code: 'b' },
-        group_ids: [groupId],
-      },
-      { token: account.token },
-    );
+    const created = await createCampaign({
+      name: 'Live',
+      templateName: template,
+      variables: { name: 'a', custom_code: 'b' },
+      group_ids: [groupId],
+    });
     const id = created.body.data.campaign_id;
     const sse = await openSse(`${t.url}/v2/campaigns/${id}/live`, { authorization: account.token });
     expect(sse.status).toBe(200);
@@ -259,17 +242,12 @@ describe('Scheduled campaigns', () => {
   it('the live view of a running campaign keeps moving while 200 newer campaigns of any account sit paused', async () => {
     const template = await greeting();
     const { groupId } = await seedGroup(['Ann', 'Bob']);
-    const created = await t.http.post(
-      '/v2/campaigns',
-      {
-        name: 'Older',
-        messagingPhoneId: account.messagingPhoneId,
-        templateName: template,
-        variables: { name: 'a', custom_code: 'b' },
-        group_ids: [groupId],
-      },
-      { token: account.token },
-    );
+    const created = await createCampaign({
+      name: 'Older',
+      templateName: template,
+      variables: { name: 'a', custom_code: 'b' },
+      group_ids: [groupId],
+    });
     const id = created.body.data.campaign_id;
     // 200 newer campaigns of another account that do not move (the ticker's LIMIT of 200 was all theirs)
     const other = await t.createAccount({ apiBaseUrl: sandbox.url });

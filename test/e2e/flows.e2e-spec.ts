@@ -1,5 +1,6 @@
 import { CloudApiClient } from '@switchboard/whatsapp';
 import { waitsForLock } from '../helpers/lock-waits';
+import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 
@@ -1155,18 +1156,8 @@ describe('Flows', () => {
       await publish(a, flowId);
       const customer = '15550200012';
       expect((await inbound(a, customer)).status).toBe(200);
-      const contact = await eventually(
-        async () =>
-          (
-            await t.db.query(`SELECT id FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
-              a.accountId,
-              customer,
-            ])
-          )[0],
-        10_000,
-        'the contact of the customer who wrote',
-      );
-      const blocked = await t.http.request('PATCH', `/v2/contacts/${contact.id}`, {
+      const contactId = await messagingHelpers(t, () => sandbox).contactIdOf(a, customer);
+      const blocked = await t.http.request('PATCH', `/v2/contacts/${contactId}`, {
         token: a.token,
         body: { isBlocked: true },
       });

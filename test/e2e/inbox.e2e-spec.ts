@@ -61,18 +61,7 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     return `Bearer ${exchanged.body.sessionToken}`;
   }
 
-  const contactIdOf = async (number: string) =>
-    eventually(
-      async () => {
-        const [row] = await t.db.query(`SELECT id FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
-          account.accountId,
-          number,
-        ]);
-        return row ? String(row.id) : null;
-      },
-      10_000,
-      `contact ${number}`,
-    );
+  const contactIdOf = (number: string) => h.contactIdOf(account, number);
 
   it('paging the list: conversations whose messages one statement wrote (the same moment) are all listed once', async () => {
     const own = await t.createAccount({ apiBaseUrl: sandbox.url });
@@ -281,15 +270,7 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     // the same client on /v1/inbox: its sends are refused for the grant, as every endpoint refuses one
     const customer = h.customer();
     await h.customerWrites(own, customer, 'hello');
-    const contactId = await eventually(
-      async () =>
-        (
-          await t.db.query(`SELECT id::text FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
-            own.accountId,
-            customer,
-          ])
-        )[0]?.id,
-    );
+    const contactId = await h.contactIdOf(own, customer);
     for (const [path, body] of [
       ['messages', { text: 'hi' }],
       ['templates', { templateName: 'any' }],

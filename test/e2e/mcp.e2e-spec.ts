@@ -691,18 +691,8 @@ describe('MCP server (POST /mcp)', () => {
     const template = await h.approvedTemplate(a, [h.body('Hello {{name}}, welcome', { name: 'Ann' })]);
     const customer = h.customer();
     await h.customerWrites(a, customer, 'hi');
-    const contact = await eventually(
-      async () =>
-        (
-          await t.db.query(`SELECT id FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
-            a.accountId,
-            customer,
-          ])
-        )[0],
-      10_000,
-      'the inbound contact',
-    );
-    await t.http.request('PATCH', `/v2/contacts/${contact.id}`, { token: a.token, body: { name: 'Customer A' } });
+    const contactId = await h.contactIdOf(a, customer);
+    await t.http.request('PATCH', `/v2/contacts/${contactId}`, { token: a.token, body: { name: 'Customer A' } });
     const campaign = (
       await t.http.post(
         '/v2/campaigns',
@@ -744,11 +734,11 @@ describe('MCP server (POST /mcp)', () => {
     expect(data(await call(agentB, 'search_contacts', { search: 'Customer A' })).total).toBe(0);
     await denied(
       'update_contact',
-      { contact_id: Number(contact.id), name: 'Hijacked', isBlocked: true },
+      { contact_id: Number(contactId), name: 'Hijacked', isBlocked: true },
       /^Contact not found$/,
     );
     expect(data(await call(agentB, 'list_conversations')).total).toBe(0);
-    await denied('get_conversation_messages', { contact_id: Number(contact.id) }, /^Conversation not found$/);
+    await denied('get_conversation_messages', { contact_id: Number(contactId) }, /^Conversation not found$/);
     expect(data(await call(agentB, 'list_campaigns')).total).toBe(0);
     await denied('get_campaign_progress', { campaign_id: campaign.campaign_id }, /^Campaign not found$/);
     await denied(
@@ -761,7 +751,7 @@ describe('MCP server (POST /mcp)', () => {
     await denied('get_workflow_run', { run_id: runId }, /^Workflow run not found$/);
     const bContact = data(await call(agentB, 'create_contact', { contact_number: customer, name: 'B own' }));
     expect(bContact).toMatchObject({ created: true, contact: { name: 'B own' } });
-    expect(bContact.contact.contact_id).not.toBe(Number(contact.id));
+    expect(bContact.contact.contact_id).not.toBe(Number(contactId));
     const account_resource = await agentB.readResource({ uri: 'switchboard://account' });
     expect(JSON.parse((account_resource.contents[0] as { text: string }).text).id).toBe(Number(b.accountId));
     expect(
@@ -771,7 +761,7 @@ describe('MCP server (POST /mcp)', () => {
     ).toEqual([]);
 
     // A's records are as they were, and nothing was sent from or for A.
-    const [aContact] = await t.db.query(`SELECT name, is_blocked FROM contacts WHERE id = $1`, [contact.id]);
+    const [aContact] = await t.db.query(`SELECT name, is_blocked FROM contacts WHERE id = $1`, [contactId]);
     expect(aContact).toEqual({ name: 'Customer A', is_blocked: false });
     expect(await messageCount(a)).toBe(aMessages);
     expect(await messageCount(b)).toBe(0);

@@ -88,6 +88,21 @@ export function messagingHelpers(t: TestApp, sandbox: () => TestSandbox) {
     }, 10_000);
   }
 
+  /** The id of the account's contact with this number, once the worker has created it (a customer who wrote). */
+  function contactIdOf(account: Pick<TestAccount, 'accountId'>, number: string): Promise<string> {
+    return eventually(
+      async () => {
+        const [row] = await t.db.query(`SELECT id FROM contacts WHERE account_id = $1 AND contact_number = $2`, [
+          account.accountId,
+          number,
+        ]);
+        return row ? String(row.id) : null;
+      },
+      10_000,
+      `contact ${number}`,
+    );
+  }
+
   let phoneSeq = 0;
   /** A fresh customer number (never ending in 0000, the sandbox's undeliverable suffix). */
   const customer = () => `4917${String(Date.now() % 1e6).padStart(6, '0')}${String((phoneSeq++ % 90) + 10)}`;
@@ -113,6 +128,7 @@ export function messagingHelpers(t: TestApp, sandbox: () => TestSandbox) {
     received,
     customerWrites,
     customerWritesStored,
+    contactIdOf,
     userWrites,
     customer,
     numberInOtherWaba,
