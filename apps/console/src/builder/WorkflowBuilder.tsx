@@ -47,6 +47,7 @@ type Mode =
   | { kind: 'version'; version: number; model: Model }
   | { kind: 'run'; runId: string; model: Model; run: RunData | null };
 type SaveState = 'saved' | 'dirty' | 'saving' | 'conflict' | 'error';
+type Notice = { kind: 'error' | 'info'; text: string; testId?: string };
 type Side = 'node' | 'versions' | 'runs';
 
 const NODE_DRAG_TYPE = 'application/x-switchboard-node';
@@ -77,7 +78,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
   const [history, setHistory] = useState<History<Model> | null>(null);
   const [mode, setMode] = useState<Mode>({ kind: 'edit' });
   const [saveState, setSaveState] = useState<SaveState>('saved');
-  const [notice, setNotice] = useState<{ kind: 'error' | 'info'; text: string; testId?: string } | null>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [selectedEdges, setSelectedEdges] = useState<Set<string>>(new Set());
   // Sizes React Flow measured, by node id. Kept in a ref written synchronously from onNodesChange: React Flow drops a
@@ -94,6 +95,9 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
   const saved = useRef<Model | null>(null);
   const saving = useRef<Promise<void> | null>(null);
   const dragOrigin = useRef<Model | null>(null);
+  // 'conflict' sticks until the draft is reloaded (or a version restored): no save may overwrite the other tab's draft
+  const saveStateRef = useRef<SaveState>('saved');
+  const conflictNotice = useRef<Notice | null>(null);
 
   // Load: the draft when there is one, else the published version (the first save creates the draft).
   const load = useCallback(async () => {
@@ -111,6 +115,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
       setHasDraft(!!draft);
       setWorkflow(wf);
       setHistory(createHistory(model));
+      saveStateRef.current = 'saved';
       setSaveState('saved');
       setMode({ kind: 'edit' });
       setNotice(null);
@@ -165,11 +170,12 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
           if (e instanceof ApiError && e.status === 409) {
             saveStateRef.current = 'conflict';
             setSaveState('conflict');
-            setNotice({
+            conflictNotice.current = {
               kind: 'error',
               testId: 'conflict',
               text: `${e.message}. Another tab or person saved this draft; reload to continue from their version.`,
-            });
+            };
+            setNotice(conflictNotice.current);
           } else {
             setSaveState('error');
             setNotice({ kind: 'error', text: `Not saved: ${(e as Error).message}` });
@@ -192,7 +198,6 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
   historyRef.current = history;
   const workflowRef = useRef(workflow);
   workflowRef.current = workflow;
-  const saveStateRef = useRef(saveState);
   if (saveState === 'conflict') saveStateRef.current = 'conflict';
   else if (saveStateRef.current !== 'conflict') saveStateRef.current = saveState;
 
@@ -206,7 +211,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     setSaveState('dirty');
     const timer = setTimeout(() => void save(), 400);
     return () => clearTimeout(timer);
-  }, [history?.present, save]);
+  }, [history, save]); // the whole history: a drag's end adds an undo step without changing the present
 
   // ---- undo / redo ----
   useEffect(() => {
@@ -363,7 +368,7 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
   async function publish() {
     setNotice(null);
     await save();
-    if (saveStateRef.current === 'conflict') return;
+    if (saveStateRef.current === 'conflict') return setNotice(conflictNotice.current);
     if (errors.length) {
       const e = errors[0];
       setNotice({
@@ -397,24 +402,39 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
     }
   }
 
+  /** What a failed action says, instead of nothing happening. */
+  const failed = (action: string) => (e: unknown) =>
+    setNotice({ kind: 'error', testId: 'action-error', text: `${action}: ${(e as Error).message}` });
+
   async function discard() {
     if (!window.confirm('Discard the draft and go back to the published version?')) return;
-    await workflowsApi.discardDraft(workflowId).catch(() => undefined);
+    try {
+      await workflowsApi.discardDraft(workflowId);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 404)) return failed('Cannot discard the draft')(e); // 404: none left
+    }
     await load();
   }
 
   async function viewVersion(version: number) {
-    const v = await workflowsApi.version(workflowId, version);
-    setMode({ kind: 'version', version, model: await placed(modelOf(v.definition as Definition, v.layout)) });
-    setSelected(null);
+    try {
+      const v = await workflowsApi.version(workflowId, version);
+      setMode({ kind: 'version', version, model: await placed(modelOf(v.definition as Definition, v.layout)) });
+      setSelected(null);
+    } catch (e) {
+      failed(`Cannot open version ${version}`)(e);
+    }
   }
 
   async function restoreVersion(version: number) {
     await save();
-    const draft = await workflowsApi.restore(workflowId, version);
+    const draft = await workflowsApi.restore(workflowId, version).catch(failed(`Cannot restore version ${version}`));
+    if (!draft) return;
     const restored = await placed(modelOf(draft.definition as Definition, draft.layout));
     revision.current = draft.revision;
     saved.current = restored;
+    saveStateRef.current = 'saved';
+    setSaveState('saved');
     setHistory(createHistory(restored));
     setHasDraft(true);
     setMode({ kind: 'edit' });
@@ -426,7 +446,8 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
 
   const openRun = useCallback(
     async (runId: string) => {
-      const data = (await workflowsApi.run(runId)) as RunData;
+      const data = (await workflowsApi.run(runId).catch(failed('Cannot open the run'))) as RunData | undefined;
+      if (!data) return;
       const wf = workflowRef.current;
       let runModel: Model;
       if (wf && data.workflowVersion === wf.version)

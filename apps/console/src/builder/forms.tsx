@@ -1,5 +1,5 @@
 import { CONDITION_OPERATORS, HTTP_METHODS } from '@switchboard/engine';
-import { useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import type { TemplateInfo } from '../api';
 import { KINDS, type Definition } from './graph';
 
@@ -69,6 +69,31 @@ function Text({
   );
 }
 
+/**
+ * The text of a field that holds a parsed value: keeps what is typed (a trailing comma, half-written JSON) instead of
+ * re-formatting the value on every keystroke, and follows the value when it changes from elsewhere (undo, redo).
+ */
+function useTypedText<T>(value: T, format: (v: T) => string, parse: (text: string) => T) {
+  const [text, setText] = useState(() => format(value));
+  useEffect(() => {
+    setText((typed) => (same(parseOrUndefined(parse, typed), value) ? typed : format(value)));
+  }, [value]);
+  return [text, setText] as const;
+}
+
+function parseOrUndefined<T>(parse: (text: string) => T, text: string): T | typeof NOT_PARSED {
+  try {
+    return parse(text);
+  } catch {
+    return NOT_PARSED;
+  }
+}
+const NOT_PARSED = Symbol('not parsed');
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+const formatJson = (v: unknown) => (v === undefined ? '' : JSON.stringify(v, null, 2));
+const parseJson = (text: string): unknown => (text.trim() === '' ? undefined : JSON.parse(text));
+
 function JsonText({
   value,
   onChange,
@@ -80,8 +105,8 @@ function JsonText({
   readOnly: boolean;
   name: string;
 }) {
-  const [text, setText] = useState(() => (value === undefined ? '' : JSON.stringify(value, null, 2)));
-  const [bad, setBad] = useState(false);
+  const [text, setText] = useTypedText(value, formatJson, parseJson);
+  const bad = parseOrUndefined(parseJson, text) === NOT_PARSED;
   return (
     <>
       <textarea
@@ -91,18 +116,55 @@ function JsonText({
         readOnly={readOnly}
         onChange={(e) => {
           setText(e.target.value);
-          if (e.target.value.trim() === '') return (setBad(false), onChange(undefined));
-          try {
-            onChange(JSON.parse(e.target.value));
-            setBad(false);
-          } catch {
-            setBad(true);
-          }
+          const parsed = parseOrUndefined(parseJson, e.target.value);
+          if (parsed !== NOT_PARSED) onChange(parsed);
         }}
       />
       {bad && <small className="field-error">not valid JSON yet</small>}
     </>
   );
+}
+
+const formatKeywords = (v: string[] | undefined) => (v ?? []).join(', ');
+const parseKeywords = (text: string) =>
+  text
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+
+/** Comma-separated keywords, typed as text (a space or a comma is kept while typing). */
+function KeywordsText({
+  value,
+  onChange,
+  readOnly,
+  name,
+  placeholder,
+}: {
+  value: string[] | undefined;
+  onChange: (keywords: string[]) => void;
+  readOnly: boolean;
+  name?: string;
+  placeholder?: string;
+}) {
+  const [text, setText] = useTypedText(value ?? [], formatKeywords, parseKeywords);
+  return (
+    <input
+      name={name}
+      placeholder={placeholder}
+      value={text}
+      readOnly={readOnly}
+      onChange={(e) => {
+        setText(e.target.value);
+        onChange(parseKeywords(e.target.value));
+      }}
+    />
+  );
+}
+
+function unusedKey(entries: Array<[string, string]>) {
+  let n = entries.length + 1;
+  while (entries.some(([k]) => k === `key${n}`)) n++;
+  return `key${n}`;
 }
 
 /** key → value pairs (template variables, contact fields, headers); key order is kept (it fills body variables). */
@@ -145,7 +207,7 @@ function Pairs({
         </div>
       ))}
       {!readOnly && (
-        <button className="link" onClick={() => set([...entries, [`key${entries.length + 1}`, '']])}>
+        <button className="link" onClick={() => set([...entries, [unusedKey(entries), '']])}>
           + add
         </button>
       )}
@@ -328,20 +390,12 @@ export function NodeForm({ node, errors, templates, readOnly, onChange, onRename
                       <option value="button">button payload</option>
                     </select>
                     {m.type === 'keyword' && (
-                      <input
+                      <KeywordsText
                         name={`branch-${i}-keywords`}
                         placeholder="yes, y"
-                        value={(m.keywords ?? []).join(', ')}
+                        value={m.keywords}
                         readOnly={readOnly}
-                        onChange={(e) =>
-                          update({
-                            type: 'keyword',
-                            keywords: e.target.value
-                              .split(',')
-                              .map((k) => k.trim())
-                              .filter(Boolean),
-                          })
-                        }
+                        onChange={(keywords) => update({ type: 'keyword', keywords })}
                       />
                     )}
                     {m.type === 'button' && (
@@ -590,18 +644,11 @@ export function TriggerForm({
         </div>
       ) : (
         <Field label="Keywords (comma separated)" field="trigger.keywords" errors={errors}>
-          <input
-            value={(trigger.keywords ?? []).join(', ')}
+          <KeywordsText
+            name="trigger-keywords"
+            value={trigger.keywords}
             readOnly={readOnly}
-            onChange={(e) =>
-              onChange({
-                type: 'keyword',
-                keywords: e.target.value
-                  .split(',')
-                  .map((k) => k.trim())
-                  .filter(Boolean),
-              })
-            }
+            onChange={(keywords) => onChange({ type: 'keyword', keywords })}
           />
         </Field>
       )}
