@@ -60,6 +60,8 @@ export async function createBenchContext(name = 'bench'): Promise<
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '100000000',
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+    WHATSAPP_APP_SECRET: 'bench-app-secret',
+    WHATSAPP_VERIFY_TOKEN: 'bench-verify-token',
     ENCRYPTION_KEY: '0'.repeat(64),
   };
   const config = loadConfig(env);

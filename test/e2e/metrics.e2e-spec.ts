@@ -120,6 +120,8 @@ describe('Metrics and worker liveness', () => {
   it('in production without METRICS_TOKEN, /metrics is not served', async () => {
     const production = await startTestApp({
       NODE_ENV: 'production',
+      WHATSAPP_APP_SECRET: 'production-app-secret',
+      WHATSAPP_VERIFY_TOKEN: 'production-verify-token',
       JWT_SECRET: 'p'.repeat(40),
       ENCRYPTION_KEY: t.config.ENCRYPTION_KEY,
     });

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config';
 
-const base = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: 'a'.repeat(64) };
+const base = {
+  NODE_ENV: 'production',
+  JWT_SECRET: 'x'.repeat(40),
+  ENCRYPTION_KEY: 'a'.repeat(64),
+  WHATSAPP_APP_SECRET: 'meta-app-secret',
+  WHATSAPP_VERIFY_TOKEN: 'meta-verify-token',
+};
 
 describe('loadConfig', () => {
   it('applies defaults', () => {
@@ -46,7 +52,9 @@ describe('loadConfig', () => {
     writeFileSync(join(dir, 'old'), 'c'.repeat(64));
     writeFileSync(join(dir, 'jwt'), 'j'.repeat(40));
     const config = loadConfig({
-      NODE_ENV: 'production',
+      ...base,
+      ENCRYPTION_KEY: undefined,
+      JWT_SECRET: undefined,
       ENCRYPTION_KEY_FILE: join(dir, 'key'),
       ENCRYPTION_KEY_PREVIOUS_FILE: join(dir, 'old'),
       JWT_SECRET_FILE: join(dir, 'jwt'),
@@ -65,6 +73,24 @@ describe('loadConfig', () => {
 
   it('requires JWT_SECRET and ENCRYPTION_KEY in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/JWT_SECRET/);
+  });
+
+  it("refuses the sandbox's public webhook secret and verify token in production, unset or given", () => {
+    const { WHATSAPP_APP_SECRET, WHATSAPP_VERIFY_TOKEN, ...unset } = base;
+    expect(WHATSAPP_APP_SECRET && WHATSAPP_VERIFY_TOKEN).toBeTruthy();
+    expect(() => loadConfig(unset)).toThrow(
+      'Invalid configuration:\n' +
+        '  WHATSAPP_APP_SECRET: must be set in production (the sandbox\'s default "sandbox-app-secret" is public)\n' +
+        '  WHATSAPP_VERIFY_TOKEN: must be set in production (the sandbox\'s default "switchboard-verify-token" is public)',
+    );
+    expect(() => loadConfig({ ...base, WHATSAPP_APP_SECRET: 'sandbox-app-secret' })).toThrow(
+      /WHATSAPP_APP_SECRET: must/,
+    );
+    expect(loadConfig(base).WHATSAPP_APP_SECRET).toBe('meta-app-secret');
+    // development and tests keep the sandbox's defaults
+    expect(loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: 'a'.repeat(64) })).toMatchObject({
+      WHATSAPP_APP_SECRET: 'sandbox-app-secret',
+    });
   });
 
   it('uses APP_URL and INBOUND_WEBHOOK_URL when given', () => {

@@ -526,14 +526,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
   const config = plainToInstance(AppConfig, raw, { exposeDefaultValues: true });
   const errors = validateSync(config, { whitelist: false, forbidUnknownValues: false });
-  if (errors.length > 0) {
-    const lines = errors.map((e) => {
-      const constraints = Object.values(e.constraints ?? {});
-      return `  ${e.property}: ${constraints[0] ?? 'is invalid'}`;
-    });
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
-  }
+  const lines = errors.map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {})[0] ?? 'is invalid'}`);
+  if (config.NODE_ENV === 'production') lines.push(...publicDefaultsIn(config));
+  if (lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   return config;
+}
+
+/**
+ * The sandbox's webhook secrets are printed in the README: in production they would let anyone sign platform webhooks
+ * (inbound messages that start workflows, statuses, template reviews), so production refuses to start with them.
+ */
+function publicDefaultsIn(config: AppConfig): string[] {
+  const defaults = new AppConfig();
+  return (['WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN'] as const)
+    .filter((name) => config[name] === defaults[name])
+    .map((name) => `  ${name}: must be set in production (the sandbox's default "${defaults[name]}" is public)`);
 }
 
 /** For process entry points: load the configuration or print what is wrong and exit non-zero. */
