@@ -51,6 +51,7 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
   const signals: Array<{ workflowId: string; name: string; event: any }> = [];
   const closed = new Set<string>();
   let failStart: Error | null = null;
+  let failSignal: Error | null = null;
   let healthy = true;
 
   const fakeClient = {
@@ -72,6 +73,7 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
         workflowId,
         signal: async (name: string, event: unknown) => {
           if (closed.has(workflowId)) throw new WorkflowNotFoundError('workflow not found', workflowId, undefined);
+          if (failSignal) throw failSignal;
           signals.push({ workflowId, name, event });
         },
       }),
@@ -283,6 +285,31 @@ describe('Temporal driver in the API (fake Temporal client)', () => {
       });
       // Still pending (no step recorded yet) or another contact: not signalled.
       expect(await runs.deliverReply(account.accountId, null, '447700900400', { text: 'yes' })).toEqual([]);
+    });
+
+    it('a reply Temporal could not be told of fails the inbound job (which retries), instead of being dropped', async () => {
+      const runId = await acceptedRun('447700900600');
+      const state = start(waitDefinition(), {
+        payload: { phone: '447700900600' },
+        contact: { phone: '447700900600' },
+      }).state;
+      await recorder().record(runId, account.accountId, state);
+      const runs = t.app.get(WorkflowRunsService);
+      const reply = { text: 'yes', messageId: 'wamid.in.unavailable' };
+      failSignal = new Error('14 UNAVAILABLE: No connection established');
+      try {
+        await expect(runs.deliverReply(account.accountId, null, '447700900600', reply)).rejects.toThrow(
+          '14 UNAVAILABLE',
+        );
+      } finally {
+        failSignal = null;
+      }
+      expect(signals.filter((s) => s.workflowId === workflowIdForRun(runId))).toEqual([]);
+      // the retry, once Temporal answers
+      expect(await runs.deliverReply(account.accountId, null, '447700900600', reply)).toEqual([runId]);
+      expect(signals.filter((s) => s.workflowId === workflowIdForRun(runId))).toEqual([
+        { workflowId: workflowIdForRun(runId), name: 'reply', event: { reply } },
+      ]);
     });
   });
 });

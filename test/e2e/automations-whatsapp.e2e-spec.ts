@@ -180,13 +180,14 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     ]);
   });
 
-  it('a keyword run of a customer known only by a WhatsApp username (a business-scoped user id) answers them by that id', async () => {
+  it('a keyword run of a customer known only by a WhatsApp username (a business-scoped user id) answers them by that id, updates their contact and is listed with it', async () => {
     const keyword = `JOIN${Date.now() % 100000}`;
     await createWorkflow(t, account.token, {
       trigger: { type: 'keyword', keywords: [keyword] },
       startNodeId: 'welcome',
       nodes: [
-        { id: 'welcome', type: 'send_session_message', text: 'Welcome, {{contact.name}}', next: 'done' },
+        { id: 'welcome', type: 'send_session_message', text: 'Welcome, {{contact.name}}', next: 'note' },
+        { id: 'note', type: 'update_contact', fields: { custom_joined: 'yes' }, next: 'done' },
         { id: 'done', type: 'end' },
       ],
     });
@@ -203,6 +204,15 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     expect(done.status).toBe('completed');
     const sent = await eventually(async () => (await h().received(account, userId)).at(0), 15_000, 'the welcome');
     expect(sent.payload).toMatchObject({ recipient: userId, type: 'text', text: { body: 'Welcome, Ann' } });
+    // the contact known by that id got the field (the step failed: "no contact with phone number US…")
+    const [contact] = await t.db.query(
+      `SELECT id, custom_fields FROM contacts WHERE account_id = $1 AND whatsapp_user_id = $2`,
+      [account.accountId, userId],
+    );
+    expect(contact.custom_fields).toMatchObject({ custom_joined: 'yes' });
+    const listed = await t.http.get(`/v1/workflow-runs?contact_id=${contact.id}`, { token: account.token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((r: any) => r.runId)).toEqual([run.id]);
   });
 
   it('a session message step the platform would refuse (a button title over 20 characters) fails the run naming the field', async () => {

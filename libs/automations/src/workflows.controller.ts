@@ -256,7 +256,11 @@ export class WorkflowsController {
     if (!contact) throw new NotFoundException({ message: CONTACT_NOT_FOUND });
     return {
       success: true,
-      ...(await this.runs.listRunsOfContact(accountId, { id: contact.id, number: contact.contactNumber }, query)),
+      ...(await this.runs.listRunsOfContact(
+        accountId,
+        { id: contact.id, number: contact.contactNumber ?? contact.whatsappUserId },
+        query,
+      )),
     };
   }
 

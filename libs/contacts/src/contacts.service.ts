@@ -313,13 +313,14 @@ export class ContactsService {
    */
   async updateFromAutomation(
     accountId: string,
+    /** contactNumber: the run's customer key, a number or the business-scoped user id of a contact known only by it */
     target: { contactId: string | null; contactNumber: string },
     fields: Record<string, unknown>,
   ): Promise<{ contactId: string } | null> {
     const { name, email, ...custom } = fields;
     const [rows] = (await this.contacts.query(
       `UPDATE contacts SET name = COALESCE($4, name), email = COALESCE($5, email), custom_fields = custom_fields || $6::jsonb, updated_at = now()
-        WHERE id = (SELECT id FROM contacts WHERE account_id = $1 AND (id = $2::bigint OR contact_number = $3) ORDER BY (id = $2::bigint) DESC NULLS LAST LIMIT 1)
+        WHERE id = (SELECT id FROM contacts WHERE account_id = $1 AND (id = $2::bigint OR contact_number = $3 OR whatsapp_user_id = $3) ORDER BY (id = $2::bigint) DESC NULLS LAST LIMIT 1)
         RETURNING id`,
       [accountId, target.contactId, target.contactNumber, name ?? null, email ?? null, JSON.stringify(custom)],
     )) as [Array<{ id: string }>, number];

@@ -626,6 +626,22 @@ describe('update_contact', () => {
     expect(r.effects).toEqual([expect.objectContaining({ text: 'Thanks Ada from Berlin' })]);
   });
 
+  it('a version published before id and phone were refused: they never move the run to another contact', () => {
+    const old = def([
+      {
+        id: 'u',
+        type: 'update_contact',
+        fields: { phone: '{{reply.text}}', id: '99', custom_city: 'Rome' },
+        next: 's',
+      },
+      { id: 's', type: 'send_session_message', text: 'Hi {{contact.custom_city}}', next: 'end' },
+      END,
+    ]);
+    const r = complete(old, start(old, { payload: {}, contact }));
+    expect(r.state.context.contact).toEqual({ ...contact, custom_city: 'Rome' });
+    expect(r.effects).toEqual([expect.objectContaining({ type: 'send_session_message', to: contact.phone })]);
+  });
+
   it('omits contactId and phone when the run has no contact', () => {
     const r = start(d, { payload: { email: 'e@x' } });
     expect(r.effects[0]).toEqual({

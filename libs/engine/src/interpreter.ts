@@ -23,7 +23,7 @@ import {
 } from './protocol';
 import { matchReplyBranch, type InboundReply } from './reply-matching';
 import { FORBIDDEN_SEGMENTS, renderJson, renderTemplateDetailed, type TemplateScope } from './template-binding';
-import { formatValidationErrors, validateDefinition } from './validate';
+import { CONTACT_BINDING_KEYS, formatValidationErrors, validateDefinition } from './validate';
 
 /** Thrown while building an effect; turned into a failed run. */
 class RunFailure extends Error {
@@ -268,10 +268,18 @@ const validations = new WeakMap<object, ReturnType<typeof validateDefinition>>()
 const nodeMaps = new WeakMap<object, Map<string, WorkflowNode>>();
 
 function validated(definition: WorkflowDefinition): ReturnType<typeof validateDefinition> {
-  if (!isObject(definition)) return validateDefinition(definition);
+  if (!isObject(definition)) return validateDefinition(definition, { atRunStart: true });
   let validation = validations.get(definition);
-  if (!validation) validations.set(definition, (validation = validateDefinition(definition)));
+  if (!validation) validations.set(definition, (validation = validateDefinition(definition, { atRunStart: true })));
   return validation;
+}
+
+/** An update_contact step's fields as the run's contact sees them: never its id or number (versions published before
+ * publishing refused them stored them as custom fields, and moved the run to another contact). */
+function withoutBinding(fields: Record<string, unknown> | undefined): Record<string, unknown> {
+  const rest = { ...fields };
+  for (const key of CONTACT_BINDING_KEYS) delete rest[key];
+  return rest;
 }
 
 function nodeMap(definition: WorkflowDefinition): Map<string, WorkflowNode> {
@@ -372,7 +380,7 @@ export function advance(
         if (effect.type === 'http_request' && effect.saveAs && !FORBIDDEN_SEGMENTS.includes(effect.saveAs)) {
           ctx.vars[effect.saveAs] = httpResultOf(event.result);
         }
-        if (effect.type === 'update_contact') ctx.contact = { ...ctx.contact, ...effect.fields };
+        if (effect.type === 'update_contact') ctx.contact = { ...ctx.contact, ...withoutBinding(effect.fields) };
         pushHistory(run.state, node, waiting.seq, 'completed');
         runFrom(run, (node as EffectNode).next);
       };

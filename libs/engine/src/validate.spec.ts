@@ -319,6 +319,18 @@ describe('validateDefinition: errors name the node and field', () => {
       /at most 20 characters/,
     ],
     [
+      "update_contact setting the run's contact id",
+      { type: 'update_contact', fields: { id: '{{payload.crm_id}}' }, next: 'a' },
+      'fields.id',
+      /cannot be set: the run's contact is not changed by a step/,
+    ],
+    [
+      "update_contact setting the run's contact phone",
+      { type: 'update_contact', fields: { name: 'x', phone: '{{reply.text}}' }, next: 'a' },
+      'fields.phone',
+      /cannot be set/,
+    ],
+    [
       'session message button unknown field',
       { type: 'send_session_message', text: 'x', buttons: [{ text: 'a', url: 'u' }], next: 'a' },
       'buttons[0].url',
@@ -695,5 +707,29 @@ describe('templateNamesUsed', () => {
       { id: 'd', type: 'send_template', templateName: 'b', next: 'a' },
     ]) as WorkflowDefinition;
     expect(templateNamesUsed(def)).toEqual(['b', 'a']);
+  });
+});
+
+describe("validateDefinition at a run's start: only the rules published versions were checked by", () => {
+  const def = (node: Record<string, unknown>) => ({
+    trigger: { type: 'webhook' },
+    startNodeId: 'n',
+    nodes: [
+      { id: 'n', ...node, next: 'end' },
+      { id: 'end', type: 'end' },
+    ],
+  });
+  it.each([
+    [
+      'a literal button title over 20 characters',
+      { type: 'send_session_message', text: 'x', buttons: [{ text: 'Yes, please book it now' }] },
+    ],
+    ["update_contact setting the contact's phone", { type: 'update_contact', fields: { phone: '{{reply.text}}' } }],
+  ])('%s: refused when publishing, accepted when a run of a live version starts', (_name, node) => {
+    expect(validateDefinition(def(node)).ok).toBe(false);
+    expect(validateDefinition(def(node), { atRunStart: true }).ok).toBe(true);
+  });
+  it('a structural error still stops a run', () => {
+    expect(validateDefinition(def({ type: 'delay', duration: '1w' }), { atRunStart: true }).ok).toBe(false);
   });
 });

@@ -42,6 +42,8 @@ const NODE_FIELDS: Record<string, string[]> = {
 
 const MAX_QUICK_REPLY_BUTTONS = 3;
 const MAX_BUTTON_TITLE = 20;
+/** `contact.id` and `contact.phone` bind a run to its contact (sends, replies, update_contact). */
+export const CONTACT_BINDING_KEYS = ['id', 'phone'];
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Keys JavaScript (and JSON.parse) move to the front of an object: they would break key order. */
 const INTEGER_KEY = /^(0|[1-9][0-9]*)$/;
@@ -58,6 +60,13 @@ function isNonEmptyString(value: unknown): value is string {
 
 class Collector {
   readonly errors: ValidationError[] = [];
+
+  /**
+   * False when a run starts (`start()` validates its version again, and a Temporal run on every replay): rules added
+   * after versions were published are checked only when publishing (`if (c.publishing)`), so a version already live
+   * keeps running as it did (a new rule there would fail its new runs, and stop a replaying run as non-deterministic).
+   */
+  constructor(readonly publishing: boolean) {}
 
   add(nodeId: string | undefined, field: string, message: string): void {
     this.errors.push(nodeId === undefined ? { field, message } : { nodeId, field, message });
@@ -201,7 +210,12 @@ function validateNodeFields(node: Obj, id: string, c: Collector): void {
             c.template(id, `buttons[${i}].text`, b.text, { required: true, nonEmpty: true });
             c.template(id, `buttons[${i}].payload`, b.payload, { nonEmpty: true });
             // WhatsApp's limit for a button's title, known now when the text is written out (no {{…}})
-            if (typeof b.text === 'string' && !b.text.includes('{{') && b.text.length > MAX_BUTTON_TITLE)
+            if (
+              c.publishing &&
+              typeof b.text === 'string' &&
+              !b.text.includes('{{') &&
+              b.text.length > MAX_BUTTON_TITLE
+            )
               c.add(id, `buttons[${i}].text`, `must be at most ${MAX_BUTTON_TITLE} characters (WhatsApp's limit)`);
             for (const key of Object.keys(b)) {
               if (key !== 'text' && key !== 'payload') c.add(id, `buttons[${i}].${key}`, 'unknown field');
@@ -341,6 +355,11 @@ function validateNodeFields(node: Obj, id: string, c: Collector): void {
         c.add(id, 'fields', 'must be a non-empty object of template strings (name, email, custom fields)');
       } else {
         c.templateMap(id, 'fields', node.fields);
+        // the run's own contact binding, not fields of the contact: a step cannot move the run to another contact
+        if (c.publishing)
+          for (const key of CONTACT_BINDING_KEYS)
+            if (key in node.fields)
+              c.add(id, `fields.${key}`, `cannot be set: the run's contact is not changed by a step`);
       }
       break;
     case 'end':
@@ -399,8 +418,8 @@ function findBusyCycles(nodes: WorkflowNode[]): string[][] {
   return cycles;
 }
 
-export function validateDefinition(def: unknown): ValidationResult {
-  const c = new Collector();
+export function validateDefinition(def: unknown, options: { atRunStart?: boolean } = {}): ValidationResult {
+  const c = new Collector(!options.atRunStart);
   if (!isObject(def)) {
     return {
       ok: false,

@@ -63,7 +63,9 @@ export class PlatformAutomationActivities implements AutomationActivities {
     );
     if (!updated)
       throw new Error(
-        phone ? `no contact with phone number ${phone} in this account` : 'the run has no contact to update',
+        phone
+          ? `no contact with ${phone.includes('.') ? 'WhatsApp user id' : 'phone number'} ${phone} in this account`
+          : 'the run has no contact to update',
       );
     return updated;
   }

@@ -97,16 +97,21 @@ export class TemporalAutomationDriver implements AutomationDriver {
     }
   }
 
+  /**
+   * False when the run's execution is gone. Any other failure (Temporal unreachable, a deadline) is thrown: the inbound
+   * webhook job retries and signals again (the workflow ignores a reply whose messageId it has taken), where returning
+   * false lost the customer's answer for good and the run took its timeout.
+   */
   async deliverReply(run: ReplyTarget, reply: InboundReply): Promise<boolean> {
     try {
       return await signalReply(await this.clients.getClient(), run.id, { reply });
     } catch (error) {
-      this.logger.error({
-        msg: 'could not signal the reply to the run on Temporal',
+      this.logger.warn({
+        msg: 'could not signal the reply to the run on Temporal; the inbound message is retried',
         runId: run.id,
         error: (error as Error).message,
       });
-      return false;
+      throw error;
     }
   }
 
