@@ -727,6 +727,31 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     resumed.close();
   });
 
+  it('a reply the platform refuses shows its failed tick live', async () => {
+    await sandbox.control.post('/_sandbox/config', { invalidTokens: ['revoked-inbox-token'] });
+    const own = await t.createAccount({ apiBaseUrl: sandbox.url, accessToken: 'revoked-inbox-token' });
+    const customer = h.customer();
+    await h.customerWrites(own, customer, 'hello?');
+    const contactId = await h.contactIdOf(own, customer);
+    const auth = await session({}, own.token);
+    const live = await openSse(`${t.url}/v1/embed/inbox/events`, { authorization: auth });
+    await live.subscribed();
+    const sent = await t.http.post(
+      `/v1/embed/inbox/conversations/${contactId}/messages`,
+      { text: 'answer' },
+      { headers: { authorization: auth } },
+    );
+    const tick = await live.waitFor((e) => e.event === 'message.status', 10_000);
+    expect(tick.data).toMatchObject({ contactId, contactNumber: customer, status: 'failed' });
+    const [row] = await t.db.query(`SELECT id, status FROM messages WHERE account_id = $1 AND direction = 'outbound'`, [
+      own.accountId,
+    ]);
+    expect(row.status).toBe('failed');
+    expect(tick.data.messageId).toBe(row.id);
+    if (sent.body.messageId) expect(sent.body.messageId).toBe(row.id);
+    live.close();
+  });
+
   it('cross-account: another account cannot see, send to or stream this account’s conversations', async () => {
     const customer = h.customer();
     await h.customerWrites(account, customer, 'private');

@@ -356,6 +356,38 @@ describe('Account webhooks', () => {
       });
     });
 
+    it('a send the platform refuses produces message.status failed with its error and no wamid, once', async () => {
+      await sandbox.control.post('/_sandbox/config', { invalidTokens: ['revoked-webhooks-token'] });
+      const a = await t.createAccount({ apiBaseUrl: sandbox.url, accessToken: 'revoked-webhooks-token' });
+      const r = await receiver();
+      const ep = await createEndpoint(a, { url: r.url, events: ['message.status'] });
+      const sent = await t.http.post(
+        `/v1/send-message/${a.messagingPhoneId}`,
+        { typOfmsg: 'normal_message', receipentPhone: '4915112345670', message: 'hi' },
+        { token: a.token },
+      );
+      const messageId = sent.body.messageId ?? sent.body.data?.messageId;
+      const [failed] = await r.waitFor((x) => x.body?.type === 'message.status', 1, 10_000);
+      expect(verify(ep.secret, failed).data).toEqual({
+        messageId: expect.any(String),
+        wamid: null,
+        messagingPhoneId: a.messagingPhoneId,
+        recipient: '4915112345670',
+        status: 'failed',
+        timestamp: expect.stringMatching(/Z$/),
+        error: { code: 190, title: expect.any(String), message: expect.any(String), details: expect.any(String) },
+      });
+      const [stored] = await t.db.query(`SELECT id, status, error_code FROM messages WHERE account_id = $1`, [
+        a.accountId,
+      ]);
+      expect(stored).toMatchObject({ id: failed.body.data.messageId, status: 'failed', error_code: 190 });
+      if (messageId) expect(messageId).toBe(stored.id);
+      const events = await t.db.query(`SELECT count(*)::int AS n FROM webhook_events WHERE account_id = $1`, [
+        a.accountId,
+      ]);
+      expect(events[0].n).toBe(1);
+    });
+
     it('statuses written while the account had no endpoint; then an endpoint gets the next message’s statuses; deleted by plain SQL, it gets none', async () => {
       // The worker keeps "has an endpoint" per account in memory (WebhookEndpointPresence), told of changes by NOTIFY.
       const a = await account();

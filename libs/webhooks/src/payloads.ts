@@ -36,7 +36,7 @@ export function messageStatusData(
   const error = event.status === 'failed' ? event.errors?.[0] : undefined;
   return {
     messageId: message.messageId,
-    wamid: event.wamid,
+    wamid: event.wamid || null, // null: the platform refused the send, no WhatsApp message exists
     messagingPhoneId: event.phoneNumberId,
     recipient: message.recipient,
     status: event.status,

@@ -9,13 +9,16 @@ import {
   CloudApiClient,
   CloudApiError,
   type SendMessageRequest,
+  type StatusEvent,
 } from '@switchboard/whatsapp';
+import { messageStatusData, recordWebhookEvent } from '@switchboard/webhooks';
 import { DelayedError, Job } from 'bullmq';
 import type Redis from 'ioredis';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { namedQuery } from '@switchboard/core/database';
 import { CallbacksService } from '../callbacks/callbacks.service';
+import { InboxEvents } from '../inbox/inbox-events';
 import { Pacer } from './pacer';
 import {
   SEND_BATCH_JOB,
@@ -174,6 +177,7 @@ export class SendExecutor {
     private readonly sends: SendQueueService,
     private readonly config: AppConfig,
     private readonly sweeps: PeriodicSweeps,
+    private readonly inboxEvents: InboxEvents,
   ) {
     this.pacer = new Pacer(redis, config.REDIS_PREFIX, config.SEND_PACING_MARGIN_MS);
     // half the margin for our own lateness, half for the network and the platform's
@@ -695,14 +699,50 @@ export class SendExecutor {
     refused = false,
   ): Promise<Delivery> {
     this.logger.debug({ msg: 'message failed', messageId, code, title });
-    const [[failed]] = (await this.db.query(
-      `UPDATE messages SET status = 'failed', error_code = $2, error_title = $3, error_message = $4, failed_at = COALESCE(failed_at, now()),
-              attempts = attempts + 1, updated_at = now()
-       WHERE id = $1 AND (status = 'queued' OR ($5 AND status IN ('paused', 'cancelled') AND wamid IS NULL))
-       RETURNING id, account_id, callback_url, callback_events, recipient, failed_at`,
-      [messageId, code || null, title, details, refused],
-    )) as [Array<Record<string, any>>, number];
+    // the status and its message.status account event in one transaction (the event exists exactly when the failure does)
+    const failed = await this.db.transaction(async (tx) => {
+      const [[row]] = (await tx.query(
+        `UPDATE messages m SET status = 'failed', error_code = $2, error_title = $3, error_message = $4, failed_at = COALESCE(m.failed_at, now()),
+                attempts = m.attempts + 1, updated_at = now()
+           FROM phone_numbers p
+         WHERE m.id = $1 AND p.id = m.phone_number_id
+           AND (m.status = 'queued' OR ($5 AND m.status IN ('paused', 'cancelled') AND m.wamid IS NULL))
+         RETURNING m.id, m.account_id, m.callback_url, m.callback_events, m.recipient, m.failed_at, m.wamid, m.contact_id,
+                   p.messaging_phone_id`,
+        [messageId, code || null, title, details, refused],
+      )) as [Array<Record<string, any>>, number];
+      if (row) {
+        const event: StatusEvent = {
+          kind: 'status',
+          phoneNumberId: row.messaging_phone_id,
+          wamid: row.wamid ?? '',
+          status: 'failed',
+          timestamp: new Date(row.failed_at).getTime() / 1000,
+          recipientId: row.recipient,
+          errors: [{ code, title, message: title, details }],
+        };
+        await recordWebhookEvent(tx, {
+          accountId: row.account_id,
+          type: 'message.status',
+          data: messageStatusData(event, { messageId: row.id, recipient: row.recipient }),
+        });
+      }
+      return row;
+    });
     if (failed) {
+      if (failed.contact_id !== null)
+        // the inbox's failed tick (best effort, like every live event)
+        await this.inboxEvents
+          .messageStatus(
+            String(failed.account_id),
+            {
+              contactId: String(failed.contact_id),
+              contactNumber: failed.recipient,
+              messagingPhoneId: failed.messaging_phone_id,
+            },
+            { messageId: failed.id, status: 'failed', at: new Date(failed.failed_at).toISOString() },
+          )
+          .catch(() => undefined);
       await this.callbacks.notify(
         {
           messageId: failed.id,
