@@ -375,6 +375,27 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
       for (const id of never) expect((await messageRow(id)).replied_at).toBeNull();
     });
 
+    it('a customer message Meta delivers late answers what they had seen when they wrote, not what was sent since', async () => {
+      const di = '4915120000004';
+      const before = await storedOutbound(`wamid.di-before-${account.accountId}`, di, 'read');
+      await t.db.query(`UPDATE messages SET created_at = now() - interval '20 minutes' WHERE id = $1`, [before]);
+      const since = await storedOutbound(`wamid.di-since-${account.accountId}`, di, 'delivered');
+      await t.db.query(`UPDATE messages SET created_at = now() - interval '5 minutes' WHERE id = $1`, [since]);
+      const written = Math.floor(Date.now() / 1000) - 600; // ten minutes ago: Meta held it (an incident, our API down)
+      const answer = await deliver(
+        payload('message-text', (v) => {
+          v.messages[0].id = `wamid.di-late-${account.accountId}`;
+          v.messages[0].from = di;
+          v.messages[0].timestamp = String(written);
+          delete v.messages[0].context;
+        }),
+      );
+      expect(answer.status).toBe(200);
+      await processed([answer.body.eventId]);
+      expect((await messageRow(since)).replied_at).toBeNull();
+      expect(new Date((await messageRow(before)).replied_at).getTime()).toBe(written * 1000);
+    });
+
     it('a duplicate status delivery changes nothing; delivered after read leaves read; failed is final', async () => {
       const wamid = `wamid.mono-${account.accountId}`;
       const id = await storedOutbound(wamid);

@@ -434,19 +434,22 @@ interface InboundItem {
 /**
  * The outbound message an inbound one answers (id, replied_at), given as SQL expressions: the one it quotes, else the
  * latest to that customer on that number created before the inbound reached our receiver (`receivedAt` NULL: any)
- * that the customer can have seen: accepted by the platform (a wamid) and not failed (a queued, paused or cancelled
- * campaign message, or one the platform refused, answers nothing). INSERT_INBOUND marks it; STORED_INBOUND finds it
- * again for a retry, so both must choose alike.
+ * and before the customer wrote it (`writtenAt`, the platform's timestamp, in whole seconds: 2 s of tolerance for
+ * the clocks; a message Meta delivers to us late must not answer what we sent since) that the customer can have
+ * seen: accepted by the platform (a wamid) and not failed (a queued, paused or cancelled campaign message, or one the
+ * platform refused, answers nothing). INSERT_INBOUND marks it; STORED_INBOUND finds it again for a retry, so both
+ * must choose alike.
  */
 const answeredMessageSql = (
-  inbound: { phoneNumberId: string; sender: string; contextWamid: string; receivedAt: string },
+  inbound: { phoneNumberId: string; sender: string; contextWamid: string; receivedAt: string; writtenAt: string },
   // STORED_INBOUND: the one this inbound marked (a wamid or status that changed since must not change the choice)
   seen = `o.wamid IS NOT NULL AND o.status <> 'failed'`,
 ) => `
   SELECT o.id, o.replied_at FROM messages o
    WHERE o.phone_number_id = ${inbound.phoneNumberId} AND o.recipient = ${inbound.sender} AND o.direction = 'outbound'
      AND (o.wamid = ${inbound.contextWamid}
-          OR ((${inbound.receivedAt} IS NULL OR o.created_at < ${inbound.receivedAt}) AND ${seen}))
+          OR ((${inbound.receivedAt} IS NULL OR o.created_at < ${inbound.receivedAt})
+              AND o.created_at < to_timestamp(${inbound.writtenAt}) + interval '2 seconds' AND ${seen}))
    ORDER BY (o.wamid = ${inbound.contextWamid}) DESC NULLS LAST, o.created_at DESC LIMIT 1`;
 
 // A stored inbound message, its contact, and the outbound message it marked replied: the one it answers (its
@@ -459,6 +462,7 @@ const STORED_INBOUND = `
              sender: 'm.recipient',
              contextWamid: 'm.context_wamid',
              receivedAt: 'm.created_at',
+             writtenAt: '$2::float8',
            },
            'o.replied_at = to_timestamp($2::float8)',
          )}) t
@@ -496,6 +500,7 @@ const INSERT_INBOUND = `
         sender: 's.sender',
         contextWamid: 's.context_wamid',
         receivedAt: 's.received_at',
+        writtenAt: 's.ts',
       })}) t
      WHERE NOT s.informational
      ORDER BY t.id, s.n),
