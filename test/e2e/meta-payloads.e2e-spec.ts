@@ -121,11 +121,13 @@ describe('Real WhatsApp payloads (test/fixtures/meta)', () => {
     );
   }
 
-  async function outbound(recipient: string, wamid: string) {
+  /** Our message to the customer, sent a minute before `before` (the collected message's own time) when given. */
+  async function outbound(recipient: string, wamid: string, before?: string) {
     const [row] = await t.db.query(
-      `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, wamid, callback_url, callback_events)
-       VALUES ($1, $2, 'outbound', $3, 'text', 'accepted', $4, $5, '{replied,sent,delivered,read,failed}') RETURNING id`,
-      [account.accountId, phoneRowId, recipient, wamid, receiver.url],
+      `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, wamid, callback_url, callback_events, created_at)
+       VALUES ($1, $2, 'outbound', $3, 'text', 'accepted', $4, $5, '{replied,sent,delivered,read,failed}',
+               COALESCE(to_timestamp($6::float8) - interval '1 minute', now())) RETURNING id`,
+      [account.accountId, phoneRowId, recipient, wamid, receiver.url, before ?? null],
     );
     return String(row.id);
   }
@@ -156,7 +158,7 @@ describe('Real WhatsApp payloads (test/fixtures/meta)', () => {
 
     const ourMessage =
       message && ex.stored
-        ? await outbound(customer, `wamid.OUT-${name}`)
+        ? await outbound(customer, `wamid.OUT-${name}`, message.timestamp)
         : status
           ? await outbound(customer, status.id)
           : null;
@@ -247,7 +249,11 @@ describe('Real WhatsApp payloads (test/fixtures/meta)', () => {
       .join(customer)
       .split('wamid.HBgLMTY1')
       .join('wamid.AGAIN');
-    const ours = await outbound(customer, 'wamid.OUT-again');
+    const ours = await outbound(
+      customer,
+      'wamid.OUT-again',
+      JSON.parse(body).entry[0].changes[0].value.messages[0].timestamp,
+    );
     await processed(await deliver(body));
     await processed(await deliver(body));
     const wamid = JSON.parse(body).entry[0].changes[0].value.messages[0].id;
