@@ -48,6 +48,29 @@ describe('Inbound workflow webhook backpressure (AUTOMATION_MAX_BACKLOG_MS)', ()
     return { wf, first };
   };
 
+  it('a run pending for over 10 minutes is stuck, not backlog: it does not hold or refuse anybody', async () => {
+    const wf = await createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'done',
+      nodes: [{ id: 'done', type: 'end' }],
+    });
+    const stuck = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: 'stuck' });
+    expect(stuck.status).toBe(200);
+    // e.g. its Temporal execution was terminated before its first step: only the recovery sweep touches it now
+    await t.db.query(`UPDATE workflow_runs SET updated_at = now() - interval '11 minutes' WHERE id = $1`, [
+      stuck.body.runId,
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 600)); // the last reading of the backlog is out of date
+    try {
+      const postedAt = Date.now();
+      const next = await t.http.post(`/webhook/workflow/${wf.identifier}`, { order: 'next' });
+      expect(next.status).toBe(200);
+      expect(Date.now() - postedAt).toBeLessThan(500); // not held
+    } finally {
+      await t.db.query(`UPDATE workflow_runs SET status = 'completed' WHERE workflow_id = $1`, [wf.id]);
+    }
+  });
+
   it('a request that finds the backlog over the limit is held while it drains, then accepted', async () => {
     const { wf, first } = await overTheLimit();
     // a worker would start it during the hold; here it is marked started directly

@@ -7,6 +7,12 @@ import { DataSource } from 'typeorm';
 const READ_EVERY_MS = 500;
 /** How long a request that finds the backlog over the limit is held for it to come back under (at most the limit). */
 const BACKLOG_HOLD_MS = 1000;
+/**
+ * A run pending longer than this is stuck, not backlog (its start keeps failing, e.g. a Temporal execution terminated
+ * before its first step: the recovery sweep retries it and logs why). Counted, one such row made every account's
+ * webhook answer 429 for good. A real backlog is throttled long before it: its runs pending over the limit count.
+ */
+const STUCK_PENDING_MS = 10 * 60_000;
 
 export interface BacklogVerdict {
   /** how long the oldest run accepted but not started yet has waited (0: none) */
@@ -50,23 +56,25 @@ export class RunBacklog {
     const limit = this.config.AUTOMATION_MAX_BACKLOG_MS;
     if (limit <= 0) return { oldestPendingMs: 0 };
     const readEveryMs = Math.min(READ_EVERY_MS, limit / 4);
-    let oldestPendingMs = await this.oldestPendingMs(readEveryMs);
+    const stuckMs = Math.max(STUCK_PENDING_MS, 4 * limit);
+    let oldestPendingMs = await this.oldestPendingMs(readEveryMs, stuckMs);
     const holdUntil = Date.now() + Math.min(BACKLOG_HOLD_MS, limit);
     while (oldestPendingMs > limit && Date.now() < holdUntil) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(readEveryMs, holdUntil - Date.now())));
-      oldestPendingMs = await this.oldestPendingMs(readEveryMs);
+      oldestPendingMs = await this.oldestPendingMs(readEveryMs, stuckMs);
     }
     if (oldestPendingMs <= limit) return { oldestPendingMs };
     return { oldestPendingMs, retryAfterSeconds: Math.max(1, Math.min(30, Math.ceil(limit / 6000))) };
   }
 
-  private oldestPendingMs(maxAgeMs: number): Promise<number> {
+  private oldestPendingMs(maxAgeMs: number, stuckMs: number): Promise<number> {
     if (!this.reading || Date.now() - this.readAt >= maxAgeMs) {
       this.readAt = Date.now();
       this.reading = this.db
         .query(
           `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(updated_at)) * 1000, 0)::float8 AS ms
-             FROM workflow_runs WHERE status = 'pending'`,
+             FROM workflow_runs WHERE status = 'pending' AND updated_at > now() - make_interval(secs => $1 / 1000.0)`,
+          [stuckMs],
         )
         .then(([row]: Array<{ ms: number }>) => Number(row.ms))
         .catch((error) => {
