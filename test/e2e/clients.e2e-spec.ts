@@ -266,6 +266,29 @@ describe('Client lifecycle through the API (/v1/clients)', () => {
     }
   });
 
+  it('a client granted /account alone cannot rotate or delete a client holding grants it lacks (no taking over the full client)', async () => {
+    const a = await t.createAccount(); // its client holds every grant
+    const partner = await createClient(t.db, a.accountId, ['/account']);
+    const peer = await createClient(t.db, a.accountId, ['/account']);
+    const token = (await authenticate(partner.clientId, partner.clientSecret)).body.token;
+    for (const [res, action] of [
+      [await t.http.post(`/v1/clients/${a.clientId}/rotate-secret`, undefined, { token }), 'rotate the secret of'],
+      [await t.http.delete(`/v1/clients/${a.clientId}`, { token }), 'delete'],
+    ] as const) {
+      expect(res.status).toBe(403);
+      expect(res.body.message).toBe(
+        `This client cannot ${action} ${a.clientId}: it holds grants this client lacks (${res.body.missing_grants.join(', ')})`,
+      );
+      expect(res.body.missing_grants).toEqual(expect.arrayContaining(['/send-message', '/contacts', '/workflows']));
+      expect(res.body.missing_grants).not.toContain('/account');
+    }
+    // the full client is untouched: its token still works
+    expect((await t.http.get('/v2/contacts', { token: a.token })).status).toBe(200);
+    // a client with no more grants than the caller's: allowed
+    expect((await t.http.post(`/v1/clients/${peer.clientId}/rotate-secret`, undefined, { token })).status).toBe(200);
+    expect((await t.http.delete(`/v1/clients/${peer.clientId}`, { token })).status).toBe(200);
+  });
+
   it('is documented in the OpenAPI document', async () => {
     const doc = (await t.http.get('/docs-json')).body;
     expect(Object.keys(doc.paths)).toEqual(

@@ -1,10 +1,21 @@
-import { ConflictException, Controller, Delete, Get, HttpCode, NotFoundException, Param, Post } from '@nestjs/common';
+import {
+  ConflictException,
+  Controller,
+  Delete,
+  ForbiddenException,
+  Get,
+  HttpCode,
+  NotFoundException,
+  Param,
+  Post,
+} from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { deleteClient, listClients, rotateClientSecret } from './client-lifecycle';
 import { ClientStateCache } from './client-state-cache';
-import { AccountId } from './current-client.decorator';
+import { AccountId, CurrentClient } from './current-client.decorator';
 import { RequireGrant } from './grants';
+import type { AuthenticatedClient } from './token-claims';
 
 const CLIENT_NOT_FOUND = 'Client not found';
 
@@ -62,8 +73,9 @@ export class ClientsController {
     summary: 'New Client Secret (shown once); the old secret and every token issued with it are refused at once',
   })
   @ApiOkResponse({ type: RotatedSecret })
-  async rotate(@AccountId() accountId: string, @Param('clientId') clientId: string) {
-    const rotated = await rotateClientSecret(this.db, clientId, accountId);
+  async rotate(@CurrentClient() caller: AuthenticatedClient, @Param('clientId') clientId: string) {
+    await this.mayManage(caller, clientId, 'rotate the secret of');
+    const rotated = await rotateClientSecret(this.db, clientId, caller.accountId);
     if (!rotated) throw new NotFoundException({ message: CLIENT_NOT_FOUND });
     this.clientStates.forget(clientId); // PostgreSQL notifies every process; this one need not wait for it
     return { success: true, data: rotated };
@@ -75,7 +87,9 @@ export class ClientsController {
     summary:
       'Delete a Client ID; its secret and tokens are refused at once. The last client of an account cannot be deleted here',
   })
-  async remove(@AccountId() accountId: string, @Param('clientId') clientId: string) {
+  async remove(@CurrentClient() caller: AuthenticatedClient, @Param('clientId') clientId: string) {
+    const accountId = caller.accountId;
+    await this.mayManage(caller, clientId, 'delete');
     const result = await this.db.transaction(async (tx) => {
       // Lock the account's clients so two deletions cannot remove the last two at once.
       const clients: { client_id: string }[] = await tx.query(
@@ -94,5 +108,23 @@ export class ClientsController {
     });
     this.clientStates.forget(clientId);
     return result;
+  }
+
+  /**
+   * A client manages only clients whose grants it holds itself: rotating a client's secret hands over what that client
+   * may do, so a client granted `/account` alone would take over the account's full client (SPEC §5.8: grants are
+   * given by the provider's support, not through the API). Another account's client: the 404 that follows.
+   */
+  private async mayManage(caller: AuthenticatedClient, clientId: string, action: string): Promise<void> {
+    const [target]: Array<{ grants: string[] }> = await this.db.query(
+      'SELECT grants FROM api_clients WHERE client_id = $1 AND account_id = $2',
+      [clientId, caller.accountId],
+    );
+    const missing = (target?.grants ?? []).filter((g) => !caller.grants.includes(g));
+    if (missing.length)
+      throw new ForbiddenException({
+        message: `This client cannot ${action} ${clientId}: it holds grants this client lacks (${missing.join(', ')})`,
+        missing_grants: missing,
+      });
   }
 }
