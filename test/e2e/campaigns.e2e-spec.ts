@@ -820,6 +820,41 @@ describe('Campaigns', () => {
       expect(await progressOf(id)).toEqual(await recount(id));
     }, 90_000);
 
+    it('the platform refusing every send mid-campaign (a revoked token) pauses it with the reason, nothing failed; once fixed, a resume sends the rest once', async () => {
+      await sandbox.control.post('/_sandbox/config', { invalidTokens: [] });
+      account = await t.createAccount({ apiBaseUrl: sandbox.url, accessToken: 'campaign-token-to-revoke' });
+      const tpl = await greeting();
+      const { groupId, numbers } = await seedGroup(200);
+      await t.db.query(`UPDATE phone_numbers SET messages_per_second = 20 WHERE account_id = $1`, [account.accountId]);
+      const id = (
+        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
+      ).body.data.campaign_id;
+      expect((await act(id, 'start')).status).toBe(200);
+      await eventually(async () => (await progressOf(id)).sent >= 10, 10_000, 'some sent');
+      await sandbox.control.post('/_sandbox/config', { invalidTokens: ['campaign-token-to-revoke'] });
+      const paused = await eventually(
+        async () => {
+          const c = (await getCampaign(id)).body.data;
+          return c.status === 'paused' ? c : null;
+        },
+        20_000,
+        'the campaign pauses itself',
+      );
+      expect(paused.paused_reason).toMatch(
+        /^The platform refuses this number's sends \(190: .+\); resume once it is fixed$/,
+      );
+      const held = await settledProgress(id);
+      expect(held.failed).toBe(0); // before, each queued message took its slot, met 190 and failed: the whole audience
+      expect(held.sent).toBeLessThan(200);
+
+      await sandbox.control.post('/_sandbox/config', { invalidTokens: [] });
+      expect((await act(id, 'resume')).status).toBe(200);
+      await eventually(async () => (await getCampaign(id)).body.data.status === 'completed', 40_000, 'completed');
+      const done = await settledProgress(id);
+      expect(done).toMatchObject({ recipients: 200, sent: 200, failed: 0 });
+      for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
+    }, 120_000);
+
     it('a template the platform pauses mid-campaign pauses the campaign with the reason; resume is refused until it is approved again, then the rest go out once', async () => {
       const tpl = await greeting();
       const { groupId, numbers } = await seedGroup(400);

@@ -307,8 +307,9 @@ describe('Template messages (POST /send-message/{messagingPhoneId})', () => {
       () => sandbox.control.post('/_sandbox/config', { webhookUrl }),
     );
     expect(res.status).toBe(207);
-    expect(res.body.results[0]).toMatchObject({ success: false, contact: to, status: 'failed', code: 132001 });
-    expect(res.body.results[0].message).toMatch(/does not exist/);
+    // Meta's code for a paused template (132001 is for one that does not exist)
+    expect(res.body.results[0]).toMatchObject({ success: false, contact: to, status: 'failed', code: 132015 });
+    expect(res.body.results[0].message).toMatch(/paused/);
   });
 
   it('400 for a structurally bad body (field named with its index), a bulk above the maximum, and an empty array', async () => {

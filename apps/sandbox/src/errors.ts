@@ -62,6 +62,8 @@ export const ERRORS: Record<number, ErrorSpec> = {
   132000: { status: 400, title: 'Number of parameters does not match the expected number of params' },
   132001: { status: 404, title: 'Template name does not exist in the translation' },
   132012: { status: 400, title: 'Parameter format does not match format in the created template' },
+  132015: { status: 400, title: 'Template is Paused' },
+  132016: { status: 400, title: 'Template is Disabled' },
   132018: { status: 400, title: 'There was an issue with the parameters in your template.' },
   139001: { status: 400, title: "Flow can't be updated" },
   139002: { status: 400, title: 'Publishing Flow in invalid state' },

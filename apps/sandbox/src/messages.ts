@@ -264,6 +264,9 @@ function checkTemplate(state: SandboxState, phoneNumberId: string, t: Json): Tem
     if (configuredWaba && tpl.wabaId !== configuredWaba) continue;
     if (!found || (found.status !== 'APPROVED' && tpl.status === 'APPROVED')) found = tpl;
   }
+  // Meta's own codes for a template it paused (its quality) or disabled: the send is refused, the template exists
+  if (found?.status === 'PAUSED') throw cloudError(132015, `template ${name} is paused due to low quality`);
+  if (found?.status === 'DISABLED') throw cloudError(132016, `template ${name} is disabled`);
   if (!found || found.status !== 'APPROVED') {
     const why = found ? ` (template status is ${found.status})` : '';
     throw cloudError(132001, `template name (${name}) does not exist in ${language}${why}`);

@@ -1,11 +1,12 @@
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
 import { AppConfig, inJobContext, PeriodicSweeps, QUEUES } from '@switchboard/core';
 import {
   buildTemplateComponents,
+  CampaignHolds,
   OutboundMessage,
   QueuedMessageRef,
   SendQueueService,
@@ -105,7 +106,7 @@ export type BatchOutcome =
  * and Redis never holds the whole campaign; batches are at most FANOUT_BATCH and never overfill the backlog.
  */
 @Injectable()
-export class CampaignFanoutService {
+export class CampaignFanoutService implements OnModuleInit {
   private readonly logger = new Logger(CampaignFanoutService.name);
   private sweeping = false;
   private readonly templates = new Map<string, { at: number; template: TemplateForSend | string }>();
@@ -121,7 +122,13 @@ export class CampaignFanoutService {
     private readonly config: AppConfig,
     private readonly sweeps: PeriodicSweeps,
     private readonly campaigns: CampaignsService,
+    private readonly holds: CampaignHolds,
   ) {}
+
+  onModuleInit() {
+    // the send worker pauses a campaign the platform stopped sending for (a revoked token, the template paused)
+    this.holds.handleWith((campaignId, reason) => this.pauseFor(campaignId, reason));
+  }
 
   /** A scheduled start (delayed job or sweep): CampaignsService decides under the campaign's row lock. */
   startScheduled(campaignId: string) {
@@ -174,9 +181,11 @@ export class CampaignFanoutService {
 
   /**
    * running → paused by the campaign itself, with the reason: its template stopped being APPROVED (Meta pauses a
-   * template for its quality, and may reinstate it). Its queued messages are held as by a pause, and a resume checks
-   * the template again. Failing the recipients instead would burn the whole audience in seconds. False when the
-   * campaign is not running (an API trigger of a completed campaign: its recipients fail with the reason).
+   * template for its quality, and may reinstate it), or the platform refused a send for a cause every send meets (the
+   * send worker, through CampaignHolds: a revoked token, the account locked). Its queued messages are held as by a
+   * pause, and a resume checks the template again. Failing the recipients instead would burn the whole audience in
+   * seconds. False when the campaign is not running (an API trigger of a completed campaign: its recipients fail
+   * with the reason).
    */
   private async pauseFor(campaignId: string, reason: string): Promise<boolean> {
     const paused = await this.db.transaction(async (tx) => {

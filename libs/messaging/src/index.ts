@@ -7,6 +7,7 @@ export * from './platform-webhooks/platform-webhook.processor';
 export * from './platform-webhooks/platform-webhooks.service';
 export * from './callbacks/callbacks.service';
 export * from './sending/pacer';
+export * from './sending/campaign-holds';
 export * from './sending/send-queue.service';
 export * from './sending/template-payload';
 export * from './sending/messages.service';

@@ -22,6 +22,7 @@ import { MessagesController } from './sending/messages.controller';
 import { MessagesService } from './sending/messages.service';
 import { SendActivitiesService } from './sending/send-activities.service';
 import { BulkSendProcessor, SendExecutor, SendProcessor } from './sending/send.processor';
+import { CampaignHolds } from './sending/campaign-holds';
 import { SendQueueService } from './sending/send-queue.service';
 
 const services = [
@@ -34,6 +35,7 @@ const services = [
   InboundMessages,
   InboxConversations,
   InboxEvents,
+  CampaignHolds,
   WebhookEndpointPresence, // libs/webhooks: whether a status write needs the outbox
 ];
 const entities = TypeOrmModule.forFeature([Message, PlatformWebhookEvent]);

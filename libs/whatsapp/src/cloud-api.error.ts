@@ -27,6 +27,9 @@ export const CloudApiErrorCode = {
   /** template (name, language) missing or not approved */
   TemplateMissing: 132001,
   ParameterFormatMismatch: 132012,
+  /** the template is paused (its quality) or disabled: every send of it is refused until Meta reinstates it */
+  TemplatePaused: 132015,
+  TemplateDisabled: 132016,
   ServerUnavailable: 133004,
   FlowCantBeUpdated: 139001,
   FlowPublishInvalidState: 139002,
@@ -233,6 +236,18 @@ export function answerLost(err: unknown): boolean {
 /** The platform's answer was lost or was a server error: the request may still have been carried out. */
 export function mayHaveBeenDone(err: unknown): boolean {
   return answerLost(err) || (err instanceof CloudApiError && err.kind === 'api' && err.httpStatus >= 500);
+}
+
+/**
+ * Refusals that every send of the number (or of its template) will meet until someone fixes the cause: the access
+ * token (190), permissions (10, 200), the account locked (131031), its payment (131042), a policy block (368), the
+ * number not registered (133010), the template paused or disabled (132015, 132016). Sending on refuses each message
+ * of a campaign in turn: its whole audience would fail within minutes.
+ */
+const STOPS_EVERY_SEND = new Set<number>([10, 190, 200, 368, 131031, 131042, 132015, 132016, 133010]);
+
+export function stopsEverySend(err: unknown): boolean {
+  return err instanceof CloudApiError && err.kind === 'api' && STOPS_EVERY_SEND.has(err.code);
 }
 
 export function isRetryableCloudApiError(err: unknown): boolean {

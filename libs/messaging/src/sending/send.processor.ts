@@ -10,6 +10,7 @@ import {
   CloudApiError,
   type SendMessageRequest,
   type StatusEvent,
+  stopsEverySend,
 } from '@switchboard/whatsapp';
 import { messageStatusData, recordWebhookEvent } from '@switchboard/webhooks';
 import { DelayedError, Job } from 'bullmq';
@@ -19,6 +20,7 @@ import { DataSource } from 'typeorm';
 import { namedQuery } from '@switchboard/core/database';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { InboxEvents } from '../inbox/inbox-events';
+import { CampaignHolds } from './campaign-holds';
 import { Pacer } from './pacer';
 import {
   SEND_BATCH_JOB,
@@ -92,7 +94,10 @@ interface NumberInfo {
 }
 
 export type SendResult =
-  { outcome: 'accepted'; wamid: string } | { outcome: 'failed'; code: number } | { outcome: 'skipped'; status: string };
+  | { outcome: 'accepted'; wamid: string }
+  | { outcome: 'failed'; code: number }
+  | { outcome: 'skipped'; status: string }
+  | { outcome: 'held' };
 export interface BatchResult {
   accepted: number;
   failed: number;
@@ -120,7 +125,8 @@ type Delivery =
   | { outcome: 'failed'; code: number }
   | { outcome: 'retry'; error: unknown; retryAfterMs?: number; timeout: boolean }
   | { outcome: 'unrecorded'; wamid: string; error: unknown }
-  | { outcome: 'undecided'; failure: SendFailure };
+  | { outcome: 'undecided'; failure: SendFailure }
+  | { outcome: 'held' }; // a campaign message the platform refused for a cause every send meets: its campaign paused
 
 /** Still to be sent: queued (not paused, cancelled or failed) and without a platform id. */
 const isUnsent = (row: Pick<SendRow, 'status' | 'wamid'>) => row.status === 'queued' && !row.wamid;
@@ -178,6 +184,7 @@ export class SendExecutor {
     private readonly config: AppConfig,
     private readonly sweeps: PeriodicSweeps,
     private readonly inboxEvents: InboxEvents,
+    private readonly campaignHolds: CampaignHolds,
   ) {
     this.pacer = new Pacer(redis, config.REDIS_PREFIX, config.SEND_PACING_MARGIN_MS);
     // half the margin for our own lateness, half for the network and the platform's
@@ -627,6 +634,7 @@ export class SendExecutor {
         await this.countAttempt(row, true);
         return { outcome: 'undecided', failure: failureOf(error) };
       }
+      if (stopsEverySend(error) && (await this.holdCampaignOf(row, failureOf(error)))) return { outcome: 'held' };
       return this.markFailed(row.id, failureOf(error), !retryable);
     }
     try {
@@ -655,6 +663,35 @@ export class SendExecutor {
         WHERE m.id = answer.id`,
       [items.map((i) => i.messageId), items.map((i) => i.wamid)],
     );
+  }
+
+  /**
+   * A campaign message refused for a cause every send meets (see stopsEverySend): its campaign is paused with the
+   * platform's reason, and this message with the rest of the unsent ones waits for the resume (a definite refusal:
+   * not in doubt, sent again after the resume). True when the message is held so; false for any other message (an API
+   * or automation send fails: its caller hears of it), or when its campaign no longer runs (an API trigger of a
+   * completed campaign).
+   */
+  private async holdCampaignOf(row: SendRow, failure: SendFailure): Promise<boolean> {
+    await this.countAttempt(row, false);
+    const [message]: Array<{ campaign_id: string | null }> = await this.db.query(
+      `SELECT campaign_id FROM messages WHERE id = $1`,
+      [row.id],
+    );
+    if (!message?.campaign_id) return false;
+    const template = (row.payload.template as { name?: string } | undefined)?.name;
+    const templateStatus = { 132015: 'PAUSED', 132016: 'DISABLED' }[failure.code];
+    // a paused template reads as when the fan-out finds it so (whichever sees it first pauses the campaign)
+    const reason =
+      template && templateStatus
+        ? `Template ${template}: Template is not approved (status ${templateStatus})`
+        : `The platform refuses this number's sends (${failure.code}: ${failure.details || failure.title}); resume once it is fixed`;
+    await this.campaignHolds.hold(String(message.campaign_id), reason);
+    // paused by this hold, or by another refused message's a moment ago (the campaign no longer runs then)
+    const [now]: Array<{ status: string }> = await this.db.query(`SELECT status FROM messages WHERE id = $1`, [row.id]);
+    if (now?.status !== 'paused') return false;
+    this.logger.warn({ msg: 'campaign message held: the platform refuses every send', messageId: row.id, reason });
+    return true;
   }
 
   /** An attempt without an answer to record; the claim stays when the platform may have the message (in doubt). */
