@@ -248,4 +248,51 @@ describe('Console: contact import and campaigns in the browser', () => {
       }),
     120_000, // the wait for 993 sent alone may take 60 s on a loaded machine
   );
+
+  it('"send now" whose start is refused once: trying again starts the campaign created, not a second one', () =>
+    explained('start-retry', async () => {
+      let refused = 0;
+      await page.route('**/v2/campaigns/*/start', (route) =>
+        refused++ === 0
+          ? route.fulfill({
+              status: 429,
+              contentType: 'application/json',
+              body: JSON.stringify({ statusCode: 429, message: 'Rate limit exceeded' }),
+            })
+          : route.continue(),
+      );
+      try {
+        await page.click('nav >> text=Campaigns');
+        await page.click('[data-testid=new-campaign]');
+        await page.fill('input[name=campaign-name]', 'Retry sale');
+        await page.click('[data-testid=wizard-next]');
+        await page.selectOption('select[name=template]', template);
+        await page.click('[data-testid=wizard-next]');
+        await page.fill('input[name=fallback-name]', 'there');
+        await page.locator('input[name=value-code]').pressSequentially('AGAIN');
+        await page.click('[data-testid=wizard-next]');
+        await page.check('[data-group="Spring list"] input');
+        await page.click('[data-testid=wizard-next]');
+        await page.click('[data-testid=wizard-next]'); // send now
+        await page.click('[data-testid=create-campaign]');
+        await page
+          .locator('p.error')
+          .filter({ hasText: 'was created as a draft but did not start: Rate limit exceeded' })
+          .waitFor();
+        await page.click('[data-testid=create-campaign]');
+        await page
+          .locator('[data-testid=live-view][data-status=running], [data-testid=live-view][data-status=completed]')
+          .first()
+          .waitFor();
+      } finally {
+        await page.unroute('**/v2/campaigns/*/start');
+      }
+      const campaigns = await t.db.query(
+        `SELECT id, status FROM campaigns WHERE account_id = $1 AND name = 'Retry sale'`,
+        [account.accountId],
+      );
+      expect(campaigns).toHaveLength(1);
+      expect(campaigns[0].status).not.toBe('draft');
+      expect(refused).toBe(2);
+    }));
 });

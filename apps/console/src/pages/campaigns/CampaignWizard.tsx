@@ -75,6 +75,7 @@ export function CampaignWizard({ me }: { me: Me }) {
   const [at, setAt] = useState(() => localInput(new Date(Date.now() + 3600_000)));
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<number | null>(null);
 
   useEffect(() => {
     templatesApi.approved().then(setTemplates, (e) => setError((e as Error).message));
@@ -153,20 +154,28 @@ export function CampaignWizard({ me }: { me: Me }) {
     for (let s = 0; s < 5; s++) if (Object.keys(problems(s)).length) return (setStep(s), setTried(true));
     setCreating(true);
     setError(null);
+    // created already, its start refused (a 429, a group deleted meanwhile): trying again only starts it
+    let id = created;
     try {
-      const c = await campaignsApi.create({
-        name: name.trim(),
-        messagingPhoneId: number,
-        templateName,
-        variables: campaignVariables(template!.variables, mappings),
-        group_ids: groupIds,
-        ...(mediaHeader ? { mediaUrl } : {}),
-        ...(scheduledAt ? { scheduledAt: scheduledAt.toISOString() } : {}),
-      });
-      if (!scheduledAt) await campaignsApi.act(c.campaign_id, 'start');
-      navigate(`/campaigns/${c.campaign_id}`);
+      if (id === null) {
+        id = (
+          await campaignsApi.create({
+            name: name.trim(),
+            messagingPhoneId: number,
+            templateName,
+            variables: campaignVariables(template!.variables, mappings),
+            group_ids: groupIds,
+            ...(mediaHeader ? { mediaUrl } : {}),
+            ...(scheduledAt ? { scheduledAt: scheduledAt.toISOString() } : {}),
+          })
+        ).campaign_id;
+        setCreated(id);
+      }
+      if (!scheduledAt) await campaignsApi.act(id, 'start');
+      navigate(`/campaigns/${id}`);
     } catch (e) {
-      setError((e as Error).message);
+      const message = (e as Error).message;
+      setError(id === null ? message : `Campaign ${id} was created as a draft but did not start: ${message}`);
       setCreating(false);
     }
   }
