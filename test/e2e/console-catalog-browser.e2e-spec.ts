@@ -210,6 +210,22 @@ describe('Console: templates and contacts in the browser', () => {
       await page.fill('input[name=contact-search]', 'bea');
       await page.locator('[data-testid=contacts-total]').filter({ hasText: '1 contact' }).waitFor();
       await page.locator('[data-testid=contacts-table] [data-testid=opt-out]').waitFor();
+      // an earlier search whose answer comes after a later one's is not shown over it
+      const slow = (url: URL) => url.pathname === '/v2/contacts' && url.searchParams.get('search') === 'customer';
+      let delayed = 0;
+      await page.route(slow, async (route) => {
+        delayed++;
+        await new Promise((r) => setTimeout(r, 800));
+        await route.continue().catch(() => undefined);
+      });
+      await page.fill('input[name=contact-search]', 'customer');
+      await page.fill('input[name=contact-search]', 'bea');
+      await page.locator('[data-testid=contacts-total]').filter({ hasText: '1 contact' }).waitFor();
+      await new Promise((r) => setTimeout(r, 1200)); // the "customer" answer has come meanwhile
+      await page.unroute(slow);
+      expect(delayed).toBe(1);
+      expect(await page.locator('[data-testid=contacts-total]').innerText()).toContain('1 contact');
+      expect(await page.locator('[data-testid=contacts-table] tbody tr').count()).toBe(1);
       await page.fill('input[name=contact-search]', '');
 
       await page.fill('input[name=new-group]', 'Spring buyers');

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { workflowsApi, type WorkflowSummary } from '../api';
+import { useLatestRead } from '../latest-read';
 import { navigate } from '../router';
 
 export function WorkflowsList() {
@@ -9,26 +10,32 @@ export function WorkflowsList() {
   const [search, setSearch] = useState('');
   const [error, setError] = useState('');
 
+  const latest = useLatestRead();
   const load = useCallback(() => {
-    workflowsApi.list(page, search).then(
+    latest(workflowsApi.list(page, search)).then(
       (r) => {
         setRows(r.data);
         setTotalPages(Math.max(1, r.pagination.totalPages));
+        setError('');
       },
       (e) => setError(e.message),
     );
-  }, [page, search]);
+  }, [page, search, latest]);
   useEffect(load, [load]);
 
   const [newName, setNewName] = useState('');
+  const [creating, setCreating] = useState(false);
   async function create() {
     const name = newName.trim();
     if (!name) return setError('Give the new workflow a name');
+    if (creating) return; // a double click makes one workflow
+    setCreating(true);
     try {
       const wf = await workflowsApi.create(name);
       navigate(`/workflows/${wf.id}`);
     } catch (e) {
       setError((e as Error).message);
+      setCreating(false);
     }
   }
 
@@ -44,7 +51,7 @@ export function WorkflowsList() {
             value={newName}
             onChange={(e) => setNewName(e.target.value)}
           />
-          <button type="submit" className="primary" data-testid="new-workflow">
+          <button type="submit" className="primary" data-testid="new-workflow" disabled={creating}>
             New workflow
           </button>
         </form>

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { contactsApi, type ContactItem, type GroupItem } from '../../api';
+import { useLatestRead } from '../../latest-read';
 import { navigate } from '../../router';
 import { ContactDetail, OptOut } from './ContactDetail';
 
@@ -24,9 +25,10 @@ function ContactsList() {
   const loadGroups = useCallback(() => contactsApi.groups().then(setGroups, (e) => setError(e.message)), []);
   useEffect(() => void loadGroups(), [loadGroups]);
 
+  const latest = useLatestRead();
   const load = useCallback(() => {
     const request = groupId ? contactsApi.members(groupId, page, search) : contactsApi.list({ page, search });
-    request.then(
+    latest(request).then(
       (r) => {
         setRows(r.contacts);
         setTotal(r.total);
@@ -34,7 +36,7 @@ function ContactsList() {
       },
       (e) => setError(e.message),
     );
-  }, [groupId, page, search]);
+  }, [groupId, page, search, latest]);
   useEffect(load, [load]);
 
   const selected = groups.find((g) => g.group_id === groupId) ?? null;

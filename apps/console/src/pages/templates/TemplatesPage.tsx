@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { templatesPageApi, type Me, type TemplateStatusEvent, type TemplateSummary } from '../../api';
+import { useLatestRead } from '../../latest-read';
 import { navigate } from '../../router';
 import { TemplateEditor } from './TemplateEditor';
 import { StatusBadge, useTemplateEvents } from './template-status';
@@ -24,20 +25,17 @@ function TemplatesList() {
   const [notice, setNotice] = useState('');
   const [syncing, setSyncing] = useState(false);
 
-  // reads overlap while a search is typed: only the latest one's answer is shown
-  const reads = useRef(0);
+  const latest = useLatestRead();
   const load = useCallback(() => {
-    const read = ++reads.current;
-    templatesPageApi.list(page, search, status).then(
+    latest(templatesPageApi.list(page, search, status)).then(
       (r) => {
-        if (read !== reads.current) return;
         setRows(r.templates as any);
         setTotal(r.total);
         setError('');
       },
-      (e) => read === reads.current && setError(e.message),
+      (e) => setError(e.message),
     );
-  }, [page, search, status]);
+  }, [page, search, status, latest]);
   useEffect(load, [load]);
 
   const onEvent = useCallback((e: TemplateStatusEvent) => {
