@@ -26,15 +26,31 @@ export function ImportPanel() {
     contactsApi.groups().then(setGroups, (e) => setError((e as Error).message));
   }, []);
 
-  // progress: poll the import until it is completed or failed (then the groups' member counts moved)
+  // progress: poll the import until it is completed or failed (then the groups' member counts moved); a failed poll
+  // (a network blip, a 429) is tried again, less often each time: the import goes on on the server meanwhile
+  const [pollFailures, setPollFailures] = useState(0);
   useEffect(() => {
     if (state && DONE.includes(state.status)) contactsApi.groups().then(setGroups, () => undefined);
     if (!state || DONE.includes(state.status)) return;
-    const timer = setTimeout(() => {
-      campaignsApi.importState(state.import_id).then(setState, (e) => setError((e as Error).message));
-    }, 400);
+    const timer = setTimeout(
+      () => {
+        campaignsApi.importState(state.import_id).then(
+          (next) => {
+            setError(null);
+            setPollFailures(0);
+            setState(next);
+          },
+          (e) => {
+            setError(`${(e as Error).message} (progress not read; trying again)`);
+            setPollFailures((n) => n + 1);
+          },
+        );
+      },
+      Math.min(5000, 400 * 2 ** pollFailures),
+    );
     return () => clearTimeout(timer);
-  }, [state]);
+  }, [state, pollFailures]);
+  const [starting, setStarting] = useState(false);
 
   async function choose(f: File | null) {
     setFile(f);
@@ -57,8 +73,9 @@ export function ImportPanel() {
   }
 
   async function start() {
-    if (!file) return;
+    if (!file || starting) return; // a double click starts one import
     setError(null);
+    setStarting(true);
     try {
       let target = groupId;
       if (groupId === 'new') {
@@ -83,6 +100,8 @@ export function ImportPanel() {
       setState(await campaignsApi.startImport(form));
     } catch (e) {
       setError((e as Error).message);
+    } finally {
+      setStarting(false);
     }
   }
 
@@ -123,7 +142,7 @@ export function ImportPanel() {
   );
   const busy = state !== null && !DONE.includes(state.status);
   const pct = state?.total_rows ? Math.round((state.processed_rows / state.total_rows) * 100) : 0;
-  const ready = file && mapping.number && (groupId !== 'new' || newGroup.trim()) && !busy;
+  const ready = file && mapping.number && (groupId !== 'new' || newGroup.trim()) && !busy && !starting;
 
   return (
     <section className="panel import-panel" data-testid="import-panel">
