@@ -255,6 +255,25 @@ describe('Embedded inbox in the browser', () => {
     }
   });
 
+  it('the open conversation stays open when a search leaves it out of the list', async () => {
+    const customer = h().customer();
+    await h().customerWrites(account, customer, 'Can I change the size?', { name: 'Rosalind' });
+    const { url } = await embedUrl();
+    const frame = await openFramed(url);
+    await frame.locator('[data-testid=conversation]', { hasText: 'Rosalind' }).click();
+    await frame.locator('[data-testid=message]', { hasText: 'Can I change the size?' }).waitFor({ timeout: 5000 });
+    await frame.locator('input[aria-label="Search conversations"]').pressSequentially('nobody-by-this-name');
+    await frame.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('[data-testid=conversation]').length === 0,
+      undefined,
+      { timeout: 5000 },
+    );
+    // the thread and its composer are still there (it turned into an endless "Loading…")
+    await frame.locator('[data-testid=message]', { hasText: 'Can I change the size?' }).waitFor({ timeout: 2000 });
+    expect(await frame.locator('.thread-header').innerText()).toContain('Rosalind');
+    expect(await frame.locator('textarea').count()).toBe(1);
+  });
+
   it('outside the window the composer is disabled and an approved template goes out', async () => {
     const customer = h().customer();
     const direct = await t.http.post(

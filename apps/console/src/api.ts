@@ -32,6 +32,8 @@ export function setSession(me: Me | null) {
 export function whenSignedOut(handler: () => void) {
   onSignedOut = handler;
 }
+/** The session ended (a 401 to a request not made through api(): the inbox's own client): back to sign-in. */
+export const sessionEnded = () => onSignedOut();
 
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };

@@ -72,7 +72,13 @@ function countdown(expiresAt: string | null, now: number): string {
   return `${h}h ${String(m).padStart(2, '0')}m`;
 }
 
-const time = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+/** 14:05 today; 27 Nov 14:05 before (a conversation of last week does not read as today's) */
+const time = (iso: string) => {
+  const at = new Date(iso);
+  const clock = at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  if (at.toDateString() === new Date().toDateString()) return clock;
+  return `${at.toLocaleDateString([], { day: 'numeric', month: 'short' })} ${clock}`;
+};
 
 export interface InboxProps {
   client: InboxClient;
@@ -122,14 +128,18 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
     return () => clearInterval(timer);
   }, []);
 
+  // the open conversation read on its own: it stays open when the list no longer shows it (a search typed, 30 newer
+  // conversations); the list's entry, kept fresh by live events, is shown while there is one
+  const [opened, setOpened] = useState<InboxConversation | null>(null);
   const openConversation = useCallback(
     async (contactId: string) => {
       setSelected(contactId);
       setThreadError(null);
       setMessages([]);
       try {
-        const res = await client.thread(contactId);
+        const [res, conversation] = await Promise.all([client.thread(contactId), client.conversation(contactId)]);
         if (selectedRef.current !== contactId) return;
+        setOpened(conversation.data);
         // messages pushed live while the thread was read are kept (they may be newer than what was read)
         setMessages((live) => [
           ...res.data.messages,
@@ -147,11 +157,20 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
     [client],
   );
 
+  const loadingOlder = useRef(false);
+  /** The page before the oldest shown, for the conversation still open when it comes (one read at a time). */
   const loadOlder = async () => {
-    if (!selected || !messages.length) return;
-    const res = await client.thread(selected, messages[0].id);
-    setMessages((current) => [...res.data.messages, ...current]);
-    setHasMore(res.data.hasMore);
+    const contactId = selected;
+    if (!contactId || !messages.length || loadingOlder.current) return;
+    loadingOlder.current = true;
+    try {
+      const res = await client.thread(contactId, messages[0].id);
+      if (selectedRef.current !== contactId) return;
+      setMessages((current) => [...res.data.messages.filter((m) => !current.some((c) => c.id === m.id)), ...current]);
+      setHasMore(res.data.hasMore);
+    } finally {
+      loadingOlder.current = false;
+    }
   };
 
   // live: new messages, ticks, conversations moving to the top
@@ -190,7 +209,8 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
     return client.live(onEvent, setConnected);
   }, [client]);
 
-  const current = conversations?.find((c) => c.contactId === selected) ?? null;
+  const current =
+    conversations?.find((c) => c.contactId === selected) ?? (opened?.contactId === selected ? opened : null);
 
   const onListKey = (e: KeyboardEvent) => {
     if (!conversations?.length) return;
@@ -289,16 +309,22 @@ function Thread(props: {
   now: number;
   canSend: boolean;
   canSendTemplates: boolean;
-  onOlder: () => void;
+  onOlder: () => Promise<void>;
   onSent: (m: InboxMessage) => void;
   onBack: () => void;
 }) {
   const { client, conversation: c, messages, now } = props;
   const bottom = useRef<HTMLDivElement>(null);
+  const newest = messages[messages.length - 1]?.id;
   useEffect(() => {
     // a block: Chromium's scrollIntoView returns a promise, which React would take for a cleanup function
     void bottom.current?.scrollIntoView({ block: 'end' });
-  }, [messages.length]);
+  }, [newest]); // a new message, not an older page read above
+  const [olderError, setOlderError] = useState<string | null>(null);
+  const older = () => {
+    setOlderError(null);
+    props.onOlder().catch((e) => setOlderError((e as Error).message));
+  };
   if (props.error)
     return (
       <div className="inbox-error" role="alert">
@@ -315,8 +341,8 @@ function Thread(props: {
       </header>
       <div className="messages" data-testid="messages">
         {props.hasMore && (
-          <button className="link older" onClick={props.onOlder}>
-            Older messages
+          <button className="link older" onClick={older}>
+            Older messages{olderError ? ` (not loaded: ${olderError}; try again)` : ''}
           </button>
         )}
         {messages.length === 0 && <div className="inbox-empty">No messages yet.</div>}

@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import type { Me } from '../api';
+import { sessionEnded, type Me } from '../api';
 import { Inbox } from '../inbox/Inbox';
 import { InboxClient } from '../inbox/inbox-client';
 
@@ -11,6 +11,7 @@ export function InboxPage({ me }: { me: Me }) {
         prefix: '/v1/inbox',
         headers: () => ({}),
         unsafeHeaders: () => ({ 'x-switchboard-csrf': me.csrfToken }),
+        onUnauthorized: sessionEnded,
       }),
     [me.csrfToken],
   );
