@@ -587,6 +587,53 @@ describe('http_request', () => {
     ]);
     expect(complete(d2, r, { status: 200, body: {} }).state.context.vars).toEqual({});
   });
+
+  describe('values in the URL are data, not URL syntax', () => {
+    const urlOf = (url: string, payload: unknown, reply = 'a') => {
+      const d3 = def([
+        {
+          id: 'w',
+          type: 'wait_for_reply',
+          timeout: '1h',
+          branches: [{ match: { type: 'any' }, next: 'h' }],
+          onTimeout: 'end',
+        },
+        { id: 'h', type: 'http_request', method: 'GET', url, next: 'end' },
+        END,
+      ]);
+      const waiting = start(d3, { payload, contact });
+      const r = advance(d3, waiting.state, { type: 'reply_received', reply: { text: reply, messageId: 'm1' } });
+      return r.effects[0]?.type === 'http_request' ? r.effects[0].url : r.state.error;
+    };
+
+    it("a customer's reply in the path or query is one segment or one value", () => {
+      expect(urlOf('https://crm.example.com/customers/{{reply.text}}', {}, '../../admin/users?delete=1#')).toBe(
+        'https://crm.example.com/customers/..%2F..%2Fadmin%2Fusers%3Fdelete%3D1%23',
+      );
+      expect(urlOf('https://crm.example.com/search?q={{reply.text}}&page=1', {}, 'a&b=c d')).toBe(
+        'https://crm.example.com/search?q=a%26b%3Dc%20d&page=1',
+      );
+    });
+
+    it('a value in the host must be a host name, else the step fails naming it', () => {
+      expect(urlOf('https://{{payload.region}}.api.example.com/orders', { region: 'eu-1' })).toBe(
+        'https://eu-1.api.example.com/orders',
+      );
+      expect(urlOf('https://{{payload.region}}.api.example.com/orders', { region: 'evil.com#' })).toMatchObject({
+        code: 'binding_error',
+        message: expect.stringContaining('field "url": {{payload.region}} in the host is not a host name'),
+      });
+    });
+
+    it('a URL that starts with a value takes it as written: a base URL, or a whole URL from the payload', () => {
+      expect(urlOf('{{payload.api}}/orders/{{payload.id}}', { api: 'https://api.example.com/v2', id: 'A/1' })).toBe(
+        'https://api.example.com/v2/orders/A%2F1',
+      );
+      expect(urlOf('{{payload.callback}}', { callback: 'https://hooks.example.com/x?y=1' })).toBe(
+        'https://hooks.example.com/x?y=1',
+      );
+    });
+  });
 });
 
 describe('update_contact', () => {

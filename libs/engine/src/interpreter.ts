@@ -22,7 +22,13 @@ import {
   type StepResult,
 } from './protocol';
 import { matchReplyBranch, type InboundReply } from './reply-matching';
-import { FORBIDDEN_SEGMENTS, renderJson, renderTemplateDetailed, type TemplateScope } from './template-binding';
+import {
+  FORBIDDEN_SEGMENTS,
+  renderJson,
+  renderTemplateDetailed,
+  renderUrlDetailed,
+  type TemplateScope,
+} from './template-binding';
 import { CONTACT_BINDING_KEYS, formatValidationErrors, validateDefinition } from './validate';
 
 /** Thrown while building an effect; turned into a failed run. */
@@ -58,9 +64,27 @@ function failRun(state: RunState, error: RunError, effects: Effect[]): void {
   effects.push({ type: 'fail', seq: state.seq, error });
 }
 
+/** An http_request's URL: values encoded as data (renderUrlDetailed); one that would change the host fails the step. */
+function bindUrl(node: WorkflowNode, template: string, scope: TemplateScope): string {
+  const { text, missing, hostErrors } = renderUrlDetailed(template, scope);
+  if (hostErrors.length)
+    throw new RunFailure({
+      code: 'binding_error',
+      message: `Binding error in node "${node.id}" (${node.type}): field "url": ${hostErrors.map((p) => `{{${p}}}`).join(', ')} in the host is not a host name (letters, digits, dots, hyphens)`,
+      nodeId: node.id,
+      field: 'url',
+      paths: hostErrors,
+    });
+  return requiredText(node, 'url', template, text, missing);
+}
+
 /** Renders a template that must not come out empty; a binding error names the node, field and paths. */
 function bindRequired(node: WorkflowNode, field: string, template: string, scope: TemplateScope): string {
   const { text, missing } = renderTemplateDetailed(template, scope);
+  return requiredText(node, field, template, text, missing);
+}
+
+function requiredText(node: WorkflowNode, field: string, template: string, text: string, missing: string[]): string {
   if (text.trim() === '') {
     const detail =
       missing.length > 0
@@ -144,7 +168,7 @@ function buildEffect(node: EffectNode, seq: number, context: RunContext): Action
         type: 'http_request',
         ...base,
         method: node.method,
-        url: bindRequired(node, 'url', node.url, scope),
+        url: bindUrl(node, node.url, scope),
         headers: bindMap(node.headers, scope),
       };
       if (node.body !== undefined) effect.body = renderJson(node.body, scope);

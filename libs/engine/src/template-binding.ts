@@ -174,6 +174,31 @@ export function renderTemplateDetailed(template: string, scope: TemplateScope): 
   return { text, missing };
 }
 
+/**
+ * Renders an http_request URL: a value is data, never URL syntax. A value inside the path, query or fragment is
+ * percent-encoded (one segment, one query value: a customer's reply `../admin?x=1#` cannot move the request, with the
+ * step's credentials, to another path); a value inside the host must be a host name (letters, digits, dots, hyphens),
+ * else `hostErrors` names it. A template that starts with a value takes that value as written: the base of the URL
+ * (`{{vars.api}}/orders`, or a whole URL from the payload: data the workflow's author chose to trust).
+ */
+export function renderUrlDetailed(template: string, scope: TemplateScope): RenderResult & { hostErrors: string[] } {
+  const missing: string[] = [];
+  const hostErrors: string[] = [];
+  let text = '';
+  parseTemplate(template).forEach((part, i) => {
+    if (part.kind === 'text') return (text += part.text);
+    const value = stringifyValue(evaluate(part, scope, missing));
+    if (i === 0) return (text += value);
+    if (PATH_STARTED.test(text)) return (text += encodeURIComponent(value));
+    if (!HOST_NAME.test(value)) hostErrors.push(part.path);
+    text += value;
+  });
+  return { text, missing, hostErrors };
+}
+/** `scheme://authority` followed by the start of a path, query or fragment */
+const PATH_STARTED = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*[/?#]/i;
+const HOST_NAME = /^[A-Za-z0-9.-]*$/;
+
 export interface RenderOptions {
   /** Throw BindingError when any path resolves to nothing (instead of writing ''). */
   strict?: boolean;
