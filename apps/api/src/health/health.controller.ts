@@ -40,7 +40,14 @@ export class HealthController {
       async () => {
         const redis = this.indicators.check('redis');
         try {
-          await this.redis.ping();
+          // the shared connection queues commands while Redis is away: unbounded, the check would hang with it
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          await Promise.race([
+            this.redis.ping(),
+            new Promise((_, reject) => {
+              timer = setTimeout(() => reject(new Error('Redis did not answer within 2 s')), 2000);
+            }),
+          ]).finally(() => clearTimeout(timer));
           return redis.up();
         } catch (error) {
           return redis.down({ message: (error as Error).message });

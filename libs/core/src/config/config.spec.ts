@@ -115,5 +115,12 @@ describe('loadConfig', () => {
     for (const bad of ['true', 'everyone', '10.0.0.0/8;rm', '*']) {
       expect(() => loadConfig({ ...base, TRUST_PROXY: bad })).toThrow(/TRUST_PROXY must be false, a hop count/);
     }
+    // every address trusted: any client would pick its own address (docs/production.md: never trust everyone)
+    for (const everyone of ['0.0.0.0/0', '::/0', '10.0.0.1, 0.0.0.0/0', '0.0.0.0/00 ,loopback']) {
+      expect(() => loadConfig({ ...base, TRUST_PROXY: everyone })).toThrow(
+        'TRUST_PROXY must not trust every address (a /0 range): name your proxies',
+      );
+    }
+    expect(loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8,172.16.0.0/12' }).trustProxy).toHaveLength(2);
   });
 });

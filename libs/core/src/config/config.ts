@@ -381,6 +381,10 @@ export class AppConfig {
   @Matches(TRUST_PROXY_PATTERN, {
     message: 'TRUST_PROXY must be false, a hop count, or a comma-separated list of proxy addresses/CIDRs',
   })
+  // trusting every address would let any client choose its own address (and a fresh per-IP rate limit per request)
+  @Matches(/^(?!.*\/0+\s*(,|$))/, {
+    message: 'TRUST_PROXY must not trust every address (a /0 range): name your proxies',
+  })
   TRUST_PROXY?: string;
 
   /** TRUST_PROXY as Fastify takes it. */
