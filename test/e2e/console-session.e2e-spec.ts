@@ -129,6 +129,30 @@ describe('Console sessions', () => {
     expect(formSignIn.status).toBe(403);
   });
 
+  it('a session guessing the current password in a password change is locked out after 5 guesses, as a sign-in is', async () => {
+    const account = await t.createAccount();
+    const user = await createConsoleUser(t, account.accountId);
+    const session = await signIn(t, user.email, user.password);
+    const change = (currentPassword: string) =>
+      t.http.put('/console/password', { currentPassword, newPassword: 'a brand new passphrase' }, asUser(session));
+    for (let i = 0; i < 5; i++) {
+      const guess = await change(`guess ${i}`);
+      expect(guess.status).toBe(400);
+      expect(guess.body.message).toBe('currentPassword is wrong');
+    }
+    const locked = await change(user.password);
+    expect(locked.status).toBe(429);
+    expect(locked.body.message).toBe('Too many failed sign-ins for this email. Try again in 15 minute(s).');
+    // the lock is the email's: signing in is locked too, and the password did not change
+    const signInNow = await t.http.post(
+      '/console/session',
+      { email: user.email, password: user.password },
+      { headers: { 'x-switchboard-csrf': '1' } },
+    );
+    expect(signInNow.status).toBe(429);
+    expect((await t.http.get('/console/me', asUser(session))).status).toBe(200);
+  });
+
   it('locks an email after 5 failed sign-ins (429), known or not, even with the right password', async () => {
     const account = await t.createAccount();
     const user = await createConsoleUser(t, account.accountId);

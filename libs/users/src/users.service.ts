@@ -93,24 +93,7 @@ export class UsersService implements ConsoleSessionResolver {
     if (typeof password !== 'string' || password === '')
       throw new BadRequestException({ message: 'password is required', field: 'password' });
     const email = emailInput.trim().toLowerCase();
-    const failKey = `${this.config.REDIS_PREFIX}:signin-fail:${sha256(email)}`;
-    // Counted before the password is checked: a burst of guesses at once each read a count under the limit, and all
-    // of them were tried. A success clears the count.
-    const [, [, attempts]] = (await this.redis
-      .multi()
-      .set(failKey, '0', 'EX', LOCKOUT_SECONDS, 'NX')
-      .incr(failKey)
-      .exec()) as [unknown, [unknown, number]];
-    if (attempts > MAX_FAILED_SIGN_INS) {
-      const ttl = Math.max(1, await this.redis.ttl(failKey));
-      throw new HttpException(
-        {
-          message: `Too many failed sign-ins for this email. Try again in ${Math.ceil(ttl / 60)} minute(s).`,
-          retryAfterSeconds: ttl,
-        },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
-    }
+    const failKey = await this.countGuess(email);
     const [user]: UserRow[] = await this.db.query(
       `SELECT id, account_id, email, role, password_hash FROM users WHERE lower(email) = $1`,
       [email],
@@ -150,10 +133,42 @@ export class UsersService implements ConsoleSessionResolver {
         message: `newPassword must be at least ${MIN_PASSWORD_LENGTH} characters`,
         field: 'newPassword',
       });
-    const [user]: UserRow[] = await this.db.query(`SELECT password_hash FROM users WHERE id = $1`, [userId]);
-    if (!user || typeof currentPassword !== 'string' || !(await verifyPassword(currentPassword, user.password_hash)))
+    const [user]: UserRow[] = await this.db.query(`SELECT email, password_hash FROM users WHERE id = $1`, [userId]);
+    if (!user) throw new BadRequestException({ message: 'currentPassword is wrong', field: 'currentPassword' });
+    // the sign-in's count: a stolen session must not guess the password (and keep access once the session ends)
+    const failKey = await this.countGuess(user.email.toLowerCase());
+    if (typeof currentPassword !== 'string' || !(await verifyPassword(currentPassword, user.password_hash))) {
+      await this.redis.expire(failKey, LOCKOUT_SECONDS);
       throw new BadRequestException({ message: 'currentPassword is wrong', field: 'currentPassword' });
+    }
+    await this.redis.del(failKey);
     await this.setPassword(userId, newPassword);
+  }
+
+  /**
+   * Counts a password guess for the email (sign-in, password change) and refuses it with 429 past
+   * MAX_FAILED_SIGN_INS; returns the counter's key (the caller clears it on success, extends it on failure). Counted
+   * before the password is checked: a burst of guesses at once each read a count under the limit, and all of them
+   * were tried.
+   */
+  private async countGuess(email: string): Promise<string> {
+    const failKey = `${this.config.REDIS_PREFIX}:signin-fail:${sha256(email)}`;
+    const [, [, attempts]] = (await this.redis
+      .multi()
+      .set(failKey, '0', 'EX', LOCKOUT_SECONDS, 'NX')
+      .incr(failKey)
+      .exec()) as [unknown, [unknown, number]];
+    if (attempts > MAX_FAILED_SIGN_INS) {
+      const ttl = Math.max(1, await this.redis.ttl(failKey));
+      throw new HttpException(
+        {
+          message: `Too many failed sign-ins for this email. Try again in ${Math.ceil(ttl / 60)} minute(s).`,
+          retryAfterSeconds: ttl,
+        },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
+    }
+    return failKey;
   }
 
   async setPassword(userId: string, password: string): Promise<void> {
