@@ -415,12 +415,18 @@ describe('Session messages (POST /v1/send-message/{messagingPhoneId})', () => {
         field: 'Idempotency-Key',
       },
     };
-    // another customer, then another text, under the same key
-    for (const [receipentPhone, message] of [
+    // another customer, then another text, then another callback, under the same key
+    for (const [receipentPhone, message, callback_url] of [
       [other, 'once'],
       [to, 'twice'],
+      [to, 'once', 'https://example.com/another-callback'],
     ]) {
-      const reused = await send({ typOfmsg: 'normal_message', receipentPhone, message }, undefined, undefined, key);
+      const reused = await send(
+        { typOfmsg: 'normal_message', receipentPhone, message, ...(callback_url ? { callback_url } : {}) },
+        undefined,
+        undefined,
+        key,
+      );
       expect({ status: reused.status, body: reused.body }).toEqual(refused);
     }
     const [{ n }] = await t.db.query(

@@ -177,8 +177,10 @@ export class SendQueueService implements OnModuleDestroy {
       recipient: string;
       kind: string;
       payload: unknown;
+      callback_url: string | null;
+      callback_events: string[];
     }> = await this.db.query(
-      `SELECT idempotency_key, phone_number_id, recipient, kind, payload FROM messages
+      `SELECT idempotency_key, phone_number_id, recipient, kind, payload, callback_url, callback_events FROM messages
         WHERE account_id = $1 AND idempotency_key = ANY($2::text[])`,
       [keyed[0].m.accountId, keyed.map((k) => k.key)],
     );
@@ -190,7 +192,10 @@ export class SendQueueService implements OnModuleDestroy {
         (String(r.phone_number_id) === String(m.phoneNumberId) &&
           r.recipient === m.recipient &&
           r.kind === m.kind &&
-          isDeepStrictEqual(r.payload, JSON.parse(JSON.stringify(m.payload))));
+          isDeepStrictEqual(r.payload, JSON.parse(JSON.stringify(m.payload))) &&
+          // the callback too: the same key with another callback_url answered 200, and the new one was never called
+          (r.callback_url ?? null) === (m.callbackUrl ?? null) &&
+          isDeepStrictEqual([...(r.callback_events ?? [])].sort(), [...(m.callbackEvents ?? [])].sort()));
       return same ? [] : [{ index, key, recipient: r.recipient }];
     });
   }
