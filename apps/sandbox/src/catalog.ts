@@ -33,7 +33,8 @@ export function unknownObject(id: string): GraphError {
 }
 
 export class Catalog {
-  private reviewTimers = new Set<NodeJS.Timeout>();
+  /** the automatic review of each template, by template id: an edit replaces its template's pending one */
+  private reviewTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly state: SandboxState,
@@ -41,7 +42,7 @@ export class Catalog {
   ) {}
 
   close(): void {
-    for (const t of this.reviewTimers) clearTimeout(t);
+    for (const t of this.reviewTimers.values()) clearTimeout(t);
     this.reviewTimers.clear();
   }
 
@@ -175,16 +176,18 @@ export class Catalog {
   }
 
   private scheduleReview(t: Template): void {
+    clearTimeout(this.reviewTimers.get(t.id)); // the create's review must not approve an edit before its own time
+    this.reviewTimers.delete(t.id);
     if (!this.state.config.autoReview || t.name.startsWith(MANUAL_PREFIX)) return;
     const timer = setTimeout(() => {
-      this.reviewTimers.delete(timer);
+      this.reviewTimers.delete(t.id);
       const current = this.state.templates.get(t.id);
       if (!current || current !== t || current.status !== 'PENDING') return;
       if (t.name.startsWith(REJECT_PREFIX)) void this.review(t, 'REJECTED', 'INVALID_FORMAT');
       else void this.review(t, 'APPROVED');
     }, this.state.config.templateReviewDelayMs);
     timer.unref();
-    this.reviewTimers.add(timer);
+    this.reviewTimers.set(t.id, timer);
   }
 
   // ---------------------------------------------------------------- flows

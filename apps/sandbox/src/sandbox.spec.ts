@@ -301,6 +301,26 @@ describe('webhooks', () => {
   });
 });
 
+describe('template review', () => {
+  it('an edit is reviewed in its own time: the review scheduled by the create does not approve it early', async () => {
+    await call('POST', '/_sandbox/config', { templateReviewDelayMs: 1000 });
+    const created = (
+      await call('POST', `/v21.0/${WABA}/message_templates`, {
+        name: 'offer_edit',
+        language: 'en',
+        category: 'MARKETING',
+        components: [{ type: 'BODY', text: 'Offer' }],
+      })
+    ).body;
+    await new Promise((r) => setTimeout(r, 600));
+    await call('POST', `/v21.0/${created.id}`, { components: [{ type: 'BODY', text: 'Offer, edited' }] });
+    await new Promise((r) => setTimeout(r, 600)); // the create's review was due 200 ms ago, the edit's in 400 ms
+    expect((await call('GET', `/v21.0/${created.id}`)).body.status).toBe('PENDING');
+    await new Promise((r) => setTimeout(r, 800));
+    expect((await call('GET', `/v21.0/${created.id}`)).body.status).toBe('APPROVED');
+  });
+});
+
 describe('control API', () => {
   it('reads sent messages by recipient and number, newest last, with the payload', async () => {
     await call('POST', '/_sandbox/inbound', { from: '4911111', phone_number_id: PHONE, text: 'hi' });
