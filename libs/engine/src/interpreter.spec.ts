@@ -606,28 +606,40 @@ describe('http_request', () => {
       return r.effects[0]?.type === 'http_request' ? r.effects[0].url : r.state.error;
     };
 
-    it("a customer's reply in the path or query is one segment or one value", () => {
-      expect(urlOf('https://crm.example.com/customers/{{reply.text}}', {}, '../../admin/users?delete=1#')).toBe(
-        'https://crm.example.com/customers/..%2F..%2Fadmin%2Fusers%3Fdelete%3D1%23',
+    it("a customer's reply stays in the path or query the author wrote", () => {
+      // the path: segments kept (a value may be `v1/orders`), but no query, fragment or escape of its own
+      expect(urlOf('https://crm.example.com/customers/{{reply.text}}', {}, 'v1/a b?delete=1#x%2e')).toBe(
+        'https://crm.example.com/customers/v1/a%20b%3Fdelete=1%23x%252e',
       );
-      expect(urlOf('https://crm.example.com/search?q={{reply.text}}&page=1', {}, 'a&b=c d')).toBe(
-        'https://crm.example.com/search?q=a%26b%3Dc%20d&page=1',
+      expect(urlOf('https://crm.example.com/customers/{{reply.text}}', {}, '../../admin/users')).toMatchObject({
+        code: 'binding_error',
+        message: expect.stringContaining('field "url": {{reply.text}} in the path holds a "." or ".." segment'),
+      });
+      // the query and fragment: one value
+      expect(urlOf('https://crm.example.com/search?q={{reply.text}}&page=1', {}, 'a&b=c d/e')).toBe(
+        'https://crm.example.com/search?q=a%26b%3Dc%20d%2Fe&page=1',
       );
     });
 
-    it('a value in the host must be a host name, else the step fails naming it', () => {
+    it('a value in the host must be a host name (a port, an IPv6 address), else the step fails naming it', () => {
       expect(urlOf('https://{{payload.region}}.api.example.com/orders', { region: 'eu-1' })).toBe(
         'https://eu-1.api.example.com/orders',
+      );
+      expect(urlOf('https://{{payload.host}}/orders', { host: 'api.example.com:8443' })).toBe(
+        'https://api.example.com:8443/orders',
       );
       expect(urlOf('https://{{payload.region}}.api.example.com/orders', { region: 'evil.com#' })).toMatchObject({
         code: 'binding_error',
         message: expect.stringContaining('field "url": {{payload.region}} in the host is not a host name'),
       });
+      expect(urlOf('https://{{payload.host}}/orders', { host: 'user:pw@evil.com' })).toMatchObject({
+        code: 'binding_error',
+      });
     });
 
     it('a URL that starts with a value takes it as written: a base URL, or a whole URL from the payload', () => {
       expect(urlOf('{{payload.api}}/orders/{{payload.id}}', { api: 'https://api.example.com/v2', id: 'A/1' })).toBe(
-        'https://api.example.com/v2/orders/A%2F1',
+        'https://api.example.com/v2/orders/A/1',
       );
       expect(urlOf('{{payload.callback}}', { callback: 'https://hooks.example.com/x?y=1' })).toBe(
         'https://hooks.example.com/x?y=1',

@@ -64,16 +64,16 @@ function failRun(state: RunState, error: RunError, effects: Effect[]): void {
   effects.push({ type: 'fail', seq: state.seq, error });
 }
 
-/** An http_request's URL: values encoded as data (renderUrlDetailed); one that would change the host fails the step. */
+/** An http_request's URL: values encoded as data (renderUrlDetailed); one that would move the request fails the step. */
 function bindUrl(node: WorkflowNode, template: string, scope: TemplateScope): string {
-  const { text, missing, hostErrors } = renderUrlDetailed(template, scope);
-  if (hostErrors.length)
+  const { text, missing, refused } = renderUrlDetailed(template, scope);
+  if (refused.length)
     throw new RunFailure({
       code: 'binding_error',
-      message: `Binding error in node "${node.id}" (${node.type}): field "url": ${hostErrors.map((p) => `{{${p}}}`).join(', ')} in the host is not a host name (letters, digits, dots, hyphens)`,
+      message: `Binding error in node "${node.id}" (${node.type}): field "url": ${refused.map((r) => `{{${r.path}}} ${r.why}`).join('; ')}`,
       nodeId: node.id,
       field: 'url',
-      paths: hostErrors,
+      paths: refused.map((r) => r.path),
     });
   return requiredText(node, 'url', template, text, missing);
 }

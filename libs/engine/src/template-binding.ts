@@ -175,29 +175,40 @@ export function renderTemplateDetailed(template: string, scope: TemplateScope): 
 }
 
 /**
- * Renders an http_request URL: a value is data, never URL syntax. A value inside the path, query or fragment is
- * percent-encoded (one segment, one query value: a customer's reply `../admin?x=1#` cannot move the request, with the
- * step's credentials, to another path); a value inside the host must be a host name (letters, digits, dots, hyphens),
- * else `hostErrors` names it. A template that starts with a value takes that value as written: the base of the URL
+ * Renders an http_request URL: a value is data, never URL syntax that moves the request. In the query or fragment a
+ * value is percent-encoded whole (one value: `a&b=c` stays one); in the path it is encoded but for `/` (a value may
+ * hold several segments, `v1/orders`), and a `.` or `..` segment is refused (a reply `../admin` would climb out of the
+ * path the author wrote); in the host it must be a host name, port or IPv6 address. Refusals are returned, naming the
+ * value's path. A template that starts with a value takes that value as written: the base of the URL
  * (`{{vars.api}}/orders`, or a whole URL from the payload: data the workflow's author chose to trust).
  */
-export function renderUrlDetailed(template: string, scope: TemplateScope): RenderResult & { hostErrors: string[] } {
+export function renderUrlDetailed(
+  template: string,
+  scope: TemplateScope,
+): RenderResult & { refused: Array<{ path: string; why: string }> } {
   const missing: string[] = [];
-  const hostErrors: string[] = [];
+  const refused: Array<{ path: string; why: string }> = [];
   let text = '';
   parseTemplate(template).forEach((part, i) => {
     if (part.kind === 'text') return (text += part.text);
     const value = stringifyValue(evaluate(part, scope, missing));
     if (i === 0) return (text += value);
-    if (PATH_STARTED.test(text)) return (text += encodeURIComponent(value));
-    if (!HOST_NAME.test(value)) hostErrors.push(part.path);
-    text += value;
+    const authority = AUTHORITY.exec(text);
+    if (!authority) {
+      if (!HOST.test(value)) refused.push({ path: part.path, why: 'in the host is not a host name' });
+      return (text += value);
+    }
+    if (/[?#]/.test(text.slice(authority[0].length))) return (text += encodeURIComponent(value));
+    if (value.split('/').some((segment) => segment === '.' || segment === '..'))
+      refused.push({ path: part.path, why: 'in the path holds a "." or ".." segment' });
+    text += encodeURI(value).replace(/[?#]/g, encodeURIComponent);
   });
-  return { text, missing, hostErrors };
+  return { text, missing, refused };
 }
-/** `scheme://authority` followed by the start of a path, query or fragment */
-const PATH_STARTED = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*[/?#]/i;
-const HOST_NAME = /^[A-Za-z0-9.-]*$/;
+/** `scheme://authority` once a path, query or fragment follows it */
+const AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*(?=[/?#])/i;
+/** a host name, and what may follow it in the authority: a port, an IPv6 address's brackets (never `@` or a path) */
+const HOST = /^[A-Za-z0-9.:[\]-]*$/;
 
 export interface RenderOptions {
   /** Throw BindingError when any path resolves to nothing (instead of writing ''). */
