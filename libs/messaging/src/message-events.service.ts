@@ -434,8 +434,9 @@ interface InboundItem {
 /**
  * The outbound message an inbound one answers (id, replied_at), given as SQL expressions: the one it quotes, else the
  * latest to that customer on that number created before the inbound reached our receiver (`receivedAt` NULL: any)
- * and before the customer wrote it (`writtenAt`, the platform's timestamp, in whole seconds: 2 s of tolerance for
- * the clocks; a message Meta delivers to us late must not answer what we sent since) that the customer can have
+ * and handed to the platform before the customer wrote it (`writtenAt`, the platform's timestamp, in whole seconds:
+ * 2 s of tolerance for the clocks; a message Meta delivers to us late must not answer what we sent since, nor a
+ * campaign message queued before but sent after) that the customer can have
  * seen: accepted by the platform (a wamid) and not failed (a queued, paused or cancelled campaign message, or one the
  * platform refused, answers nothing). INSERT_INBOUND marks it; STORED_INBOUND finds it again for a retry, so both
  * must choose alike.
@@ -449,7 +450,8 @@ const answeredMessageSql = (
    WHERE o.phone_number_id = ${inbound.phoneNumberId} AND o.recipient = ${inbound.sender} AND o.direction = 'outbound'
      AND (o.wamid = ${inbound.contextWamid}
           OR ((${inbound.receivedAt} IS NULL OR o.created_at < ${inbound.receivedAt})
-              AND o.created_at < to_timestamp(${inbound.writtenAt}) + interval '2 seconds' AND ${seen}))
+              AND COALESCE(o.accepted_at, o.created_at) < to_timestamp(${inbound.writtenAt}) + interval '2 seconds'
+              AND ${seen}))
    ORDER BY (o.wamid = ${inbound.contextWamid}) DESC NULLS LAST, o.created_at DESC LIMIT 1`;
 
 // A stored inbound message, its contact, and the outbound message it marked replied: the one it answers (its

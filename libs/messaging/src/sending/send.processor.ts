@@ -329,7 +329,8 @@ export class SendExecutor {
     // Messages it neither sent nor holds (paused while it ran, or claimed elsewhere): a resume may have queued them
     // again meanwhile, and its re-queue of this job was a no-op while the job was active. Go round once more rather
     // than leave them to the sweep of queued messages (a minute or more).
-    const handled = new Set(sent.map((r) => r.id));
+    // (a message held for its campaign is one of them: the campaign may have been resumed already)
+    const handled = new Set(outcomes.filter(([, r]) => r.outcome !== 'held').map(([id]) => id));
     const others = job.data.messageIds.filter((id) => !handled.has(id));
     if (others.length && (await this.readRows(others)).some(isUnsent)) await this.delay(job, token, RESUMED_RECHECK_MS);
     return {
@@ -673,12 +674,14 @@ export class SendExecutor {
    * completed campaign).
    */
   private async holdCampaignOf(row: SendRow, failure: SendFailure): Promise<boolean> {
-    await this.countAttempt(row, false);
     const [message]: Array<{ campaign_id: string | null }> = await this.db.query(
       `SELECT campaign_id FROM messages WHERE id = $1`,
       [row.id],
     );
     if (!message?.campaign_id) return false;
+    await this.countAttempt(row, false);
+    // the token may be replaced and the campaign resumed within the 30 s this client is kept: read it again then
+    this.numbers.delete(String(row.phone_number_id));
     const template = (row.payload.template as { name?: string } | undefined)?.name;
     const templateStatus = { 132015: 'PAUSED', 132016: 'DISABLED' }[failure.code];
     // a paused template reads as when the fan-out finds it so (whichever sees it first pauses the campaign)
