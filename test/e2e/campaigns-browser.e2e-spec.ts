@@ -263,6 +263,11 @@ describe('Console: contact import and campaigns in the browser', () => {
 
   it('"send now" whose start is refused once: trying again starts the campaign created, not a second one', () =>
     explained('start-retry', async () => {
+      // 100 newer groups: the audience step still offers the oldest one (the first page of 100 alone did not)
+      await t.db.query(
+        `INSERT INTO contact_groups (account_id, name) SELECT $1, 'Later list ' || n FROM generate_series(1, 100) n`,
+        [account.accountId],
+      );
       let refused = 0;
       await page.route('**/v2/campaigns/*/start', (route) =>
         refused++ === 0

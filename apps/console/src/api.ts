@@ -179,11 +179,26 @@ export interface TemplateInfo {
   status: string;
   variables: string[];
 }
+/**
+ * Every item of a list the console offers whole (the pickers: groups, approved templates), read 100 a page: the
+ * first page alone left out the 101st group and older templates. At most 5,000.
+ */
+async function everyPage<T>(path: string, key: string): Promise<T[]> {
+  const items: T[] = [];
+  for (let page = 1; page <= 50; page++) {
+    const r = await api<{ data: { total: number } & Record<string, unknown> }>(
+      'GET',
+      `${path}${path.includes('?') ? '&' : '?'}page=${page}&pageSize=100`,
+    );
+    const batch = r.data[key] as T[];
+    items.push(...batch);
+    if (batch.length < 100 || items.length >= r.data.total) break;
+  }
+  return items;
+}
+
 export const templatesApi = {
-  approved: () =>
-    api<{ data: { templates: TemplateInfo[] } }>('GET', '/v2/templates?status=APPROVED&pageSize=100').then(
-      (r) => r.data.templates,
-    ),
+  approved: () => everyPage<TemplateInfo>('/v2/templates?status=APPROVED', 'templates'),
 };
 
 // ------------------------------------------------------------------ templates page
@@ -286,8 +301,7 @@ export const contactsApi = {
     api<{ data: { contact: ContactDetailView } }>('PATCH', `/v2/contacts/${id}`, { isBlocked }).then(
       (r) => r.data.contact,
     ),
-  groups: () =>
-    api<{ data: { groups: GroupItem[] } & Paged }>('GET', '/v2/contact-groups?pageSize=100').then((r) => r.data.groups),
+  groups: () => everyPage<GroupItem>('/v2/contact-groups', 'groups'),
   createGroup: (name: string) =>
     api<{ data: { group: GroupItem } }>('POST', '/v2/contact-groups', { name }).then((r) => r.data.group),
   renameGroup: (id: number, name: string) =>

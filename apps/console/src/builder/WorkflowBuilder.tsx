@@ -453,7 +453,8 @@ function Builder({ workflowId, me }: { workflowId: number; me: Me }) {
       if (wf && data.workflowVersion === wf.version)
         runModel = await placed(modelOf(wf as unknown as Definition, wf.layout));
       else {
-        const v = await workflowsApi.version(workflowId, data.workflowVersion);
+        const v = await workflowsApi.version(workflowId, data.workflowVersion).catch(failed('Cannot open the run'));
+        if (!v) return;
         runModel = await placed(modelOf(v.definition as Definition, v.layout));
       }
       setSelected(null);

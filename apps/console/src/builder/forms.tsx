@@ -125,6 +125,7 @@ function JsonText({
   );
 }
 
+const NO_KEYWORDS: string[] = []; // one array: a new [] each render would re-run the text's effect each time
 const formatKeywords = (v: string[] | undefined) => (v ?? []).join(', ');
 const parseKeywords = (text: string) =>
   text
@@ -146,7 +147,7 @@ function KeywordsText({
   name?: string;
   placeholder?: string;
 }) {
-  const [text, setText] = useTypedText(value ?? [], formatKeywords, parseKeywords);
+  const [text, setText] = useTypedText(value ?? NO_KEYWORDS, formatKeywords, parseKeywords);
   return (
     <input
       name={name}

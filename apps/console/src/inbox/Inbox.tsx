@@ -136,6 +136,7 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
       setSelected(contactId);
       setThreadError(null);
       setMessages([]);
+      loadingOlder.current = false; // a read of another conversation's older page no longer blocks this one's
       try {
         const [res, conversation] = await Promise.all([client.thread(contactId), client.conversation(contactId)]);
         if (selectedRef.current !== contactId) return;
@@ -202,6 +203,12 @@ export function Inbox({ client, canSend, canSendTemplates, onUnread }: InboxProp
         );
       }
       if (event.event === 'message.created' || event.event === 'conversation.updated') {
+        // the open conversation's own copy (its window, its name) follows too, for when the list leaves it out
+        if (event.data.contactId === open && open)
+          void client
+            .conversation(open)
+            .then((r) => selectedRef.current === open && setOpened(r.data))
+            .catch(() => undefined);
         if (reloadSoon.current) clearTimeout(reloadSoon.current);
         reloadSoon.current = setTimeout(() => void reload.current.loadList(), 100);
       }

@@ -76,6 +76,8 @@ export function CampaignWizard({ me }: { me: Me }) {
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<number | null>(null);
+  // what was created is what the form said then: an edit since makes the next try create what it says now
+  useEffect(() => setCreated(null), [name, number, templateName, mappings, mediaUrl, groupIds, when, at]);
 
   useEffect(() => {
     templatesApi.approved().then(setTemplates, (e) => setError((e as Error).message));
