@@ -742,16 +742,14 @@ export class SendExecutor {
     // the status and its message.status account event in one transaction (the event exists exactly when the failure does)
     const failed = await this.db.transaction(async (tx) => {
       const [[row]] = (await tx.query(
-        `UPDATE messages m SET status = 'failed', error_code = $2, error_title = $3, error_message = $4, failed_at = COALESCE(m.failed_at, now()),
-                attempts = m.attempts + 1, updated_at = now()
-           FROM phone_numbers p
-         WHERE m.id = $1 AND p.id = m.phone_number_id
-           AND (m.status = 'queued' OR ($5 AND m.status IN ('paused', 'cancelled') AND m.wamid IS NULL))
-         RETURNING m.id, m.account_id, m.callback_url, m.callback_events, m.recipient, m.failed_at, m.wamid, m.contact_id,
-                   p.messaging_phone_id`,
+        `UPDATE messages SET status = 'failed', error_code = $2, error_title = $3, error_message = $4, failed_at = COALESCE(failed_at, now()),
+                attempts = attempts + 1, updated_at = now()
+         WHERE id = $1 AND (status = 'queued' OR ($5 AND status IN ('paused', 'cancelled') AND wamid IS NULL))
+         RETURNING id, account_id, callback_url, callback_events, recipient, failed_at, wamid, contact_id, phone_number_id`,
         [messageId, code || null, title, details, refused],
       )) as [Array<Record<string, any>>, number];
       if (row) {
+        row.messaging_phone_id = (await this.accounts.phoneNumberById(String(row.phone_number_id)))?.messagingPhoneId;
         const event: StatusEvent = {
           kind: 'status',
           phoneNumberId: row.messaging_phone_id,
