@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createWorkflow } from '../helpers/automations';
 import { launchChromium } from '../helpers/browser';
-import { createConsoleUser } from '../helpers/console';
+import { signInInBrowser } from '../helpers/console';
 import { eventually } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
 
@@ -52,12 +52,7 @@ describe('Workflow builder forms in the browser: what is shown is what is saved'
     context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
     page = await context.newPage();
     page.setDefaultTimeout(10_000);
-    const user = await createConsoleUser(t, account.accountId, 'marketer');
-    await page.goto(`${t.url}/app/`);
-    await page.fill('input[name=email]', user.email);
-    await page.fill('input[name=password]', user.password);
-    await page.click('button[type=submit]');
-    await page.locator('[data-testid=who]').waitFor();
+    await signInInBrowser(page, t, account.accountId);
     await page.goto(`${t.url}/app/workflows/${workflowId}`);
     await page.locator(node('done')).waitFor();
   }, 60_000);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { previewCsv } from '../../apps/console/src/pages/campaigns/csv-preview';
 import { launchChromium } from '../helpers/browser';
-import { createConsoleUser } from '../helpers/console';
+import { signInInBrowser } from '../helpers/console';
 import { messagingHelpers } from '../helpers/messaging';
 import { settledCount, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -55,12 +55,7 @@ describe('Console: contact import and campaigns in the browser', () => {
     page = await context.newPage();
     page.setDefaultTimeout(10_000);
     if (shots) mkdirSync(shots, { recursive: true });
-    const user = await createConsoleUser(t, account.accountId, 'marketer');
-    await page.goto(`${t.url}/app/`);
-    await page.fill('input[name=email]', user.email);
-    await page.fill('input[name=password]', user.password);
-    await page.click('button[type=submit]');
-    await page.locator('[data-testid=who]').waitFor();
+    await signInInBrowser(page, t, account.accountId);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -120,6 +120,30 @@ describe('Campaigns', () => {
     await settledCount(async () => (await progressOf(id)).sent, 'sent');
     return progressOf(id);
   };
+  /** A started campaign of `template` to `recipients` new contacts at `rate` messages/s, once `sent` have gone out. */
+  async function sendingCampaign(template: string, recipients: number, rate: number, sent: number) {
+    const { groupId, numbers } = await seedGroup(recipients);
+    await t.db.query(`UPDATE phone_numbers SET messages_per_second = $2 WHERE account_id = $1`, [
+      account.accountId,
+      rate,
+    ]);
+    const id = (
+      await createCampaign({ templateName: template, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
+    ).body.data.campaign_id as number;
+    expect((await act(id, 'start')).status).toBe(200);
+    await eventually(async () => (await progressOf(id)).sent >= sent, 10_000, 'some sent');
+    return { id, numbers };
+  }
+  /** The campaign once it paused itself (its template paused, the platform refusing its sends). */
+  const pausedItself = (id: number) =>
+    eventually(
+      async () => {
+        const c = (await getCampaign(id)).body.data;
+        return c.status === 'paused' ? c : null;
+      },
+      20_000,
+      'the campaign pauses itself',
+    );
 
   describe('POST /v2/campaigns, GET /v2/campaigns, GET /v2/campaigns/{id}', () => {
     it('201: the campaign as a draft, variables in the order given, progress at zero', async () => {
@@ -786,14 +810,7 @@ describe('Campaigns', () => {
     });
 
     it('pause holds the fan-out and the queued sends; resume sends the rest, each recipient exactly once', async () => {
-      const tpl = await greeting();
-      const { groupId, numbers } = await seedGroup(40);
-      await t.db.query(`UPDATE phone_numbers SET messages_per_second = 10 WHERE account_id = $1`, [account.accountId]);
-      const id = (
-        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
-      ).body.data.campaign_id;
-      expect((await act(id, 'start')).status).toBe(200);
-      await eventually(async () => (await progressOf(id)).sent >= 5, 10_000, 'some sent');
+      const { id, numbers } = await sendingCampaign(await greeting(), 40, 10, 5);
       const paused = await act(id, 'pause');
       expect(paused.status).toBe(200);
       expect(paused.body.data.status).toBe('paused');
@@ -823,23 +840,9 @@ describe('Campaigns', () => {
     it('the platform refusing every send mid-campaign (a revoked token) pauses it with the reason, nothing failed; once fixed, a resume sends the rest once', async () => {
       await sandbox.control.post('/_sandbox/config', { invalidTokens: [] });
       account = await t.createAccount({ apiBaseUrl: sandbox.url, accessToken: 'campaign-token-to-revoke' });
-      const tpl = await greeting();
-      const { groupId, numbers } = await seedGroup(200);
-      await t.db.query(`UPDATE phone_numbers SET messages_per_second = 20 WHERE account_id = $1`, [account.accountId]);
-      const id = (
-        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
-      ).body.data.campaign_id;
-      expect((await act(id, 'start')).status).toBe(200);
-      await eventually(async () => (await progressOf(id)).sent >= 10, 10_000, 'some sent');
+      const { id, numbers } = await sendingCampaign(await greeting(), 200, 20, 10);
       await sandbox.control.post('/_sandbox/config', { invalidTokens: ['campaign-token-to-revoke'] });
-      const paused = await eventually(
-        async () => {
-          const c = (await getCampaign(id)).body.data;
-          return c.status === 'paused' ? c : null;
-        },
-        20_000,
-        'the campaign pauses itself',
-      );
+      const paused = await pausedItself(id);
       expect(paused.paused_reason).toMatch(
         /^The platform refuses this number's sends \(190: .+\); resume once it is fixed$/,
       );
@@ -857,23 +860,10 @@ describe('Campaigns', () => {
 
     it('a template the platform pauses mid-campaign pauses the campaign with the reason; resume is refused until it is approved again, then the rest go out once', async () => {
       const tpl = await greeting();
-      const { groupId, numbers } = await seedGroup(400);
-      await t.db.query(`UPDATE phone_numbers SET messages_per_second = 20 WHERE account_id = $1`, [account.accountId]);
-      const id = (
-        await createCampaign({ templateName: tpl, variables: { name: 'm', custom_code: 'c' }, group_ids: [groupId] })
-      ).body.data.campaign_id;
-      expect((await act(id, 'start')).status).toBe(200);
-      await eventually(async () => (await progressOf(id)).sent >= 10, 10_000, 'some sent');
+      const { id, numbers } = await sendingCampaign(tpl, 400, 20, 10);
       await sandbox.control.post('/_sandbox/templates/review', { name: tpl, status: 'PAUSED' });
       const reason = `Template ${tpl}: Template is not approved (status PAUSED)`;
-      const paused = await eventually(
-        async () => {
-          const c = (await getCampaign(id)).body.data;
-          return c.status === 'paused' ? c : null;
-        },
-        20_000,
-        'the campaign pauses itself',
-      );
+      const paused = await pausedItself(id);
       expect(paused.paused_reason).toBe(reason);
       // what was expanded before the fan-out saw the template (it keeps an approved one 10 s) went to the platform and
       // may have failed there; the rest of the audience is held, not failed

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { createWorkflow, simpleDefinition } from '../helpers/automations';
 import { launchChromium } from '../helpers/browser';
-import { createConsoleUser } from '../helpers/console';
+import { signInInBrowser } from '../helpers/console';
 import { messagingHelpers } from '../helpers/messaging';
 import { eventually, startTestSandbox, TestSandbox } from '../helpers/sandbox';
 import { startTestApp, TestAccount, TestApp } from '../helpers/test-app';
@@ -37,12 +37,7 @@ describe('Console: templates and contacts in the browser', () => {
     page = await context.newPage();
     page.setDefaultTimeout(10_000); // a step that does not happen fails with its own message, before the test's timeout
     if (shots) mkdirSync(shots, { recursive: true });
-    const user = await createConsoleUser(t, account.accountId, 'marketer');
-    await page.goto(`${t.url}/app/`);
-    await page.fill('input[name=email]', user.email);
-    await page.fill('input[name=password]', user.password);
-    await page.click('button[type=submit]');
-    await page.locator('[data-testid=who]').waitFor();
+    await signInInBrowser(page, t, account.accountId);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,4 +1,5 @@
 import { createUser } from '@switchboard/users';
+import type { Page } from 'playwright-core';
 import type { TestApp } from './test-app';
 
 export interface ConsoleSession {
@@ -38,4 +39,19 @@ export async function consoleSession(t: TestApp, accountId: string, role: 'admin
 /** Request options with the session cookie (and the CSRF header, as the console sends it). */
 export function asUser(session: ConsoleSession, headers: Record<string, string> = {}) {
   return { headers: { cookie: session.cookie, 'x-switchboard-csrf': session.csrf, ...headers } };
+}
+
+/** A new marketer (or `role`) of the account signs in to the console in `page`, as a person would. */
+export async function signInInBrowser(
+  page: Page,
+  t: TestApp,
+  accountId: string,
+  role: 'admin' | 'marketer' | 'agent' = 'marketer',
+): Promise<void> {
+  const user = await createConsoleUser(t, accountId, role);
+  await page.goto(`${t.url}/app/`);
+  await page.fill('input[name=email]', user.email);
+  await page.fill('input[name=password]', user.password);
+  await page.click('button[type=submit]');
+  await page.locator('[data-testid=who]').waitFor();
 }
