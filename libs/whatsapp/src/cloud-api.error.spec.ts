@@ -5,7 +5,7 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { CloudApiClient } from './cloud-api.client';
-import { classifyCloudApiError, CloudApiError, parseRetryAfter } from './cloud-api.error';
+import { answerLost, classifyCloudApiError, CloudApiError, parseRetryAfter } from './cloud-api.error';
 
 let server: Server;
 let baseUrl: string;
@@ -68,14 +68,23 @@ describe('CloudApiError mapping', () => {
     expect(classifyCloudApiError(err).class).toBe('throughput');
   });
 
-  it('HTTP 5xx is retryable; without a Graph body it is an invalid_response', async () => {
+  it("HTTP 5xx and 429 without a Graph body (an edge's HTML) are refusals to retry, not answers lost", async () => {
     respond = (res) => {
       res.writeHead(502, { 'content-type': 'text/html' });
       res.end('<html>bad gateway</html>');
     };
     const err = await failure(client().getFlow('1'));
-    expect(err).toMatchObject({ kind: 'invalid_response', httpStatus: 502, retryable: true });
+    expect(err).toMatchObject({ kind: 'api', httpStatus: 502, retryable: true });
     expect(classifyCloudApiError(err).class).toBe('transient');
+    expect(answerLost(err)).toBe(false);
+    respond = (res) => {
+      res.writeHead(429, { 'content-type': 'text/html', 'retry-after': '3' });
+      res.end('<html>slow down</html>');
+    };
+    const busy = await failure(client().getFlow('1'));
+    expect(busy).toMatchObject({ kind: 'api', httpStatus: 429, retryable: true, retryAfterMs: 3000 });
+    expect(classifyCloudApiError(busy).class).toBe('throughput');
+    expect(answerLost(busy)).toBe(false);
   });
 
   it('is_transient marks a Graph error retryable', async () => {

@@ -142,7 +142,9 @@ export class CloudApiError extends Error {
     const err = (body as GraphApiErrorBody | undefined)?.error;
     if (!err || typeof err !== 'object' || typeof err.code !== 'number') {
       return new CloudApiError({
-        kind: 'invalid_response',
+        // an error status is a refusal even without Meta's body (an edge's HTML 429 or 502: retried, never in doubt,
+        // docs/messaging.md); only a success that cannot be read may have been carried out
+        kind: httpStatus >= 200 && httpStatus <= 299 ? 'invalid_response' : 'api',
         code: 0,
         httpStatus,
         message: `Cloud API answered HTTP ${httpStatus} without a Graph error body`,
