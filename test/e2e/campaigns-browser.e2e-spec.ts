@@ -307,4 +307,40 @@ describe('Console: contact import and campaigns in the browser', () => {
       expect(campaigns[0].status).not.toBe('draft');
       expect(refused).toBe(2);
     }));
+
+  it('the list shows 50 campaigns and reads older ones on demand; an unknown campaign says so', () =>
+    explained('older', async () => {
+      const [group] = await t.db.query(`SELECT id FROM contact_groups WHERE account_id = $1 AND name = 'Spring list'`, [
+        account.accountId,
+      ]);
+      for (let i = 1; i <= 50; i++) {
+        const created = await t.http.post(
+          '/v2/campaigns',
+          {
+            name: `Weekly ${i}`,
+            messagingPhoneId: account.messagingPhoneId,
+            templateName: template,
+            variables: { name: 'there', custom_code: 'W' },
+            group_ids: [Number(group.id)],
+          },
+          { token: account.token },
+        );
+        expect(created.status).toBe(201);
+      }
+      await page.goto(`${t.url}/app/campaigns`);
+      const rows = page.locator('[data-testid=campaigns] tbody tr');
+      await page.locator('[data-campaign="Weekly 50"]').waitFor();
+      expect(await rows.count()).toBe(50);
+      expect(await page.locator('[data-campaign="Spring sale"]').count()).toBe(0);
+      await page.getByRole('button', { name: /^Older campaigns \(2 more\)$/ }).click();
+      await page.locator('[data-campaign="Spring sale"]').waitFor();
+      expect(await rows.count()).toBe(52);
+      expect(await page.locator('[data-testid=older-campaigns]').count()).toBe(0);
+
+      await page.goto(`${t.url}/app/campaigns/99999999`);
+      await page
+        .locator('[data-testid=live-missing]')
+        .filter({ hasText: 'Campaign 99999999: Campaign not found' })
+        .waitFor();
+    }));
 });

@@ -383,10 +383,22 @@ export interface ImportState {
 }
 
 export const campaignsApi = {
-  list: () =>
-    api<{ data: { campaigns: CampaignItem[] } }>('GET', '/v2/campaigns?page=1&pageSize=50').then(
-      (r) => r.data.campaigns,
-    ),
+  /** The newest `pages` × 50 campaigns, and how many the account has. */
+  list: async (pages: number) => {
+    const campaigns: CampaignItem[] = [];
+    let total = 0;
+    for (let page = 1; page <= pages; page++) {
+      const r = await api<{ data: { campaigns: CampaignItem[] } & Paged }>(
+        'GET',
+        `/v2/campaigns?page=${page}&pageSize=50`,
+      );
+      campaigns.push(...r.data.campaigns);
+      total = r.data.total;
+      if (campaigns.length >= total) break;
+    }
+    return { campaigns, total };
+  },
+  get: (id: number) => api<{ data: CampaignItem }>('GET', `/v2/campaigns/${id}`).then((r) => r.data),
   create: (body: NewCampaign) => api<{ data: CampaignItem }>('POST', '/v2/campaigns', body).then((r) => r.data),
   act: (id: number, action: string) => api<{ data: CampaignItem }>('POST', `/v2/campaigns/${id}/${action}`),
   audienceCount: (groupIds: number[]) =>

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { campaignsApi, type CampaignItem, type Me } from '../../api';
+import { ApiError, campaignsApi, type CampaignItem, type Me } from '../../api';
 import { navigate } from '../../router';
 import { CampaignWizard } from './CampaignWizard';
 import { ImportPanel } from './ImportPanel';
@@ -51,14 +51,16 @@ export function CampaignsPage({ path, me }: { path: string; me: Me }) {
 
 function CampaignsList({ selected }: { selected: number | null }) {
   const [campaigns, setCampaigns] = useState<CampaignItem[]>([]);
+  const [total, setTotal] = useState(0);
+  const [pages, setPages] = useState(1); // 50 a page, newest first; "Older campaigns" reads one more
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(
     () =>
-      campaignsApi.list().then(
-        (c) => setCampaigns(c),
+      campaignsApi.list(pages).then(
+        (r) => (setCampaigns(r.campaigns), setTotal(r.total)),
         (e) => setError((e as Error).message),
       ),
-    [],
+    [pages],
   );
   useEffect(() => {
     void load();
@@ -116,6 +118,11 @@ function CampaignsList({ selected }: { selected: number | null }) {
             ))}
           </tbody>
         </table>
+        {campaigns.length < total && (
+          <button className="link" data-testid="older-campaigns" onClick={() => setPages((n) => n + 1)}>
+            Older campaigns ({total - campaigns.length} more)
+          </button>
+        )}
         {selected !== null && (
           <LiveView
             key={selected}
@@ -148,12 +155,25 @@ function LiveView({
   const [snap, setSnap] = useState<Snapshot | null>(null);
   const [points, setPoints] = useState<RatePoint[]>([]);
   const [connected, setConnected] = useState(false);
+  const [missing, setMissing] = useState<string | null>(null);
   useEffect(() => {
     const source = new EventSource(`/v2/campaigns/${id}/live`);
+    let seen = false;
     source.onopen = () => setConnected(true);
-    source.onerror = () => setConnected(false);
+    source.onerror = () => {
+      setConnected(false);
+      // never connected: an unknown campaign (or another account's) says so instead of "Connecting…" for good
+      if (!seen)
+        campaignsApi.get(id).catch((e) => {
+          if (e instanceof ApiError && e.status === 404) {
+            source.close();
+            setMissing(e.message);
+          }
+        });
+    };
     source.addEventListener('progress', (e) => {
       const s = JSON.parse((e as MessageEvent).data) as Snapshot;
+      seen = true;
       setSnap(s);
       if (s.messages_per_second !== null) {
         const at = Date.parse(s.at);
@@ -168,6 +188,12 @@ function LiveView({
     if (status) onStatus();
   }, [status, onStatus]);
 
+  if (missing)
+    return (
+      <section className="panel live-view" data-testid="live-missing">
+        Campaign {id}: {missing}
+      </section>
+    );
   if (!snap) return <section className="panel live-view">Connecting…</section>;
   const f = snap.funnel;
   const total = Math.max(1, snap.progress.audience - snap.progress.skipped_blocked);
