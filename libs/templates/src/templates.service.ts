@@ -38,6 +38,9 @@ export const PHONE_NUMBER_NOT_FOUND = 'Phone number not found';
 export const TEMPLATE_NOT_FOUND = 'Template not found';
 /** The reason messaging reports when a send names an unknown template (SPEC §4 send example). */
 export const NO_TEMPLATE_FOUND = 'No Template found';
+/** Why a template cannot be sent: its status (and Meta's reason for a rejection). */
+export const notApprovedReason = (status: string, rejectedReason?: string | null) =>
+  `Template is not approved (status ${status}${rejectedReason ? `: ${rejectedReason}` : ''})`;
 
 /** The event type recorded in account_events for the account webhooks (SPEC §6 template_status_update). */
 export const TEMPLATE_STATUS_UPDATE = 'template_status_update';
@@ -629,7 +632,7 @@ export class TemplatesService {
     const r = rows[0];
     return {
       ok: false,
-      reason: `Template is not approved (status ${r.status}${r.rejectedReason ? `: ${r.rejectedReason}` : ''})`,
+      reason: notApprovedReason(r.status, r.rejectedReason),
     };
   }
 

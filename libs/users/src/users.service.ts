@@ -93,17 +93,15 @@ export class UsersService implements ConsoleSessionResolver {
     if (typeof password !== 'string' || password === '')
       throw new BadRequestException({ message: 'password is required', field: 'password' });
     const email = emailInput.trim().toLowerCase();
-    const failKey = await this.countGuess(email);
-    const [user]: UserRow[] = await this.db.query(
-      `SELECT id, account_id, email, role, password_hash FROM users WHERE lower(email) = $1`,
-      [email],
-    );
-    const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
-    if (!user || !ok) {
-      await this.redis.expire(failKey, LOCKOUT_SECONDS); // locked for LOCKOUT_SECONDS after the last failure
-      throw new UnauthorizedException(INVALID_SIGN_IN);
-    }
-    await this.redis.del(failKey);
+    const user = await this.passwordGuess(email, async () => {
+      const [row]: UserRow[] = await this.db.query(
+        `SELECT id, account_id, email, role, password_hash FROM users WHERE lower(email) = $1`,
+        [email],
+      );
+      // an unknown email takes as long as a wrong password (a dummy hash is checked)
+      return (await verifyPassword(password, row?.password_hash ?? DUMMY_HASH)) ? row : undefined;
+    });
+    if (!user) throw new UnauthorizedException(INVALID_SIGN_IN);
     const cookieValue = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(24).toString('base64url');
     await this.db.query(
@@ -136,22 +134,23 @@ export class UsersService implements ConsoleSessionResolver {
     const [user]: UserRow[] = await this.db.query(`SELECT email, password_hash FROM users WHERE id = $1`, [userId]);
     if (!user) throw new BadRequestException({ message: 'currentPassword is wrong', field: 'currentPassword' });
     // the sign-in's count: a stolen session must not guess the password (and keep access once the session ends)
-    const failKey = await this.countGuess(user.email.toLowerCase());
-    if (typeof currentPassword !== 'string' || !(await verifyPassword(currentPassword, user.password_hash))) {
-      await this.redis.expire(failKey, LOCKOUT_SECONDS);
-      throw new BadRequestException({ message: 'currentPassword is wrong', field: 'currentPassword' });
-    }
-    await this.redis.del(failKey);
+    const ok = await this.passwordGuess(
+      user.email.toLowerCase(),
+      async () => typeof currentPassword === 'string' && verifyPassword(currentPassword, user.password_hash),
+    );
+    if (!ok) throw new BadRequestException({ message: 'currentPassword is wrong', field: 'currentPassword' });
     await this.setPassword(userId, newPassword);
   }
 
   /**
-   * Counts a password guess for the email (sign-in, password change) and refuses it with 429 past
-   * MAX_FAILED_SIGN_INS; returns the counter's key (the caller clears it on success, extends it on failure). Counted
-   * before the password is checked: a burst of guesses at once each read a count under the limit, and all of them
-   * were tried.
+   * A password guess for the email (sign-in, password change): refused with 429 past MAX_FAILED_SIGN_INS, else
+   * `check`ed; a wrong one locks the email for LOCKOUT_SECONDS after it, a right one clears the count. Counted before
+   * the password is checked: a burst of guesses at once each read a count under the limit, and all of them were tried.
    */
-  private async countGuess(email: string): Promise<string> {
+  private async passwordGuess<T>(
+    email: string,
+    check: () => Promise<T | undefined | false>,
+  ): Promise<T | undefined | false> {
     const failKey = `${this.config.REDIS_PREFIX}:signin-fail:${sha256(email)}`;
     const [, [, attempts]] = (await this.redis
       .multi()
@@ -168,7 +167,10 @@ export class UsersService implements ConsoleSessionResolver {
         HttpStatus.TOO_MANY_REQUESTS,
       );
     }
-    return failKey;
+    const ok = await check();
+    if (ok) await this.redis.del(failKey);
+    else await this.redis.expire(failKey, LOCKOUT_SECONDS);
+    return ok;
   }
 
   async setPassword(userId: string, password: string): Promise<void> {

@@ -12,6 +12,7 @@ import {
   type StatusEvent,
   stopsEverySend,
 } from '@switchboard/whatsapp';
+import { notApprovedReason } from '@switchboard/templates';
 import { messageStatusData, recordWebhookEvent } from '@switchboard/webhooks';
 import { DelayedError, Job } from 'bullmq';
 import type Redis from 'ioredis';
@@ -687,7 +688,7 @@ export class SendExecutor {
     // a paused template reads as when the fan-out finds it so (whichever sees it first pauses the campaign)
     const reason =
       template && templateStatus
-        ? `Template ${template}: Template is not approved (status ${templateStatus})`
+        ? `Template ${template}: ${notApprovedReason(templateStatus)}`
         : `The platform refuses this number's sends (${failure.code}: ${failure.details || failure.title}); resume once it is fixed`;
     await this.campaignHolds.hold(String(message.campaign_id), reason);
     // paused by this hold, or by another refused message's a moment ago (the campaign no longer runs then)
