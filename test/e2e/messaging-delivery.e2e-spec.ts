@@ -280,6 +280,94 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
       }
     }, 60_000);
 
+    it('a status written by a job lost since (Redis lost it): the job the sweep queues again queues the callback', async () => {
+      const { PlatformWebhooksService } = await import('@switchboard/messaging');
+      const to = h.customer();
+      const wamid = `wamid.lost-job-${account.accountId}`;
+      const at = Math.floor(Date.now() / 1000) - 60;
+      const [phone] = await t.db.query('SELECT id FROM phone_numbers WHERE messaging_phone_id = $1', [
+        account.messagingPhoneId,
+      ]);
+      // what the lost job's try left: the status written (its time is the event's), the callback never queued
+      const [{ id }] = await t.db.query(
+        `INSERT INTO messages (account_id, phone_number_id, direction, recipient, kind, status, wamid, callback_url,
+                               callback_events, sent_at, delivered_at)
+         VALUES ($1, $2, 'outbound', $3, 'text', 'delivered', $4, $5, '{delivered}', to_timestamp($6), to_timestamp($6))
+         RETURNING id`,
+        [account.accountId, phone.id, to, wamid, receiver.url, at],
+      );
+      const body = JSON.parse(
+        readFileSync(join(__dirname, '..', 'fixtures', 'whatsapp', 'status-delivered.json'), 'utf8'),
+      );
+      const value = body.entry[0].changes[0].value;
+      value.metadata.phone_number_id = account.messagingPhoneId;
+      Object.assign(value.statuses[0], { id: wamid, timestamp: String(at), recipient_id: to });
+      const [event] = await t.db.query(
+        `INSERT INTO platform_webhook_events (payload, received_at) VALUES ($1::jsonb, now() - interval '1 minute') RETURNING id::text`,
+        [JSON.stringify(body)],
+      );
+      expect(await t.worker!.get(PlatformWebhooksService, { strict: false }).requeueUnprocessed(30_000)).toBe(1);
+      const [callback] = await eventually(
+        async () => {
+          const got = callbacksFor(id);
+          return got.length ? got : null;
+        },
+        20_000,
+        'delivered callback',
+      );
+      expect(callback.body).toEqual({
+        status: 'delivered',
+        senderPhoneNumber: to,
+        messageId: id,
+        timestamp: new Date(at * 1000).toISOString(),
+      });
+      const [processed] = await t.db.query('SELECT processed_at FROM platform_webhook_events WHERE id = $1', [
+        event.id,
+      ]);
+      expect(processed.processed_at).not.toBeNull();
+    }, 60_000);
+
+    it('a failure recorded before its callback could be queued: the next try of the job queues the `failed` callback, once', async () => {
+      await sandbox.control.post('/_sandbox/config', { invalidTokens: ['revoked-callback-token'] });
+      const acc = await t.createAccount({ apiBaseUrl: sandbox.url, accessToken: 'revoked-callback-token' });
+      const service = t.worker!.get(CallbacksService);
+      const original = service.notify.bind(service);
+      let refused = 0;
+      const notify = jest.spyOn(service, 'notify').mockImplementation((target, event, ...rest) => {
+        if (target.accountId === String(acc.accountId) && event === 'failed' && refused++ === 0)
+          return Promise.reject(new Error('Redis unreachable (injected)'));
+        return original(target, event, ...rest);
+      });
+      try {
+        const res = await session(
+          {
+            typOfmsg: 'normal_message',
+            receipentPhone: h.customer(),
+            message: 'refused',
+            callback_url: receiver.url,
+            event: ['failed'],
+          },
+          acc,
+        );
+        expect(res.body).toMatchObject({ success: false, status: 'failed', code: 190 });
+        const [callback] = await eventually(
+          async () => {
+            const got = callbacksFor(res.body.messageId);
+            return got.length ? got : null;
+          },
+          20_000,
+          'failed callback',
+        );
+        await settle();
+        expect(refused).toBe(2); // refused once, queued by the job's next try
+        expect(callbacksFor(res.body.messageId)).toHaveLength(1);
+        expect(callback.body).toMatchObject({ status: 'failed', messageId: res.body.messageId });
+      } finally {
+        notify.mockRestore();
+        await sandbox.control.post('/_sandbox/config', { invalidTokens: [] });
+      }
+    }, 60_000);
+
     it('callback_url must pass the SSRF guard: metadata, loopback and private targets are a 400 naming callback_url', async () => {
       const strict = await startTestApp({ ALLOW_PRIVATE_NETWORK_TARGETS: 'false' });
       try {

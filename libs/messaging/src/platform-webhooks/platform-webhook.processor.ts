@@ -79,16 +79,17 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     });
   }
 
-  process(job: Job<{ eventId: string }>): Promise<void> {
+  process(job: Job<{ eventId: string; requeued?: boolean }>): Promise<void> {
     return inJobContext(job, () => this.handle(job));
   }
 
-  private async handle(job: Job<{ eventId: string }>): Promise<void> {
+  private async handle(job: Job<{ eventId: string; requeued?: boolean }>): Promise<void> {
     const stored = await this.webhooks.load(job.data.eventId);
     if (!stored || stored.processedAt) return;
     const events = parseWebhook(stored.payload);
-    // a job started again (it failed, or its worker died) may have written its events and not finished with them
-    const retry = job.attemptsStarted > 1;
+    // a job started again (it failed, or its worker died), or queued again by the sweep (a job lost, or failed for
+    // good unrecorded), may follow a try that wrote its events and did not finish with them
+    const retry = job.attemptsStarted > 1 || job.data.requeued === true;
     // statuses all at once: MessageEventsService writes statuses that arrive together in one statement. A failed status
     // does not hold back the customer messages of the same webhook: they are stored, then the job fails (retried).
     const statuses = settleAll(

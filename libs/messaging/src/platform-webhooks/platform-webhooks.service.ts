@@ -27,11 +27,14 @@ const INSERT_EVENTS_SQL = `WITH input AS (
   stored AS (INSERT INTO platform_webhook_events (id, payload) SELECT id::bigint, payload FROM input)
   SELECT id FROM input ORDER BY ord`;
 
-/** The job that processes a stored event; its id makes a second enqueue of the same event a no-op. */
-function processJob(eventId: string, context: { requestId?: string }) {
+/**
+ * The job that processes a stored event; its id makes a second enqueue of the same event a no-op. `requeued`: queued
+ * again by the sweep, the event may have been worked on by a job since lost (its processor treats it as a retry).
+ */
+function processJob(eventId: string, context: { requestId?: string }, requeued = false) {
   return {
     name: PROCESS_WEBHOOK_JOB,
-    data: { ...context, eventId },
+    data: { ...context, eventId, ...(requeued ? { requeued } : {}) },
     opts: { ...JOB_OPTIONS, jobId: `event-${eventId}` },
   };
 }
@@ -128,7 +131,7 @@ export class PlatformWebhooksService {
     );
     const context = withRequestId({});
     for (let i = 0; i < pending.length; i += 500) {
-      const jobs = pending.slice(i, i + 500).map(({ id }) => processJob(id, context));
+      const jobs = pending.slice(i, i + 500).map(({ id }) => processJob(id, context, true));
       await this.removeFailed(jobs.map((job) => job.opts.jobId));
       await this.queue.addBulk(jobs);
     }

@@ -195,6 +195,7 @@ export class SendExecutor {
   /** A single-message job (API sends, automation sends, recovery of messages not in a batch). */
   async execute(job: Job<SendJobData>, token: string | undefined, lane: SendLane): Promise<SendResult> {
     const { messageId } = job.data;
+    await this.followUpFailures(job, [messageId]);
     if (job.data.acceptedWamid) {
       // accepted by the platform on an earlier attempt whose database write failed
       const wamid = job.data.acceptedWamid;
@@ -260,6 +261,7 @@ export class SendExecutor {
    * (claimed earlier, no answer recorded) wait as single messages do, while the others are sent.
    */
   async executeBatch(job: Job<SendBatchJobData>, token: string | undefined): Promise<BatchResult> {
+    await this.followUpFailures(job, job.data.messageIds);
     const unrecorded = Object.entries(job.data.acceptedWamids ?? {});
     if (unrecorded.length) {
       await this.untilRecorded(job, token, () =>
@@ -730,6 +732,22 @@ export class SendExecutor {
   }
 
   /**
+   * A job started again (it failed, stalled or was delayed) may follow a run that recorded failures and ended before
+   * their `failed` callbacks were queued (the worker died, Redis refused the callback): they are queued now. A callback
+   * is queued once per message and event (the job id; kept a day), so one already queued is not sent twice.
+   */
+  private async followUpFailures(job: Job, messageIds: string[]): Promise<void> {
+    if (job.attemptsStarted <= 1) return;
+    const failed: Array<Record<string, any>> = await this.db.query(
+      `SELECT id, account_id, callback_url, callback_events, recipient, failed_at FROM messages
+        WHERE id = ANY($1::uuid[]) AND status = 'failed' AND 'failed' = ANY(callback_events)
+          AND failed_at > now() - interval '23 hours'`,
+      [messageIds],
+    );
+    for (const row of failed) await this.notifyFailed(row);
+  }
+
+  /**
    * A final failure: the message becomes `failed` (code, title, details) and its `failed` callback is queued. A
    * `refused` one (the platform's definite answer to our call) is failed even if a pause or cancel held it while the
    * call was out: kept `paused` with its claim, a resume would take it as in doubt and send it again after the wait.
@@ -782,19 +800,23 @@ export class SendExecutor {
             { messageId: failed.id, status: 'failed', at: new Date(failed.failed_at).toISOString() },
           )
           .catch(() => undefined);
-      await this.callbacks.notify(
-        {
-          messageId: failed.id,
-          accountId: String(failed.account_id),
-          callbackUrl: failed.callback_url,
-          callbackEvents: failed.callback_events,
-          recipient: failed.recipient,
-        },
-        'failed',
-        new Date(failed.failed_at),
-      );
+      await this.notifyFailed(failed);
     }
     return { outcome: 'failed', code };
+  }
+
+  private notifyFailed(row: Record<string, any>): Promise<boolean> {
+    return this.callbacks.notify(
+      {
+        messageId: row.id,
+        accountId: String(row.account_id),
+        callbackUrl: row.callback_url,
+        callbackEvents: row.callback_events,
+        recipient: row.recipient,
+      },
+      'failed',
+      new Date(row.failed_at),
+    );
   }
 
   private numberInfo(phoneRowId: string): Promise<NumberInfo> {
