@@ -1,5 +1,8 @@
 import { RedisThrottlerStorage } from '@switchboard/auth';
 import { createRedis } from '@switchboard/core';
+import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { eventually } from '../helpers/sandbox';
 import { startTestApp, TestApp } from '../helpers/test-app';
 
 /** SPEC §8: 105 requests per minute; 429 past it, with Retry-After and a JSON message. */
@@ -149,6 +152,96 @@ describe('Rate limits', () => {
         redis.disconnect();
       }
     });
+  });
+
+  describe('Redis away', () => {
+    /** A Redis server of this test's own (the shared one must stay up), on a free port. */
+    async function ownRedis() {
+      const probe = createServer();
+      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+      const port = (probe.address() as AddressInfo).port;
+      await new Promise((resolve) => probe.close(resolve));
+      const start = () => {
+        const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', ''], {
+          stdio: 'ignore',
+        });
+        return server;
+      };
+      let server = start();
+      const url = `redis://127.0.0.1:${port}`;
+      const ping = createRedis(url);
+      await eventually(async () => (await ping.ping().catch(() => null)) === 'PONG', 5_000, 'own Redis up');
+      ping.disconnect();
+      return {
+        url,
+        pause: () => server.kill('SIGSTOP'),
+        resume: () => server.kill('SIGCONT'),
+        stop: () => server.kill('SIGKILL'),
+        restart: () => (server = start()),
+      };
+    }
+
+    it('a hung Redis holds no request: after one claim of about a second, requests are counted per process', async () => {
+      const redis = await ownRedis();
+      const app = await startTestApp({ REDIS_URL: redis.url, RATE_LIMIT_PER_MINUTE: '20' });
+      try {
+        const account = await app.createAccount();
+        expect((await app.http.get('/account/get', { token: account.token })).status).toBe(200);
+        redis.pause();
+        const started = Date.now();
+        const first = await app.http.get('/account/get', { token: account.token });
+        expect(first.status).toBe(200);
+        expect(Date.now() - started).toBeLessThan(3_000);
+        const statuses: number[] = [];
+        const rest = Date.now();
+        for (let i = 0; i < 20; i++)
+          statuses.push((await app.http.get('/account/get', { token: account.token })).status);
+        expect(Date.now() - rest).toBeLessThan(3_000); // Redis is not asked again meanwhile
+        // still limited: 20 a minute, counted by this process alone from the first request Redis did not answer
+        expect(statuses.filter((s) => s === 200)).toHaveLength(19);
+        expect(statuses.slice(-1)).toEqual([429]);
+        redis.resume();
+      } finally {
+        redis.resume();
+        await app.close();
+        redis.stop();
+      }
+    }, 60_000);
+
+    it('a Redis that went away (connection refused) holds no request either, and is asked again once it is back', async () => {
+      const redis = await ownRedis();
+      const app = await startTestApp({ REDIS_URL: redis.url });
+      try {
+        const account = await app.createAccount();
+        redis.stop();
+        await new Promise((r) => setTimeout(r, 200));
+        const started = Date.now();
+        expect((await app.http.get('/account/get', { token: account.token })).status).toBe(200);
+        expect(Date.now() - started).toBeLessThan(3_000);
+        redis.restart();
+        const check = createRedis(redis.url);
+        try {
+          await eventually(async () => (await check.ping().catch(() => null)) === 'PONG', 5_000, 'own Redis back');
+          await new Promise((r) => setTimeout(r, 500));
+          await check.flushall(); // the claims queued while it was away, sent once it came back
+          // counted in Redis again once REDIS_AWAY_MS is over and a new window's claim goes out
+          await eventually(
+            async () => {
+              const other = await app.createAccount();
+              expect((await app.http.get('/account/get', { token: other.token })).status).toBe(200);
+              return (await check.keys(`${app.config.REDIS_PREFIX}:rl:*`)).length > 0;
+            },
+            20_000,
+            'rate limit counted in Redis again',
+          );
+        } finally {
+          check.disconnect();
+        }
+      } finally {
+        await app.close();
+        redis.stop();
+      }
+    }, 60_000);
   });
 
   describe('the client address behind the per-IP limits (TRUST_PROXY)', () => {

@@ -1,4 +1,4 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerStorage } from '@nestjs/throttler';
 import {
   THROTTLER_BLOCK_DURATION,
@@ -42,6 +42,10 @@ const MAX_LEASE = 64;
 const LEASE_SHARE = 16;
 /** Keys remembered at most (each a few hundred bytes). */
 const MAX_KEYS = 50_000;
+/** A claim Redis has not answered in this time is given up: the process counts alone (below). */
+export const CLAIM_TIMEOUT_MS = 1_000;
+/** After a claim failed or timed out, this long without asking Redis: one slow claim, not one per key and window. */
+export const REDIS_AWAY_MS = 5_000;
 
 /**
  * Fixed-window counters in Redis, so every API process shares one limit per key. A busy key does not cost a round trip
@@ -49,14 +53,18 @@ const MAX_KEYS = 50_000;
  * 100 ms apart, at most 64 and at most 1/16 of what is left of the limit) and spends them locally. Claims are counted
  * in Redis before they are spent, so no process ever lets more than the limit through; hits a process claimed and did
  * not spend before the window ended are lost to that window (docs/authentication.md, "Rate limits"). With one process
- * the count is exact.
+ * the count is exact. While Redis is away (a claim failed or took over CLAIM_TIMEOUT_MS), each process counts the
+ * window alone, without asking Redis for REDIS_AWAY_MS: requests are limited per process rather than waiting for Redis.
  */
 export class RedisThrottlerStorage implements ThrottlerStorage {
   private readonly redis: Redis & {
     sbRateLimitClaim(key: string, ttl: number, count: number): Promise<[number, number]>;
   };
+  private readonly logger = new Logger('RateLimit');
   private readonly leases = new Map<string, Lease>();
   private prunedAt = 0;
+  /** Until then Redis is not asked (it failed or did not answer a claim). */
+  private awayUntil = 0;
 
   constructor(
     redis: Redis,
@@ -88,17 +96,30 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     const lease: Lease = { expiresAt: now, next: 1, last: 0, full: false, size, claimedAt: now };
     this.prune(now);
     this.leases.set(key, lease);
-    lease.claiming = this.redis.sbRateLimitClaim(`${this.prefix}:rl:${key}`, ttl, size).then(
+    if (now < this.awayUntil) {
+      countAlone(lease, now, ttl, limit);
+      return Promise.resolve();
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${CLAIM_TIMEOUT_MS} ms`)), CLAIM_TIMEOUT_MS);
+    });
+    const claimed = this.redis.sbRateLimitClaim(`${this.prefix}:rl:${key}`, ttl, size);
+    claimed.catch(() => undefined); // given up on after the timeout: its late failure is no one's
+    lease.claiming = Promise.race([claimed, timeout]).then(
       ([hits, pttl]) => {
+        clearTimeout(timer);
         lease.expiresAt = now + Math.max(1, pttl);
         lease.next = hits - size + 1;
         lease.last = Math.min(hits, limit);
         lease.full = hits >= limit;
         lease.claiming = undefined;
       },
-      (error: unknown) => {
-        this.leases.delete(key);
-        throw error;
+      (error: Error) => {
+        clearTimeout(timer);
+        this.awayUntil = Date.now() + REDIS_AWAY_MS;
+        this.logger.warn(`Rate limits counted per process for ${REDIS_AWAY_MS / 1000} s: Redis ${error.message}`);
+        countAlone(lease, now, ttl, limit);
       },
     );
     return lease.claiming;
@@ -115,6 +136,11 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     for (const [key, lease] of this.leases)
       if (!lease.claiming && (flood || now >= lease.expiresAt)) this.leases.delete(key);
   }
+}
+
+/** The whole window's hits for this process alone (Redis away): exact with one process, `limit` per process with more. */
+function countAlone(lease: Lease, now: number, ttl: number, limit: number): void {
+  Object.assign(lease, { expiresAt: now + ttl, next: 1, last: limit, full: true, claiming: undefined });
 }
 
 function record(totalHits: number, msLeft: number, limit: number): ThrottlerStorageRecord {
