@@ -7,7 +7,8 @@
  * - contains: left is an array → some element equals right; otherwise left string contains right.
  * - starts_with: left string starts with right.
  * - exists: left is not missing, null or ''. not_exists: the opposite.
- * - gt / gte / lt / lte: both sides as numbers (Number()); false when either side is empty or not a number.
+ * - gt / gte / lt / lte: both sides as numbers (a JSON number, or a string of digits with an optional sign and decimal
+ *   point); false when either side is empty or not such a number.
  * - in: left equals one of the `right` array's templates.
  * An empty `right` never matches contains / starts_with (avoid "everything contains ''" surprises).
  */
@@ -19,12 +20,12 @@ function norm(value: unknown, caseSensitive: boolean): string {
   return caseSensitive ? s : s.toLowerCase();
 }
 
+/** A number as people write it: digits, an optional sign and decimal point (not `0x10`, `1e3`, `Infinity` or `0b1`). */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+
 function toNumber(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
-  if (typeof value === 'string' && value.trim() !== '') {
-    const n = Number(value.trim());
-    return Number.isFinite(n) ? n : null;
-  }
+  if (typeof value === 'string' && DECIMAL.test(value.trim())) return Number(value.trim());
   return null;
 }
 
