@@ -127,6 +127,56 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     });
   });
 
+  it('a Brazilian customer whose WhatsApp id lacks the 9th digit: the reply resumes the run on the number given, marks the message replied, makes no second contact', async () => {
+    const { ask, thanks, sorry } = await templates();
+    const wf = await createWorkflow(t, account.token, definition(ask, thanks, sorry));
+    const subscriber = `8${h().customer().slice(-7)}`; // an old 8-digit mobile number, 9 in front since 2012
+    const dialled = `55119${subscriber}`;
+    const waId = `5511${subscriber}`; // the id WhatsApp gave it before
+    await sandbox.control.post('/_sandbox/config', { whatsappIds: { [dialled]: waId } });
+
+    const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, {
+      phone: `+55 11 9${subscriber.slice(0, 4)}-${subscriber.slice(4)}`,
+      name: 'Ana',
+    });
+    expect(started.status).toBe(200);
+    await eventually(async () => (await h().received(account, waId)).length === 1, 15_000, 'the first template');
+    await waitForRun(t, account.token, started.body.runId, ['waiting']);
+
+    await h().customerWrites(account, dialled, 'yes'); // from the old id, as WhatsApp sends it
+    const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 15_000);
+    expect(run).toMatchObject({ status: 'completed', reply: { text: 'yes' } });
+    const inbound = await t.db.query(
+      `SELECT recipient, contact_id IS NOT NULL AS linked FROM messages WHERE account_id = $1 AND direction = 'inbound'
+          AND recipient = ANY($2::text[])`,
+      [account.accountId, [dialled, waId]],
+    );
+    expect(inbound).toEqual([{ recipient: dialled, linked: expect.any(Boolean) }]);
+    const [asked] = await t.db.query(
+      `SELECT recipient, replied_at IS NOT NULL AS replied FROM messages
+        WHERE account_id = $1 AND direction = 'outbound' AND template_name = $2`,
+      [account.accountId, ask],
+    );
+    expect(asked).toEqual({ recipient: dialled, replied: true });
+    await eventually(
+      async () =>
+        (
+          await t.db.query(
+            `SELECT 1 FROM messages WHERE account_id = $1 AND direction = 'inbound' AND contact_id IS NOT NULL
+            AND recipient = $2`,
+            [account.accountId, dialled],
+          )
+        ).length === 1,
+      10_000,
+      'the reply linked to its contact',
+    );
+    const contacts = await t.db.query(
+      `SELECT contact_number FROM contacts WHERE account_id = $1 AND contact_number = ANY($2::text[])`,
+      [account.accountId, [dialled, waId]],
+    );
+    expect(contacts).toEqual([{ contact_number: dialled }]);
+  });
+
   it("a quick-reply button goes out with its payload as the id a tap returns, and the tap takes the wait's button branch", async () => {
     const phone = h().customer();
     await h().customerWritesStored(account, phone, 'hi'); // the 24-hour window is open

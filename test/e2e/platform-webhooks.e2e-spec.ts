@@ -193,6 +193,34 @@ describe('Platform webhooks (/webhooks/whatsapp)', () => {
       expect(Date.now() - new Date(window.last_inbound_at).getTime()).toBeLessThan(60_000);
     });
 
+    it('a Mexican customer whose WhatsApp id keeps the 1 after 52 writes first: their message goes to the contact stored without it', async () => {
+      const contact = await t.http.post(
+        '/contacts/create-contact',
+        { contact_number: '+52 55 1234 5678', name: 'Luz' },
+        { token: account.token },
+      );
+      expect(contact.status).toBe(200);
+      const wamid = `wamid.mexico-${account.accountId}`;
+      const res = await deliver(
+        payload('message-text', (v) => {
+          v.contacts[0].wa_id = '5215512345678';
+          v.messages[0].id = wamid;
+          v.messages[0].from = '5215512345678';
+          v.messages[0].timestamp = String(Math.floor(Date.now() / 1000));
+          delete v.messages[0].context;
+        }),
+      );
+      expect(res.status).toBe(200);
+      await processed([res.body.eventId]);
+      const [stored] = await t.db.query(`SELECT recipient, contact_id FROM messages WHERE wamid = $1`, [wamid]);
+      expect(stored).toEqual({ recipient: '525512345678', contact_id: String(contact.body.data.contact.contact_id) });
+      const contacts = await t.db.query(
+        `SELECT contact_number FROM contacts WHERE account_id = $1 AND contact_number LIKE '52%'`,
+        [account.accountId],
+      );
+      expect(contacts).toEqual([{ contact_number: '525512345678' }]);
+    });
+
     it('a status of a message not sent here is skipped; the customer message beside it in the webhook is stored at once', async () => {
       // another app on the same business account sent wamid.not-ours (its statuses reach every subscribed app)
       const notOurs = `wamid.not-ours-${account.accountId}`;

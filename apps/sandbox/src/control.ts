@@ -152,6 +152,7 @@ const CONFIG_TYPES: Record<keyof SandboxConfig, string> = {
   webhookConcurrency: 'number',
   maxPendingWebhooks: 'number',
   phoneNumbers: 'object',
+  whatsappIds: 'object',
   failTemplateGets: 'array',
   invalidTokens: 'array',
   sendAnswerDelayMs: 'number',
@@ -161,7 +162,7 @@ const CONFIG_TYPES: Record<keyof SandboxConfig, string> = {
   garbledTemplateEdits: 'number',
 };
 
-/** Merge a partial config (objects one level deep: statusDelaysMs, messagesPerSecond, phoneNumbers). */
+/** Merge a partial config (objects one level deep: statusDelaysMs, messagesPerSecond, phoneNumbers, whatsappIds). */
 export function applyConfig(state: SandboxState, patch: unknown): void {
   if (!isObj(patch)) throw invalidParam('config must be a JSON object');
   const next: Json = { ...state.config };
@@ -172,7 +173,7 @@ export function applyConfig(state: SandboxState, patch: unknown): void {
     if (!expected.split('|').includes(actual)) throw invalidParam(`config ${key} must be ${expected}`);
     if (expected === 'number' && (!Number.isFinite(value) || (value as number) < 0))
       throw invalidParam(`config ${key} must be >= 0`);
-    if (key === 'statusDelaysMs' || key === 'messagesPerSecond' || key === 'phoneNumbers') {
+    if (key === 'statusDelaysMs' || key === 'messagesPerSecond' || key === 'phoneNumbers' || key === 'whatsappIds') {
       next[key] = { ...(state.config[key] as object), ...(value as object) };
     } else {
       next[key] = value;
@@ -206,7 +207,7 @@ function buildInbound(state: SandboxState, body: unknown) {
   if (!nonEmpty(body.from) && !userId)
     throw invalidParam('from (the customer wa_id) or user_id (a business-scoped user id) is required');
   if (!nonEmpty(body.phone_number_id)) throw invalidParam('phone_number_id is required');
-  const from = nonEmpty(body.from) ? body.from.replace(/\D/g, '') : userId!;
+  const from = nonEmpty(body.from) ? state.whatsappIdOf(body.from.replace(/\D/g, '')) : userId!;
   const phoneNumberId = body.phone_number_id;
   const at = typeof body.timestamp === 'number' ? body.timestamp * 1000 : Date.now();
   const wamid = newWamid();

@@ -50,6 +50,7 @@ export function handleSendMessage(
     if (waId.length < 6 || waId.length > 15 || !/^\+?[\d\s\-()]+$/.test(body.to)) {
       throw invalidParam(`Invalid recipient phone number: ${body.to}`);
     }
+    waId = state.whatsappIdOf(waId);
   } else if (nonEmpty(body.recipient)) {
     if (!BSUID.test(body.recipient)) throw invalidParam(`Invalid recipient: ${body.recipient}`);
     waId = body.recipient;

@@ -63,6 +63,11 @@ export interface SandboxConfig {
   maxPendingWebhooks: number;
   /** phone_number_id -> WABA and display number */
   phoneNumbers: Record<string, PhoneNumberConfig>;
+  /**
+   * A customer's number (digits) -> their WhatsApp id when the two differ (Brazil's 9th digit, Mexico's `1`): sends to
+   * the number answer this `wa_id` and report statuses to it, and the customer's messages come `from` it.
+   */
+  whatsappIds: Record<string, string>;
   /** template names whose GET (by id, or list filtered by name) answers error 2 (HTTP 503) */
   failTemplateGets: string[];
   /** access tokens answered with error 190 (subcode 463, expired) */
@@ -113,6 +118,7 @@ export function defaultConfig(): SandboxConfig {
     webhookConcurrency: 32,
     maxPendingWebhooks: 100_000,
     phoneNumbers: {},
+    whatsappIds: {},
     failTemplateGets: [],
     invalidTokens: [],
     sendAnswerDelayMs: 0,
@@ -349,6 +355,11 @@ export class SandboxState {
       this.onlyKnownWaba() ??
       numericWabaId(phoneNumberId)
     );
+  }
+
+  /** The WhatsApp id of a customer's number (digits): itself unless `whatsappIds` gives another. */
+  whatsappIdOf(number: string): string {
+    return Object.hasOwn(this.config.whatsappIds, number) ? this.config.whatsappIds[number] : number;
   }
 
   displayPhoneNumber(phoneNumberId: string): string {

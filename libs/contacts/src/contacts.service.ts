@@ -266,6 +266,16 @@ export class ContactsService {
     return rows[0] ? toContact(rows[0]) : null;
   }
 
+  /** Which of these numbers (digits, as stored) the account has a contact with, the first such of the list; or null. */
+  async firstKnownNumber(accountId: string, numbers: string[]): Promise<string | null> {
+    const rows: Array<{ contact_number: string }> = await this.contacts.query(
+      `SELECT contact_number FROM contacts WHERE account_id = $1 AND contact_number = ANY($2::text[])`,
+      [accountId, numbers],
+    );
+    const known = new Set(rows.map((r) => r.contact_number));
+    return numbers.find((n) => known.has(n)) ?? null;
+  }
+
   /** The account's contact, or null (also for another account's id). */
   async findById(accountId: string, contactId: string): Promise<Contact | null> {
     const rows = await this.contacts.query(

@@ -1,4 +1,4 @@
-import { normalizePhone } from './phone';
+import { otherWhatsAppForms, normalizePhone } from './phone';
 
 describe('normalizePhone', () => {
   it.each([
@@ -55,4 +55,23 @@ describe('normalizePhone', () => {
   it.each([null, undefined, {}, [], true])('rejects non-strings: %j', (input) => {
     expect(normalizePhone(input)).toBeNull();
   });
+});
+
+describe('otherWhatsAppForms', () => {
+  it.each([
+    ['Mexico without the 1', '525512345678', ['5215512345678']],
+    ['Mexico with the 1', '5215512345678', ['525512345678']],
+    ['Brazil mobile with the 9', '5511987654321', ['551187654321']],
+    ['Brazil mobile without the 9', '551187654321', ['5511987654321']],
+    ['Brazil mobile whose number starts with 9', '551198765432', ['5511998765432']],
+    ['Argentina without the 9', '541151234567', ['5491151234567']],
+    ['Argentina with the 9', '5491151234567', ['541151234567']],
+  ])('%s: %s ↔ %s', (_name, number, forms) => expect(otherWhatsAppForms(number)).toEqual(forms));
+
+  it.each([
+    ['a Brazilian landline (2–5 after the area code)', '551132654321'],
+    ['Germany', '4915112345678'],
+    ['the US', '15550102030'],
+    ['a Mexican number of the wrong length', '52551234567'],
+  ])('none for %s', (_name, number) => expect(otherWhatsAppForms(number)).toEqual([]));
 });

@@ -66,3 +66,22 @@ function parenthesesBalanced(text: string): boolean {
   }
   return depth === 0;
 }
+
+/**
+ * The other forms one WhatsApp user's number can take where dialling rules changed after WhatsApp ids were given out,
+ * so a WhatsApp id (`wa_id`, the `from` of their messages) may differ from the number people dial and store:
+ * - Mexico: a mobile's id may keep the `1` after 52 that dialling from abroad no longer uses (`521 55…` ↔ `52 55…`);
+ * - Brazil: a mobile's id may lack the `9` added in front of 8-digit mobile numbers (`55 11 9 8765…` ↔ `55 11 8765…`;
+ *   mobiles start 6–9 after the area code, landlines 2–5);
+ * - Argentina: a mobile's id has a `9` after 54 that numbers are often written without (`54 9 11…` ↔ `54 11…`).
+ * Digits in, digits out; empty for every other number.
+ */
+export function otherWhatsAppForms(number: string): string[] {
+  let m = /^52(1?)(\d{10})$/.exec(number);
+  if (m) return [m[1] ? `52${m[2]}` : `521${m[2]}`];
+  m = /^55(\d{2})(9?)([6-9]\d{7})$/.exec(number);
+  if (m) return [m[2] ? `55${m[1]}${m[3]}` : `55${m[1]}9${m[3]}`];
+  m = /^54(9?)(\d{10})$/.exec(number);
+  if (m) return [m[1] ? `54${m[2]}` : `549${m[2]}`];
+  return [];
+}

@@ -276,6 +276,16 @@ export class MessageEventsService {
     return rows.length > 0;
   }
 
+  /** Of these forms of a customer's number, the one of the newest message between them and this number; or null. */
+  async conversationForm(phoneRowId: string, forms: string[]): Promise<string | null> {
+    const [row]: Array<{ recipient: string }> = await this.db.query(
+      `SELECT recipient FROM messages WHERE phone_number_id = $1 AND recipient = ANY($2::text[])
+        ORDER BY created_at DESC LIMIT 1`,
+      [phoneRowId, forms],
+    );
+    return row?.recipient ?? null;
+  }
+
   /** The callback subscription of a message (for `replied`). */
   async callbackTarget(
     messageId: string,

@@ -7,6 +7,7 @@ import {
   AppConfig,
   inJobContext,
   messageStatusesTotal,
+  otherWhatsAppForms,
   PeriodicSweeps,
   QUEUES,
   webhookLagSeconds,
@@ -174,6 +175,7 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
         return;
       }
       case 'message': {
+        event = await this.fromKnownForm(event);
         const recorded = await this.messages.recordInbound(event, receivedAt);
         if (recorded) webhookLagSeconds.observe({ kind: 'message' }, Math.max(0, Date.now() / 1000 - event.timestamp));
         // A duplicate (Meta's redelivery, or this job again) is followed up once more when an earlier try may have
@@ -197,6 +199,24 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
       default:
         return; // stored, not acted upon
     }
+  }
+
+  /**
+   * A message whose sender's WhatsApp id is another form of a number this account already knows (Mexico, Brazil,
+   * Argentina: `otherWhatsAppForms`) is taken as from that number: the number of its conversation (the newest message
+   * with either form), else of its contact. Its reply then reaches the runs waiting on that number, its contact and
+   * inbox conversation, and marks our message replied, instead of starting a second contact nobody sent to.
+   */
+  private async fromKnownForm(event: MessageEvent): Promise<MessageEvent> {
+    const others = event.from === event.fromUserId ? [] : otherWhatsAppForms(event.from);
+    if (!others.length) return event;
+    const phone = await this.accounts.phoneNumberByPlatformId(event.phoneNumberId);
+    if (!phone) return event;
+    const forms = [event.from, ...others];
+    const known =
+      (await this.messages.conversationForm(String(phone.id), forms)) ??
+      (await this.contacts.firstKnownNumber(String(phone.accountId), forms));
+    return known && known !== event.from ? { ...event, from: known } : event;
   }
 
   /**
