@@ -343,4 +343,25 @@ describe('Console: contact import and campaigns in the browser', () => {
         .filter({ hasText: 'Campaign 99999999: Campaign not found' })
         .waitFor();
     }));
+
+  it("the wizard offers the templates of the chosen number's WhatsApp Business Account only", () =>
+    explained('waba', async () => {
+      const other = await h().numberInOtherWaba(account, '7');
+      await page.goto(`${t.url}/app/campaigns`); // signed-in details read again: the new number is offered
+      await page.click('[data-testid=new-campaign]');
+      await page.fill('input[name=campaign-name]', 'Elsewhere');
+      await page.click('[data-testid=wizard-next]');
+      await page.selectOption('select[name=template]', template);
+      await page.click('[data-testid=wizard-steps] >> text=1. Number');
+      await page.selectOption('select[name=number]', other);
+      await page.click('[data-testid=wizard-next]');
+      await page.locator('p.hint').filter({ hasText: 'No APPROVED template yet' }).waitFor();
+      // the template chosen for the first number is no choice here: the step asks for one again
+      expect(await page.locator('select[name=template]').inputValue()).toBe('');
+      expect(await page.locator('select[name=template] option').allTextContents()).toEqual(['Choose a template']);
+      await page.click('[data-testid=wizard-steps] >> text=1. Number');
+      await page.selectOption('select[name=number]', account.messagingPhoneId);
+      await page.click('[data-testid=wizard-next]');
+      await page.locator(`select[name=template] option[value=${template}]`).waitFor({ state: 'attached' });
+    }));
 });

@@ -797,6 +797,45 @@ describe('Templates', () => {
       expect(res.body.errors.map((e: any) => e.field)).toEqual([field]);
     });
 
+    it('messagingPhoneId: only the templates that number can send (its WhatsApp Business Account); another account’s number is a 400', async () => {
+      const numberBeside = async (suffix: string, waba: string) => {
+        const id = `${a.messagingPhoneId}${suffix}`;
+        await t.db.query(
+          `INSERT INTO phone_numbers (account_id, messaging_phone_id, display_phone_number, verified_name, business_account_id,
+                                      api_base_url, api_version, access_token_encrypted, messages_per_second)
+           SELECT account_id, $2, display_phone_number, verified_name, ${waba},
+                  api_base_url, api_version, access_token_encrypted, messages_per_second
+             FROM phone_numbers WHERE messaging_phone_id = $1`,
+          [a.messagingPhoneId, id],
+        );
+        return id;
+      };
+      const sameWaba = await numberBeside('1', 'business_account_id');
+      const otherWaba = await numberBeside('2', "business_account_id || '9'");
+      const names = async (number: string) => {
+        const res = await t.http.get(`/v2/templates?messagingPhoneId=${number}`, { token: a.token });
+        expect(res.status).toBe(200);
+        return res.body.data.templates.map((x: any) => x.template_name);
+      };
+      const all = ['manual_other_list', 'manual_list_three', 'manual_list_two', 'manual_list_one'];
+      expect(await names(a.messagingPhoneId)).toEqual(all);
+      expect(await names(sameWaba)).toEqual(all);
+      expect(await names(otherWaba)).toEqual([]);
+      const approvedHere = await t.http.get(`/v2/templates?status=APPROVED&messagingPhoneId=${sameWaba}`, {
+        token: a.token,
+      });
+      expect(approvedHere.body.data).toMatchObject({ total: 1, templates: [{ template_name: 'manual_list_two' }] });
+      const stranger = await account();
+      const refused = await t.http.get(`/v2/templates?messagingPhoneId=${stranger.messagingPhoneId}`, {
+        token: a.token,
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({
+        message: `messagingPhoneId ${stranger.messagingPhoneId} is not a number of this account`,
+        field: 'messagingPhoneId',
+      });
+    });
+
     it('pageSize 100 is allowed', async () => {
       const res = await t.http.get('/v2/templates?pageSize=100', { token: a.token });
       expect(res.status).toBe(200);

@@ -198,7 +198,12 @@ async function everyPage<T>(path: string, key: string): Promise<T[]> {
 }
 
 export const templatesApi = {
-  approved: () => everyPage<TemplateInfo>('/v2/templates?status=APPROVED', 'templates'),
+  /** The APPROVED templates; with a number, only those it can send (its WhatsApp Business Account's). */
+  approved: (messagingPhoneId?: string) =>
+    everyPage<TemplateInfo>(
+      `/v2/templates?status=APPROVED${messagingPhoneId ? `&messagingPhoneId=${encodeURIComponent(messagingPhoneId)}` : ''}`,
+      'templates',
+    ),
 };
 
 // ------------------------------------------------------------------ templates page

@@ -29,10 +29,14 @@ const PREVIEW_COLUMN = `COALESCE((SELECT string_agg(c ->> 'text', E'\\n' ORDER B
 export function templateListSql(
   accountId: string,
   query: ListTemplatesQuery,
-  options: { preview?: boolean } = {},
+  options: { preview?: boolean; phoneRowIds?: string[] } = {},
 ): QueryPlan {
   const where = ['account_id = $1'];
   const params: unknown[] = [accountId];
+  if (options.phoneRowIds) {
+    params.push(options.phoneRowIds);
+    where.push(`phone_number_id = ANY($${params.length}::bigint[])`);
+  }
   if (query.status) {
     params.push(query.status);
     where.push(`status = $${params.length}`);
@@ -52,7 +56,7 @@ export function templateListSql(
                                 ORDER BY created_at DESC, id DESC LIMIT $${params.length - 1} OFFSET $${params.length}) page ON true
            ORDER BY page.created_at DESC, page.id DESC`,
     params,
-    ...(query.status || query.search
+    ...(query.status || query.search || options.phoneRowIds
       ? {}
       : { name: options.preview ? 'templates_list_newest_preview' : 'templates_list_newest' }),
   };

@@ -87,6 +87,15 @@ export class ListTemplatesQuery {
   @MaxLength(512, { message: 'search must be at most 512 characters' })
   search?: string;
 
+  @ApiPropertyOptional({
+    description:
+      "only the templates this number can send: those of its WhatsApp Business Account (one of the account's messagingPhoneIds)",
+  })
+  @IsOptional()
+  @IsString({ message: 'messagingPhoneId must be a string' })
+  @MaxLength(64, { message: 'messagingPhoneId must be at most 64 characters' })
+  messagingPhoneId?: string;
+
   @ApiPropertyOptional({ default: 1, minimum: 1 })
   @IsOptional()
   @Type(() => Number)

@@ -307,7 +307,10 @@ export class TemplatesService {
   async list(accountId: string, query: ListTemplatesQuery, options: { preview?: boolean } = {}) {
     const page = query.page ?? 1;
     const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
-    const plan = templateListSql(accountId, query, options);
+    const phoneRowIds = query.messagingPhoneId
+      ? await this.numbersSharingTemplatesWith(accountId, query.messagingPhoneId)
+      : undefined;
+    const plan = templateListSql(accountId, query, { ...options, phoneRowIds });
     const rows = await queryPlan(this.dataSource, plan);
     return { ...templateListPage(rows), page, pageSize };
   }
@@ -321,6 +324,17 @@ export class TemplatesService {
     const row = await this.templates.findOne({ where: { accountId, name }, order: { id: 'ASC' } });
     if (!row) throw new NotFoundException({ message: TEMPLATE_NOT_FOUND });
     return row;
+  }
+
+  /** The account's numbers (row ids) whose templates this one can send: those of its WhatsApp Business Account. */
+  private async numbersSharingTemplatesWith(accountId: string, messagingPhoneId: string): Promise<string[]> {
+    const { phoneNumbers } = await this.accounts.getAccount(accountId);
+    const number = phoneNumbers.find((p) => p.messagingPhoneId === messagingPhoneId);
+    if (!number)
+      throw validationException([
+        { field: 'messagingPhoneId', message: `messagingPhoneId ${messagingPhoneId} is not a number of this account` },
+      ]);
+    return phoneNumbers.filter((p) => p.businessAccountId === number.businessAccountId).map((p) => String(p.id));
   }
 
   /** messagingPhoneId of each of the account's numbers, by phone_numbers.id. */

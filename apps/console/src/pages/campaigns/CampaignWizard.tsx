@@ -80,9 +80,25 @@ export function CampaignWizard({ me }: { me: Me }) {
   useEffect(() => setCreated(null), [name, number, templateName, mappings, mediaUrl, groupIds, when, at]);
 
   useEffect(() => {
-    templatesApi.approved().then(setTemplates, (e) => setError((e as Error).message));
     contactsApi.groups().then(setGroups, (e) => setError((e as Error).message));
   }, []);
+  // the templates the chosen number can send (a number of another WhatsApp Business Account has others)
+  useEffect(() => {
+    setTemplates(null);
+    if (!number) return setTemplates([]);
+    let current = true;
+    templatesApi.approved(number).then(
+      (list) => {
+        if (!current) return;
+        setTemplates(list);
+        setTemplateName((chosen) => (list.some((t) => t.template_name === chosen) ? chosen : ''));
+      },
+      (e) => current && setError((e as Error).message),
+    );
+    return () => {
+      current = false;
+    };
+  }, [number]);
   useEffect(() => {
     setTemplate(null);
     if (!templateName) return;
