@@ -128,6 +128,46 @@ describe('MCP server (POST /mcp)', () => {
       expect(data(denied)).toEqual({ error: 'Unauthorized to make this request', required_grant: '/send-message' });
       expect(await messageCount(account)).toBe(0);
 
+      // the same in a batch: the ungranted call says which grant it needs, the granted one runs
+      const batch = await rawPost({ authorization: await withGrants(account, ['/contacts']) }, [
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'send_template_message', arguments: { to: '+4915112345678', template: 'anything' } },
+        },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'search_contacts', arguments: {} } },
+        { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } },
+      ]);
+      expect(batch.status).toBe(200);
+      const [deniedInBatch, searched, unknown] = (await batch.json()) as Array<{ id: number; result: any }>;
+      expect(deniedInBatch.result).toMatchObject({
+        isError: true,
+        structuredContent: { error: 'Unauthorized to make this request', required_grant: '/send-message' },
+      });
+      expect(searched.result.isError).toBeFalsy();
+      expect(unknown.result).toMatchObject({
+        isError: true,
+        content: [{ text: expect.stringMatching(/no_such_tool/) }],
+      });
+      // a batch that lists tools beside such a call: the list holds the granted tools only
+      const listed = await rawPost({ authorization: await withGrants(account, ['/contacts']) }, [
+        { jsonrpc: '2.0', id: 'list', method: 'tools/list', params: {} },
+        {
+          jsonrpc: '2.0',
+          id: 'call',
+          method: 'tools/call',
+          params: { name: 'send_template_message', arguments: { to: '+4915112345678', template: 'anything' } },
+        },
+      ]);
+      const [list] = (await listed.json()) as Array<{ result: any }>;
+      expect(list.result.tools.map((tool: any) => tool.name).sort()).toEqual([
+        'create_contact',
+        'search_contacts',
+        'update_contact',
+      ]);
+      expect(await messageCount(account)).toBe(0);
+
       const flowsOnly = await connect(await withGrants(await newAccount(), ['/flow']));
       expect((await flowsOnly.listTools()).tools).toEqual([]);
 

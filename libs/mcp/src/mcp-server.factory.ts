@@ -32,6 +32,15 @@ function grantError(grant: string) {
   };
 }
 
+/** What a request asks of the server: the tools its `tools/call` messages name; `onlyCalls` when nothing else. */
+export interface ToolCalls {
+  tools: string[];
+  onlyCalls: boolean;
+  listsTools: boolean;
+}
+
+const NO_CALLS: ToolCalls = { tools: [], onlyCalls: false, listsTools: false };
+
 /**
  * Builds one McpServer per request (stateless Streamable HTTP) for one authenticated client: only the tools, resources
  * and prompts its grants allow. The tool definitions are built once; a server costs a few object allocations.
@@ -61,18 +70,21 @@ export class McpServerFactory {
   }
 
   /**
-   * `onlyTool`: the request is a `tools/call` of this tool, so the server needs no other tool, resource or prompt
-   * (a stateless server answers exactly one request); saves registering the rest on every call.
+   * A request (one message or a batch) of `tools/call`s only needs the tools it calls, no other tool, resource or
+   * prompt (a stateless server answers exactly one request): saves registering the rest on every call. A call of a
+   * known tool outside the grants gets the tool, whose handler answers which grant it needs, unless the request also
+   * lists tools (the list shows the granted ones only).
    */
-  create(client: AuthenticatedClient, onlyTool?: string): McpServer {
+  create(client: AuthenticatedClient, calls: ToolCalls = NO_CALLS): McpServer {
     const server = new McpServer(SERVER_INFO, {
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: this.jsonSchemaValidator,
     });
-    // a call of a known tool outside the grants gets the tool, whose handler answers which grant it needs
-    const called = onlyTool === undefined ? undefined : this.tools.find((t) => t.name === onlyTool);
-    if (onlyTool !== undefined && !called) return this.create(client); // unknown: answered as usual
-    const tools = called ? [called] : this.toolsFor(client.grants);
+    const called = this.tools.filter((t) => calls.tools.includes(t.name));
+    const onlyCalls = calls.onlyCalls && called.length > 0; // none known: answered as usual ("Tool not found")
+    const tools = onlyCalls
+      ? called
+      : [...new Set([...this.toolsFor(client.grants), ...(calls.listsTools ? [] : called)])];
     for (const tool of tools) {
       server.registerTool(
         tool.name,
@@ -89,7 +101,7 @@ export class McpServerFactory {
       server.server.registerCapabilities({ tools: {} });
       server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
     }
-    if (onlyTool === undefined) this.registerResources(server, client);
+    if (!onlyCalls) this.registerResources(server, client);
     return server;
   }
 

@@ -7,15 +7,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type Redis from 'ioredis';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import { JsonExchange, jsonRpcError } from './json-exchange';
-import { McpServerFactory } from './mcp-server.factory';
+import { McpServerFactory, type ToolCalls } from './mcp-server.factory';
 import { originAllowed, parseAllowedOrigins } from './origin';
 
-/** The tool a single JSON-RPC `tools/call` request names (not for batches or other methods). */
-function calledTool(body: unknown): string | undefined {
-  const message = body as { method?: unknown; params?: { name?: unknown } } | null;
-  return message && message.method === 'tools/call' && typeof message.params?.name === 'string'
-    ? message.params.name
-    : undefined;
+/** The tools the `tools/call` messages of a POST (one message or a batch) name, and what else it asks. */
+function toolCallsOf(body: unknown): ToolCalls {
+  const messages = (Array.isArray(body) ? body : [body]) as Array<{ method?: unknown; params?: { name?: unknown } }>;
+  const calls = messages.filter((m) => m?.method === 'tools/call' && typeof m.params?.name === 'string');
+  return {
+    tools: calls.map((m) => m.params!.name as string),
+    onlyCalls: calls.length === messages.length,
+    listsTools: messages.some((m) => m?.method === 'tools/list'),
+  };
 }
 
 /**
@@ -78,7 +81,7 @@ export class McpController {
     }
 
     if (reply.raw.destroyed) return; // the client left while it was authenticated and counted
-    const server = this.servers.create(client, calledTool(request.body));
+    const server = this.servers.create(client, toolCallsOf(request.body));
     const exchange = new JsonExchange();
     let answered = false;
     // a client that leaves before its answer closes the server (its handlers are aborted, the exchange ends)
