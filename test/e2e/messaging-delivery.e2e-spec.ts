@@ -306,7 +306,9 @@ describe('Message delivery: callbacks, pacing, retries, conversations', () => {
         `INSERT INTO platform_webhook_events (payload, received_at) VALUES ($1::jsonb, now() - interval '1 minute') RETURNING id::text`,
         [JSON.stringify(body)],
       );
-      expect(await t.worker!.get(PlatformWebhooksService, { strict: false }).requeueUnprocessed(30_000)).toBe(1);
+      expect(
+        await t.worker!.get(PlatformWebhooksService, { strict: false }).requeueUnprocessed(30_000),
+      ).toBeGreaterThanOrEqual(1);
       const [callback] = await eventually(
         async () => {
           const got = callbacksFor(id);

@@ -72,6 +72,9 @@ const CHUNK_ACCEPTED_WRITE_INTERVAL_MS = 50;
 const SWEEP_EVERY_MS = 60_000;
 const SWEEP_MIN_AGE_MS = 30_000;
 
+/** What a job's failure says when a failure was recorded and its `failed` callback could not be queued. */
+const CALLBACK_NOT_QUEUED = 'failed callback not queued';
+
 class RetryableSendError extends Error {
   constructor(
     message: string,
@@ -195,13 +198,13 @@ export class SendExecutor {
   /** A single-message job (API sends, automation sends, recovery of messages not in a batch). */
   async execute(job: Job<SendJobData>, token: string | undefined, lane: SendLane): Promise<SendResult> {
     const { messageId } = job.data;
-    await this.followUpFailures(job, [messageId]);
     if (job.data.acceptedWamid) {
       // accepted by the platform on an earlier attempt whose database write failed
       const wamid = job.data.acceptedWamid;
       await this.untilRecorded(job, token, () => this.recordAccepted(messageId, wamid));
       return { outcome: 'accepted', wamid };
     }
+    await this.followUpFailures(job, [messageId]);
     if (job.data.undecided) {
       const { left, failed, recheckInMs } = await this.decide({ [messageId]: job.data.undecided });
       if (left[messageId]) await this.delay(job, token, recheckInMs);
@@ -261,7 +264,6 @@ export class SendExecutor {
    * (claimed earlier, no answer recorded) wait as single messages do, while the others are sent.
    */
   async executeBatch(job: Job<SendBatchJobData>, token: string | undefined): Promise<BatchResult> {
-    await this.followUpFailures(job, job.data.messageIds);
     const unrecorded = Object.entries(job.data.acceptedWamids ?? {});
     if (unrecorded.length) {
       await this.untilRecorded(job, token, () =>
@@ -269,6 +271,7 @@ export class SendExecutor {
       );
       await job.updateData({ ...job.data, acceptedWamids: undefined });
     }
+    await this.followUpFailures(job, job.data.messageIds);
     // messages whose last call got no readable answer: failed once their doubt is over, never sent again by this job
     let undecided: Record<string, SendFailure> = {};
     let undecidedRecheckMs = 0;
@@ -316,8 +319,10 @@ export class SendExecutor {
         return this.recordLater(job, token, unrecordedOne.error, retryAfterMs);
       }
       if (interrupted) throw interrupted;
+      // a callback not queued is named first: the next try looks for it (followUpFailures)
+      const named = retry.find((r) => errorMessage(r.error).includes(CALLBACK_NOT_QUEUED)) ?? retry[0];
       throw new RetryableSendError(
-        `${retry.length} of ${sent.length} messages to retry: ${errorMessage(retry[0].error)}`,
+        `${retry.length} of ${sent.length} messages to retry: ${errorMessage(named.error)}`,
         retryAfterMs,
       );
     }
@@ -732,19 +737,24 @@ export class SendExecutor {
   }
 
   /**
-   * A job started again (it failed, stalled or was delayed) may follow a run that recorded failures and ended before
-   * their `failed` callbacks were queued (the worker died, Redis refused the callback): they are queued now. A callback
-   * is queued once per message and event (the job id; kept a day), so one already queued is not sent twice.
+   * A job run again after a run that may have recorded failures and ended before their `failed` callbacks were queued
+   * (its worker died: the job stalled; or queueing a callback failed) queues the callbacks of the failures the send
+   * path recorded (no wamid) in the last 10 minutes. A callback's job id (message + event) makes one still kept in the
+   * queue a no-op. Best effort: the send itself goes on whatever happens here.
    */
   private async followUpFailures(job: Job, messageIds: string[]): Promise<void> {
-    if (job.attemptsStarted <= 1) return;
-    const failed: Array<Record<string, any>> = await this.db.query(
-      `SELECT id, account_id, callback_url, callback_events, recipient, failed_at FROM messages
-        WHERE id = ANY($1::uuid[]) AND status = 'failed' AND 'failed' = ANY(callback_events)
-          AND failed_at > now() - interval '23 hours'`,
-      [messageIds],
-    );
-    for (const row of failed) await this.notifyFailed(row);
+    if (!job.stalledCounter && !job.failedReason?.includes(CALLBACK_NOT_QUEUED)) return;
+    try {
+      const failed: Array<Record<string, any>> = await this.db.query(
+        `SELECT id, account_id, callback_url, callback_events, recipient, failed_at FROM messages
+          WHERE id = ANY($1::uuid[]) AND status = 'failed' AND wamid IS NULL AND 'failed' = ANY(callback_events)
+            AND failed_at > now() - interval '10 minutes'`,
+        [messageIds],
+      );
+      for (const row of failed) await this.notifyFailed(row);
+    } catch (error) {
+      this.logger.warn({ msg: 'failed callbacks not followed up', job: job.id, err: errorMessage(error) });
+    }
   }
 
   /**
@@ -800,7 +810,9 @@ export class SendExecutor {
             { messageId: failed.id, status: 'failed', at: new Date(failed.failed_at).toISOString() },
           )
           .catch(() => undefined);
-      await this.notifyFailed(failed);
+      await this.notifyFailed(failed).catch((error: unknown) => {
+        throw new Error(`${CALLBACK_NOT_QUEUED} (message ${failed.id}): ${errorMessage(error)}`);
+      });
     }
     return { outcome: 'failed', code };
   }
