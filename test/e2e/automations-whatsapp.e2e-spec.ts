@@ -177,6 +177,31 @@ describeEachDriver('Automations through WhatsApp (sandbox)', (driver) => {
     expect(contacts).toEqual([{ contact_number: dialled }]);
   });
 
+  it('a Mexican customer who wrote before from the id with the 1 after 52: a run on the number without it is resumed by their reply, which stays in their conversation', async () => {
+    const { ask, thanks, sorry } = await templates();
+    const wf = await createWorkflow(t, account.token, definition(ask, thanks, sorry));
+    const local = `55${h().customer().slice(-8)}`;
+    const waId = `521${local}`;
+    await h().customerWritesStored(account, waId, 'hola'); // their contact is the id's
+    const started = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: `+52 ${local}`, name: 'Luz' });
+    expect(started.status).toBe(200);
+    await eventually(async () => (await h().received(account, `52${local}`)).length === 1, 15_000, 'the template');
+    await waitForRun(t, account.token, started.body.runId, ['waiting']);
+
+    await h().customerWrites(account, waId, 'yes');
+    const run = await waitForRun(t, account.token, started.body.runId, ['completed', 'failed'], 15_000);
+    expect(run).toMatchObject({ status: 'completed', reply: { text: 'yes' } });
+    const inbound = await t.db.query(
+      `SELECT recipient, body FROM messages WHERE account_id = $1 AND direction = 'inbound' AND recipient LIKE $2
+        ORDER BY created_at`,
+      [account.accountId, `52%${local}`],
+    );
+    expect(inbound).toEqual([
+      { recipient: waId, body: 'hola' },
+      { recipient: waId, body: 'yes' },
+    ]);
+  });
+
   it("a quick-reply button goes out with its payload as the id a tap returns, and the tap takes the wait's button branch", async () => {
     const phone = h().customer();
     await h().customerWritesStored(account, phone, 'hi'); // the 24-hour window is open

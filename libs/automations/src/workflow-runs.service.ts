@@ -10,7 +10,7 @@ import type { WorkflowRunStatus } from './entities';
 import { runListPage, runListSql } from './run-list';
 import { RememberedRunTotals } from './run-totals';
 import { parseId, WORKFLOW_NOT_FOUND } from './workflows.service';
-import { isoOrNull, MicroBatcher, SameMomentCache } from '@switchboard/core';
+import { isoOrNull, MicroBatcher, otherWhatsAppForms, SameMomentCache } from '@switchboard/core';
 
 export const RUN_NOT_FOUND = { message: 'Workflow run not found' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -231,12 +231,15 @@ export class WorkflowRunsService {
   ): Promise<string[]> {
     const phone = digitsOnly(contactPhone);
     if (!phone) return [];
-    const runs = await this.replyTargets.add({
-      accountId,
-      phone,
-      messagingPhoneId: messagingPhoneId ?? null,
-      messageId: typeof reply.messageId === 'string' && reply.messageId ? reply.messageId : null,
-    });
+    const messageId = typeof reply.messageId === 'string' && reply.messageId ? reply.messageId : null;
+    // a run bound to another form of the same WhatsApp user's number (Mexico, Brazil, Argentina) is theirs too
+    const runs = (
+      await Promise.all(
+        [phone, ...otherWhatsAppForms(phone)].map((form) =>
+          this.replyTargets.add({ accountId, phone: form, messagingPhoneId: messagingPhoneId ?? null, messageId }),
+        ),
+      )
+    ).flat();
     const delivered: string[] = [];
     for (const run of runs) {
       const target = { id: run.id, status: run.status, waitingKind: run.waiting_kind, waitingSeq: run.waiting_seq };

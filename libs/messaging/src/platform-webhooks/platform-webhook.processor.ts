@@ -203,9 +203,9 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
 
   /**
    * A message whose sender's WhatsApp id is another form of a number this account already knows (Mexico, Brazil,
-   * Argentina: `otherWhatsAppForms`) is taken as from that number: the number of its conversation (the newest message
-   * with either form), else of its contact. Its reply then reaches the runs waiting on that number, its contact and
-   * inbox conversation, and marks our message replied, instead of starting a second contact nobody sent to.
+   * Argentina: `otherWhatsAppForms`) is taken as from that number: the form a contact has (the id itself first: a
+   * contact made by earlier messages keeps them), else the form of the conversation (the newest message with either).
+   * Its contact, inbox conversation and replied mark are then the number's, not a second contact nobody sent to.
    */
   private async fromKnownForm(event: MessageEvent): Promise<MessageEvent> {
     const others = event.from === event.fromUserId ? [] : otherWhatsAppForms(event.from);
@@ -214,8 +214,8 @@ export class PlatformWebhookProcessor extends WorkerHost implements OnApplicatio
     if (!phone) return event;
     const forms = [event.from, ...others];
     const known =
-      (await this.messages.conversationForm(String(phone.id), forms)) ??
-      (await this.contacts.firstKnownNumber(String(phone.accountId), forms));
+      (await this.contacts.firstKnownNumber(String(phone.accountId), forms)) ??
+      (await this.messages.conversationForm(String(phone.id), forms));
     return known && known !== event.from ? { ...event, from: known } : event;
   }
 
