@@ -97,7 +97,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     this.prune(now);
     this.leases.set(key, lease);
     if (now < this.awayUntil) {
-      countAlone(lease, now, ttl, limit);
+      countAlone(lease, previous, now, ttl, limit);
       return Promise.resolve();
     }
     let timer: NodeJS.Timeout | undefined;
@@ -117,9 +117,10 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
       },
       (error: Error) => {
         clearTimeout(timer);
-        this.awayUntil = Date.now() + REDIS_AWAY_MS;
-        this.logger.warn(`Rate limits counted per process for ${REDIS_AWAY_MS / 1000} s: Redis ${error.message}`);
-        countAlone(lease, now, ttl, limit);
+        if (Date.now() >= this.awayUntil)
+          this.logger.warn(`Rate limits counted per process for ${REDIS_AWAY_MS / 1000} s: Redis ${error.message}`);
+        this.awayUntil = Math.max(this.awayUntil, Date.now() + REDIS_AWAY_MS);
+        countAlone(lease, previous, now, ttl, limit);
       },
     );
     return lease.claiming;
@@ -138,9 +139,20 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
   }
 }
 
-/** The whole window's hits for this process alone (Redis away): exact with one process, `limit` per process with more. */
-function countAlone(lease: Lease, now: number, ttl: number, limit: number): void {
-  Object.assign(lease, { expiresAt: now + ttl, next: 1, last: limit, full: true, claiming: undefined });
+/**
+ * The rest of the window for this process alone (Redis away): the window of the last claim goes on from the hits it had
+ * (all spent, or it would not claim), else a new one starts. Exact with one process; with more, each may pass what was
+ * left of the limit.
+ */
+function countAlone(lease: Lease, previous: Lease | undefined, now: number, ttl: number, limit: number): void {
+  const open = previous && now < previous.expiresAt;
+  Object.assign(lease, {
+    expiresAt: open ? previous.expiresAt : now + ttl,
+    next: open ? previous.last + 1 : 1,
+    last: limit,
+    full: true,
+    claiming: undefined,
+  });
 }
 
 function record(totalHits: number, msLeft: number, limit: number): ThrottlerStorageRecord {
