@@ -290,6 +290,11 @@ describe('Rate limits', () => {
         expect((await badSignIn(app, '203.0.113.2')).status).toBe(401);
         // an address the client prepends itself is not trusted: the proxy's rightmost entry is the client
         expect((await badSignIn(app, '198.51.100.9, 203.0.113.1')).status).toBe(429);
+        // IPv6 clients count by their /64: a new address of the same network each time is still one client
+        const sameNetwork: number[] = [];
+        for (let i = 1; i <= 4; i++) sameNetwork.push((await badSignIn(app, `2001:db8:1:2::${i}`)).status);
+        expect(sameNetwork).toEqual([401, 401, 401, 429]);
+        expect((await badSignIn(app, '2001:db8:1:3::1')).status).toBe(401);
       } finally {
         await app.close();
       }

@@ -11,6 +11,7 @@ import {
 import type { ThrottlerRequest } from '@nestjs/throttler/dist/throttler.guard.interface';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type Redis from 'ioredis';
+import { isIPv6 } from 'node:net';
 import { perRoute, type RouteTargets } from './route-metadata';
 
 // One round trip: take `count` hits of the window, starting the window on the first. Sent by its SHA (EVALSHA,
@@ -140,6 +141,25 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
 }
 
 /**
+ * The address a per-IP limit counts: an IPv4 address as it is (also when written as IPv6, `::ffff:203.0.113.7`), an
+ * IPv6 address by its /64 network: one subscriber usually holds a whole /64, and counting each of its 2^64 addresses
+ * apart would let them pass the limit again and again.
+ */
+export function addressKey(ip: string | undefined): string {
+  if (!ip || !isIPv6(ip)) return ip ?? '';
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  const [head, tail = ''] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}
+
+/**
  * The rest of the window for this process alone (Redis away): the window of the last claim goes on from the hits it had
  * (all spent, or it would not claim), else a new one starts. Exact with one process; with more, each may pass what was
  * left of the limit.
@@ -217,7 +237,7 @@ export class RateLimitGuard extends ThrottlerGuard {
   protected async getTracker(req: Record<string, any>): Promise<string> {
     // Console sessions have their own key per person (`user:<id>`), API clients per Client ID.
     if (req.client?.userId) return `user:${req.client.userId}`;
-    return req.client?.clientId ? `client:${req.client.clientId}` : `ip:${req.ip}`;
+    return req.client?.clientId ? `client:${req.client.clientId}` : `ip:${addressKey(req.ip)}`;
   }
 
   protected generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {

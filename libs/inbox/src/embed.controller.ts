@@ -15,6 +15,7 @@ import { ApiExcludeEndpoint, ApiHeader, ApiOperation, ApiResponse, ApiTags } fro
 import { SkipThrottle } from '@nestjs/throttler';
 import { AccountsService } from '@switchboard/accounts';
 import {
+  addressKey,
   type AuthenticatedClient,
   CurrentClient,
   grantRequired,
@@ -170,7 +171,11 @@ export class EmbedController {
   ) {
     const limit = this.config.EMBED_SESSION_RATE_LIMIT_PER_MINUTE;
     const windowMs = this.config.RATE_LIMIT_WINDOW_MS;
-    const { isBlocked, timeToExpire } = await this.limiter.increment(`embed-session:ip:${request.ip}`, windowMs, limit);
+    const { isBlocked, timeToExpire } = await this.limiter.increment(
+      `embed-session:ip:${addressKey(request.ip)}`,
+      windowMs,
+      limit,
+    );
     if (isBlocked) {
       void reply.status(429).header('retry-after', String(timeToExpire));
       return {
