@@ -73,3 +73,24 @@ export async function signalReply(client: Client, runId: string, event: ReplyEve
 export async function queryRunState(client: Client, runId: string): Promise<RunState> {
   return client.workflow.getHandle(workflowIdForRun(runId)).query<RunState>(GET_STATE_QUERY_NAME);
 }
+
+/** How an execution can close without the workflow recording its run's end (it returns the final state otherwise). */
+export type AbnormalClose = 'TERMINATED' | 'CANCELLED' | 'TIMED_OUT' | 'FAILED';
+
+/**
+ * The runs whose executions closed abnormally (terminated or cancelled by an operator, timed out, failed) since
+ * `since`, from Temporal's visibility store: `{ runId, status }` each.
+ */
+export async function* abnormallyClosedRuns(
+  client: Client,
+  since: Date,
+): AsyncGenerator<{ runId: string; status: AbnormalClose }> {
+  const query =
+    `WorkflowType = '${AUTOMATION_WORKFLOW_TYPE}' AND ExecutionStatus IN ('Terminated', 'Canceled', 'TimedOut', 'Failed')` +
+    ` AND CloseTime > '${since.toISOString()}'`;
+  const prefix = workflowIdForRun('');
+  for await (const execution of client.workflow.list({ query })) {
+    if (!execution.workflowId.startsWith(prefix)) continue;
+    yield { runId: execution.workflowId.slice(prefix.length), status: execution.status.name as AbnormalClose };
+  }
+}

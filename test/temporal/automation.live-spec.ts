@@ -350,4 +350,46 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
     ]);
     expect(done.finishedAt).toEqual(expect.any(String));
   }, 90_000);
+
+  it('a run whose execution an operator terminates is recorded failed by the recovery sweep, and leaves the waiting runs', async () => {
+    const account = await t.createAccount();
+    const wf = await m.createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'wait',
+      nodes: [
+        {
+          id: 'wait',
+          type: 'wait_for_reply',
+          timeout: 3600,
+          branches: [{ match: { type: 'any' }, next: 'done' }],
+          onTimeout: 'done',
+        },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const res = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '+447700900902' });
+    const runId = res.body.runId;
+    await m.waitForRun(t, account.token, runId, ['waiting'], 30_000);
+    const client = await t.app.get(m.TemporalClientService).getClient();
+    await client.workflow.getHandle(workflowIdForRun(runId)).terminate('stopped by an operator');
+
+    const driver = t.worker!.get(m.TemporalAutomationDriver);
+    // visibility is eventually consistent: the sweep finds the closed execution within a few seconds
+    await until('the terminated run recorded', async () => ((await driver.reconcileClosed()) > 0 ? true : undefined));
+    const failed = await m.waitForRun(t, account.token, runId, ['failed'], 5_000);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      currentNodeId: 'wait',
+      waitingFor: null,
+      error: {
+        code: 'execution_closed',
+        message: 'its Temporal execution was terminated outside the workflow',
+        nodeId: 'wait',
+      },
+    });
+    expect(failed.finishedAt).toEqual(expect.any(String));
+    const waiting = await t.http.get(`/v1/workflows/${wf.id}/runs?status=waiting`, { token: account.token });
+    expect(waiting.body.data).toEqual([]);
+    expect(await driver.reconcileClosed()).toBe(0); // recorded once
+  }, 90_000);
 });

@@ -26,7 +26,13 @@ export interface RunContext {
 }
 
 export type RunErrorCode =
-  'invalid_definition' | 'binding_error' | 'effect_failed' | 'node_not_found' | 'step_limit_exceeded';
+  | 'invalid_definition'
+  | 'binding_error'
+  | 'effect_failed'
+  | 'node_not_found'
+  | 'step_limit_exceeded'
+  /** Temporal driver: the run's execution was closed outside the workflow (terminated, cancelled, timed out) */
+  | 'execution_closed';
 
 export interface RunError {
   code: RunErrorCode;

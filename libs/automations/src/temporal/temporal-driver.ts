@@ -1,15 +1,31 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { AppConfig } from '@switchboard/core';
-import type { InboundReply, WorkflowDefinition } from '@switchboard/engine';
+import { STATE_VERSION, type InboundReply, type RunState, type WorkflowDefinition } from '@switchboard/engine';
 import { DataSource } from 'typeorm';
 import type { AutomationWorkflowInput } from '../../../../workflows/automation.workflow';
-import { signalReply, startAutomationRun } from '../../../../workflows/client';
+import {
+  abnormallyClosedRuns,
+  signalReply,
+  startAutomationRun,
+  type AbnormalClose,
+} from '../../../../workflows/client';
 import { startContactOf } from '../contact-binding';
+import { RunEvents } from '../run-events';
+import { recordRunFailedEvent, RUN_ROW_SET, runRowValues } from '../run-row';
 import type { AutomationDriver, DriverHealth, ReplyTarget, RunRef } from '../driver/automation-driver';
 import { TemporalClientService } from './temporal-client.service';
 
 /** A `pending` run older than this is (re)started by the Temporal recovery sweep. */
 export const TEMPORAL_PENDING_RETRY_MS = 30_000;
+/** The recovery sweep looks at the executions closed abnormally this far back (it runs every minute). */
+export const CLOSED_LOOKBACK_MS = 15 * 60_000;
+const CLOSED_AS: Record<AbnormalClose, string> = {
+  TERMINATED: 'terminated',
+  CANCELLED: 'cancelled',
+  TIMED_OUT: 'timed out',
+  FAILED: 'failed',
+};
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SWEEP_BATCH = 500;
 
 interface PendingRunRow {
@@ -43,6 +59,7 @@ export class TemporalAutomationDriver implements AutomationDriver {
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
     private readonly clients: TemporalClientService,
+    @Optional() private readonly events?: RunEvents,
   ) {}
 
   async startRun(run: RunRef): Promise<void> {
@@ -125,6 +142,58 @@ export class TemporalAutomationDriver implements AutomationDriver {
     } catch (error) {
       return { driver: 'temporal', status: 'down', message: (error as Error).message };
     }
+  }
+
+  /**
+   * Runs whose execution was closed outside the workflow (terminated or cancelled by an operator, timed out, failed)
+   * in the last `withinMs`: the workflow never recorded their end, so they are recorded `failed` now (error
+   * `execution_closed`, with the `workflow_run.failed` account event). They left the lists of running and waiting runs
+   * and the contact's reply matching only then. Returns how many.
+   */
+  async reconcileClosed(withinMs = CLOSED_LOOKBACK_MS): Promise<number> {
+    const client = await this.clients.getClient();
+    let failed = 0;
+    for await (const { runId, status } of abnormallyClosedRuns(client, new Date(Date.now() - withinMs))) {
+      if (UUID.test(runId) && (await this.recordClosed(runId, status))) failed++;
+    }
+    return failed;
+  }
+
+  private async recordClosed(runId: string, closedAs: AbnormalClose): Promise<boolean> {
+    const recorded = await this.dataSource.transaction(async (tx) => {
+      const [run] = await tx.query(
+        `SELECT id, account_id, workflow_id, workflow_version, contact_phone, status, state, payload
+           FROM workflow_runs WHERE id = $1 FOR UPDATE`,
+        [runId],
+      );
+      if (!run || run.status === 'completed' || run.status === 'failed') return false;
+      const before: RunState = run.state ?? {
+        version: STATE_VERSION,
+        status: 'running',
+        currentNodeId: null,
+        seq: 0,
+        context: { payload: run.payload, contact: {}, reply: null, vars: {} },
+        waitingFor: null,
+        history: [],
+        historyCount: 0,
+        consumedReplyIds: [],
+      };
+      const message = `its Temporal execution was ${CLOSED_AS[closedAs] ?? closedAs.toLowerCase()} outside the workflow`;
+      const state: RunState = {
+        ...before,
+        status: 'failed',
+        waitingFor: null,
+        error: { code: 'execution_closed', message, ...(before.currentNodeId ? { nodeId: before.currentNodeId } : {}) },
+      };
+      await tx.query(`UPDATE workflow_runs SET ${RUN_ROW_SET} WHERE id = $1`, [runId, ...runRowValues(state)]);
+      await recordRunFailedEvent(tx, run, state);
+      return true;
+    });
+    if (recorded) {
+      this.logger.warn({ msg: 'run failed: its Temporal execution was closed outside the workflow', runId, closedAs });
+      await this.events?.publish(runId).catch(() => undefined);
+    }
+    return recorded;
   }
 
   /**

@@ -154,6 +154,8 @@ export class TemporalAutomationWorker implements OnApplicationBootstrap, BeforeA
     try {
       const counts = await this.driver.recoverPending();
       if (counts.started + counts.failed > 0) this.logger.log({ msg: 'Temporal recovery sweep', ...counts });
+      const closed = await this.driver.reconcileClosed();
+      if (closed) this.logger.log({ msg: 'Temporal recovery sweep: runs whose execution was closed outside', closed });
     } catch (error) {
       this.logger.error({ msg: 'Temporal recovery sweep failed', error: (error as Error).message });
     }
