@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { asUser, signIn } from '../helpers/console';
 import { startTestApp, TestApp } from '../helpers/test-app';
 
 const run = promisify(execFile);
@@ -126,6 +127,63 @@ describe('Operator CLI', () => {
       expect(failed?.stderr).toContain(message);
     }
   }, 120_000); // six CLI processes
+
+  it('reset-password gives a new one-time password and ends the sessions; delete-user removes the person; unknown emails exit 2', async () => {
+    const account = JSON.parse(await admin('create-account', '--name', 'Resets', '--json'));
+    const user = JSON.parse(
+      await admin(
+        'create-user',
+        '--account',
+        account.accountId,
+        '--email',
+        'dee@example.com',
+        '--role',
+        'agent',
+        '--json',
+      ),
+    );
+    const session = await signIn(t, 'dee@example.com', user.password);
+    expect((await t.http.get('/console/me', asUser(session))).status).toBe(200);
+
+    const reset = JSON.parse(await admin('reset-password', '--email', 'Dee@Example.com', '--json'));
+    expect(reset).toEqual({
+      userId: user.userId,
+      email: 'dee@example.com',
+      password: expect.stringMatching(/^[A-Za-z0-9_-]{24}$/),
+      sessionsEnded: true,
+    });
+    expect((await t.http.get('/console/me', asUser(session))).status).toBe(401);
+    const old = await t.http.post(
+      '/console/session',
+      { email: 'dee@example.com', password: user.password },
+      { headers: { 'x-switchboard-csrf': '1' } },
+    );
+    expect(old.status).toBe(401);
+    const renewed = await signIn(t, 'dee@example.com', reset.password);
+
+    expect(JSON.parse(await admin('delete-user', '--email', 'dee@example.com', '--json'))).toEqual({
+      userId: user.userId,
+      accountId: account.accountId,
+      email: 'dee@example.com',
+      deleted: true,
+    });
+    expect((await t.http.get('/console/me', asUser(renewed))).status).toBe(401);
+    const gone = await t.http.post(
+      '/console/session',
+      { email: 'dee@example.com', password: reset.password },
+      { headers: { 'x-switchboard-csrf': '1' } },
+    );
+    expect(gone.status).toBe(401);
+
+    for (const command of ['reset-password', 'delete-user']) {
+      const failed = await run(process.execPath, [CLI, command, '--email', 'nobody@example.com'], { env }).then(
+        () => null,
+        (e) => e,
+      );
+      expect(failed?.code).toBe(2);
+      expect(failed?.stderr).toContain('No user with email nobody@example.com');
+    }
+  }, 120_000);
 
   it('set-grants changes what a client may do from its next authentication', async () => {
     const created = JSON.parse(await admin('create-account', '--name', 'Limited', '--json'));

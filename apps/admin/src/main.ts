@@ -24,7 +24,7 @@ import {
 } from '@switchboard/auth';
 import { loadConfigOrExit, SecretBox } from '@switchboard/core';
 import { dataSourceOptions } from '@switchboard/core/database';
-import { createUser, isRole, ROLES } from '@switchboard/users';
+import { createUser, deleteUser, isRole, resetPassword, ROLES } from '@switchboard/users';
 import { resealEndpointSecrets } from '@switchboard/webhooks';
 import { CloudApiClient, CloudApiError } from '@switchboard/whatsapp';
 import { parseArgs } from 'node:util';
@@ -45,6 +45,10 @@ const USAGE = `Switchboard operator CLI
       its secret, access tokens and refresh token are refused at once
   npm run admin -- create-user --account ACCOUNT_ID --email EMAIL --role admin|marketer|agent [--password-stdin] [--json]
       a person who signs in to the console at /app/; prints a one-time password unless --password-stdin
+  npm run admin -- reset-password --email EMAIL [--password-stdin] [--json]
+      a new password (one-time, printed, unless --password-stdin); every console session of theirs ends at once
+  npm run admin -- delete-user --email EMAIL [--json]
+      removes the person; their console sessions end at once
   npm run admin -- connect-number --account ACCOUNT_ID --phone-number-id ID --waba-id ID --access-token-stdin
                                   [--api-base-url URL] [--api-version vNN.N] [--json]
       connects a WhatsApp Business number: checks it with the platform (GET /{phone-number-id}) using the token read
@@ -197,6 +201,24 @@ async function run(
         if (error instanceof HttpException) throw new UsageError((error.getResponse() as { message: string }).message);
         throw error;
       }
+    }
+    case 'reset-password': {
+      if (!values.email) throw new UsageError('reset-password needs --email EMAIL');
+      const password = values['password-stdin'] ? (await readStdin()).replace(/\r?\n$/, '') : undefined;
+      try {
+        const user = await resetPassword(db, values.email, password);
+        if (!user) throw new UsageError(`No user with email ${values.email}`);
+        return { ...user, password: password === undefined ? user.password : '(as given)', sessionsEnded: true };
+      } catch (error) {
+        if (error instanceof HttpException) throw new UsageError((error.getResponse() as { message: string }).message);
+        throw error;
+      }
+    }
+    case 'delete-user': {
+      if (!values.email) throw new UsageError('delete-user needs --email EMAIL');
+      const user = await deleteUser(db, values.email);
+      if (!user) throw new UsageError(`No user with email ${values.email}`);
+      return { ...user, deleted: true };
     }
     case 'connect-number':
       return connectNumber(db, box, config, values);

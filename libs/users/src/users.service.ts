@@ -70,6 +70,49 @@ export async function createUser(
   return { userId: String(rows[0].id), accountId: String(input.accountId), email, role: input.role, password };
 }
 
+/**
+ * Gives the person with this email a new password (a one-time one unless given) and ends every session of theirs (the
+ * admin CLI's reset-password). Null when no one has that email. A lock after failed sign-ins runs out by itself.
+ */
+export async function resetPassword(
+  db: DataSource,
+  emailInput: string,
+  password = generatePassword(),
+): Promise<{ userId: string; email: string; password: string } | null> {
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw new BadRequestException({
+      message: `password must be at least ${MIN_PASSWORD_LENGTH} characters`,
+      field: 'password',
+    });
+  const email = emailInput.trim().toLowerCase();
+  const [user]: Array<{ id: string }> = await db.query(`SELECT id FROM users WHERE lower(email) = $1`, [email]);
+  if (!user) return null;
+  await storePassword(db, String(user.id), password);
+  return { userId: String(user.id), email, password };
+}
+
+/** Removes the person with this email and their sessions (the admin CLI's delete-user). Null when no one has it. */
+export async function deleteUser(
+  db: DataSource,
+  emailInput: string,
+): Promise<{ userId: string; accountId: string; email: string } | null> {
+  const email = emailInput.trim().toLowerCase();
+  // a DELETE's rows come with its count; console_sessions go with the user (ON DELETE CASCADE)
+  const [[user]] = (await db.query(`DELETE FROM users WHERE lower(email) = $1 RETURNING id, account_id`, [email])) as [
+    Array<{ id: string; account_id: string }>,
+    number,
+  ];
+  return user ? { userId: String(user.id), accountId: String(user.account_id), email } : null;
+}
+
+async function storePassword(db: DataSource, userId: string, password: string): Promise<void> {
+  const hash = await hashPassword(password);
+  await db.transaction(async (tx) => {
+    await tx.query(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [userId, hash]);
+    await tx.query(`DELETE FROM console_sessions WHERE user_id = $1`, [userId]);
+  });
+}
+
 /** People of an account and their console sessions (tables `users`, `console_sessions`). */
 @Injectable()
 export class UsersService implements ConsoleSessionResolver {
@@ -173,12 +216,8 @@ export class UsersService implements ConsoleSessionResolver {
     return ok;
   }
 
-  async setPassword(userId: string, password: string): Promise<void> {
-    const hash = await hashPassword(password);
-    await this.db.transaction(async (tx) => {
-      await tx.query(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [userId, hash]);
-      await tx.query(`DELETE FROM console_sessions WHERE user_id = $1`, [userId]);
-    });
+  setPassword(userId: string, password: string): Promise<void> {
+    return storePassword(this.db, userId, password);
   }
 
   private principal(user: Pick<UserRow, 'id' | 'account_id' | 'email' | 'role'>, csrfToken: string): ConsolePrincipal {
