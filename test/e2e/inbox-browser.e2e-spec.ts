@@ -274,8 +274,15 @@ describe('Embedded inbox in the browser', () => {
     expect(await frame.locator('textarea').count()).toBe(1);
   });
 
-  it('outside the window the composer is disabled and an approved template goes out', async () => {
+  it('outside the window the composer is disabled and an approved template goes out, one with a tracking link too', async () => {
     const customer = h().customer();
+    const tracked = await h().approvedTemplate(account, [
+      h().body('Hi {{name}}, your parcel is on its way.', { name: 'Ana' }),
+      {
+        type: 'button',
+        parameters: [{ type: 'cta', cta: { text: 'URL', value: 'Track', url: 'https://shop.example.com/t/{{1}}' } }],
+      },
+    ]);
     const direct = await t.http.post(
       `/send-message/${account.messagingPhoneId}`,
       { templateName: template, to: `+${customer}`, variables: { name: 'Bo' }, receipentName: 'Bo Window' },
@@ -315,6 +322,26 @@ describe('Embedded inbox in the browser', () => {
       .locator('.message.outbound .message-kind', { hasText: `Template ${template}` })
       .nth(1)
       .waitFor();
+
+    // a dynamic URL button: the agent types its part of the link, and cannot send without it
+    await frame.locator('select[aria-label=Template]').selectOption(tracked);
+    await frame.locator('input[aria-label="Variable name"]').fill('Dee');
+    const link = frame.locator('input[aria-label="Link of the button Track"]');
+    expect(await link.getAttribute('placeholder')).toBe('Track: https://shop.example.com/t/…');
+    const sendTemplate = frame.locator('button', { hasText: 'Send template' });
+    expect(await sendTemplate.isDisabled()).toBe(true);
+    await link.fill('PARCEL-42');
+    await sendTemplate.click();
+    const withLink = await eventually(async () => {
+      const r = await h().received(account, customer);
+      return r.length >= 3 ? r[2] : null;
+    });
+    expect(withLink.payload.template.components).toContainEqual({
+      type: 'button',
+      sub_type: 'url',
+      index: '0',
+      parameters: [{ type: 'text', text: 'PARCEL-42' }],
+    });
   });
 
   it('a host page on an origin not in allowedOrigins is refused framing (CSP frame-ancestors), the frame stays empty', async () => {

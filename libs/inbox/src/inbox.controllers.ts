@@ -111,7 +111,17 @@ export class EmbedInboxController {
   @ApiOperation({ summary: 'APPROVED templates with their variables and a preview' })
   @ApiResponse({
     status: 200,
-    ...ok({ templates: [{ name: 'order_update', language: 'en', variables: ['name'], preview: 'Hi {{name}}' }] }),
+    ...ok({
+      templates: [
+        {
+          name: 'order_update',
+          language: 'en',
+          variables: ['name'],
+          links: [{ variable: 'cta_link', button: 'Track', url: 'https://shop.example.com/t/{{1}}' }],
+          preview: 'Hi {{name}}',
+        },
+      ],
+    }),
   })
   templates(@EmbedPrincipal() p: InboxPrincipal) {
     return this.routes.templates(p);
@@ -208,7 +218,17 @@ export class InboxController {
   @ApiOperation({ summary: 'APPROVED templates with their variables and a preview' })
   @ApiResponse({
     status: 200,
-    ...ok({ templates: [{ name: 'order_update', language: 'en', variables: ['name'], preview: 'Hi {{name}}' }] }),
+    ...ok({
+      templates: [
+        {
+          name: 'order_update',
+          language: 'en',
+          variables: ['name'],
+          links: [{ variable: 'cta_link', button: 'Track', url: 'https://shop.example.com/t/{{1}}' }],
+          preview: 'Hi {{name}}',
+        },
+      ],
+    }),
   })
   templates(@AccountPrincipal() p: InboxPrincipal) {
     return this.routes.templates(p);

@@ -215,6 +215,11 @@ export class InboxService {
       language: t.language,
       category: t.category,
       variables: t.variables,
+      // a URL button with a dynamic part: the agent fills it in (sent as variables.cta_link, cta_link1, ...); an
+      // AUTHENTICATION template's is its code (a body variable)
+      links: (t.category === 'AUTHENTICATION' ? [] : t.buttons)
+        .filter((b) => b.type === 'url' && b.dynamic_suffix)
+        .map((b, i) => ({ variable: i === 0 ? 'cta_link' : `cta_link${i}`, button: b.text, url: b.url ?? '' })),
       // placeholders kept as {{name}}: the picker fills them in as the agent types
       preview: previewText(previewOf(t.components, Object.fromEntries(t.variables.map((v) => [v, `{{${v}}}`])))),
     }));

@@ -479,7 +479,13 @@ function TemplatePicker(props: {
     setBusy(true);
     setNote(null);
     try {
-      const res = await props.client.sendTemplate(props.contactId, template.name, values);
+      // only this template's fields (values typed for another template chosen before are not its)
+      const fields = [...template.variables, ...template.links.map((l) => l.variable)];
+      const res = await props.client.sendTemplate(
+        props.contactId,
+        template.name,
+        Object.fromEntries(fields.map((f) => [f, values[f] ?? ''])),
+      );
       setNote(res.success ? 'Template sent' : res.message);
     } catch (e) {
       setNote((e as Error).message);
@@ -518,6 +524,15 @@ function TemplatePicker(props: {
               onChange={(e) => setValues({ ...values, [v]: e.target.value })}
             />
           ))}
+          {template?.links.map((l) => (
+            <input
+              key={l.variable}
+              aria-label={`Link of the button ${l.button}`}
+              placeholder={`${l.button}: ${l.url.replace('{{1}}', '…')}`}
+              value={values[l.variable] ?? ''}
+              onChange={(e) => setValues({ ...values, [l.variable]: e.target.value })}
+            />
+          ))}
           {template && (
             <div className="template-preview" data-testid="template-preview">
               {preview}
@@ -525,7 +540,11 @@ function TemplatePicker(props: {
           )}
           <button
             className="primary"
-            disabled={!template || busy || template.variables.some((v) => !values[v])}
+            disabled={
+              !template ||
+              busy ||
+              [...template.variables, ...template.links.map((l) => l.variable)].some((v) => !values[v])
+            }
             onClick={send}
           >
             Send template

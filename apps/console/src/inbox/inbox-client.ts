@@ -31,6 +31,8 @@ export interface InboxTemplate {
   language: string;
   category: string;
   variables: string[];
+  /** URL buttons with a dynamic part: `url` ends in {{1}}, filled in as variables[variable] */
+  links: Array<{ variable: string; button: string; url: string }>;
   preview: string;
 }
 
