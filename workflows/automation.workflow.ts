@@ -33,6 +33,7 @@ import {
 } from '@temporalio/workflow';
 import {
   advance,
+  boundedDetail,
   effectIdempotencyKey,
   isFinished,
   start,
@@ -183,7 +184,11 @@ export async function automationWorkflow(input: AutomationWorkflowInput): Promis
   const apply = async (next: StepResult, event: EngineEvent | null): Promise<void> => {
     const before = event ? (state?.waitingFor ?? null) : null;
     state = next.state;
-    const step = { at: new Date(Date.now()).toISOString(), before, event };
+    // the event only annotates the history, which keeps a preview of a large result: sent whole, an HTTP answer of
+    // 1 MiB went twice into the activity's input (here and in vars) and past Temporal's 2 MB payload limit
+    const recorded =
+      event?.type === 'effect_completed' ? { ...event, result: boundedDetail(event.result ?? null) } : event;
+    const step = { at: new Date(Date.now()).toISOString(), before, event: recorded };
     await recordRunState({ runId, accountId, state, effects: next.effects, step });
   };
 

@@ -33,7 +33,12 @@ async function startReceiver() {
       });
       const tier = req.url!.match(/^\/tier\/(\w+)/);
       const status = req.url!.match(/^\/status\/(\d+)/);
+      const big = req.url!.match(/^\/big\/(\d+)/);
       res.writeHead(status ? Number(status[1]) : 200, { 'content-type': 'application/json' });
+      if (big)
+        return res.end(
+          JSON.stringify({ tier: 'gold', items: Array.from({ length: Number(big[1]) }, (_, i) => ({ id: i })) }),
+        );
       res.end(JSON.stringify(tier ? { tier: tier[1] } : { ok: true }));
     });
   });
@@ -158,6 +163,29 @@ describe('Workflow runs (embedded driver)', () => {
       });
       expect(call.headers['idempotency-key']).toBe(`run:${res.body.runId}:step:1`);
       expect(call.headers['content-type']).toBe('application/json');
+    });
+
+    it('a large answer is kept whole in vars for the next steps; the history keeps its status and a preview', async () => {
+      const wf = await createWorkflow(t, account.token, {
+        ...definition(receiver.url),
+        nodes: definition(receiver.url).nodes.map((n) =>
+          n.id === 'lookup' ? { ...n, url: `${receiver.url}/big/20000` } : n,
+        ),
+      });
+      const run = await waitForRun(t, account.token, (await webhook(wf.identifier, {})).body.runId, [
+        'completed',
+        'failed',
+      ]);
+      expect(run.currentNodeId).toBe('vip'); // the condition read vars.crm.body.tier
+      expect(run.vars.crm.body.items).toHaveLength(20_000);
+      const output = run.history[0].detail.output;
+      expect(output.status).toBe(200);
+      expect(output.body).toEqual({
+        truncated: true,
+        chars: JSON.stringify(run.vars.crm.body).length,
+        preview: expect.any(String),
+      });
+      expect(output.body.preview).toBe(JSON.stringify(run.vars.crm.body).slice(0, 1024));
     });
 
     it('takes the else branch on another answer, and a non-2xx status is a result, not a failure', async () => {

@@ -252,7 +252,9 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
       received.push({ url: req.url, key: req.headers['idempotency-key'] });
       req.resume();
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ tier: 'gold' }));
+      // /big: an answer near the 1 MiB cap (AUTOMATION_HTTP_MAX_RESPONSE_BYTES)
+      const items = req.url === '/big' ? Array.from({ length: 32_000 }, (_, i) => ({ id: i, sku: `SKU-${i}` })) : [];
+      res.end(JSON.stringify({ tier: 'gold', items }));
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
@@ -350,6 +352,30 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
     ]);
     expect(done.finishedAt).toEqual(expect.any(String));
   }, 90_000);
+
+  it('an HTTP answer near 1 MiB saved in vars goes through (Temporal takes payloads up to 2 MB)', async () => {
+    const account = await t.createAccount();
+    const wf = await m.createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'lookup',
+      nodes: [
+        { id: 'lookup', type: 'http_request', method: 'GET', url: `${receiverUrl}/big`, saveAs: 'crm', next: 'check' },
+        {
+          id: 'check',
+          type: 'condition',
+          rules: [{ left: '{{vars.crm.body.tier}}', operator: 'equals', right: 'gold', next: 'done' }],
+          else: 'done',
+        },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const res = await t.http.post(`/webhook/workflow/${wf.identifier}`, {});
+    const done = await m.waitForRun(t, account.token, res.body.runId, ['completed', 'failed'], 30_000);
+    expect(done.status).toBe('completed');
+    expect(JSON.stringify(done.vars.crm.body).length).toBeGreaterThan(900_000);
+    expect(done.vars.crm.body.items).toHaveLength(32_000);
+    expect(done.history[0].detail.output.body).toMatchObject({ truncated: true });
+  }, 60_000);
 
   it('a run whose execution an operator terminates is recorded failed by the recovery sweep, and leaves the waiting runs', async () => {
     const account = await t.createAccount();

@@ -1,4 +1,10 @@
-import type { EngineEvent, HistoryEntry, RunState, WaitingFor } from '@switchboard/engine';
+import {
+  boundedDetail,
+  type EngineEvent,
+  type HistoryEntry,
+  type RunState,
+  type WaitingFor,
+} from '@switchboard/engine';
 
 /** A history entry as the drivers store it: the engine's entry plus when it happened and what the step did. */
 export interface AnnotatedHistoryEntry extends HistoryEntry {
@@ -25,10 +31,12 @@ export function annotateHistory(
     if (!before || !event || entry.seq !== before.seq) continue;
     if (before.kind === 'effect') {
       const { type: _type, seq: _seq, nodeId: _nodeId, ...input } = before.effect as unknown as Record<string, unknown>;
-      if (event.type === 'effect_completed') entry.detail = { input, output: event.result ?? null };
-      else if (event.type === 'effect_failed') entry.detail = { input, error: event.error };
+      // bounded: the run keeps a large answer in vars[saveAs]; its history keeps a preview (boundedDetail)
+      if (event.type === 'effect_completed')
+        entry.detail = { input: boundedDetail(input), output: boundedDetail(event.result ?? null) };
+      else if (event.type === 'effect_failed') entry.detail = { input: boundedDetail(input), error: event.error };
     } else if (before.kind === 'reply' && event.type === 'reply_received') {
-      entry.detail = { reply: event.reply };
+      entry.detail = { reply: boundedDetail(event.reply) };
     }
   }
 }

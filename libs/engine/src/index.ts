@@ -7,3 +7,4 @@ export * from './validate';
 export * from './schema';
 export * from './protocol';
 export * from './interpreter';
+export * from './history-detail';
