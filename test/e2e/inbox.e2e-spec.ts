@@ -599,6 +599,24 @@ describe('Inbox API (embed tokens, sessions, conversations, live events)', () =>
     expect(pasted.body.data.conversations.map((c: any) => c.contactId)).toEqual([mineId]);
   });
 
+  it('search finds an older customer however many newer contacts share the name (1,200 imported, never written to)', async () => {
+    const customer = h.customer();
+    await h.customerWritesStored(account, customer, 'hello, it is Maria');
+    const contactId = await contactIdOf(customer);
+    await t.db.query(`UPDATE contacts SET name = 'Maria Silva' WHERE id = $1`, [contactId]);
+    await t.db.query(
+      `INSERT INTO contacts (account_id, contact_number, name)
+       SELECT $1, '4917' || lpad(n::text, 9, '0'), 'Maria ' || n FROM generate_series(1, 1200) n`,
+      [account.accountId],
+    );
+    const auth = { authorization: await session() };
+    const found = await t.http.get('/v1/embed/inbox/conversations?search=maria', { headers: auth });
+    expect(found.status).toBe(200);
+    expect(found.body.data.conversations.map((c: any) => c.contactId)).toContain(contactId);
+    const exact = await t.http.get('/v1/embed/inbox/conversations?search=MARIA%20SILVA', { headers: auth });
+    expect(exact.body.data.conversations.map((c: any) => c.contactId)).toEqual([contactId]);
+  });
+
   it('outside the window the text send is refused (409) and an approved template goes out', async () => {
     const customer = h.customer();
     // a template to them first makes the conversation without an inbound message (no window)

@@ -456,24 +456,6 @@ export class ContactsService {
     return rows.map((r) => String(r.contact_id));
   }
 
-  /**
-   * Ids of the account's contacts whose name or number contains `search` (the inbox's search), at most `limit`. A
-   * search that looks like (part of) a number matches the stored digits as the list's search does: `+1 555 000 1111`,
-   * as the inbox shows a number, finds 15550001111.
-   */
-  async idsMatching(accountId: string, search: string, limit: number): Promise<string[]> {
-    const { digits, international } = phoneSearch(search);
-    const rows: Array<{ id: string }> = await this.contacts.query(
-      `SELECT id FROM contacts WHERE account_id = $1
-          AND (strpos(lower(COALESCE(name, '')), lower($2)) > 0 OR strpos(COALESCE(contact_number, ''), $2) > 0
-               OR ($4 <> '' AND strpos(COALESCE(contact_number, ''), $4) > 0)
-               OR ($5 <> '' AND left(contact_number, length($5)) = $5))
-        ORDER BY id DESC LIMIT $3`,
-      [accountId, search, limit, digits, international],
-    );
-    return rows.map((r) => String(r.id));
-  }
-
   /** The account's contacts with these ids, by id (others' ids are left out). */
   async findByIds(accountId: string, contactIds: string[]): Promise<Map<string, Contact>> {
     if (!contactIds.length) return new Map();
@@ -886,6 +868,24 @@ export function contactListPage(rows: Array<Record<string, unknown>>): { contact
  * pg_trgm GIN indexes (a bitmap OR over name, email and number) and both the page and the total are taken from that
  * one set: otherwise the planner may walk the newest-first index looking for rare matches, or scan twice.
  */
+/**
+ * The condition "the contact whose id is in `column` matches `search`" (its name or number contains it; a search that
+ * looks like (part of) a number matches the stored digits as the list's search does: `+1 555 000 1111`, as the inbox
+ * shows a number, finds 15550001111), for the query of another module that lists things by contact (the inbox's
+ * conversations). Its parameters are pushed onto `params`; `accountParam` is the account's. The contacts table stays
+ * this module's: one lookup by primary key per row that query looks at, and no cap on how many contacts match.
+ */
+export function contactMatchesSql(column: string, accountParam: string, search: string, params: unknown[]): string {
+  const { digits, international } = phoneSearch(search);
+  params.push(search.trim(), digits, international);
+  const [text, digitsParam, prefix] = [params.length - 2, params.length - 1, params.length].map((n) => `$${n}::text`);
+  return `EXISTS (SELECT 1 FROM contacts matched WHERE matched.id = ${column} AND matched.account_id = ${accountParam}
+            AND (strpos(lower(COALESCE(matched.name, '')), lower(${text})) > 0
+                 OR strpos(COALESCE(matched.contact_number, ''), ${text}) > 0
+                 OR (${digitsParam} <> '' AND strpos(COALESCE(matched.contact_number, ''), ${digitsParam}) > 0)
+                 OR (${prefix} <> '' AND left(matched.contact_number, length(${prefix})) = ${prefix})))`;
+}
+
 export function contactListSql(accountId: string, query: ContactSearch): ContactListSql {
   const where = ['account_id = $1'];
   const params: unknown[] = [accountId];

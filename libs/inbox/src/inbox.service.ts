@@ -104,13 +104,10 @@ export class InboxService {
   ): Promise<{ conversations: InboxConversation[]; unreadTotal: number; nextBefore: string | null }> {
     const filter = await this.filterOf(principal);
     const limit = query.limit ?? 30;
-    const contactIds = query.search?.trim()
-      ? await this.contacts.idsMatching(principal.accountId, query.search.trim(), 1000)
-      : null;
     const conversations = await this.conversations.list(principal.accountId, filter, {
       limit,
       before: query.before,
-      contactIds,
+      search: query.search?.trim() || undefined,
       unreadOnly: query.unread,
     });
     const unread = await this.conversations.list(principal.accountId, filter, { limit: 500, unreadOnly: true });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
-import { ContactsService } from '@switchboard/contacts';
+import { ContactsService, contactMatchesSql } from '@switchboard/contacts';
 import type { MessageEvent } from '@switchboard/whatsapp';
 import { DataSource } from 'typeorm';
 import { replyContentOf } from '../message-events.service';
@@ -103,7 +103,7 @@ export class InboxConversations {
   async list(
     accountId: string,
     filter: InboxFilter,
-    options: { limit: number; before?: string; contactIds?: string[] | null; unreadOnly?: boolean },
+    options: { limit: number; before?: string; contactIds?: string[] | null; search?: string; unreadOnly?: boolean },
   ): Promise<InboxConversation[]> {
     const params: unknown[] = [accountId];
     const where = ['c.account_id = $1', ...this.scopeSql(filter, params)];
@@ -128,6 +128,7 @@ export class InboxConversations {
       params.push(options.contactIds);
       where.push(`c.contact_id = ANY($${params.length}::bigint[])`);
     }
+    if (options.search) where.push(contactMatchesSql('c.contact_id', '$1', options.search, params));
     if (options.before) {
       // Conversations share a time to the microsecond when one statement wrote their messages (a campaign chunk): the
       // contact id breaks the tie, or a page ending inside such a group skipped the rest of it.
