@@ -598,6 +598,42 @@ describe('Campaigns', () => {
   });
 
   describe('start, pause, resume, cancel', () => {
+    it('twelve starts of one campaign at once on a pool of 2 connections: one starts it, the others are 409, none waits for good', async () => {
+      const small = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', DATABASE_POOL_SIZE: '2' });
+      const box = await startTestSandbox(small, { autoReview: false });
+      try {
+        const acc = await small.createAccount({ apiBaseUrl: box.url });
+        const helpers = messagingHelpers(small, () => box);
+        const tpl = await helpers.approvedTemplate(acc, [helpers.body('Hi there.')]);
+        const [g] = await small.db.query(
+          `INSERT INTO contact_groups (account_id, name) VALUES ($1, 'race') RETURNING id`,
+          [acc.accountId],
+        );
+        const [c] = await small.db.query(
+          `INSERT INTO contacts (account_id, contact_number, name) VALUES ($1, '491700000001', 'A') RETURNING id`,
+          [acc.accountId],
+        );
+        await small.db.query(`INSERT INTO contact_group_members (group_id, contact_id) VALUES ($1, $2)`, [g.id, c.id]);
+        const created = await small.http.post(
+          '/v2/campaigns',
+          { name: 'Race', messagingPhoneId: acc.messagingPhoneId, templateName: tpl, group_ids: [Number(g.id)] },
+          { token: acc.token },
+        );
+        expect(created.status).toBe(201);
+        const id = created.body.data.campaign_id;
+        const statuses = await Promise.all(
+          Array.from({ length: 12 }, () =>
+            small.http.post(`/v2/campaigns/${id}/start`, undefined, { token: acc.token }).then((r) => r.status),
+          ),
+        );
+        expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+        expect(statuses.filter((s) => s === 409)).toHaveLength(11);
+      } finally {
+        await box.close();
+        await small.close();
+      }
+    }, 60_000);
+
     it('start sends to the group audience; progress moves to delivered and read with the status webhooks', async () => {
       const tpl = await greeting();
       const { groupId, numbers, contactIds } = await seedGroup(25);

@@ -357,16 +357,26 @@ export class CampaignsService {
     const jobs: Array<{ triggerId: string; batch: number }> = [];
     let requeue: QueuedMessageRef[] = [];
     let finish = false;
+    const notFrom = (c: CampaignRow) =>
+      new ConflictException({
+        message: `Cannot ${action} campaign ${campaignId}: it is ${c.status} (${action} is allowed from ${rule.from.join(' or ')})`,
+        status: c.status,
+      });
+    // A start or resume is checked first, before the row is locked: the checks read through other modules (their own
+    // connections), and a transaction holding the lock while waiting for another connection of the pool can wait for
+    // good once every connection is held that way (many starts or retries of one campaign at once).
+    if (action === 'start' || action === 'resume') {
+      const c = await this.find(accountId, campaignId);
+      if (!rule.from.includes(c.status)) throw notFrom(c);
+      const problem =
+        action === 'start' ? await this.startProblem(accountId, c) : await this.sendingNowProblem(accountId, c);
+      if (problem) throw new ConflictException({ message: `Cannot ${action} campaign ${c.id}: ${problem}` });
+    }
     await this.db.transaction(async (tx) => {
       const c = await this.find(accountId, campaignId, tx, true);
-      if (!rule.from.includes(c.status)) {
-        throw new ConflictException({
-          message: `Cannot ${action} campaign ${campaignId}: it is ${c.status} (${action} is allowed from ${rule.from.join(' or ')})`,
-          status: c.status,
-        });
-      }
+      if (!rule.from.includes(c.status)) throw notFrom(c);
       if (action === 'start') {
-        jobs.push(await this.beginStart(tx, accountId, c));
+        jobs.push(await this.beginStart(tx, c));
       } else if (action === 'unschedule') {
         await tx.query(`UPDATE campaigns SET status = 'draft', scheduled_at = NULL, updated_at = now() WHERE id = $1`, [
           campaignId,
@@ -376,10 +386,7 @@ export class CampaignsService {
         // Sends not yet handed to the platform wait too (the send worker skips messages that are not `queued`).
         await this.sends.holdCampaign(tx, campaignId);
       } else if (action === 'resume') {
-        // as a start: what paused it by itself (its template) or happened since (the number) must be right again
-        const checked = await this.sendable(accountId, c);
-        if ('problem' in checked)
-          throw new ConflictException({ message: `Cannot resume campaign ${c.id}: ${checked.problem}` });
+        // checked above as a start: what paused it by itself (its template) or happened since (the number)
         await tx.query(
           `UPDATE campaigns SET status = 'running', paused_reason = NULL, updated_at = now() WHERE id = $1`,
           [campaignId],
@@ -431,6 +438,12 @@ export class CampaignsService {
     return problem ? { problem } : { template };
   }
 
+  /** Why the campaign cannot send now (as `sendable`), or null. */
+  private async sendingNowProblem(accountId: string, c: CampaignRow): Promise<string | null> {
+    const checked = await this.sendable(accountId, c);
+    return 'problem' in checked ? checked.problem : null;
+  }
+
   /** Why the campaign cannot start now (as `sendable`, or a group gone, or variables that do not fill it), or null. */
   private async startProblem(accountId: string, c: CampaignRow): Promise<string | null> {
     const checked = await this.sendable(accountId, c);
@@ -466,14 +479,11 @@ export class CampaignsService {
     return elsewhere ? `Template ${c.template_name}: ${elsewhere}` : null;
   }
 
-  /** draft|scheduled → running inside the caller's transaction (campaign row locked): the start trigger; 409 when it cannot. */
-  private async beginStart(
-    tx: EntityManager,
-    accountId: string,
-    c: CampaignRow,
-  ): Promise<{ triggerId: string; batch: number }> {
-    const problem = await this.startProblem(accountId, c);
-    if (problem) throw new ConflictException({ message: `Cannot start campaign ${c.id}: ${problem}` });
+  /**
+   * draft|scheduled → running inside the caller's transaction (campaign row locked): the start trigger. The caller has
+   * checked `startProblem` before taking the lock.
+   */
+  private async beginStart(tx: EntityManager, c: CampaignRow): Promise<{ triggerId: string; batch: number }> {
     const [t] = await tx.query(`INSERT INTO campaign_triggers (campaign_id, kind) VALUES ($1, 'start') RETURNING id`, [
       c.id,
     ]);
@@ -501,21 +511,29 @@ export class CampaignsService {
       });
     const at = checkScheduledAt(body.scheduledAt, errors);
     if (!at) throw validationException(errors);
+    // checked like a start, before the row is locked (see `transition`)
+    const before = await this.find(accountId, campaignId);
+    this.schedulable(before, campaignId);
+    const problem = await this.startProblem(accountId, before);
+    if (problem) throw new ConflictException({ message: `Cannot schedule campaign ${campaignId}: ${problem}` });
     await this.db.transaction((tx) => this.scheduleIn(tx, accountId, campaignId, at));
     await this.queueSchedule(campaignId, at);
     return this.find(accountId, campaignId);
   }
 
-  /** draft|scheduled → scheduled at `at`, inside the caller's transaction; 409 when it is neither or could not start. */
-  private async scheduleIn(tx: EntityManager, accountId: string, campaignId: string, at: Date): Promise<void> {
-    const c = await this.find(accountId, campaignId, tx, true);
+  /** 409 unless the campaign is draft or scheduled. */
+  private schedulable(c: CampaignRow, campaignId: string): void {
     if (c.status !== 'draft' && c.status !== 'scheduled')
       throw new ConflictException({
         message: `Cannot schedule campaign ${campaignId}: it is ${c.status} (schedule is allowed from draft or scheduled)`,
         status: c.status,
       });
-    const problem = await this.startProblem(accountId, c);
-    if (problem) throw new ConflictException({ message: `Cannot schedule campaign ${campaignId}: ${problem}` });
+  }
+
+  /** draft|scheduled → scheduled at `at`, inside the caller's transaction (start checked before); 409 when neither. */
+  private async scheduleIn(tx: EntityManager, accountId: string, campaignId: string, at: Date): Promise<void> {
+    const c = await this.find(accountId, campaignId, tx, true);
+    this.schedulable(c, campaignId);
     await tx.query(
       `UPDATE campaigns SET status = 'scheduled', scheduled_at = $2, schedule_error = NULL, updated_at = now() WHERE id = $1`,
       [campaignId, at],
@@ -540,6 +558,15 @@ export class CampaignsService {
    */
   async startScheduled(campaignId: string): Promise<'started' | 'not-due' | 'stale' | 'failed'> {
     let job: { triggerId: string; batch: number } | null = null;
+    // checked before the row is locked (see `transition`)
+    const [pre] = await this.db.query(`SELECT account_id FROM campaigns WHERE id = $1 AND status = 'scheduled'`, [
+      campaignId,
+    ]);
+    if (!pre) return 'stale';
+    const problem = await this.startProblem(
+      String(pre.account_id),
+      await this.find(String(pre.account_id), campaignId),
+    );
     const outcome = await this.db.transaction(async (tx) => {
       const [row] = await tx.query(
         `SELECT account_id, status, scheduled_at <= now() + interval '500 milliseconds' AS due FROM campaigns WHERE id = $1 FOR NO KEY UPDATE`,
@@ -547,19 +574,15 @@ export class CampaignsService {
       );
       if (!row || row.status !== 'scheduled') return 'stale' as const;
       if (!row.due) return 'not-due' as const;
-      const c = await this.find(String(row.account_id), campaignId, tx);
-      try {
-        job = await this.beginStart(tx, String(row.account_id), c);
-        return 'started' as const;
-      } catch (error) {
-        if (!(error instanceof ConflictException)) throw error;
-        const reason = (error.getResponse() as { message: string }).message;
+      if (problem) {
         await tx.query(`UPDATE campaigns SET status = 'draft', schedule_error = $2, updated_at = now() WHERE id = $1`, [
           campaignId,
-          `The scheduled start failed: ${reason}`,
+          `The scheduled start failed: Cannot start campaign ${campaignId}: ${problem}`,
         ]);
         return 'failed' as const;
       }
+      job = await this.beginStart(tx, await this.find(String(row.account_id), campaignId, tx));
+      return 'started' as const;
     });
     if (job) await addFanoutJobs(this.queue, [job]);
     return outcome;
