@@ -844,6 +844,47 @@ describe('Templates', () => {
   });
 
   describe('PUT /templates/update', () => {
+    it('twelve edits at once on a pool of 2 connections all answer (each edit holds its lock outside the pool)', async () => {
+      const small = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', DATABASE_POOL_SIZE: '2' });
+      try {
+        const a = await small.createAccount({ apiBaseUrl: sandboxUrl });
+        const names = Array.from({ length: 12 }, (_, i) => `pool_edit_${a.accountId}_${i}`);
+        for (const name of names) {
+          const created = await small.http.post('/templates/create', simple(a, name), { token: a.token });
+          expect(typeof created.body.data).toBe('object');
+        }
+        const edits = await Promise.all(
+          names.map((name) =>
+            small.http.put(
+              `/templates/update?template_name=${name}`,
+              { components: simple(a, name, 'Hello {{name}}, welcome back.').components },
+              { token: a.token },
+            ),
+          ),
+        );
+        expect(edits.map((r) => r.status)).toEqual(names.map(() => 200));
+      } finally {
+        await small.close();
+      }
+    }, 60_000);
+
+    it('a change that waits too long for another of the same record is a 409', async () => {
+      const { withAdvisoryLock } = await import('@switchboard/core/database');
+      const { Client } = await import('pg');
+      const holder = new Client({ connectionString: t.config.DATABASE_URL });
+      await holder.connect();
+      try {
+        await holder.query(`SELECT pg_advisory_lock(hashtextextended('test-lock', 0))`);
+        const waited = await withAdvisoryLock(t.db, 'test-lock', async () => 'ran', 300).catch((e) => e);
+        expect(waited.getStatus?.()).toBe(409);
+        expect(waited.getResponse().message).toBe('Another change of this record is in progress; try again shortly');
+        await holder.query(`SELECT pg_advisory_unlock(hashtextextended('test-lock', 0))`);
+        expect(await withAdvisoryLock(t.db, 'test-lock', async () => 'ran', 300)).toBe('ran');
+      } finally {
+        await holder.end();
+      }
+    });
+
     it('edits on the platform; status back to PENDING; the new version is reviewed again', async () => {
       const a = await account();
       await create(a, simple(a, 'manual_reminder'));
