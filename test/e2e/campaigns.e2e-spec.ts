@@ -478,6 +478,12 @@ describe('Campaigns', () => {
       // a different key is a new trigger
       expect((await trigger(id, body, { key: 'order-2', query: '?includeExistingContacts=true' })).status).toBe(200);
       await eventually(async () => (await h.received(account, to)).length === 2);
+
+      // cancelled since: a retry of an accepted trigger (its answer lost) is still 200, a new one is 409
+      expect((await act(id, 'cancel')).status).toBe(200);
+      expect((await trigger(id, body, { key: 'order-2', query: '?includeExistingContacts=true' })).status).toBe(200);
+      expect((await trigger(id, body, { key: 'order-3', query: '?includeExistingContacts=true' })).status).toBe(409);
+      expect(await h.received(account, to)).toHaveLength(2);
     });
 
     it('400 names the index and field; nothing is recorded or sent when any contact is invalid', async () => {
@@ -567,6 +573,7 @@ describe('Campaigns', () => {
       const id = (await createCampaign({ templateName: tpl, variables: { name: 'you' } }, slow)).body.data.campaign_id;
       expect((await act(id, 'start', slow)).status).toBe(200);
       await eventually(async () => (await getCampaign(id, slow)).body.data.status === 'completed');
+      const completedAt = (await getCampaign(id, slow)).body.data.completed_at;
       const numbers = Array.from({ length: 20 }, () => h.customer());
       expect(
         (await trigger(id, { contacts: numbers.map((phoneNumber) => ({ phoneNumber })) }, { acct: slow })).status,
@@ -574,6 +581,7 @@ describe('Campaigns', () => {
       const cancelled = await act(id, 'cancel', slow);
       expect(cancelled.status).toBe(200);
       expect(cancelled.body.data.status).toBe('cancelled');
+      expect(cancelled.body.data.completed_at).toBe(completedAt); // when it completed, kept
       // the sends already on their way (about 2 s of the rate) still go out; every other recipient is cancelled, and
       // nothing more goes out afterwards (2.5 s without a send, longer than that bound)
       const sentCount = async () => (await Promise.all(numbers.map((n) => h.received(slow, n)))).flat().length;

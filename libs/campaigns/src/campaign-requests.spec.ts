@@ -1,8 +1,31 @@
 import { maxInWindow } from '../../../test/bench/scenarios/campaign';
-import { mergeVariables, validateCreateCampaign, validateTriggerBody } from './campaign-requests';
+import { checkScheduledAt, mergeVariables, validateCreateCampaign, validateTriggerBody } from './campaign-requests';
 import { backlogLimit, refillSize } from './campaign-fanout';
 
 describe('campaign requests', () => {
+  it.each([
+    ['2030-06-01T09:00:00Z', '2030-06-01T09:00:00.000Z'],
+    ['2030-06-01T09:00Z', '2030-06-01T09:00:00.000Z'],
+    ['2030-06-01T09:00:00.123456+00:00', '2030-06-01T09:00:00.123Z'], // Python
+    ['2030-06-01T09:00:00.1234567+02:00', '2030-06-01T07:00:00.123Z'], // .NET
+    ['2030-06-01T09:00:00.123456789Z', '2030-06-01T09:00:00.123Z'], // Go
+    ['2030-06-01T09:00:00+0100', '2030-06-01T08:00:00.000Z'],
+    ['2030-06-01 09:00:00-05:00', '2030-06-01T14:00:00.000Z'],
+  ])('scheduledAt %s is %s', (text, iso) => {
+    const errors: Array<{ field: string; message: string }> = [];
+    expect(checkScheduledAt(text, errors, Date.parse('2030-01-01T00:00:00Z'))?.toISOString()).toBe(iso);
+    expect(errors).toEqual([]);
+  });
+
+  it.each(['2030-06-01 09:00', '2030-06-01', '2030-02-31T09:00:00Z', '2030-06-01T24:00:00Z', '2030-06-01T09:00:00+01'])(
+    'scheduledAt %s is refused',
+    (text) => {
+      const errors: Array<{ field: string; message: string }> = [];
+      expect(checkScheduledAt(text, errors, Date.parse('2030-01-01T00:00:00Z'))).toBeNull();
+      expect(errors.map((e) => e.field)).toEqual(['scheduledAt']);
+    },
+  );
+
   it('per-contact variables go over the defaults: defaults keep their place, new keys follow in order', () => {
     const merged = mergeVariables({ name: 'there', custom_code: 'D' }, { custom_city: 'Rome', name: 'Ann' });
     expect(Object.entries(merged)).toEqual([

@@ -102,10 +102,13 @@ function checkCampaignVariables(
 export function checkScheduledAt(value: unknown, errors: FieldError[], now = Date.now()): Date | null {
   if (value === undefined || value === null) return null;
   const text = typeof value === 'string' ? value : '';
-  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(text)
-    ? new Date(text)
-    : null;
-  if (!at || Number.isNaN(at.getTime()) || !isCalendarTime(text)) {
+  // as clients write it: up to nanoseconds (Go), 7 digits (.NET), microseconds (Python), a `+0100` offset, a space for T
+  const parts = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}(?::\d{2})?)(\.\d{1,9})?([Zz]|[+-]\d{2}:?\d{2})$/.exec(text);
+  const iso = parts
+    ? `${parts[1]}T${parts[2]}${(parts[3] ?? '').slice(0, 4)}${parts[4].toUpperCase().replace(/^([+-]\d{2})(\d{2})$/, '$1:$2')}`
+    : '';
+  const at = parts ? new Date(iso) : null;
+  if (!at || Number.isNaN(at.getTime()) || !isCalendarTime(iso)) {
     errors.push({
       field: 'scheduledAt',
       message: 'scheduledAt must be an ISO 8601 time with its offset, e.g. 2026-12-01T09:00:00Z',

@@ -400,7 +400,8 @@ export class CampaignsService {
         finish = true; // a no-op while the start fan-out still runs
       } else {
         await tx.query(
-          `UPDATE campaigns SET status = 'cancelled', completed_at = now(), updated_at = now() WHERE id = $1`,
+          `UPDATE campaigns SET status = 'cancelled', completed_at = COALESCE(completed_at, now()), updated_at = now()
+            WHERE id = $1`,
           [campaignId],
         );
         await this.sends.cancelCampaign(tx, campaignId);
@@ -616,10 +617,19 @@ export class CampaignsService {
     idempotencyKey?: string,
   ): Promise<{ triggerId: string; created: boolean }> {
     const campaign = await this.find(accountId, campaignId);
-    if (campaign.status === 'cancelled') throw cancelledConflict(campaignId);
     const { value, errors } = validateTriggerBody(raw, MAX_TRIGGER_CONTACTS);
     if (!value) throw validationException(errors);
     checkIdempotencyKey(idempotencyKey);
+    // a retry of an accepted trigger (its answer lost) is answered as the first was, whatever happened since (the
+    // campaign cancelled, its template paused): it was accepted
+    if (idempotencyKey) {
+      const [existing] = await this.db.query(
+        `SELECT id FROM campaign_triggers WHERE campaign_id = $1 AND idempotency_key = $2`,
+        [campaignId, idempotencyKey],
+      );
+      if (existing) return { triggerId: String(existing.id), created: false };
+    }
+    if (campaign.status === 'cancelled') throw cancelledConflict(campaignId);
     const template = await approvedTemplate(
       this.templates,
       accountId,
