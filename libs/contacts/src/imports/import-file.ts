@@ -121,7 +121,8 @@ const TAB = 0x09;
 /**
  * The first pass over a CSV file: counts its records (the header included) and finds what would stop the parser
  * half-way, without building a single row: a quoted field never closed, text after a closing quote, a NUL byte, a row
- * longer than 64 KB. A byte scanner (UTF-8 never puts ASCII bytes inside a multi-byte character), so checking
+ * longer than 64 KB, bytes that are not UTF-8 (Excel's "CSV (Comma delimited)" is Windows-1252: `Müller` on row 2,000
+ * was stored as `M�ller`). A byte scanner (UTF-8 never puts ASCII bytes inside a multi-byte character), so checking
  * a whole file costs a fraction of parsing it. Stops with ImportFileError once there are more than `maxRecords`.
  */
 export async function scanCsv(source: Readable, delimiter: string, maxRecords: number): Promise<number> {
@@ -144,7 +145,14 @@ export async function scanCsv(source: Readable, delimiter: string, maxRecords: n
     recordBytes = 0;
     state = 0;
   };
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
   for await (const chunk of source as AsyncIterable<Buffer>) {
+    try {
+      utf8.decode(chunk, { stream: true }); // a character cut between chunks is completed by the next one
+    } catch {
+      const at = line + countLf(chunk, invalidUtf8At(chunk));
+      throw new ImportFileError(`it is not UTF-8 text (line ${at}): save it as "CSV UTF-8" and upload it again`);
+    }
     let i = 0;
     if (first) {
       first = false;
@@ -202,9 +210,33 @@ export async function scanCsv(source: Readable, delimiter: string, maxRecords: n
       }
     }
   }
+  try {
+    utf8.decode(); // the file ends inside a character
+  } catch {
+    throw new ImportFileError(`it is not UTF-8 text (line ${line}): save it as "CSV UTF-8" and upload it again`);
+  }
   if (state === 2) throw new ImportFileError(`the quoted field opened on line ${quotedSince} is never closed`);
   endRecord();
   return records;
+}
+
+/** Where the first byte that cannot be UTF-8 is (an approximation at a chunk's start, where a character may begin). */
+function invalidUtf8At(bytes: Buffer): number {
+  for (let i = 0; i < bytes.length;) {
+    const b = bytes[i];
+    const length =
+      b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (length === 0) return i;
+    for (let k = 1; k < length; k++) if (i + k < bytes.length && (bytes[i + k] & 0xc0) !== 0x80) return i;
+    i += length;
+  }
+  return bytes.length;
+}
+
+function countLf(bytes: Buffer, end: number): number {
+  let lines = 0;
+  for (let i = 0; i < end; i++) if (bytes[i] === LF) lines++;
+  return lines;
 }
 
 /** Streams the rows of the first worksheet of an XLSX workbook (header included); empty rows are left out. */
