@@ -143,6 +143,84 @@ describe('Template status events (SSE)', () => {
     expect(byEdit.data).toMatchObject({ status: 'PENDING', previous_status: 'APPROVED' });
   }
 
+  it('an edit approved while its call is out ends on APPROVED; a refused edit goes back to the status it had', async () => {
+    const { CloudApiClient, CloudApiError } = await import('@switchboard/whatsapp');
+    const { TemplatesService } = await import('@switchboard/templates');
+    await pending(a, 'quick_edit');
+    await review('quick_edit', 'APPROVED');
+    await eventually(
+      async () => (await t.http.get('/v2/templates/quick_edit', { token: a.token })).body.data.status === 'APPROVED',
+    );
+    const stream = await open(a);
+    const [{ platformId }] = await t.db.query(
+      `SELECT platform_template_id AS "platformId" FROM templates WHERE account_id = $1 AND name = 'quick_edit'`,
+      [a.accountId],
+    );
+    const [{ waba }] = await t.db.query(
+      'SELECT business_account_id AS waba FROM phone_numbers WHERE messaging_phone_id = $1',
+      [a.messagingPhoneId],
+    );
+    const editTemplate = CloudApiClient.prototype.editTemplate;
+    const approveAtOnce = jest.spyOn(CloudApiClient.prototype, 'editTemplate').mockImplementation(async function (
+      this: InstanceType<typeof CloudApiClient>,
+      id,
+      edit,
+    ) {
+      const answer = await editTemplate.call(this, id, edit);
+      // the platform approves the edit, and its webhook is applied, before the edit's answer is read
+      await t.app.get(TemplatesService).applyPlatformStatus({
+        event: 'APPROVED',
+        templateId: String(platformId),
+        templateName: 'quick_edit',
+        language: 'en_US',
+        wabaId: String(waba),
+      } as any);
+      return answer;
+    });
+    try {
+      const res = await t.http.put(
+        '/templates/update?template_name=quick_edit',
+        { category: 'MARKETING' },
+        {
+          token: a.token,
+        },
+      );
+      expect(res.body.data.status).toBe('APPROVED');
+    } finally {
+      approveAtOnce.mockRestore();
+    }
+    const quick = () =>
+      stream.events.filter((e) => e.event === 'template.status' && e.data?.template_name === 'quick_edit');
+    await eventually(async () => quick().length >= 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(quick().map((e) => `${e.data.source}:${e.data.previous_status}>${e.data.status}`)).toEqual([
+      'edit:APPROVED>PENDING',
+      'webhook:PENDING>APPROVED',
+    ]);
+
+    const refuse = jest
+      .spyOn(CloudApiClient.prototype, 'editTemplate')
+      .mockRejectedValue(new CloudApiError({ kind: 'api', code: 100, httpStatus: 400, message: 'Invalid parameter' }));
+    try {
+      const refused = await t.http.put(
+        '/templates/update?template_name=quick_edit',
+        { category: 'UTILITY' },
+        {
+          token: a.token,
+        },
+      );
+      expect(refused.status).toBe(400);
+    } finally {
+      refuse.mockRestore();
+    }
+    await eventually(async () => quick().length >= 4);
+    expect(
+      quick()
+        .slice(2)
+        .map((e) => `${e.data.source}:${e.data.previous_status}>${e.data.status}`),
+    ).toEqual(['edit:APPROVED>PENDING', 'edit:PENDING>APPROVED']);
+  });
+
   it('needs a token with the /templates grant', async () => {
     const anonymous = await fetch(`${t.url}/v2/template-events`, { headers: { accept: 'text/event-stream' } });
     expect(anonymous.status).toBe(401);

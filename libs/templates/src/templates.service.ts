@@ -460,6 +460,26 @@ export class TemplatesService {
     // the same second) then finds PENDING and moves it on. PENDING written after the call overwrote an approval.
     const before = { status: row.status, rejectedReason: row.rejectedReason, platformStatus: row.platformStatus };
     await this.templates.update({ id: row.id }, { status: 'PENDING', rejectedReason: null, platformStatus: null });
+    // told as it is written (before the call): a verdict applied while the call is out comes after it, as it did
+    const underReview = before.status !== 'PENDING' || before.platformStatus !== null;
+    const change = (
+      from: TemplateStatusValue,
+      to: TemplateStatusValue,
+      fields: Pick<StatusChange, 'rejectedReason' | 'platformStatus'> = { rejectedReason: null, platformStatus: null },
+    ) =>
+      this.publishStatus(
+        {
+          accountId: row.accountId,
+          templateId: row.id,
+          name: row.name,
+          language: row.language,
+          previousStatus: from,
+          status: to,
+          ...fields,
+        },
+        'edit',
+      );
+    if (underReview) await change(before.status, 'PENDING');
     try {
       await client.editTemplate(row.platformTemplateId, {
         ...(compiled ? { components: compiled.platformComponents } : {}),
@@ -470,10 +490,15 @@ export class TemplatesService {
         this.logger.warn({ msg: 'template edit answer lost; the platform has the edit', accountId, name });
       } else {
         // refused: the template is as it was, unless a status event has moved it meanwhile
-        await this.templates.update(
+        const put = await this.templates.update(
           { id: row.id, status: 'PENDING', rejectedReason: IsNull(), platformStatus: IsNull() },
           before,
         );
+        if (underReview && put.affected)
+          await change('PENDING', before.status, {
+            rejectedReason: before.rejectedReason,
+            platformStatus: before.platformStatus,
+          });
         this.logger.warn({ msg: 'template edit refused by the platform', accountId, name, err: platformMessage(err) });
         throw platformFailure(err);
       }
@@ -482,20 +507,6 @@ export class TemplatesService {
       ...(compiled ? this.compiledColumns(body.components!, compiled) : {}),
       ...(body.category ? { category: body.category as TemplateCategoryValue } : {}),
     } as QueryDeepPartialEntity<Template>);
-    if (before.status !== 'PENDING' || before.platformStatus)
-      await this.publishStatus(
-        {
-          accountId: row.accountId,
-          templateId: row.id,
-          name: row.name,
-          language: row.language,
-          previousStatus: before.status,
-          status: 'PENDING',
-          rejectedReason: null,
-          platformStatus: null,
-        },
-        'edit',
-      );
     return this.templates.findOneByOrFail({ id: row.id });
   }
 
