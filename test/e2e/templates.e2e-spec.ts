@@ -868,6 +868,38 @@ describe('Templates', () => {
       }
     }, 60_000);
 
+    it('a sync or status check while an edit is out leaves the edit PENDING (Meta still answered the old APPROVED)', async () => {
+      const a = await account();
+      await create(a, simple(a, 'manual_sync_during_edit'));
+      await review('manual_sync_during_edit', 'APPROVED');
+      await service().applyPlatformStatus((await statusEvents('manual_sync_during_edit')).at(-1)!);
+      const editTemplate = CloudApiClient.prototype.editTemplate;
+      const syncMeanwhile = jest.spyOn(CloudApiClient.prototype, 'editTemplate').mockImplementation(async function (
+        this: CloudApiClient,
+        id,
+        edit,
+      ) {
+        // before Meta has the edit: it still says APPROVED, while our row says PENDING
+        const synced = await t.http.post('/v2/templates/sync', undefined, { token: a.token });
+        expect(synced.body.data.updated).toEqual([]);
+        await t.http.get('/templates/status?template_name=manual_sync_during_edit', { token: a.token });
+        return editTemplate.call(this, id, edit);
+      });
+      try {
+        const res = await t.http.put(
+          '/templates/update?template_name=manual_sync_during_edit',
+          { components: simple(a, 'manual_sync_during_edit', 'Hello {{name}}, welcome again.').components },
+          { token: a.token },
+        );
+        expect(res.status).toBe(200);
+        expect(res.body.data.status).toBe('PENDING');
+      } finally {
+        syncMeanwhile.mockRestore();
+      }
+      const stored = await t.http.get('/v2/templates/manual_sync_during_edit', { token: a.token });
+      expect(stored.body.data.status).toBe('PENDING');
+    });
+
     it('a change that waits too long for another of the same record is a 409', async () => {
       const { withAdvisoryLock } = await import('@switchboard/core/database');
       const { Client } = await import('pg');

@@ -12,7 +12,7 @@ import {
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountsService, PhoneNumber, recordAccountEvent } from '@switchboard/accounts';
 import { LiveEvents, validationException } from '@switchboard/core';
-import { namedQuery, queryPlan, withAdvisoryLock } from '@switchboard/core/database';
+import { advisoryLockHeld, namedQuery, queryPlan, withAdvisoryLock } from '@switchboard/core/database';
 import {
   mayHaveBeenDone,
   CloudApiClient,
@@ -68,6 +68,9 @@ export interface StatusChange {
   rejectedReason: string | null;
   platformStatus: string | null;
 }
+
+/** The lock an edit of a template holds across Meta's call. */
+const editLockKey = (accountId: string, name: string) => `template-edits:${accountId}:${name}`;
 
 /** The live events of an account's templates (libs/core LiveEvents), streamed by `GET /v2/template-events`. */
 export const templateEventsTopic = (accountId: string) => `templates:${accountId}`;
@@ -437,7 +440,7 @@ export class TemplatesService {
       throw validationException([{ field: 'components', message: 'give components and/or category to update' }]);
     }
     const compiled = body.components != null ? this.compile(body.components) : undefined;
-    return withAdvisoryLock(this.dataSource, `template-edits:${accountId}:${name}`, () =>
+    return withAdvisoryLock(this.dataSource, editLockKey(accountId, name), () =>
       this.applyUpdate(accountId, name, body, compiled),
     );
   }
@@ -701,6 +704,10 @@ export class TemplatesService {
         .where('t.id = :id', { id })
         .getOne();
       if (!row) return null;
+      // A sync or status check reads Meta while an edit may be out: Meta's answer may be from before the edit, whose
+      // PENDING it would undo (the template then sendable while Meta reviews it). The edit's own verdict comes by webhook.
+      if (source !== 'webhook' && (await advisoryLockHeld(m, editLockKey(String(row.accountId), row.name))))
+        return null;
       if (
         row.status === mapped.status &&
         row.rejectedReason === mapped.rejectedReason &&

@@ -42,3 +42,17 @@ export async function withAdvisoryLock<T>(
     await client.end().catch(() => undefined);
   }
 }
+
+/** Whether some session holds the advisory lock of `key` now (withAdvisoryLock's), as one query on any connection. */
+export async function advisoryLockHeld(
+  db: { query: (sql: string, params: unknown[]) => Promise<unknown> },
+  key: string,
+) {
+  // a bigint key is held as classid (its high 32 bits) and objid (its low 32 bits)
+  const [row] = (await db.query(
+    `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                      AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)) AS held`,
+    [key],
+  )) as Array<{ held: boolean }>;
+  return row.held;
+}
