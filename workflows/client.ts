@@ -79,7 +79,8 @@ export type AbnormalClose = 'TERMINATED' | 'CANCELLED' | 'TIMED_OUT' | 'FAILED';
 
 /**
  * The runs whose executions closed abnormally (terminated or cancelled by an operator, timed out, failed) since
- * `since`, from Temporal's visibility store: `{ runId, status }` each.
+ * `since`, from Temporal's visibility store: `{ runId, status }` each; an execution followed by another of the same
+ * workflow id (a reset) is not the run's end.
  */
 export async function* abnormallyClosedRuns(
   client: Client,
@@ -91,6 +92,9 @@ export async function* abnormallyClosedRuns(
   const prefix = workflowIdForRun('');
   for await (const execution of client.workflow.list({ query })) {
     if (!execution.workflowId.startsWith(prefix)) continue;
+    // a reset closes an execution (terminated) and goes on in a new one under the same workflow id: the run lives on
+    const latest = await client.workflow.getHandle(execution.workflowId).describe();
+    if (latest.runId !== execution.runId) continue;
     yield { runId: execution.workflowId.slice(prefix.length), status: execution.status.name as AbnormalClose };
   }
 }

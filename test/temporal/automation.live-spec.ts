@@ -377,6 +377,52 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
     expect(done.history[0].detail.output.body).toMatchObject({ truncated: true });
   }, 60_000);
 
+  it('a run whose execution is reset goes on: the recovery sweep does not fail it for the execution the reset closed', async () => {
+    const account = await t.createAccount();
+    const wf = await m.createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'wait',
+      nodes: [
+        {
+          id: 'wait',
+          type: 'wait_for_reply',
+          timeout: 3600,
+          branches: [{ match: { type: 'any' }, next: 'done' }],
+          onTimeout: 'done',
+        },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const runId = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '+447700900903' })).body.runId;
+    await m.waitForRun(t, account.token, runId, ['waiting'], 30_000);
+    const client = await t.app.get(m.TemporalClientService).getClient();
+    const handle = client.workflow.getHandle(workflowIdForRun(runId));
+    const before = await handle.describe();
+    const history = await handle.fetchHistory();
+    const taskDone = history.events!.find((e) => e.workflowTaskCompletedEventAttributes)!;
+    await client.workflowService.resetWorkflowExecution({
+      namespace,
+      workflowExecution: { workflowId: handle.workflowId, runId: before.runId },
+      reason: 'operator reset',
+      workflowTaskFinishEventId: taskDone.eventId,
+      requestId: randomUUID(),
+    });
+    // the reset's closed execution is in the visibility store as terminated: the sweep sees it and leaves the run
+    await until('the reset execution listed as terminated', async () => {
+      for await (const e of client.workflow.list({
+        query: `WorkflowId = '${handle.workflowId}' AND ExecutionStatus = 'Terminated'`,
+      }))
+        if (e.runId === before.runId) return true;
+      return undefined;
+    });
+    expect(await t.worker!.get(m.TemporalAutomationDriver).reconcileClosed()).toBe(0);
+    const delivered = await t
+      .worker!.get(m.WorkflowRunsService)
+      .deliverReply(account.accountId, null, '447700900903', { text: 'hi', messageId: `wamid.reset.${runId}` });
+    expect(delivered).toEqual([runId]);
+    expect((await m.waitForRun(t, account.token, runId, ['completed', 'failed'], 30_000)).status).toBe('completed');
+  }, 90_000);
+
   it('a run whose execution an operator terminates is recorded failed by the recovery sweep, and leaves the waiting runs', async () => {
     const account = await t.createAccount();
     const wf = await m.createWorkflow(t, account.token, {
@@ -400,8 +446,13 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
     await client.workflow.getHandle(workflowIdForRun(runId)).terminate('stopped by an operator');
 
     const driver = t.worker!.get(m.TemporalAutomationDriver);
-    // visibility is eventually consistent: the sweep finds the closed execution within a few seconds
-    await until('the terminated run recorded', async () => ((await driver.reconcileClosed()) > 0 ? true : undefined));
+    // visibility is eventually consistent: the sweep finds the closed execution within a few seconds (the worker's
+    // own sweep may find it first)
+    await until('the terminated run recorded', async () => {
+      await driver.reconcileClosed();
+      const run = await t.http.get(`/v1/workflow-runs/${runId}`, { token: account.token });
+      return run.body.data.status === 'failed' ? true : undefined;
+    });
     const failed = await m.waitForRun(t, account.token, runId, ['failed'], 5_000);
     expect(failed).toMatchObject({
       status: 'failed',

@@ -23,6 +23,15 @@ describe('boundedDetail (what a run history keeps of a step)', () => {
     expect(JSON.stringify(kept).length).toBeLessThan(HISTORY_DETAIL_MAX_CHARS);
   });
 
+  it('many large fields stay within the bound; a value cut already is left as it is', () => {
+    const wide = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`field${i}`, 'y'.repeat(500)]));
+    const kept = boundedDetail(wide);
+    expect(JSON.stringify(kept).length).toBeLessThan(2 * HISTORY_DETAIL_MAX_CHARS);
+    expect(boundedDetail(kept)).toEqual(kept);
+    const answer = boundedDetail({ status: 200, body: 'z'.repeat(50_000) });
+    expect(boundedDetail(answer)).toEqual(answer);
+  });
+
   it('a long text is cut to a preview of its first 1,024 characters', () => {
     const text = 'x'.repeat(10_000);
     expect(boundedDetail(text)).toEqual({ truncated: true, chars: 10_000, preview: 'x'.repeat(1024) });

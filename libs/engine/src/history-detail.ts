@@ -9,7 +9,7 @@ const PREVIEW_CHARS = 1024;
 
 export function boundedDetail(value: unknown, maxChars = HISTORY_DETAIL_MAX_CHARS): unknown {
   const json = JSON.stringify(value);
-  if (json === undefined || json.length <= maxChars) return value;
+  if (json === undefined || json.length <= maxChars || isCut(value)) return value;
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     // an object keeps its small fields as they are (an HTTP answer's status and headers) and cuts the large ones
     const share = Math.floor(maxChars / Math.max(1, Object.keys(value).length));
@@ -22,7 +22,12 @@ export function boundedDetail(value: unknown, maxChars = HISTORY_DETAIL_MAX_CHAR
 
 function cut(value: unknown, maxChars: number): unknown {
   const json = JSON.stringify(value);
-  if (json === undefined || json.length <= maxChars) return value;
+  if (json === undefined || json.length <= maxChars || isCut(value)) return value;
   const text = typeof value === 'string' ? value : json;
-  return { truncated: true, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) };
+  return { truncated: true, chars: text.length, preview: text.slice(0, Math.min(PREVIEW_CHARS, maxChars)) };
+}
+
+/** A value cut already (the Temporal driver cuts a step's result before the history does). */
+function isCut(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as { truncated?: unknown }).truncated === true;
 }

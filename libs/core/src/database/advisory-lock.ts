@@ -21,10 +21,10 @@ export async function withAdvisoryLock<T>(
   work: () => Promise<T>,
   waitMs = ADVISORY_LOCK_WAIT_MS,
 ): Promise<T> {
-  const client = new Client({ connectionString: (db.options as { url: string }).url });
+  const client = new Client({ connectionString: (db.options as { url: string }).url, connectionTimeoutMillis: 5_000 });
   client.on('error', () => undefined); // a connection cut (the server restarting) fails the query below, not the process
-  await client.connect();
   try {
+    await client.connect();
     await client.query(`SET lock_timeout = ${Math.max(1, Math.round(waitMs))}`);
     try {
       await client.query(`SELECT pg_advisory_lock(hashtextextended($1, 0))`, [key]);
@@ -36,7 +36,8 @@ export async function withAdvisoryLock<T>(
     try {
       return await work();
     } finally {
-      await client.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key]);
+      // a connection lost meanwhile released the lock with it: the work's outcome stands
+      await client.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key]).catch(() => undefined);
     }
   } finally {
     await client.end().catch(() => undefined);
@@ -51,6 +52,7 @@ export async function advisoryLockHeld(
   // a bigint key is held as classid (its high 32 bits) and objid (its low 32 bits)
   const [row] = (await db.query(
     `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
                       AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)) AS held`,
     [key],
   )) as Array<{ held: boolean }>;
