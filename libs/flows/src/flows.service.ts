@@ -188,9 +188,10 @@ export class FlowsService {
           throw validationException([
             { field: 'flow', message: 'flow is required for action update: {name?, categories?, screens}' },
           ]);
+        // a published flow is a 409 whatever the definition holds (its errors would say nothing useful)
+        const flow = await this.editable(accountId, body.flow_id);
         const checked = validateDefinition(body.flow, { partial: true });
         if (!checked.ok) throw validationException(checked.errors);
-        const flow = await this.editable(accountId, body.flow_id);
         const { name, categories, screens } = checked.value;
         const flowJson = toFlowJson(screens);
         const metadata = {
@@ -234,8 +235,8 @@ export class FlowsService {
         };
       }
       case 'update_json': {
-        const flowJson = this.parseFlowJson(body.flow_json);
         const flow = await this.editable(accountId, body.flow_id);
+        const flowJson = this.parseFlowJson(body.flow_json);
         await this.replaceJson(flow, flowJson);
         return { flow: await this.saveDraft(flow, { screens: null, flowJson }), message: 'Flow updated successfully' };
       }
