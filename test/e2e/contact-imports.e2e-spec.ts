@@ -554,7 +554,12 @@ describe('Contact imports', () => {
     expect((await getImport(mine.import_id, other)).status).toBe(404);
     expect((await getImport(mine.import_id, other)).body).toMatchObject({ message: 'Import not found' });
     expect((await errorReport(mine.import_id, other)).status).toBe(404);
-    expect((await t.http.get('/v2/contacts/imports/abc', { token: account.token })).status).toBe(404);
+    const malformed = await t.http.get('/v2/contacts/imports/abc', { token: account.token });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toMatchObject({ field: 'import_id', message: 'import_id must be a positive integer' });
+    const typo = await t.http.get('/v2/contacts/imports?pagesize=5', { token: account.token });
+    expect(typo.status).toBe(400);
+    expect(typo.body.errors.map((e: any) => e.field)).toEqual(['pagesize']);
     const theirs = await t.http.get('/v2/contacts/imports', { token: other.token });
     expect(theirs.body.data).toMatchObject({ imports: [], total: 0, page: 1, pageSize: 20 });
     const list = await t.http.get('/v2/contacts/imports', { token: account.token });

@@ -1,11 +1,15 @@
 import { Controller, Get, HttpCode, Param, Post, Query, Req, Res, StreamableFile } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AccountId, RequireGrant } from '@switchboard/auth';
-import { pageMeta, PaginationQuery } from '@switchboard/core';
+import { KnownQueryParameters, pageMeta, PaginationQuery } from '@switchboard/core';
+import { ParseIdPipe } from '../dto/validators';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ContactImportsService, importView, TooManyUploads } from './contact-imports.service';
 
 export class ListImportsQuery extends PaginationQuery({ defaultPageSize: 20, maxPageSize: 100 }) {}
+
+/** A malformed id is a 400 naming it, as contacts and groups answer (it was a 404 `Import not found`). */
+const importIdPipe = new ParseIdPipe('import_id');
 
 const IMPORT_EXAMPLE = {
   import_id: 12,
@@ -186,6 +190,7 @@ export class ContactImportsController {
       { imports: [IMPORT_EXAMPLE], page: 1, pageSize: 20, total: 1 },
     ),
   })
+  @KnownQueryParameters(ListImportsQuery)
   async list(@AccountId() accountId: string, @Query() query: ListImportsQuery) {
     const { imports, total } = await this.imports.list(accountId, query);
     return { success: true, data: { imports: imports.map(importView), ...pageMeta(query, total) } };
@@ -202,7 +207,7 @@ export class ContactImportsController {
     description: "`Import not found` (also another account's import)",
     schema: { ...ERROR_SCHEMA, example: { statusCode: 404, message: 'Import not found' } },
   })
-  async get(@AccountId() accountId: string, @Param('import_id') importId: string) {
+  async get(@AccountId() accountId: string, @Param('import_id', importIdPipe) importId: string) {
     return { success: true, data: importView(await this.imports.find(accountId, importId)) };
   }
 
@@ -227,7 +232,7 @@ export class ContactImportsController {
     description: '`Import not found`',
     schema: { ...ERROR_SCHEMA, example: { statusCode: 404, message: 'Import not found' } },
   })
-  async errors(@AccountId() accountId: string, @Param('import_id') importId: string) {
+  async errors(@AccountId() accountId: string, @Param('import_id', importIdPipe) importId: string) {
     const stream = await this.imports.errorReport(accountId, importId);
     return new StreamableFile(stream, {
       type: 'text/csv; charset=utf-8',

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { scanCsv } from './import-file';
+import { csvHeader, scanCsv } from './import-file';
 
 const scan = (bytes: Buffer) => scanCsv(Readable.from([bytes.subarray(0, 40_000), bytes.subarray(40_000)]), ',', 1e6);
 
@@ -26,5 +26,16 @@ describe('scanCsv: the first pass over a CSV file', () => {
     await expect(scan(Buffer.concat([ascii, Buffer.from('\n+491700000001,M'), Buffer.from([0xc3])]))).rejects.toThrow(
       'it is not UTF-8 text',
     );
+  });
+});
+
+describe('csvHeader', () => {
+  it.each([
+    ['LF', '\n'],
+    ['CRLF', '\r\n'],
+    ['a lone CR (Excel for Mac)', '\r'],
+  ])('reads the header row of a file with %s line ends from a sample that is not the whole file', (_name, end) => {
+    const sample = Buffer.from(`phone,name${end}+4915112345678,Ann${end}`.repeat(1));
+    expect(csvHeader(sample, ',', false)).toEqual(['phone', 'name']);
   });
 });

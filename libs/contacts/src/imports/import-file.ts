@@ -71,7 +71,7 @@ export function sniffDelimiter(head: string): string {
 /** The header row of a CSV file from its first bytes (null when the sample holds no complete line and is not the whole file). */
 export function csvHeader(head: Buffer, delimiter: string, wholeFile: boolean): string[] | null {
   let text = head.toString('utf8');
-  const end = text.search(/\r?\n/);
+  const end = text.search(/\r|\n/); // CRLF, LF, or a lone CR (Excel for Mac's "CSV (Macintosh)")
   if (end >= 0) text = text.slice(0, end);
   else if (!wholeFile) return null;
   try {
