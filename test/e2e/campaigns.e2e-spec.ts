@@ -1,5 +1,5 @@
 import { getQueueToken } from '@nestjs/bullmq';
-import { CampaignFanoutService, fanoutJobId } from '@switchboard/campaigns';
+import { addFanoutJobs, CampaignFanoutService, fanoutJobId } from '@switchboard/campaigns';
 import { QUEUES } from '@switchboard/core';
 import type { Queue } from 'bullmq';
 import { waitsForLock } from '../helpers/lock-waits';
@@ -879,6 +879,43 @@ describe('Campaigns', () => {
       // reads would make them differ
       await eventually(async () => (await progressOf(id)).read === 40, 10_000, 'all read');
       expect(await progressOf(id)).toEqual(await recount(id));
+    }, 90_000);
+
+    it('a resume that commits while a fan-out job of the paused campaign runs is not lost (its re-add of that job was a no-op)', async () => {
+      const { id, numbers } = await sendingCampaign(await greeting(), 40, 10, 5);
+      expect((await act(id, 'pause')).status).toBe(200);
+      await settledProgress(id);
+      const [trigger] = await t.db.query(
+        `SELECT id::text, batches_done FROM campaign_triggers WHERE campaign_id = $1 AND status = 'running'`,
+        [id],
+      );
+      expect(trigger).toBeDefined(); // recipients left to expand
+      const fanout = t.worker!.get(CampaignFanoutService, { strict: false });
+      const runBatch = fanout.runBatch.bind(fanout);
+      let resumed = false;
+      const spy = jest.spyOn(fanout, 'runBatch').mockImplementation(async (triggerId, batch) => {
+        const outcome = await runBatch(triggerId, batch);
+        if (!resumed && triggerId === trigger.id) {
+          resumed = true; // the resume commits now, while this job is still active
+          expect((await act(id, 'resume')).status).toBe(200);
+        }
+        return outcome;
+      });
+      try {
+        await addFanoutJobs(t.worker!.get<Queue>(getQueueToken(QUEUES.campaigns)), [
+          { triggerId: trigger.id, batch: trigger.batches_done },
+        ]);
+        // well before the worker's sweep (30 s) would pick the trigger up again
+        await eventually(
+          async () => (await getCampaign(id)).body.data.status === 'completed' && (await progressOf(id)).sent === 40,
+          15_000,
+          'all sent after the resume',
+        );
+      } finally {
+        spy.mockRestore();
+      }
+      expect(resumed).toBe(true);
+      for (const n of numbers) expect(await h.received(account, n)).toHaveLength(1);
     }, 90_000);
 
     it('the platform refusing every send mid-campaign (a revoked token) pauses it with the reason, nothing failed; once fixed, a resume sends the rest once', async () => {
