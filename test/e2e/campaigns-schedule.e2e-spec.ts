@@ -239,6 +239,28 @@ describe('Scheduled campaigns', () => {
     sse.close();
   }, 40_000);
 
+  it('the live view of a campaign sent only through the trigger API (it stays draft) moves with its sends', async () => {
+    const template = await greeting();
+    const created = await createCampaign({
+      name: 'Triggered',
+      templateName: template,
+      variables: { name: 'a', custom_code: 'b' },
+    });
+    const id = created.body.data.campaign_id;
+    const sse = await openSse(`${t.url}/v2/campaigns/${id}/live`, { authorization: account.token });
+    const first = await sse.waitFor((e) => e.event === 'progress', 10_000);
+    expect(first.data).toMatchObject({ status: 'draft', funnel: { sent: 0 } });
+    const triggered = await t.http.post(
+      `/campaigns/trigger_campaign-api/${id}`,
+      { contacts: [{ phoneNumber: `+${h.customer()}` }, { phoneNumber: `+${h.customer()}` }] },
+      { token: account.token },
+    );
+    expect(triggered.status).toBe(200);
+    const sent = await sse.waitFor((e) => e.event === 'progress' && e.data.funnel.delivered === 2, 20_000);
+    expect(sent.data).toMatchObject({ status: 'draft', funnel: { sent: 2, delivered: 2 } });
+    sse.close();
+  }, 40_000);
+
   it('the live view of a running campaign keeps moving while 200 newer campaigns of any account sit paused', async () => {
     const template = await greeting();
     const { groupId } = await seedGroup(['Ann', 'Bob']);

@@ -137,10 +137,15 @@ export class CampaignLiveTicker implements OnApplicationBootstrap, OnApplication
       // finishes and reports); those that changed state in the last seconds (their last snapshot; a draft has nothing
       // to show but its viewer's own first snapshot). Paused and scheduled campaigns sit still for months: counted in,
       // 200 newer ones of any account took the whole LIMIT and froze every older running campaign's stream.
+      // A campaign sent through the trigger API stays draft or completed: its triggers keep it moving, running or
+      // completed in the last minute (their sends still go out at the number's rate).
       const rows: Array<{ id: string }> = await this.db.query(
         `SELECT id FROM campaigns WHERE status = 'running'
             OR (status = 'paused' AND updated_at > now() - interval '1 minute')
             OR (status <> 'draft' AND (updated_at > now() - interval '5 seconds' OR completed_at > now() - interval '5 seconds'))
+            OR (status <> 'cancelled' AND id IN (
+                  SELECT campaign_id FROM campaign_triggers WHERE status = 'running'
+                  UNION SELECT campaign_id FROM campaign_triggers WHERE completed_at > now() - interval '1 minute'))
           ORDER BY (status = 'running') DESC, id DESC LIMIT 200`,
       );
       const listed = new Set(rows.map((r) => String(r.id)));

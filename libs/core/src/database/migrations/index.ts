@@ -30,6 +30,7 @@ import { MessagesRoomForUpdates1764200000000 } from './1764200000000-messages-ro
 import { InboxNumberReadMarks1764210000000 } from './1764210000000-inbox-number-read-marks';
 import { WorkflowDraftRevisions1764220000000 } from './1764220000000-workflow-draft-revisions';
 import { CampaignPausedReason1764230000000 } from './1764230000000-campaign-paused-reason';
+import { CampaignTriggersCompleted1764240000000 } from './1764240000000-campaign-triggers-completed';
 
 /** In order. A new migration is a new file here, never an edit of an applied one. */
 export const MIGRATIONS = [
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   InboxNumberReadMarks1764210000000,
   WorkflowDraftRevisions1764220000000,
   CampaignPausedReason1764230000000,
+  CampaignTriggersCompleted1764240000000,
 ];
