@@ -93,8 +93,14 @@ export async function* abnormallyClosedRuns(
   for await (const execution of client.workflow.list({ query })) {
     if (!execution.workflowId.startsWith(prefix)) continue;
     // a reset closes an execution (terminated) and goes on in a new one under the same workflow id: the run lives on
-    const latest = await client.workflow.getHandle(execution.workflowId).describe();
-    if (latest.runId !== execution.runId) continue;
+    const latest = await client.workflow
+      .getHandle(execution.workflowId)
+      .describe()
+      .catch((err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return null; // deleted since: its run ended with it
+        throw err;
+      });
+    if (latest && latest.runId !== execution.runId) continue;
     yield { runId: execution.workflowId.slice(prefix.length), status: execution.status.name as AbnormalClose };
   }
 }

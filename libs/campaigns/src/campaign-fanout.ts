@@ -537,10 +537,7 @@ export class CampaignFanoutProcessor extends WorkerHost implements OnApplication
       return { outcome };
     }
     if (job.name !== FANOUT_JOB) return { outcome: 'unknown job' };
-    let result = await this.fanout.runBatch(job.data.triggerId, job.data.batch);
-    // Held (paused): a resume that committed while this ran re-added this job, a no-op while it is active (same id), and
-    // the trigger would wait for the sweep. One more look sees such a resume.
-    if (result.kind === 'held') result = await this.fanout.runBatch(job.data.triggerId, job.data.batch);
+    const result = await this.fanout.runBatch(job.data.triggerId, job.data.batch);
     if (result.kind === 'backlog' && token) {
       await job.moveToDelayed(Date.now() + BACKLOG_RECHECK_MS, token);
       throw new DelayedError();

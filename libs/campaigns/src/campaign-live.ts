@@ -138,15 +138,18 @@ export class CampaignLiveTicker implements OnApplicationBootstrap, OnApplication
       // to show but its viewer's own first snapshot). Paused and scheduled campaigns sit still for months: counted in,
       // 200 newer ones of any account took the whole LIMIT and froze every older running campaign's stream.
       // A campaign sent through the trigger API stays draft or completed: its triggers keep it moving, running or
-      // completed in the last minute (their sends still go out at the number's rate).
+      // completed in the last minute (their sends still go out at the number's rate), as a running one.
       const rows: Array<{ id: string }> = await this.db.query(
-        `SELECT id FROM campaigns WHERE status = 'running'
+        `WITH triggered AS (SELECT campaign_id FROM campaign_triggers WHERE status = 'running'
+                            UNION SELECT campaign_id FROM campaign_triggers WHERE completed_at > now() - interval '1 minute'),
+              moving AS (SELECT id, status, updated_at, completed_at,
+                                status = 'running' OR (status IN ('draft', 'completed')
+                                                       AND id IN (SELECT campaign_id FROM triggered)) AS sending
+                           FROM campaigns)
+         SELECT id FROM moving WHERE sending
             OR (status = 'paused' AND updated_at > now() - interval '1 minute')
             OR (status <> 'draft' AND (updated_at > now() - interval '5 seconds' OR completed_at > now() - interval '5 seconds'))
-            OR (status <> 'cancelled' AND id IN (
-                  SELECT campaign_id FROM campaign_triggers WHERE status = 'running'
-                  UNION SELECT campaign_id FROM campaign_triggers WHERE completed_at > now() - interval '1 minute'))
-          ORDER BY (status = 'running') DESC, id DESC LIMIT 200`,
+          ORDER BY sending DESC, id DESC LIMIT 200`,
       );
       const listed = new Set(rows.map((r) => String(r.id)));
       for (const key of this.last.keys()) if (!listed.has(key)) this.last.delete(key);

@@ -417,7 +417,7 @@ export class CampaignsService {
     });
     // Committed: now queue. Should Redis fail here, the worker's sweep finds the running triggers and queued messages.
     try {
-      await addFanoutJobs(this.queue, jobs);
+      await addFanoutJobs(this.queue, jobs, { resumed: action === 'resume' });
       if (requeue.length) await this.enqueueSends(requeue);
       if (finish) await addFinishJob(this.queue, campaignId, 500);
     } catch (error) {

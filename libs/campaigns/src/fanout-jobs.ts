@@ -32,14 +32,27 @@ export function fanoutJobOptions(triggerId: string, batch: number): JobsOptions 
   };
 }
 
-export async function addFanoutJobs(queue: Queue, jobs: Array<{ triggerId: string; batch: number }>): Promise<void> {
+/**
+ * `resumed`: the jobs of a resume get an id of their own. The usual id would be a no-op while a job of the same batch
+ * is still running (it found the campaign paused and is about to end), and the trigger would wait for the sweep; two
+ * jobs of one batch are harmless (`expand` checks `batches_done` under the trigger's row lock).
+ */
+export async function addFanoutJobs(
+  queue: Queue,
+  jobs: Array<{ triggerId: string; batch: number }>,
+  options: { resumed?: boolean } = {},
+): Promise<void> {
   if (!jobs.length) return;
+  const resumedAt = Date.now();
   await queue.addBulk(
-    jobs.map(({ triggerId, batch }) => ({
-      name: FANOUT_JOB,
-      data: withRequestId({ triggerId, batch }) satisfies FanoutJobData,
-      opts: fanoutJobOptions(triggerId, batch),
-    })),
+    jobs.map(({ triggerId, batch }) => {
+      const opts = fanoutJobOptions(triggerId, batch);
+      return {
+        name: FANOUT_JOB,
+        data: withRequestId({ triggerId, batch }) satisfies FanoutJobData,
+        opts: options.resumed ? { ...opts, jobId: `${opts.jobId}-resumed-${resumedAt}` } : opts,
+      };
+    }),
   );
 }
 

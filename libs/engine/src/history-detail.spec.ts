@@ -30,6 +30,9 @@ describe('boundedDetail (what a run history keeps of a step)', () => {
     expect(boundedDetail(kept)).toEqual(kept);
     const answer = boundedDetail({ status: 200, body: 'z'.repeat(50_000) });
     expect(boundedDetail(answer)).toEqual(answer);
+    // an answer that only looks cut (its own `truncated` field) is cut like any other
+    const lookalike = { truncated: true, tree: Array.from({ length: 2000 }, (_, i) => ({ path: `f${i}` })) };
+    expect(JSON.stringify(boundedDetail(lookalike)).length).toBeLessThan(HISTORY_DETAIL_MAX_CHARS);
   });
 
   it('a long text is cut to a preview of its first 1,024 characters', () => {

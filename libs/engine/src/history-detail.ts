@@ -27,7 +27,15 @@ function cut(value: unknown, maxChars: number): unknown {
   return { truncated: true, chars: text.length, preview: text.slice(0, Math.min(PREVIEW_CHARS, maxChars)) };
 }
 
-/** A value cut already (the Temporal driver cuts a step's result before the history does). */
+/** A value cut already (the Temporal driver cuts a step's result before the history does), as `cut` makes it. */
 function isCut(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && (value as { truncated?: unknown }).truncated === true;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { truncated, chars, preview, ...rest } = value as Record<string, unknown>;
+  return (
+    truncated === true &&
+    typeof chars === 'number' &&
+    typeof preview === 'string' &&
+    preview.length <= PREVIEW_CHARS &&
+    Object.keys(rest).length === 0
+  );
 }

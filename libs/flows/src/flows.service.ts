@@ -235,8 +235,9 @@ export class FlowsService {
         };
       }
       case 'update_json': {
-        const flow = await this.editable(accountId, body.flow_id);
+        // a Flow JSON that is no JSON (or holds a NUL, or nests too deep) is a 400 first: it is the request's shape
         const flowJson = this.parseFlowJson(body.flow_json);
+        const flow = await this.editable(accountId, body.flow_id);
         await this.replaceJson(flow, flowJson);
         return { flow: await this.saveDraft(flow, { screens: null, flowJson }), message: 'Flow updated successfully' };
       }
