@@ -10,10 +10,9 @@ import type { WorkflowRunStatus } from './entities';
 import { runListPage, runListSql } from './run-list';
 import { RememberedRunTotals } from './run-totals';
 import { parseId, WORKFLOW_NOT_FOUND } from './workflows.service';
-import { isoOrNull, MicroBatcher, otherWhatsAppForms, SameMomentCache } from '@switchboard/core';
+import { isoOrNull, isUuid, MicroBatcher, otherWhatsAppForms, SameMomentCache } from '@switchboard/core';
 
 export const RUN_NOT_FOUND = { message: 'Workflow run not found' };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface NewRun {
   accountId: string;
@@ -368,7 +367,7 @@ export class WorkflowRunsService {
   }
 
   async getRun(accountId: string, runId: string) {
-    const [r]: RunRow[] = UUID.test(runId)
+    const [r]: RunRow[] = isUuid(runId)
       ? await this.dataSource.query(`SELECT * FROM workflow_runs WHERE id = $1 AND account_id = $2`, [runId, accountId])
       : [];
     if (!r) throw new NotFoundException(RUN_NOT_FOUND);

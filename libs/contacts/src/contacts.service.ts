@@ -861,14 +861,6 @@ export function contactListPage(rows: Array<Record<string, unknown>>): { contact
 }
 
 /**
- * The SQL of GET /v2/contacts (exported for test/bench/contacts-explain.ts, which measures it on 100,000 contacts).
- *
- * Without `search`, the page walks contacts_account_newest_idx and stops after `pageSize` rows, and the total is an
- * index-only count: two cheap queries, run in parallel. With `search`, the matching rows are found once through the
- * pg_trgm GIN indexes (a bitmap OR over name, email and number) and both the page and the total are taken from that
- * one set: otherwise the planner may walk the newest-first index looking for rare matches, or scan twice.
- */
-/**
  * The condition "the contact whose id is in `column` matches `search`" (its name or number contains it; a search that
  * looks like (part of) a number matches the stored digits as the list's search does: `+1 555 000 1111`, as the inbox
  * shows a number, finds 15550001111), for the query of another module that lists things by contact (the inbox's
@@ -886,6 +878,14 @@ export function contactMatchesSql(column: string, accountParam: string, search: 
                  OR (${prefix} <> '' AND left(matched.contact_number, length(${prefix})) = ${prefix})))`;
 }
 
+/**
+ * The SQL of GET /v2/contacts (exported for test/bench/contacts-explain.ts, which measures it on 100,000 contacts).
+ *
+ * Without `search`, the page walks contacts_account_newest_idx and stops after `pageSize` rows, and the total is an
+ * index-only count: two cheap queries, run in parallel. With `search`, the matching rows are found once through the
+ * pg_trgm GIN indexes (a bitmap OR over name, email and number) and both the page and the total are taken from that
+ * one set: otherwise the planner may walk the newest-first index looking for rare matches, or scan twice.
+ */
 export function contactListSql(accountId: string, query: ContactSearch): ContactListSql {
   const where = ['account_id = $1'];
   const params: unknown[] = [accountId];

@@ -28,3 +28,4 @@ export * from './live/stream-ids';
 export * from './process/stop-on-signals';
 export * from './metrics';
 export * from './dates';
+export * from './uuid';

@@ -24,6 +24,13 @@ const conversationExample = {
   unreadCount: 1,
   window: { open: true, expiresAt: '2026-11-26T10:00:00.000Z' },
 };
+const templateExample = {
+  name: 'order_update',
+  language: 'en',
+  variables: ['name'],
+  links: [{ variable: 'cta_link', button: 'Track', url: 'https://shop.example.com/t/{{1}}' }],
+  preview: 'Hi {{name}}',
+};
 const ok = (data: unknown) => ({ schema: { type: 'object', example: { success: true, data } } });
 const SEND_OK = {
   status: 200,
@@ -111,17 +118,7 @@ export class EmbedInboxController {
   @ApiOperation({ summary: 'APPROVED templates with their variables and a preview' })
   @ApiResponse({
     status: 200,
-    ...ok({
-      templates: [
-        {
-          name: 'order_update',
-          language: 'en',
-          variables: ['name'],
-          links: [{ variable: 'cta_link', button: 'Track', url: 'https://shop.example.com/t/{{1}}' }],
-          preview: 'Hi {{name}}',
-        },
-      ],
-    }),
+    ...ok({ templates: [templateExample] }),
   })
   templates(@EmbedPrincipal() p: InboxPrincipal) {
     return this.routes.templates(p);
@@ -218,17 +215,7 @@ export class InboxController {
   @ApiOperation({ summary: 'APPROVED templates with their variables and a preview' })
   @ApiResponse({
     status: 200,
-    ...ok({
-      templates: [
-        {
-          name: 'order_update',
-          language: 'en',
-          variables: ['name'],
-          links: [{ variable: 'cta_link', button: 'Track', url: 'https://shop.example.com/t/{{1}}' }],
-          preview: 'Hi {{name}}',
-        },
-      ],
-    }),
+    ...ok({ templates: [templateExample] }),
   })
   templates(@AccountPrincipal() p: InboxPrincipal) {
     return this.routes.templates(p);

@@ -9,6 +9,7 @@ import { AccountsService } from '@switchboard/accounts';
 import { ContactsService } from '@switchboard/contacts';
 import { type AccessCheck, type FieldError, normalizePhone, validationException } from '@switchboard/core';
 import {
+  dynamicLinks,
   InboxConversations,
   InboxEvents,
   LIST_POSITION,
@@ -212,11 +213,8 @@ export class InboxService {
       language: t.language,
       category: t.category,
       variables: t.variables,
-      // a URL button with a dynamic part: the agent fills it in (sent as variables.cta_link, cta_link1, ...); an
-      // AUTHENTICATION template's is its code (a body variable)
-      links: (t.category === 'AUTHENTICATION' ? [] : t.buttons)
-        .filter((b) => b.type === 'url' && b.dynamic_suffix)
-        .map((b, i) => ({ variable: i === 0 ? 'cta_link' : `cta_link${i}`, button: b.text, url: b.url ?? '' })),
+      // a URL button with a dynamic part: the agent fills it in, sent as the variable the send takes it from
+      links: dynamicLinks(t).map(({ button, variable }) => ({ variable, button: button.text, url: button.url ?? '' })),
       // placeholders kept as {{name}}: the picker fills them in as the agent types
       preview: previewText(previewOf(t.components, Object.fromEntries(t.variables.map((v) => [v, `{{${v}}}`])))),
     }));

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AccountsService } from '@switchboard/accounts';
 import type { MessageEvent, StatusEvent } from '@switchboard/whatsapp';
-import { MicroBatcher } from '@switchboard/core';
+import { isUuid, MicroBatcher } from '@switchboard/core';
 import { namedQuery } from '@switchboard/core/database';
 import {
   messageReceivedData,
@@ -259,7 +259,7 @@ export class MessageEventsService {
    */
   async linkByOpaqueData(event: StatusEvent): Promise<boolean> {
     const id = event.bizOpaqueCallbackData;
-    if (!id || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
+    if (!id || !isUuid(id)) return false;
     const phone = await this.accounts.phoneNumberByPlatformId(event.phoneNumberId);
     if (!phone) return false;
     // A message recorded `failed` without a wamid (its last call timed out, or its answer was cut off) was taken by the

@@ -470,6 +470,8 @@ function TemplatePicker(props: {
       .catch((e) => setNote((e as Error).message));
   }, [props.client]);
   const template = templates?.find((t) => t.name === name) ?? null;
+  // what the agent fills in: the body variables, then the links' dynamic parts
+  const fields = template ? [...template.variables, ...template.links.map((l) => l.variable)] : [];
   const preview = useMemo(
     () => template?.preview.replace(/\{\{\s*([a-z0-9_]+)\s*\}\}/gi, (all, v) => values[v] || all) ?? '',
     [template, values],
@@ -480,7 +482,6 @@ function TemplatePicker(props: {
     setNote(null);
     try {
       // only this template's fields (values typed for another template chosen before are not its)
-      const fields = [...template.variables, ...template.links.map((l) => l.variable)];
       const res = await props.client.sendTemplate(
         props.contactId,
         template.name,
@@ -538,15 +539,7 @@ function TemplatePicker(props: {
               {preview}
             </div>
           )}
-          <button
-            className="primary"
-            disabled={
-              !template ||
-              busy ||
-              [...template.variables, ...template.links.map((l) => l.variable)].some((v) => !values[v])
-            }
-            onClick={send}
-          >
+          <button className="primary" disabled={!template || busy || fields.some((v) => !values[v])} onClick={send}>
             Send template
           </button>
         </div>

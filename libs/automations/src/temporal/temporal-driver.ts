@@ -1,5 +1,5 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
-import { AppConfig } from '@switchboard/core';
+import { AppConfig, isUuid } from '@switchboard/core';
 import { STATE_VERSION, type InboundReply, type RunState, type WorkflowDefinition } from '@switchboard/engine';
 import { DataSource } from 'typeorm';
 import type { AutomationWorkflowInput } from '../../../../workflows/automation.workflow';
@@ -25,7 +25,6 @@ const CLOSED_AS: Record<AbnormalClose, string> = {
   TIMED_OUT: 'timed out',
   FAILED: 'failed',
 };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SWEEP_BATCH = 500;
 
 interface PendingRunRow {
@@ -154,7 +153,7 @@ export class TemporalAutomationDriver implements AutomationDriver {
     const client = await this.clients.getClient();
     let failed = 0;
     for await (const { runId, status } of abnormallyClosedRuns(client, new Date(Date.now() - withinMs))) {
-      if (UUID.test(runId) && (await this.recordClosed(runId, status))) failed++;
+      if (isUuid(runId) && (await this.recordClosed(runId, status))) failed++;
     }
     return failed;
   }

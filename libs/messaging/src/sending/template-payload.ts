@@ -34,6 +34,20 @@ export function ctaLinkIndex(key: string): number | null {
   return m ? (m[1] === undefined ? 0 : Number(m[1])) : null;
 }
 
+/**
+ * The URL buttons whose link has a dynamic part, in order, each with the variable that fills it (`cta_link`,
+ * `cta_link1`, ...); none for an AUTHENTICATION template, whose button takes the `code`.
+ */
+export function dynamicLinks<B extends { type: string; dynamic_suffix?: boolean }>(template: {
+  category: string;
+  buttons: B[];
+}): Array<{ button: B; variable: string }> {
+  if (template.category === 'AUTHENTICATION') return [];
+  return template.buttons
+    .filter((b) => b.type === 'url' && b.dynamic_suffix)
+    .map((button, i) => ({ button, variable: i === 0 ? 'cta_link' : `cta_link${i}` }));
+}
+
 /** The header's media kind when it is an image, video or document (each send then gives its `mediaUrl`), else null. */
 export function mediaHeader(template: Pick<TemplateForSend, 'headerType'>): 'image' | 'video' | 'document' | null {
   const kind = template.headerType;
@@ -134,14 +148,13 @@ export function buildTemplateComponents(template: TemplateForSend, input: Templa
       const n = ctaLinkIndex(key);
       if (n !== null && !links.has(n)) links.set(n, text(variables[key]));
     }
-    const dynamic = template.buttons.filter((b) => b.type === 'url' && b.dynamic_suffix);
-    for (const [d, button] of dynamic.entries()) {
+    const dynamic = dynamicLinks(template);
+    for (const [d, { button, variable }] of dynamic.entries()) {
       const value = links.get(d);
       if (!value) {
-        const name = d === 0 ? 'cta_link' : `cta_link${d}`;
         return {
           ok: false,
-          reason: `variables.${name} is required: URL button "${button.text}" of template ${template.name} has a dynamic part`,
+          reason: `variables.${variable} is required: URL button "${button.text}" of template ${template.name} has a dynamic part`,
         };
       }
       components.push({
