@@ -353,6 +353,28 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
     expect(done.finishedAt).toEqual(expect.any(String));
   }, 90_000);
 
+  /** A new account's run of a workflow that waits an hour for any reply, once it waits. */
+  async function waitingForAnHour(phone: string) {
+    const account = await t.createAccount();
+    const wf = await m.createWorkflow(t, account.token, {
+      trigger: { type: 'webhook' },
+      startNodeId: 'wait',
+      nodes: [
+        {
+          id: 'wait',
+          type: 'wait_for_reply',
+          timeout: 3600,
+          branches: [{ match: { type: 'any' }, next: 'done' }],
+          onTimeout: 'done',
+        },
+        { id: 'done', type: 'end' },
+      ],
+    });
+    const runId: string = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone })).body.runId;
+    await m.waitForRun(t, account.token, runId, ['waiting'], 30_000);
+    return { account, wf, runId };
+  }
+
   it('an HTTP answer near 1 MiB saved in vars goes through (Temporal takes payloads up to 2 MB)', async () => {
     const account = await t.createAccount();
     const wf = await m.createWorkflow(t, account.token, {
@@ -378,23 +400,7 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
   }, 60_000);
 
   it('a run whose execution is reset goes on: the recovery sweep does not fail it for the execution the reset closed', async () => {
-    const account = await t.createAccount();
-    const wf = await m.createWorkflow(t, account.token, {
-      trigger: { type: 'webhook' },
-      startNodeId: 'wait',
-      nodes: [
-        {
-          id: 'wait',
-          type: 'wait_for_reply',
-          timeout: 3600,
-          branches: [{ match: { type: 'any' }, next: 'done' }],
-          onTimeout: 'done',
-        },
-        { id: 'done', type: 'end' },
-      ],
-    });
-    const runId = (await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '+447700900903' })).body.runId;
-    await m.waitForRun(t, account.token, runId, ['waiting'], 30_000);
+    const { account, runId } = await waitingForAnHour('+447700900903');
     const client = await t.app.get(m.TemporalClientService).getClient();
     const handle = client.workflow.getHandle(workflowIdForRun(runId));
     const before = await handle.describe();
@@ -424,24 +430,7 @@ describeLive('Temporal driver through the app (webhook → run → reply)', () =
   }, 90_000);
 
   it('a run whose execution an operator terminates is recorded failed by the recovery sweep, and leaves the waiting runs', async () => {
-    const account = await t.createAccount();
-    const wf = await m.createWorkflow(t, account.token, {
-      trigger: { type: 'webhook' },
-      startNodeId: 'wait',
-      nodes: [
-        {
-          id: 'wait',
-          type: 'wait_for_reply',
-          timeout: 3600,
-          branches: [{ match: { type: 'any' }, next: 'done' }],
-          onTimeout: 'done',
-        },
-        { id: 'done', type: 'end' },
-      ],
-    });
-    const res = await t.http.post(`/webhook/workflow/${wf.identifier}`, { phone: '+447700900902' });
-    const runId = res.body.runId;
-    await m.waitForRun(t, account.token, runId, ['waiting'], 30_000);
+    const { account, wf, runId } = await waitingForAnHour('+447700900902');
     const client = await t.app.get(m.TemporalClientService).getClient();
     await client.workflow.getHandle(workflowIdForRun(runId)).terminate('stopped by an operator');
 
